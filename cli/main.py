@@ -1,0 +1,103 @@
+"""The `lstmgraph` command: click front end over the library (which never imports click).
+
+Exit codes: 0 success, 1 a command ran but could not finish its job (e.g. no graphviz to draw
+with), 2 a usage or spec error. Spec errors print located messages, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+import lstmgraph
+from lstmgraph.activations import FORMULAS
+from lstmgraph.errors import SpecError
+from lstmgraph.plan import Plan
+from lstmgraph.plan.summary import summarize
+from lstmgraph.render import RenderError, render_plan
+from lstmgraph.spec.models import NetworkSpec
+
+SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+
+
+def _compile(spec: Path) -> Plan:
+    """Compile a spec, or print its problems and exit with code 2."""
+    try:
+        return lstmgraph.compile_spec(spec)
+    except SpecError as error:
+        count = len(error.problems)
+        click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})",
+                   err=True)
+        click.echo(error.format(), err=True)
+        sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(lstmgraph.__version__, prog_name="lstmgraph")
+def main() -> None:
+    """Declarative LSTM-family networks: validate, summarise and draw spec files."""
+
+
+@main.command()
+@SPEC_ARGUMENT
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def validate(spec: Path, as_json: bool) -> None:
+    """Check SPEC and summarise it: groups, step order, gradient flags, parameter counts."""
+    plan = _compile(spec)
+    summary = summarize(plan)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"{summary['name']}: valid ({spec})")
+    click.echo("\nunit groups")
+    for unit in plan.units:
+        click.echo(f"  {unit.name:<32} {unit.role:<15} {unit.size:>5}  {FORMULAS[unit.activation]}")
+    click.echo("\nexecution order within a step (inputs and bias given)")
+    click.echo("  " + " -> ".join(plan.execution_order))
+    click.echo("\nconnections")
+    header = f"  {'name':<48} {'pattern':<10} {'delay':>5}  {'gradient':<9} {'gated by':<22} {'shape':>7} {'params':>7}"
+    click.echo(header)
+    for row in summary["connections"]:
+        shape = "x".join(map(str, row["shape"]))
+        gate = ("1-" if row["gate_complement"] else "") + (row["gated_by"] or "-")
+        flag = "carries" if row["gradient"] else "truncated"
+        params = str(row["parameters"]) if row["trainable"] else "fixed"
+        click.echo(f"  {row['name']:<48} {row['pattern']:<10} {row['delay']:>5}  {flag:<9} "
+                   f"{gate:<22} {shape:>7} {params:>7}")
+    click.echo(f"\nparameters: {summary['parameters']}")
+
+
+@main.command()
+@SPEC_ARGUMENT
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write; its extension picks the format: .svg, .png, .pdf or .dot.")
+@click.option("--rankdir", type=click.Choice(["LR", "TB", "BT", "RL"]), default="LR",
+              show_default=True, help="Direction of the layout.")
+def render(spec: Path, output: Path, rankdir: str) -> None:
+    """Draw SPEC: a cluster per memory block, gates, CEC, gradient and delay styles, legend."""
+    plan = _compile(spec)
+    if output.suffix.lower() not in (".svg", ".png", ".pdf", ".dot"):
+        raise click.BadParameter(f"'{output}' has no known extension; use .svg, .png, .pdf or .dot",
+                                 param_hint="'-o'")
+    try:
+        written = render_plan(plan, output, rankdir)
+    except RenderError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {written}")
+
+
+@main.command()
+def schema() -> None:
+    """Print the spec's JSON Schema (for editor completion and validation)."""
+    document = NetworkSpec.model_json_schema(by_alias=True)
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "lstmgraph network spec"
+    click.echo(json.dumps(document, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""lstmgraph: declarative LSTM-family networks, compiled from a spec file into an execution plan.
+
+Stages, one package each: ``spec`` (the language) -> ``graph`` (structure) -> ``plan``
+(compiled step order and parameter layout); ``render`` draws a plan with graphviz.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import Problem, SpecError
+from .plan import Plan, compile_plan
+from .spec import SpecDocument, load_spec, spec_from_data
+
+__version__ = "0.1.0"
+
+__all__ = ["Plan", "Problem", "SpecDocument", "SpecError", "compile_plan", "compile_spec",
+           "load_spec", "spec_from_data", "__version__"]
+
+
+def compile_spec(path: str | Path) -> Plan:
+    """Load, validate and compile a spec file in one call."""
+    return compile_plan(load_spec(path))

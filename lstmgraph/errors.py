@@ -1,0 +1,91 @@
+"""User-facing errors: a spec problem names the file, the field path, its line and column.
+
+Every stage (loading, schema validation, graph checks, compilation) reports problems as
+`Problem` objects with a path into the spec document, e.g. ``("connections", 3, "to")``;
+`SpecError` turns them into messages such as::
+
+    specs/net.yaml:14:9: connections[3].to: unknown unit 'mem.input_gat'
+      expected: a unit group or a memory-block port
+      did you mean 'mem.input_gate'?
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+PathElement = str | int
+SpecPath = tuple[PathElement, ...]
+
+
+def format_path(path: Sequence[PathElement]) -> str:
+    """``("connections", 3, "to")`` -> ``connections[3].to``."""
+    text = ""
+    for element in path:
+        if isinstance(element, int):
+            text += f"[{element}]"
+        else:
+            text += f".{element}" if text else str(element)
+    return text or "(top level)"
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate to a misspelt word, or None when nothing is close."""
+    matches = difflib.get_close_matches(str(word), sorted(set(candidates)), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec, located by its path in the document."""
+
+    path: SpecPath
+    message: str
+    expected: str | None = None
+    suggestion: str | None = None
+
+
+class SpecError(Exception):
+    """A spec that cannot be used; carries every problem found, each with its location."""
+
+    def __init__(self, problems: Sequence[Problem], source: "SpecSource | None" = None):
+        self.problems = list(problems)
+        self.source = source
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        lines = []
+        for problem in self.problems:
+            where = self.source.describe(problem.path) if self.source else format_path(problem.path)
+            lines.append(f"{where}: {problem.message}")
+            if problem.expected:
+                lines.append(f"  expected: {problem.expected}")
+            if problem.suggestion:
+                lines.append(f"  {problem.suggestion}")
+        return "\n".join(lines)
+
+
+class SpecSource:
+    """Where a spec came from: its file name and the line/column of every field."""
+
+    def __init__(self, filename: str, positions: dict[SpecPath, tuple[int, int]] | None = None):
+        self.filename = filename
+        self.positions = positions or {}
+
+    def position(self, path: SpecPath) -> tuple[int, int] | None:
+        """Line and column (1-based) of a field, or of its nearest located ancestor."""
+        path = tuple(path)
+        while True:
+            if path in self.positions:
+                return self.positions[path]
+            if not path:
+                return None
+            path = path[:-1]
+
+    def describe(self, path: SpecPath) -> str:
+        position = self.position(path)
+        location = f"{self.filename}:{position[0]}:{position[1]}" if position else self.filename
+        if path:
+            return f"{location}: {format_path(path)}"
+        return location

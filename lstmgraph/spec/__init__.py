@@ -1,0 +1,42 @@
+"""Stage 1, the spec language: read a YAML/JSON file, validate it against the pydantic schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecSource
+from .loader import read_spec_file
+from .models import NetworkSpec
+from .validation import validate_spec_data
+
+__all__ = ["SpecDocument", "NetworkSpec", "load_spec", "spec_from_data"]
+
+
+@dataclass(frozen=True)
+class SpecDocument:
+    """A validated spec together with where each of its fields came from."""
+
+    spec: NetworkSpec
+    source: SpecSource
+    data: Any
+
+    @property
+    def name(self) -> str:
+        if self.spec.name:
+            return self.spec.name
+        stem = Path(self.source.filename).stem
+        return stem if not stem.startswith("<") else "network"
+
+
+def load_spec(path: str | Path) -> SpecDocument:
+    """Read and validate a spec file; raise `SpecError` with located problems if it is wrong."""
+    data, source = read_spec_file(path)
+    return SpecDocument(validate_spec_data(data, source), source, data)
+
+
+def spec_from_data(data: Any, filename: str = "<dict>") -> SpecDocument:
+    """Validate spec data built in Python (no line numbers in its errors)."""
+    source = SpecSource(filename)
+    return SpecDocument(validate_spec_data(data, source), source, data)

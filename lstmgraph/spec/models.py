@@ -1,0 +1,203 @@
+"""The spec language: pydantic models of a network spec (version 1).
+
+A spec declares unit *groups* and the *connections* between them. Groups are inputs, hidden
+units, gates, outputs, and memory blocks; a memory block is shorthand for cell inputs, gates,
+cell states with their constant error carousel, squashed states and cell outputs, addressed
+as ports (``mem.input_gate``, ``mem.state``, ...). Unknown keys are rejected everywhere.
+The field reference with examples is docs/spec.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from ..activations import OutputActivation, UnitActivation
+
+SPEC_VERSION = 1
+
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+Size = Annotated[int, Field(strict=True, gt=0)]
+Real = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+GateName = Literal["input", "forget", "output"]
+
+
+def _symmetric_range(value: Any) -> Any:
+    """``0.1`` means the range ``[-0.1, 0.1]``; a pair is taken as ``[low, high]``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (-abs(value), abs(value))
+    return value
+
+
+def _as_list(value: Any) -> Any:
+    """A single target may be written as a plain string."""
+    return [value] if isinstance(value, str) else value
+
+
+Range = Annotated[tuple[Real, Real], BeforeValidator(_symmetric_range)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _check_range(bounds: tuple[float, float] | None) -> None:
+    if bounds is not None and bounds[0] > bounds[1]:
+        raise ValueError(f"the range's lower bound {bounds[0]} is above its upper bound {bounds[1]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Unit groups
+# ---------------------------------------------------------------------------------------------
+
+class InputGroup(_Model):
+    """External input units; their values are given at every step."""
+
+    kind: Literal["input"]
+    name: Name
+    size: Size
+
+
+class HiddenGroup(_Model):
+    """Conventional units: activation(sum of incoming connections)."""
+
+    kind: Literal["hidden"]
+    name: Name
+    size: Size
+    activation: UnitActivation = "logistic"
+
+
+class GateGroup(_Model):
+    """Units whose activations multiply connections that name them in ``gated_by`` (LSTM-g)."""
+
+    kind: Literal["gate"]
+    name: Name
+    size: Size
+    activation: UnitActivation = "logistic"
+
+
+class OutputGroup(_Model):
+    """Output units, compared with the targets."""
+
+    kind: Literal["output"]
+    name: Name
+    size: Size
+    activation: OutputActivation = "logistic"
+
+
+class MemoryBlockGroup(_Model):
+    """``blocks`` memory blocks of ``cells_per_block`` cells sharing one gate of each kind.
+
+    Defaults reproduce Hochreiter & Schmidhuber 1997: input and output gates, g = 4 sigma - 2,
+    h = 2 sigma - 1. Add ``forget`` to ``gates`` for Gers et al. 2000.
+    """
+
+    kind: Literal["memory_block"]
+    name: Name
+    blocks: Size
+    cells_per_block: Size = 1
+    gates: list[GateName] = Field(default_factory=lambda: ["input", "output"])
+    cell_input_activation: UnitActivation = "four_logistic_minus_two"
+    cell_output_activation: UnitActivation = "two_logistic_minus_one"
+    gate_activation: UnitActivation = "logistic"
+
+    @model_validator(mode="after")
+    def _gates_once(self) -> "MemoryBlockGroup":
+        repeated = sorted({gate for gate in self.gates if self.gates.count(gate) > 1})
+        if repeated:
+            raise ValueError(f"gates listed more than once: {', '.join(repeated)}")
+        return self
+
+
+Group = Annotated[
+    Union[InputGroup, HiddenGroup, GateGroup, OutputGroup, MemoryBlockGroup],
+    Field(discriminator="kind"),
+]
+
+GROUP_KINDS = ("input", "hidden", "gate", "output", "memory_block")
+
+
+# ---------------------------------------------------------------------------------------------
+# Connections
+# ---------------------------------------------------------------------------------------------
+
+class ConnectionInit(_Model):
+    """How one connection's weights start: exactly one of ``uniform``, ``constant``, ``values``."""
+
+    uniform: Range | None = None
+    constant: Real | None = None
+    values: list[Real] | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "ConnectionInit":
+        given = [key for key in ("uniform", "constant", "values") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of uniform, constant or values"
+                             + (f" (got {', '.join(given)})" if given else ""))
+        _check_range(self.uniform)
+        return self
+
+
+Pattern = Literal["full", "one_to_one", "peephole"]
+
+
+class ConnectionSpec(_Model):
+    """Weighted connections from one source to one or more targets.
+
+    Each (source, target) pair becomes its own weight matrix named ``source->target``.
+    ``delay`` 0 reads the source's value of the same step, 1 the previous step's.
+    ``gradient`` says whether error flows back along the edge; left out, it follows the 1997
+    truncation (docs/spec.md): same-step edges carry gradient, previous-step edges and
+    peepholes do not.
+    """
+
+    source: str = Field(alias="from", min_length=1)
+    to: Annotated[list[Annotated[str, Field(min_length=1)]],
+                  BeforeValidator(_as_list), Field(min_length=1)]
+    name: str | None = Field(default=None, min_length=1)
+    pattern: Pattern = "full"
+    delay: Annotated[int, Field(strict=True, ge=0, le=1)] | None = None
+    gradient: Annotated[bool, Field(strict=True)] | None = None
+    trainable: Annotated[bool, Field(strict=True)] = True
+    init: ConnectionInit | None = None
+    gated_by: str | None = Field(default=None, min_length=1)
+    gate_complement: Annotated[bool, Field(strict=True)] = False
+
+    @model_validator(mode="after")
+    def _name_needs_single_target(self) -> "ConnectionSpec":
+        if self.name is not None and len(self.to) != 1:
+            raise ValueError("'name' can only be given to a connection with a single target")
+        if self.gate_complement and self.gated_by is None:
+            raise ValueError("gate_complement needs gated_by")
+        return self
+
+
+class InitDefaults(_Model):
+    """Default initialisation: weights uniform in ``uniform`` (a half-width or a [low, high] pair)."""
+
+    uniform: Range = (-0.1, 0.1)
+    seed: Annotated[int, Field(strict=True, ge=0)] = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "InitDefaults":
+        _check_range(self.uniform)
+        return self
+
+
+class NetworkSpec(_Model):
+    """A whole network spec file."""
+
+    version: Annotated[int, Field(strict=True)]
+    name: str | None = None
+    description: str | None = None
+    groups: list[Group] = Field(min_length=1)
+    connections: list[ConnectionSpec] = Field(default_factory=list)
+    init: InitDefaults = Field(default_factory=InitDefaults)
+
+    @field_validator("version")
+    @classmethod
+    def _supported_version(cls, version: int) -> int:
+        if version != SPEC_VERSION:
+            raise ValueError(f"unsupported spec version {version}; this lstmgraph reads version {SPEC_VERSION}")
+        return version

@@ -1,0 +1,148 @@
+"""Turn plain spec data into a `NetworkSpec`, translating pydantic's errors into located problems."""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
+from .models import NetworkSpec
+
+_NAME_RULE = "a name of letters, digits and underscores, not starting with a digit"
+
+
+def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
+    """Validate spec data against the schema; raise `SpecError` listing every problem."""
+    if data is None:
+        raise SpecError([Problem((), "the spec is empty",
+                                 expected="a mapping with version, groups and connections")], source)
+    if not isinstance(data, dict):
+        raise SpecError([Problem((), f"the spec is a {type(data).__name__}",
+                                 expected="a mapping with version, groups and connections")], source)
+    try:
+        return NetworkSpec.model_validate(data)
+    except ValidationError as error:
+        problems = [_problem(detail, data) for detail in error.errors(include_url=False)]
+        raise SpecError(_unique(problems), source) from None
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    seen, kept = set(), []
+    for problem in problems:
+        if problem not in seen:
+            seen.add(problem)
+            kept.append(problem)
+    return kept
+
+
+def _problem(detail: dict, data: Any) -> Problem:
+    path = _data_path(detail["loc"], data)
+    kind = detail["type"]
+    context = detail.get("ctx") or {}
+    given = detail.get("input")
+    if kind == "extra_forbidden":
+        key = path[-1]
+        allowed = _allowed_keys(path[:-1], data)
+        return Problem(path, f"unknown key '{key}'",
+                       expected=f"one of {', '.join(allowed)}" if allowed else None,
+                       suggestion=_suggest(key, allowed))
+    if kind == "missing":
+        return Problem(path, f"missing required key '{path[-1]}'")
+    if kind == "literal_error":
+        options = re.findall(r"'([^']*)'", str(context.get("expected", "")))
+        return Problem(path, f"{given!r} is not allowed", expected=f"one of {', '.join(options)}",
+                       suggestion=_suggest(given, options))
+    if kind == "union_tag_invalid":
+        options = re.findall(r"'([^']*)'", str(context.get("expected_tags", "")))
+        return Problem(path + ("kind",), f"unknown kind {context.get('tag')!r}",
+                       expected=f"one of {', '.join(options)}",
+                       suggestion=_suggest(context.get("tag"), options))
+    if kind == "union_tag_not_found":
+        return Problem(path, "missing required key 'kind'",
+                       expected="kind: input, hidden, gate, output or memory_block")
+    if kind == "string_pattern_mismatch":
+        return Problem(path, f"invalid name {given!r}", expected=_NAME_RULE)
+    if kind == "value_error":
+        return Problem(path, str(context.get("error", detail["msg"])))
+    expected = re.sub(r"^Input should (be )?", "", detail["msg"])
+    shown = f"{given!r}" if not isinstance(given, (dict, list)) else type(given).__name__
+    return Problem(path, f"invalid value {shown}", expected=expected)
+
+
+def _suggest(word: Any, options: list[str]) -> str | None:
+    match = did_you_mean(str(word), options) if word is not None else None
+    return f"did you mean '{match}'?" if match else None
+
+
+def _data_path(loc: tuple, data: Any) -> SpecPath:
+    """Drop the union tags pydantic inserts (e.g. ``memory_block`` in groups[1].memory_block.size)."""
+    path: list = []
+    node = data
+    for element in loc:
+        if isinstance(node, dict) and element not in node and element == node.get("kind"):
+            continue
+        path.append(element)
+        try:
+            node = node[element]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return tuple(path)
+
+
+def _allowed_keys(path: SpecPath, data: Any) -> list[str]:
+    """The keys the schema allows in the mapping at ``path``."""
+    annotation: Any = NetworkSpec
+    node = data
+    for element in path:
+        node = node[element] if isinstance(node, (dict, list)) else None
+        if isinstance(element, int):
+            annotation = _list_item(annotation)
+        else:
+            model = _model_for(annotation, node)
+            field = _field(model, element) if model else None
+            if field is None:
+                return []
+            annotation = field.annotation
+    model = _model_for(annotation, node)
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _field(model: type[BaseModel], key: str):
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return info
+    return None
+
+
+def _strip(annotation: Any) -> list:
+    """The alternatives of an annotation, with Optional, Annotated and unions unwrapped."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _strip(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [alt for arg in typing.get_args(annotation) for alt in _strip(arg)]
+    return [annotation]
+
+
+def _list_item(annotation: Any) -> Any:
+    for alternative in _strip(annotation):
+        if typing.get_origin(alternative) is list:
+            return typing.get_args(alternative)[0]
+    return None
+
+
+def _model_for(annotation: Any, node: Any) -> type[BaseModel] | None:
+    models = [alt for alt in _strip(annotation) if isinstance(alt, type) and issubclass(alt, BaseModel)]
+    if len(models) > 1 and isinstance(node, dict):
+        for model in models:
+            kind = model.model_fields.get("kind")
+            if kind is not None and node.get("kind") in typing.get_args(kind.annotation):
+                return model
+        return None
+    return models[0] if models else None
