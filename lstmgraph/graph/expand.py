@@ -151,29 +151,34 @@ class _Expansion:
         names: dict[str, SpecPath] = {c.name: c.spec_path for c in self.connections}
         for index, spec in enumerate(self.spec.connections):
             path: SpecPath = ("connections", index)
-            source = self.resolve(spec.source, path + ("from",), as_target=False)
-            raw_targets = self.data["connections"][index].get("to") if self._raw_ok(index) else None
-            for position, target_name in enumerate(spec.to):
-                to_path = path + (("to", position) if isinstance(raw_targets, list) else ("to",))
-                target = self.resolve(target_name, to_path, as_target=True)
-                if source is None or target is None:
-                    continue
-                connection = self._connection(spec, source, target, path, to_path)
-                if connection is None:
-                    continue
-                if connection.name in names:
-                    self.problems.append(Problem(
-                        to_path, f"a connection named '{connection.name}' already exists"
-                        + (f" ({format_path(names[connection.name])})" if names[connection.name] else ""),
-                        expected="one connection per source and target",
-                        suggestion="give one of them a distinct `name`"))
-                    continue
-                names[connection.name] = path
-                self.connections.append(connection)
+            sources = [self.resolve(name, self._endpoint_path(index, "from", position), as_target=False)
+                       for position, name in enumerate(spec.source)]
+            targets = [self.resolve(name, self._endpoint_path(index, "to", position), as_target=True)
+                       for position, name in enumerate(spec.to)]
+            for source in sources:
+                for position, target in enumerate(targets):
+                    if source is None or target is None:
+                        continue
+                    to_path = self._endpoint_path(index, "to", position)
+                    connection = self._connection(spec, source, target, path, to_path)
+                    if connection is None:
+                        continue
+                    if connection.name in names:
+                        self.problems.append(Problem(
+                            to_path, f"a connection named '{connection.name}' already exists"
+                            f" ({format_path(names[connection.name])})",
+                            expected="one connection per source and target",
+                            suggestion="give one of them a distinct `name`"))
+                        continue
+                    names[connection.name] = path
+                    self.connections.append(connection)
 
-    def _raw_ok(self, index: int) -> bool:
-        raw = self.data.get("connections") if isinstance(self.data, dict) else None
-        return isinstance(raw, list) and index < len(raw) and isinstance(raw[index], dict)
+    def _endpoint_path(self, index: int, key: str, position: int) -> SpecPath:
+        """``connections[i].to`` for a plain string, ``connections[i].to[j]`` for a list."""
+        raw = self.data.get("connections")
+        entry = raw[index] if isinstance(raw, list) and index < len(raw) else None
+        written_as_list = isinstance(entry, dict) and isinstance(entry.get(key), list)
+        return ("connections", index, key, position) if written_as_list else ("connections", index, key)
 
     def _connection(self, spec: ConnectionSpec, source: Unit, target: Unit,
                     path: SpecPath, to_path: SpecPath) -> Connection | None:
@@ -181,7 +186,7 @@ class _Expansion:
         pattern = spec.pattern
         if pattern == "one_to_one" and source.size != target.size:
             self.problems.append(Problem(
-                path + ("pattern",), f"one_to_one needs equal sizes, but '{source.name}' has "
+                to_path, f"one_to_one needs equal sizes, but '{source.name}' has "
                 f"{source.size} units and '{target.name}' has {target.size}",
                 suggestion="use pattern: full"))
         if pattern == "peephole":

@@ -31,11 +31,13 @@ def _symmetric_range(value: Any) -> Any:
 
 
 def _as_list(value: Any) -> Any:
-    """A single target may be written as a plain string."""
+    """A single source or target may be written as a plain string."""
     return [value] if isinstance(value, str) else value
 
 
 Range = Annotated[tuple[Real, Real], BeforeValidator(_symmetric_range)]
+#: One unit reference or a list of them.
+Names = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list), Field(min_length=1)]
 
 
 class _Model(BaseModel):
@@ -143,7 +145,7 @@ Pattern = Literal["full", "one_to_one", "peephole"]
 
 
 class ConnectionSpec(_Model):
-    """Weighted connections from one source to one or more targets.
+    """Weighted connections from one or more sources to one or more targets.
 
     Each (source, target) pair becomes its own weight matrix named ``source->target``.
     ``delay`` 0 reads the source's value of the same step, 1 the previous step's.
@@ -152,9 +154,8 @@ class ConnectionSpec(_Model):
     peepholes do not.
     """
 
-    source: str = Field(alias="from", min_length=1)
-    to: Annotated[list[Annotated[str, Field(min_length=1)]],
-                  BeforeValidator(_as_list), Field(min_length=1)]
+    source: Names = Field(alias="from")
+    to: Names
     name: str | None = Field(default=None, min_length=1)
     pattern: Pattern = "full"
     delay: Annotated[int, Field(strict=True, ge=0, le=1)] | None = None
@@ -166,8 +167,8 @@ class ConnectionSpec(_Model):
 
     @model_validator(mode="after")
     def _name_needs_single_target(self) -> "ConnectionSpec":
-        if self.name is not None and len(self.to) != 1:
-            raise ValueError("'name' can only be given to a connection with a single target")
+        if self.name is not None and len(self.to) * len(self.source) != 1:
+            raise ValueError("'name' can only be given to a connection with one source and one target")
         if self.gate_complement and self.gated_by is None:
             raise ValueError("gate_complement needs gated_by")
         return self
