@@ -84,6 +84,10 @@ def _cycle_problems(network: NetworkGraph) -> list[Problem]:
         cycle = nx.find_cycle(network.same_step_graph())
     except nx.NetworkXNoCycle:
         return []
+    # Start the cycle at its earliest-declared unit so the message is stable.
+    rank = {unit.name: index for index, unit in enumerate(network.units)}
+    first = min(range(len(cycle)), key=lambda index: rank[cycle[index][0]])
+    cycle = cycle[first:] + cycle[:first]
     units = [source for source, _ in cycle] + [cycle[0][0]]
     involved = []
     for source, target in cycle:

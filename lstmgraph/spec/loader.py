@@ -61,15 +61,15 @@ def parse_spec_text(text: str, filename: str = "<spec>", fmt: str = "yaml") -> t
         positions, duplicates = {}, []
         if root is not None:
             _walk(root, (), positions, duplicates)
-    source = SpecSource(filename, positions)
     if duplicates:
+        # Point at the repeated occurrence rather than the first one.
         raise SpecError([Problem(path, f"key '{path[-1]}' appears more than once",
-                                 expected="each key once per mapping") for path in duplicates],
-                        source)
-    return data, source
+                                 expected="each key once per mapping") for path, _ in duplicates],
+                        SpecSource(filename, {**positions, **dict(duplicates)}))
+    return data, SpecSource(filename, positions)
 
 
-def _positions_or_empty(text: str) -> tuple[dict[SpecPath, tuple[int, int]], list[SpecPath]]:
+def _positions_or_empty(text: str) -> tuple[dict[SpecPath, tuple[int, int]], list]:
     """Positions of a JSON document via the YAML composer; empty if YAML cannot read it."""
     positions: dict[SpecPath, tuple[int, int]] = {}
     duplicates: list[SpecPath] = []
@@ -83,7 +83,8 @@ def _positions_or_empty(text: str) -> tuple[dict[SpecPath, tuple[int, int]], lis
 
 
 def _walk(node: yaml.Node, path: SpecPath, positions: dict, duplicates: list) -> None:
-    """Record the 1-based (line, column) of each node; a mapping entry is located at its key."""
+    """Record the 1-based (line, column) of each node; a mapping entry is located at its key.
+    Repeated keys are collected in ``duplicates`` as (path, position of the repeat)."""
     positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
         seen: set = set()
@@ -91,7 +92,7 @@ def _walk(node: yaml.Node, path: SpecPath, positions: dict, duplicates: list) ->
             key = key_node.value
             child = path + (key,)
             if key in seen:
-                duplicates.append(child)
+                duplicates.append((child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1)))
                 continue
             seen.add(key)
             positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)

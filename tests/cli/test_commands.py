@@ -1,0 +1,98 @@
+"""The installed `lstmgraph` console script, run as a user runs it (subprocess)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lstmgraph
+
+from conftest import SPECS
+
+SCRIPT = Path(sys.executable).with_name("lstmgraph")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    executable = str(SCRIPT) if SCRIPT.exists() else shutil.which("lstmgraph")
+    assert executable, "the lstmgraph console script is not installed (run bash setup.sh)"
+    return subprocess.run([executable, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_version():
+    result = run("--version")
+    assert result.returncode == 0 and lstmgraph.__version__ in result.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"]])
+def test_every_command_has_help(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+def test_validate_json_reports_the_cerg_count():
+    result = run("validate", str(SPECS / "gers2000_cerg.yaml"), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["parameters"] == 424
+    assert summary["execution_order"][-1] == "prediction"
+
+
+def test_validate_text_lists_order_gradient_and_total():
+    result = run("validate", str(SPECS / "gers2002_timing.yaml"))
+    assert result.returncode == 0
+    assert "parameters: 17" in result.stdout
+    assert "memory.forget_gate -> memory.input_gate -> memory.cell_input" in result.stdout
+    assert "truncated" in result.stdout and "carries" in result.stdout
+
+
+def test_misspelt_key_exits_2_with_path_and_line_and_no_traceback(tmp_path):
+    spec = tmp_path / "typo.yaml"
+    spec.write_text((SPECS / "rnn.yaml").read_text().replace("  - {from: h, to: h, delay: 1",
+                                                                "  - {from: h, to: h, dealy: 1"))
+    line = spec.read_text().splitlines().index("  - {from: h, to: h, dealy: 1, gradient: true}") + 1
+    result = run("validate", str(spec))
+    assert result.returncode == 2
+    assert f"typo.yaml:{line}:" in result.stderr and "connections[1].dealy" in result.stderr
+    assert "did you mean 'delay'?" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("text", ["version: 1\ngroups: [\n", "- not a mapping\n", ""])
+def test_broken_files_exit_2_without_traceback(tmp_path, text):
+    spec = tmp_path / "broken.yaml"
+    spec.write_text(text)
+    result = run("validate", str(spec))
+    assert result.returncode == 2 and "broken.yaml" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_file_and_bad_usage_exit_2(tmp_path):
+    result = run("validate", str(tmp_path / "absent.yaml"))
+    assert result.returncode == 2 and "no such file" in result.stderr
+    assert run("render", str(SPECS / "rnn.yaml")).returncode == 2  # -o is required
+    bad = run("render", str(SPECS / "rnn.yaml"), "-o", str(tmp_path / "x.jpg"))
+    assert bad.returncode == 2 and ".svg" in bad.stderr
+
+
+def test_render_writes_svg_or_explains(tmp_path):
+    result = run("render", str(SPECS / "gru.yaml"), "-o", str(tmp_path / "gru.svg"))
+    if shutil.which("dot"):
+        assert result.returncode == 0, result.stderr
+        assert "<svg" in (tmp_path / "gru.svg").read_text()
+    else:
+        assert result.returncode == 1 and "apt-get install graphviz" in result.stderr
+        assert (tmp_path / "gru.dot").exists()
+
+
+def test_schema_is_json_schema_of_the_spec():
+    result = run("schema")
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    assert set(schema["properties"]) >= {"version", "groups", "connections", "init"}
+    assert "from" in schema["$defs"]["ConnectionSpec"]["properties"]
+    assert schema["additionalProperties"] is False

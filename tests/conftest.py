@@ -1,0 +1,67 @@
+"""Shared fixtures: the bundled specs and helpers that compile spec text written to a file."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import lstmgraph
+from lstmgraph.errors import SpecError
+
+REPO = Path(__file__).resolve().parents[1]
+SPECS = REPO / "specs"
+
+
+@pytest.fixture
+def write_spec(tmp_path: Path) -> Callable[..., Path]:
+    """Write dedented spec text to a file and return its path."""
+
+    def write(text: str, name: str = "net.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def spec_error(write_spec) -> Callable[..., SpecError]:
+    """Compile spec text that must fail; return the `SpecError`."""
+
+    def compile_failing(text: str, name: str = "net.yaml") -> SpecError:
+        path = write_spec(text, name)
+        with pytest.raises(SpecError) as caught:
+            lstmgraph.compile_spec(path)
+        return caught.value
+
+    return compile_failing
+
+
+def located(error: SpecError) -> list[tuple[str, int | None, str]]:
+    """Each problem as (field path, line, message)."""
+    from lstmgraph.errors import format_path
+    rows = []
+    for problem in error.problems:
+        position = error.source.position(problem.path)
+        rows.append((format_path(problem.path), position[0] if position else None, problem.message))
+    return rows
+
+
+MINIMAL = """
+version: 1
+groups:
+  - {name: x, kind: input, size: 2}
+  - name: mem
+    kind: memory_block
+    blocks: 2
+    cells_per_block: 3
+    gates: [input, forget, output]
+  - {name: y, kind: output, size: 1}
+connections:
+  - from: x
+    to: [mem.cell_input, mem.input_gate, mem.forget_gate, mem.output_gate]
+  - {from: mem.cell_output, to: y}
+"""

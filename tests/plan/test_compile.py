@@ -1,0 +1,128 @@
+"""Compiled plans of the bundled specs: exact parameter counts, step order, layout, flags."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import lstmgraph
+from lstmgraph.plan.summary import summarize
+
+from conftest import SPECS
+
+LSTM_1997 = ("memory.input_gate", "memory.cell_input", "memory.state", "memory.output_gate",
+             "memory.squashed_state", "memory.cell_output")
+LSTM_2000 = ("memory.forget_gate",) + LSTM_1997
+MODERN = tuple(name.replace("memory.", "lstm.") for name in LSTM_2000)
+
+BUNDLED = {
+    "hochreiter1997_erg": (276, LSTM_1997 + ("prediction",)),
+    "hochreiter1997_erg_4x1": (264, LSTM_1997 + ("prediction",)),
+    "hochreiter1997_adding": (93, LSTM_1997 + ("sum",)),
+    "hochreiter1997_temporal_order_6a": (156, LSTM_1997 + ("class",)),
+    "hochreiter1997_temporal_order_6b": (308, LSTM_1997 + ("class",)),
+    "gers2000_cerg": (424, LSTM_2000 + ("prediction",)),
+    "gers2000_cerg_no_shortcut": (375, LSTM_2000 + ("prediction",)),
+    "gers2002_timing": (17, LSTM_2000 + ("target",)),
+    "modern_lstm": (443, MODERN + ("class",)),
+    "gru": (339, ("reset", "update", "candidate", "h", "class")),
+    "rnn": (131, ("h", "class")),
+}
+
+
+def test_every_bundled_spec_is_listed_here():
+    assert {path.stem for path in SPECS.glob("*.yaml")} == set(BUNDLED)
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_bundled_spec_parameters_and_order(name):
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    parameters, order = BUNDLED[name]
+    assert plan.n_parameters == parameters
+    assert plan.execution_order == order
+    assert plan.name == name
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_parameter_slots_tile_one_flat_vector(name):
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    offset = 0
+    for slot in plan.parameters:
+        assert slot.offset == offset and slot.size == math.prod(slot.shape)
+        assert plan.connection[slot.connection].trainable
+        offset += slot.size
+    assert offset == plan.n_parameters
+
+
+def test_cerg_shapes_follow_rows_receiving_columns_sending():
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    shapes = {slot.connection: slot.shape for slot in plan.parameters}
+    assert shapes["symbols->memory.cell_input"] == (8, 7)
+    assert shapes["memory.cell_output->memory.input_gate"] == (4, 8)
+    assert shapes["symbols->prediction"] == (7, 7)
+    assert shapes["bias->memory.forget_gate"] == (4, 1)
+    groups = {"cell inputs": 0, "gates": 0, "outputs": 0}
+    for slot in plan.parameters:
+        role = plan.unit[plan.connection[slot.connection].target].role
+        key = "outputs" if role == "output" else "cell inputs" if role == "cell_input" else "gates"
+        groups[key] += slot.size
+    assert groups == {"cell inputs": 120, "gates": 192, "outputs": 112}
+
+
+def test_the_1997_truncation_is_the_default_and_can_be_overridden():
+    cerg = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    carries = {c.name: c.gradient for c in cerg.connections}
+    assert not carries["memory.cell_output->memory.input_gate"]
+    assert not carries["memory.cell_output->memory.cell_input"]
+    assert carries["memory.cell_output->prediction"] and carries["symbols->memory.cell_input"]
+    assert carries["memory.state->memory.state"]
+    modern = lstmgraph.compile_spec(SPECS / "modern_lstm.yaml")
+    assert all(c.gradient for c in modern.connections)
+
+
+def test_peepholes_read_the_state_the_2002_way():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    peepholes = {c.target: (c.delay, c.gradient, c.shape) for c in plan.connections
+                 if c.pattern == "peephole"}
+    assert peepholes == {"memory.input_gate": (1, False, (1, 1)),
+                         "memory.forget_gate": (1, False, (1, 1)),
+                         "memory.output_gate": (0, False, (1, 1))}
+
+
+def test_peephole_shape_is_blocks_by_cells(write_spec):
+    plan = lstmgraph.compile_spec(write_spec("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: m, kind: memory_block, blocks: 3, cells_per_block: 2, gates: [input, output]}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: [m.cell_input, m.input_gate, m.output_gate]}
+          - {from: m.state, to: [m.input_gate, m.output_gate], pattern: peephole}
+          - {from: m.cell_output, to: y}
+        """))
+    assert plan.connection["m.state->m.input_gate"].shape == (3, 2)
+    assert plan.n_parameters == 6 + 3 + 3 + 6 + 6 + 6
+
+
+def test_delayed_sources_and_incoming():
+    plan = lstmgraph.compile_spec(SPECS / "hochreiter1997_erg.yaml")
+    assert plan.delayed_sources == ("memory.input_gate", "memory.state", "memory.output_gate",
+                                    "memory.cell_output")
+    assert [c.source for c in plan.incoming["memory.state"]] == ["memory.cell_input", "memory.state"]
+
+
+def test_summary_is_plain_data():
+    import json
+    summary = summarize(lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml"))
+    assert json.loads(json.dumps(summary)) == summary
+    assert summary["parameters"] == 17
+    assert sum(summary["parameters_per_connection"].values()) == 17
+
+
+def test_spec_from_data_compiles_without_a_file():
+    from lstmgraph import compile_plan, spec_from_data
+    import yaml
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    assert compile_plan(spec_from_data(data)).n_parameters == 131

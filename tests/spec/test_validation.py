@@ -1,0 +1,128 @@
+"""Schema validation: every error names its field path, line, expectation and a suggestion."""
+
+from __future__ import annotations
+
+from conftest import located
+
+
+def test_misspelt_key_gives_path_line_and_did_you_mean(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+          - {from: x, to: y, dela: 1}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line, message) == ("connections[1].dela", 7, "unknown key 'dela'")
+    text = error.format()
+    assert "net.yaml:7:22: connections[1].dela" in text
+    assert "did you mean 'delay'?" in text
+    assert "expected: one of from, to, name, pattern, delay" in text
+
+
+def test_misspelt_key_inside_a_memory_block_lists_that_kind_s_fields(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - name: mem
+            kind: memory_block
+            blocks: 2
+            cels_per_block: 2
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("groups[0].cels_per_block", 6)
+    assert "cells_per_block" in error.format() and "did you mean 'cells_per_block'?" in error.format()
+
+
+def test_wrong_type_and_range(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: two}
+          - {name: y, kind: output, size: 0}
+          - {name: z, kind: hidden, size: true}
+        """)
+    rows = located(error)
+    assert ("groups[0].size", 3, "invalid value 'two'") in rows
+    assert ("groups[1].size", 4, "invalid value 0") in rows
+    assert ("groups[2].size", 5, "invalid value True") in rows
+    assert "expected: greater than 0" in error.format()
+
+
+def test_unknown_kind_and_activation_suggest_the_closest(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: inptu, size: 2}
+          - {name: y, kind: output, size: 1, activation: sofmax}
+        """)
+    rows = located(error)
+    assert ("groups[0].kind", 3, "unknown kind 'inptu'") in rows
+    assert ("groups[1].activation", 4, "'sofmax' is not allowed") in rows
+    text = error.format()
+    assert "did you mean 'input'?" in text and "did you mean 'softmax'?" in text
+
+
+def test_softmax_is_for_outputs_only(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: h, kind: hidden, size: 2, activation: softmax}
+        """)
+    ((path, line, _),) = located(error)
+    assert (path, line) == ("groups[0].activation", 3)
+
+
+def test_missing_keys_are_located_at_their_mapping(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input}
+          - {kind: output, size: 1}
+          - {name: z, size: 1}
+        """)
+    rows = located(error)
+    assert ("groups[0].size", 3, "missing required key 'size'") in rows
+    assert ("groups[1].name", 4, "missing required key 'name'") in rows
+    assert ("groups[2]", 5, "missing required key 'kind'") in rows
+
+
+def test_version_and_names(spec_error):
+    error = spec_error("""
+        version: 2
+        groups:
+          - {name: 2x, kind: input, size: 2}
+        """)
+    rows = located(error)
+    assert rows[0][:2] == ("version", 1) and "unsupported spec version 2" in rows[0][2]
+    assert ("groups[0].name", 3, "invalid name '2x'") in rows
+
+
+def test_init_ranges_and_exclusive_choices(spec_error):
+    error = spec_error("""
+        version: 1
+        init: {uniform: [0.5, -0.5]}
+        groups:
+          - {name: x, kind: input, size: 2}
+        connections:
+          - {from: x, to: x, init: {uniform: 0.1, constant: 1.0}}
+        """)
+    rows = located(error)
+    messages = {(path, line): message for path, line, message in rows}
+    assert "lower bound" in messages[("init", 2)]
+    assert "exactly one" in messages[("connections[0].init", 6)]
+
+
+def test_name_needs_one_source_and_target(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+        connections:
+          - {from: x, to: [a, b], name: both}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("connections[0]", 5) and "'name'" in message
