@@ -15,6 +15,9 @@ def write_atomically(path: Path, content: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(content)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
