@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+import numpy as np
+
 UnitActivation = Literal[
     "logistic", "tanh", "identity", "relu", "four_logistic_minus_two", "two_logistic_minus_one"]
 OutputActivation = Literal[
@@ -29,3 +31,71 @@ FORMULAS: dict[str, str] = {
     "two_logistic_minus_one": "2 sigma(x) - 1",
     "softmax": "softmax(x)",
 }
+
+
+def _logistic(net: np.ndarray) -> np.ndarray:
+    # Split by sign so that exp never overflows.
+    out = np.empty_like(net)
+    positive = net >= 0
+    out[positive] = 1.0 / (1.0 + np.exp(-net[positive]))
+    exp_net = np.exp(net[~positive])
+    out[~positive] = exp_net / (1.0 + exp_net)
+    return out
+
+
+def _softmax(net: np.ndarray) -> np.ndarray:
+    shifted = np.exp(net - net.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def apply(name: str, net: np.ndarray) -> np.ndarray:
+    """y = f(net), elementwise except softmax (over the last axis)."""
+    if name == "logistic":
+        return _logistic(net)
+    if name == "tanh":
+        return np.tanh(net)
+    if name == "identity":
+        return net.copy()
+    if name == "relu":
+        return np.maximum(net, 0.0)
+    if name == "four_logistic_minus_two":
+        return 4.0 * _logistic(net) - 2.0
+    if name == "two_logistic_minus_one":
+        return 2.0 * _logistic(net) - 1.0
+    if name == "softmax":
+        return _softmax(net)
+    raise ValueError(f"unknown activation {name!r}")
+
+
+def derivative(name: str, net: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """f'(net) for an elementwise activation, from the net input and the activation y."""
+    if name == "logistic":
+        return y * (1.0 - y)
+    if name == "tanh":
+        return 1.0 - y * y
+    if name == "identity":
+        return np.ones_like(net)
+    if name == "relu":
+        return (net > 0).astype(net.dtype)
+    if name == "four_logistic_minus_two":
+        sigma = (y + 2.0) / 4.0
+        return 4.0 * sigma * (1.0 - sigma)
+    if name == "two_logistic_minus_one":
+        sigma = (y + 1.0) / 2.0
+        return 2.0 * sigma * (1.0 - sigma)
+    raise ValueError(f"activation {name!r} has no elementwise derivative")
+
+
+def backward(name: str, net: np.ndarray, y: np.ndarray, grad_y: np.ndarray) -> np.ndarray:
+    """dE/dnet from dE/dy; softmax uses its Jacobian diag(y) - y y^T (last axis)."""
+    if name == "softmax":
+        return y * (grad_y - (grad_y * y).sum(axis=-1, keepdims=True))
+    return derivative(name, net, y) * grad_y
+
+
+def forward_tangent(name: str, net: np.ndarray, y: np.ndarray, tangent: np.ndarray) -> np.ndarray:
+    """dy from dnet for a tangent with trailing parameter axis: ``tangent[..., unit, k]``."""
+    if name == "softmax":
+        weighted = (y[..., :, None] * tangent).sum(axis=-2, keepdims=True)
+        return y[..., :, None] * (tangent - weighted)
+    return derivative(name, net, y)[..., :, None] * tangent

@@ -1,0 +1,134 @@
+"""Weights: one array per connection, with a leading population axis (one row per trial).
+
+Initialisation follows the spec's ``init`` (papers' uniform ranges, per-connection constants
+and per-row values such as the per-block gate biases); trial i of a population draws from
+its own generator seeded ``seeds[i]``, so a population equals its trials run one by one.
+Weights are saved as ``.npz`` (no pickle), one array per connection named ``source->target``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..files import write_atomically
+from ..graph.units import Connection
+from ..plan import Plan
+
+Weights = dict[str, np.ndarray]
+
+WEIGHTS_FORMAT = "lstmgraph-weights-1"
+
+
+class WeightsError(Exception):
+    """A weights file that does not fit the plan."""
+
+
+def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Weights:
+    """Every connection's initial weights, shape (trials, *connection.shape).
+
+    ``seeds``: one seed per trial (default: the spec's ``init.seed``, one trial).
+    """
+    if seeds is None:
+        seeds = [plan.document.spec.init.seed]
+    elif isinstance(seeds, (int, np.integer)):
+        seeds = [int(seeds)]
+    per_trial = [_draw(plan, np.random.default_rng(seed)) for seed in seeds]
+    return {c.name: np.stack([trial[c.name] for trial in per_trial]) for c in plan.connections}
+
+
+def _draw(plan: Plan, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    default_low, default_high = plan.document.spec.init.uniform
+    weights = {}
+    for connection in plan.connections:
+        weights[connection.name] = _initial(connection, rng, default_low, default_high)
+    return weights
+
+
+def _initial(connection: Connection, rng: np.random.Generator, low: float, high: float) -> np.ndarray:
+    init = connection.init
+    shape = connection.shape
+    if init is None or init.uniform is not None:
+        if init is not None:
+            low, high = init.uniform
+        return rng.uniform(low, high, size=shape)
+    if init.constant is not None:
+        return np.full(shape, float(init.constant))
+    values = np.asarray(init.values, dtype=np.float64)
+    if values.size == shape[0] and len(shape) > 1:
+        return np.repeat(values[:, None], shape[1], axis=1).reshape(shape)
+    return values.reshape(shape)
+
+
+def population(weights: Weights) -> int:
+    return next(iter(weights.values())).shape[0]
+
+
+def trial(weights: Weights, index: int) -> Weights:
+    """The weights of one trial, keeping a population axis of 1."""
+    return {name: values[index:index + 1].copy() for name, values in weights.items()}
+
+
+def flatten(plan: Plan, weights: Weights) -> np.ndarray:
+    """The trainable weights as one vector per trial, laid out by `plan.parameters`."""
+    return np.concatenate([weights[slot.connection].reshape(population(weights), -1)
+                           for slot in plan.parameters], axis=1)
+
+
+def unflatten(plan: Plan, vector: np.ndarray, template: Weights) -> Weights:
+    """Weights with the trainable ones taken from ``vector`` (trials, n_parameters)."""
+    result = {name: values.copy() for name, values in template.items()}
+    for slot in plan.parameters:
+        block = vector[:, slot.offset:slot.offset + slot.size]
+        result[slot.connection] = block.reshape((vector.shape[0],) + slot.shape).copy()
+    return result
+
+
+def save_weights(path: str | Path, plan: Plan, weights: Weights) -> Path:
+    """Write weights as .npz: one array per connection; shapes (*shape) for a single network,
+    (trials, *shape) for a population. Written atomically."""
+    import io
+    path = Path(path)
+    trials = population(weights)
+    arrays = {name: (values[0] if trials == 1 else values) for name, values in weights.items()}
+    meta = {"format": WEIGHTS_FORMAT, "network": plan.name, "trials": trials,
+            "parameters": plan.n_parameters}
+    buffer = io.BytesIO()
+    np.savez(buffer, __meta__=np.array(json.dumps(meta)), **arrays)
+    write_atomically(path, buffer.getvalue())
+    return path
+
+
+def load_weights(path: str | Path, plan: Plan) -> Weights:
+    """Read weights written by `save_weights` (or by hand: one array per connection name)."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            stored = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise WeightsError(f"{path}: no such file") from None
+    except (OSError, ValueError) as error:
+        raise WeightsError(f"{path}: not a weights .npz file ({error})") from None
+    meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
+    trials = int(meta.get("trials", 1))
+    missing = [c.name for c in plan.connections if c.name not in stored and not c.internal]
+    unknown = sorted(set(stored) - {c.name for c in plan.connections})
+    if missing or unknown:
+        raise WeightsError(f"{path}: does not fit network '{plan.name}'"
+                           + (f"; missing: {', '.join(missing)}" if missing else "")
+                           + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    weights = {}
+    for connection in plan.connections:
+        if connection.name not in stored:  # fixed internal connections may be left out
+            weights[connection.name] = np.ones((trials,) + connection.shape)
+            continue
+        values = np.asarray(stored[connection.name], dtype=np.float64)
+        expected = connection.shape if trials == 1 else (trials,) + connection.shape
+        if values.shape != expected:
+            raise WeightsError(f"{path}: '{connection.name}' has shape {values.shape}, "
+                               f"expected {expected}")
+        weights[connection.name] = values[None] if trials == 1 else values
+    return weights
