@@ -23,11 +23,13 @@ from lstmgraph.spec.models import NetworkSpec
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 
 
-def _compile(spec: Path) -> Plan:
-    """Compile a spec, or print its problems and exit with code 2."""
+def _compile(spec: Path, as_json: bool = False) -> Plan:
+    """Compile a spec, or print its problems (also as JSON on stdout) and exit with code 2."""
     try:
         return lstmgraph.compile_spec(spec)
     except SpecError as error:
+        if as_json:
+            click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
         count = len(error.problems)
         click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})",
                    err=True)
@@ -46,10 +48,10 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def validate(spec: Path, as_json: bool) -> None:
     """Check SPEC and summarise it: groups, step order, gradient flags, parameter counts."""
-    plan = _compile(spec)
+    plan = _compile(spec, as_json)
     summary = summarize(plan)
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(json.dumps({"valid": True, **summary}, indent=2))
         return
     click.echo(f"{summary['name']}: valid ({spec})")
     click.echo("\nunit groups")
@@ -78,10 +80,10 @@ def validate(spec: Path, as_json: bool) -> None:
               show_default=True, help="Direction of the layout.")
 def render(spec: Path, output: Path, rankdir: str) -> None:
     """Draw SPEC: a cluster per memory block, gates, CEC, gradient and delay styles, legend."""
-    plan = _compile(spec)
     if output.suffix.lower() not in (".svg", ".png", ".pdf", ".dot"):
         raise click.BadParameter(f"'{output}' has no known extension; use .svg, .png, .pdf or .dot",
                                  param_hint="'-o'")
+    plan = _compile(spec)
     try:
         written = render_plan(plan, output, rankdir)
     except RenderError as error:

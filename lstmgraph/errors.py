@@ -54,6 +54,19 @@ class SpecError(Exception):
         self.source = source
         super().__init__(self.format())
 
+    def as_dicts(self) -> list[dict]:
+        """The problems as plain data (for JSON output): path, line, column, message, ..."""
+        rows = []
+        for problem in self.problems:
+            position = self.source.position(problem.path) if self.source else None
+            rows.append({"file": self.source.filename if self.source else None,
+                         "path": format_path(problem.path),
+                         "line": position[0] if position else None,
+                         "column": position[1] if position else None,
+                         "message": problem.message, "expected": problem.expected,
+                         "suggestion": problem.suggestion})
+        return rows
+
     def format(self) -> str:
         lines = []
         for problem in self.problems:

@@ -89,16 +89,21 @@ def _cycle_problems(network: NetworkGraph) -> list[Problem]:
     first = min(range(len(cycle)), key=lambda index: rank[cycle[index][0]])
     cycle = cycle[first:] + cycle[:first]
     units = [source for source, _ in cycle] + [cycle[0][0]]
-    involved = []
+    links, culprit = [], None
     for source, target in cycle:
         for _, _, data in network.graph.edges(source, data=True):
             connection: Connection = data["connection"]
-            if data["delay"] == 0 and connection.target == target and not connection.internal:
-                involved.append(connection)
-    culprit = involved[0] if involved else None
-    path = culprit.spec_path if culprit else ()
-    named = ", ".join(f"{c.name} ({format_path(c.spec_path)})" for c in involved)
-    return [Problem(path, f"same-step cycle: {' -> '.join(units)}",
-                    expected="every loop to pass through a connection with delay: 1"
-                    + (f"; the same-step connections in it: {named}" if named else ""),
-                    suggestion="set delay: 1 on the connection that feeds back")]
+            if connection.target != target or data["delay"] != 0:
+                continue
+            where = f" ({format_path(connection.spec_path)})"
+            if data["kind"] == "gate":
+                links.append(f"gate {source} multiplying {connection.name}{where}")
+            else:
+                links.append(f"{connection.name}{where}")
+                if culprit is None and not connection.internal:
+                    culprit = connection
+    return [Problem(culprit.spec_path if culprit else (), f"same-step cycle: {' -> '.join(units)}",
+                    expected="every loop to pass through a connection with delay: 1; the loop runs "
+                             "through " + ", ".join(links),
+                    suggestion="set delay: 1 on a connection of the loop (a gate always acts "
+                               "within its step)")]

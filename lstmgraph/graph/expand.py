@@ -49,24 +49,24 @@ class _Expansion:
             else:
                 activation = getattr(group, "activation", "identity")
                 self.units[group.name] = Unit(group.name, group.kind, group.size, activation,
-                                              group.name, 1, path)
+                                              group.name, path)
 
     def _add_memory_block(self, group: MemoryBlockGroup, path: SpecPath) -> None:
         cells = group.blocks * group.cells_per_block
         parts = {
-            "forget_gate": ("forget" in group.gates, group.blocks, group.gate_activation, 1),
-            "input_gate": ("input" in group.gates, group.blocks, group.gate_activation, 1),
-            "cell_input": (True, cells, group.cell_input_activation, group.cells_per_block),
-            "state": (True, cells, "identity", group.cells_per_block),
-            "output_gate": ("output" in group.gates, group.blocks, group.gate_activation, 1),
-            "squashed_state": (True, cells, group.cell_output_activation, group.cells_per_block),
-            "cell_output": (True, cells, "identity", group.cells_per_block),
+            "forget_gate": ("forget" in group.gates, group.blocks, group.gate_activation),
+            "input_gate": ("input" in group.gates, group.blocks, group.gate_activation),
+            "cell_input": (True, cells, group.cell_input_activation),
+            "state": (True, cells, "identity"),
+            "output_gate": ("output" in group.gates, group.blocks, group.gate_activation),
+            "squashed_state": (True, cells, group.cell_output_activation),
+            "cell_output": (True, cells, "identity"),
         }
         for port in MEMORY_PORTS:
-            present, size, activation, block_size = parts[port]
+            present, size, activation = parts[port]
             if present:
                 name = f"{group.name}.{port}"
-                self.units[name] = Unit(name, port, size, activation, group.name, block_size, path)
+                self.units[name] = Unit(name, port, size, activation, group.name, path)
 
         def gate(port: str) -> str | None:
             name = f"{group.name}.{port}"
@@ -95,7 +95,7 @@ class _Expansion:
         """The unit group a connection endpoint names, or None after recording a problem."""
         if reference == BIAS and not as_target:
             if BIAS not in self.units:
-                self.units[BIAS] = Unit(BIAS, "bias", 1, "identity", BIAS, 1, ())
+                self.units[BIAS] = Unit(BIAS, "bias", 1, "identity", BIAS, ())
             return self.units[BIAS]
         unit = self.units.get(reference)
         if unit is not None:
@@ -221,7 +221,7 @@ class _Expansion:
             if count not in (rows, math.prod(shape)):
                 self.problems.append(Problem(
                     path + ("init", "values"), f"{count} values for a {'x'.join(map(str, shape))} weight",
-                    expected=f"{rows} values (one per receiving row)"
+                    expected=f"{rows} value{'s' if rows != 1 else ''} (one per receiving row)"
                     + (f" or {math.prod(shape)} (every weight, row by row)" if math.prod(shape) != rows else "")))
         if len(self.problems) > before:
             return None
@@ -241,4 +241,6 @@ def expand(spec: NetworkSpec, data: Any) -> tuple[list[Unit], list[Connection], 
     expansion = _Expansion(spec, data if isinstance(data, dict) else {})
     expansion.add_groups()
     expansion.add_connections()
-    return list(expansion.units.values()), expansion.connections, expansion.problems
+    # The always-on bias unit, when used, is listed first with the other given values.
+    units = sorted(expansion.units.values(), key=lambda unit: unit.role != "bias")
+    return units, expansion.connections, expansion.problems

@@ -46,12 +46,7 @@ class Unit:
     size: int
     activation: str
     group: str
-    block_size: int
     spec_path: SpecPath
-
-    @property
-    def blocks(self) -> int:
-        return self.size // self.block_size
 
     @property
     def computed(self) -> bool:

@@ -145,7 +145,7 @@ def _legend(dot: graphviz.Digraph) -> None:
         ("same step, carries gradient", dict(style="solid", color="black", arrowhead="normal", penwidth="1.6")),
         ("previous step (delay 1)", dict(style="dashed", color="black", arrowhead="normal", penwidth="1.6")),
         ("truncated: no gradient", dict(style="solid", color=_TRUNCATED_COLOUR, arrowhead="empty", penwidth="1.0")),
-        ("peephole", dict(style="dashed", color=_PEEPHOLE_COLOUR, arrowhead="empty", penwidth="1.0")),
+        ("peephole (dashed when it reads s(t-1))", dict(style="solid", color=_PEEPHOLE_COLOUR, arrowhead="empty", penwidth="1.0")),
         ("gate multiplies at x", dict(style="solid", color=_GATE_COLOUR, arrowhead="dot", penwidth="1.4")),
     ]
     with dot.subgraph(name="cluster_legend") as legend:

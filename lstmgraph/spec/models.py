@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator,
+                      model_validator)
 
 from ..activations import OutputActivation, UnitActivation
 
@@ -26,7 +27,11 @@ GateName = Literal["input", "forget", "output"]
 def _symmetric_range(value: Any) -> Any:
     """``0.1`` means the range ``[-0.1, 0.1]``; a pair is taken as ``[low, high]``."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (-abs(value), abs(value))
+        if value < 0:
+            raise ValueError(f"a half-width must not be negative, got {value}")
+        return (-value, value)
+    if isinstance(value, (list, tuple)) and len(value) != 2:
+        raise ValueError(f"a range is a half-width or a [low, high] pair, got {len(value)} numbers")
     return value
 
 
@@ -35,9 +40,15 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-Range = Annotated[tuple[Real, Real], BeforeValidator(_symmetric_range)]
+Range = Annotated[tuple[Real, Real], BeforeValidator(_symmetric_range), WithJsonSchema({
+    "anyOf": [{"type": "number", "minimum": 0, "description": "half-width w: the range [-w, w]"},
+              {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
+               "description": "[low, high]"}]})]
 #: One unit reference or a list of them.
-Names = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list), Field(min_length=1)]
+Names = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_as_list), Field(min_length=1),
+                  WithJsonSchema({"anyOf": [{"type": "string", "minLength": 1},
+                                            {"type": "array", "items": {"type": "string", "minLength": 1},
+                                             "minItems": 1}]})]
 
 
 class _Model(BaseModel):
@@ -156,7 +167,7 @@ class ConnectionSpec(_Model):
 
     source: Names = Field(alias="from")
     to: Names
-    name: str | None = Field(default=None, min_length=1)
+    name: str | None = Field(default=None, pattern=r"^[^/\s]+$")
     pattern: Pattern = "full"
     delay: Annotated[int, Field(strict=True, ge=0, le=1)] | None = None
     gradient: Annotated[bool, Field(strict=True)] | None = None
@@ -189,6 +200,8 @@ class InitDefaults(_Model):
 class NetworkSpec(_Model):
     """A whole network spec file."""
 
+    schema_reference: str | None = Field(default=None, alias="$schema",
+                                         description="optional: where editors find this schema")
     version: Annotated[int, Field(strict=True)]
     name: str | None = None
     description: str | None = None

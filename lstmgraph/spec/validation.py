@@ -65,7 +65,10 @@ def _problem(detail: dict, data: Any) -> Problem:
         return Problem(path, "missing required key 'kind'",
                        expected="kind: input, hidden, gate, output or memory_block")
     if kind == "string_pattern_mismatch":
-        return Problem(path, f"invalid name {given!r}", expected=_NAME_RULE)
+        rule = _NAME_RULE if path[-1] == "name" and path[0] == "groups" else "no spaces or slashes"
+        return Problem(path, f"invalid name {given!r}", expected=rule)
+    if kind == "too_short":
+        return Problem(path, "is empty", expected=f"at least {context.get('min_length', 1)} item(s)")
     if kind == "value_error":
         return Problem(path, str(context.get("error", detail["msg"])))
     expected = re.sub(r"^Input should (be )?", "", detail["msg"])

@@ -96,3 +96,26 @@ def test_schema_is_json_schema_of_the_spec():
     assert set(schema["properties"]) >= {"version", "groups", "connections", "init"}
     assert "from" in schema["$defs"]["ConnectionSpec"]["properties"]
     assert schema["additionalProperties"] is False
+
+
+def test_schema_accepts_every_bundled_spec_and_rejects_a_typo():
+    import jsonschema
+    import yaml
+    schema = json.loads(run("schema").stdout)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in SPECS.glob("*.yaml"):
+        errors = list(validator.iter_errors(yaml.safe_load(path.read_text())))
+        assert not errors, f"{path.name}: {errors[0].message}"
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["connections"][0]["dela"] = 1
+    assert list(validator.iter_errors(data))
+
+
+def test_validate_json_reports_errors_as_json(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("version: 1\ngroups:\n  - {name: x, kind: inptu, size: 1}\n")
+    result = run("validate", str(spec), "--json")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert report["valid"] is False
+    assert report["errors"][0]["path"] == "groups[0].kind" and report["errors"][0]["line"] == 3

@@ -1,0 +1,83 @@
+"""What a task is: a seeded source of input/target sequences for a network.
+
+A task knows its input and output widths and whether its sequences form one continual
+stream (no state reset between them, as in the 2000 paper's CERG) or independent sequences
+(state reset before each, as in 1997). Targets use NaN for "no target at this step/unit"
+(e.g. the adding problem has a target only at its last step). Every random choice comes
+from the generator passed in, so a seed fixes the data exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """One sequence: ``inputs`` (T, n_inputs) and ``targets`` (T, n_outputs), float64."""
+
+    inputs: np.ndarray
+    targets: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.inputs.ndim != 2 or self.targets.ndim != 2 or len(self.inputs) != len(self.targets):
+            raise ValueError("a sequence needs inputs (T, n_in) and targets (T, n_out) of equal length")
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+
+class Task(Protocol):
+    name: str
+    n_inputs: int
+    n_outputs: int
+    continual: bool
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        """Draw the next sequence using only ``rng``."""
+        ...
+
+
+class TaskError(ValueError):
+    """A task that cannot be made as asked (unknown name or options)."""
+
+
+TaskFactory = Callable[..., Task]
+TASKS: dict[str, TaskFactory] = {}
+
+
+def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
+    """Class decorator naming a task for specs (``training.task.name``)."""
+
+    def add(factory: TaskFactory) -> TaskFactory:
+        TASKS[name] = factory
+        return factory
+
+    return add
+
+
+def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
+    """Build a registered task with its options; `TaskError` explains what is wrong."""
+    import difflib
+    import inspect
+
+    from . import catalogue  # noqa: F401  (registers the built-in tasks)
+
+    if name not in TASKS:
+        close = difflib.get_close_matches(name, TASKS, n=1)
+        raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
+                        + (f"; did you mean {close[0]!r}?" if close else ""))
+    factory = TASKS[name]
+    options = dict(options or {})
+    accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TaskError(f"task {name!r} has no option {', '.join(map(repr, unknown))}; "
+                        f"its options: {', '.join(accepted) or 'none'}")
+    try:
+        return factory(**options)
+    except (TypeError, ValueError) as error:
+        raise TaskError(f"task {name!r}: {error}") from None
