@@ -14,33 +14,18 @@ import click
 
 import lstmgraph
 from lstmgraph.activations import FORMULAS
-from lstmgraph.errors import SpecError
-from lstmgraph.plan import Plan
 from lstmgraph.plan.summary import summarize
 from lstmgraph.render import RenderError, render_plan
 from lstmgraph.spec.models import NetworkSpec
 
-SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
-
-
-def _compile(spec: Path, as_json: bool = False) -> Plan:
-    """Compile a spec, or print its problems (also as JSON on stdout) and exit with code 2."""
-    try:
-        return lstmgraph.compile_spec(spec)
-    except SpecError as error:
-        if as_json:
-            click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
-        count = len(error.problems)
-        click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})",
-                   err=True)
-        click.echo(error.format(), err=True)
-        sys.exit(2)
-
+from .common import SPEC_ARGUMENT, compile_or_exit
+from .gradcheck import gradcheck
+from .train import run, train
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(lstmgraph.__version__, prog_name="lstmgraph")
 def main() -> None:
-    """Declarative LSTM-family networks: validate, summarise and draw spec files."""
+    """Declarative LSTM-family networks: validate, draw, train and run spec files."""
 
 
 @main.command()
@@ -48,7 +33,7 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def validate(spec: Path, as_json: bool) -> None:
     """Check SPEC and summarise it: groups, step order, gradient flags, parameter counts."""
-    plan = _compile(spec, as_json)
+    plan = compile_or_exit(spec, as_json)
     summary = summarize(plan)
     if as_json:
         click.echo(json.dumps({"valid": True, **summary}, indent=2))
@@ -83,7 +68,7 @@ def render(spec: Path, output: Path, rankdir: str) -> None:
     if output.suffix.lower() not in (".svg", ".png", ".pdf", ".dot"):
         raise click.BadParameter(f"'{output}' has no known extension; use .svg, .png, .pdf or .dot",
                                  param_hint="'-o'")
-    plan = _compile(spec)
+    plan = compile_or_exit(spec)
     try:
         written = render_plan(plan, output, rankdir)
     except RenderError as error:
@@ -100,6 +85,10 @@ def schema() -> None:
     document["title"] = "lstmgraph network spec"
     click.echo(json.dumps(document, indent=2))
 
+
+main.add_command(train)
+main.add_command(run)
+main.add_command(gradcheck)
 
 if __name__ == "__main__":
     main()

@@ -11,17 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .losses import loss_and_delta
-from .simulator import Simulator, StepRecord
+from .simulator import Simulator
 from .weights import Weights
-
-
-def forward_segment(sim: Simulator, weights: Weights, inputs: np.ndarray,
-                    state: dict[str, np.ndarray]) -> tuple[list[StepRecord], dict[str, np.ndarray]]:
-    records = []
-    for x in inputs:
-        record, state = sim.step(weights, state, x)
-        records.append(record)
-    return records, state
 
 
 def bptt_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets: np.ndarray,
@@ -31,7 +22,7 @@ def bptt_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets:
     trials = next(iter(weights.values())).shape[0]
     if state is None:
         state = sim.zero_state(trials)
-    records, final_state = forward_segment(sim, weights, inputs, state)
+    records, final_state = sim.run(weights, inputs, state)
     total = np.zeros(trials)
     deltas = []
     for record, target in zip(records, targets):

@@ -131,6 +131,23 @@ class Simulator:
         new_state = {name: record.y[name] for name in self.delayed}
         return record, new_state
 
+    def run(self, weights: Weights, inputs: np.ndarray, state: dict[str, np.ndarray] | None = None
+            ) -> tuple[list[StepRecord], dict[str, np.ndarray]]:
+        """Run a sequence of inputs (T, n_inputs) or (T, trials, n_inputs) from ``state``
+        (default: all activations zero); returns one record per step and the final state."""
+        if state is None:
+            state = self.zero_state(next(iter(weights.values())).shape[0])
+        records = []
+        for x in inputs:
+            record, state = self.step(weights, state, x)
+            records.append(record)
+        return records, state
+
+    def signals(self, records: list[StepRecord]) -> dict[str, np.ndarray]:
+        """Every unit group's activations over time, (T, trials, size) each."""
+        names = [unit.name for unit in self.plan.units if unit.computed]
+        return {name: np.stack([record.y[name] for record in records]) for name in names}
+
     # -- backward ----------------------------------------------------------------------------------
     def backward_step(self, weights: Weights, record: StepRecord, output_delta: dict[str, np.ndarray],
                       future_error: dict[str, np.ndarray] | None = None,

@@ -197,6 +197,76 @@ class InitDefaults(_Model):
         return self
 
 
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+
+class LearningRateDecay(_Model):
+    """How the learning rate changes: ``multiplicative`` (times ``factor`` after every step or
+    sequence, the 2000 paper's decay) or ``inverse_time`` (learning_rate / n after the n-th)."""
+
+    kind: Literal["none", "multiplicative", "inverse_time"] = "none"
+    factor: Annotated[float, Field(strict=False, gt=0, le=1)] | None = None
+    every: Literal["step", "sequence"] = "sequence"
+
+    @model_validator(mode="after")
+    def _factor_for_multiplicative(self) -> "LearningRateDecay":
+        if self.kind == "multiplicative" and self.factor is None:
+            raise ValueError("multiplicative decay needs a factor, e.g. factor: 0.99")
+        if self.kind != "multiplicative" and self.factor is not None:
+            raise ValueError(f"factor applies to multiplicative decay only, not {self.kind}")
+        return self
+
+
+class TaskSpec(BaseModel):
+    """A built-in task by name, with its options as further keys (checked by the task)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str = Field(min_length=1)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class TrainingSpec(_Model):
+    """How `lstmgraph train` trains the network (docs/spec.md, "training")."""
+
+    learning_rule: Literal["truncated_rtrl", "rtrl", "bptt"] = "truncated_rtrl"
+    bptt_window: Size | None = None
+    update: Literal["online", "sequence"] | None = None
+    loss: Literal["sum_of_squares", "cross_entropy"] = "sum_of_squares"
+    learning_rate: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    momentum: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    learning_rate_decay: LearningRateDecay = Field(default_factory=LearningRateDecay)
+    reset: Literal["sequence", "never"] | None = None
+    task: TaskSpec | None = None
+    data: str | None = None
+    steps: Size | None = None
+    epochs: Size | None = None
+    stop_loss: Annotated[float, Field(gt=0)] | None = None
+    stop_window: Size = 100
+    checkpoint_every: Size = 10000
+    seed: Annotated[int, Field(strict=True, ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TrainingSpec":
+        if (self.task is None) == (self.data is None):
+            raise ValueError("give exactly one of task (a built-in task) or data (an .npz file)")
+        if self.learning_rule == "bptt" and self.update == "online":
+            raise ValueError("bptt updates after each window or sequence; set bptt_window: 1 "
+                             "or more for updates within a sequence")
+        if self.bptt_window is not None and self.learning_rule != "bptt":
+            raise ValueError("bptt_window applies to learning_rule: bptt only")
+        if self.epochs is not None and self.data is None:
+            raise ValueError("epochs count passes over a data file; a task runs for steps")
+        return self
+
+    @property
+    def update_mode(self) -> str:
+        return self.update or ("sequence" if self.learning_rule == "bptt" else "online")
+
+
 class NetworkSpec(_Model):
     """A whole network spec file."""
 
@@ -208,6 +278,7 @@ class NetworkSpec(_Model):
     groups: list[Group] = Field(min_length=1)
     connections: list[ConnectionSpec] = Field(default_factory=list)
     init: InitDefaults = Field(default_factory=InitDefaults)
+    training: TrainingSpec | None = None
 
     @field_validator("version")
     @classmethod

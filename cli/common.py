@@ -1,0 +1,54 @@
+"""Helpers shared by the commands: compiling a spec with user errors turned into exit code 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lstmgraph.errors import SpecError
+from lstmgraph.plan import Plan, compile_plan
+from lstmgraph.spec import SpecDocument
+from lstmgraph.spec.loader import read_spec_file
+from lstmgraph.spec.validation import validate_spec_data
+
+SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False) -> None:
+    """Print a spec's problems (also as JSON on stdout) and exit with code 2."""
+    if as_json:
+        click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
+    count = len(error.problems)
+    click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})", err=True)
+    click.echo(error.format(), err=True)
+    sys.exit(2)
+
+
+def compile_or_exit(spec: Path, as_json: bool = False,
+                    overrides: dict[str, dict[str, Any]] | None = None) -> Plan:
+    """Load, override (section -> key -> value; None deletes), validate and compile a spec."""
+    try:
+        data, source = read_spec_file(spec)
+        if overrides and isinstance(data, dict):
+            for section, values in overrides.items():
+                target = data.setdefault(section, {})
+                if not isinstance(target, dict):
+                    continue  # validation reports the malformed section
+                for key, value in values.items():
+                    if value is None:
+                        target.pop(key, None)
+                    else:
+                        target[key] = value
+        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+    except SpecError as error:
+        report_spec_error(spec, error, as_json)
+        raise AssertionError("unreachable")

@@ -1,0 +1,38 @@
+"""`lstmgraph gradcheck`: the learning rules against independent computations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from lstmgraph.engine.gradcheck import gradient_check
+
+from .common import SPEC_ARGUMENT, compile_or_exit
+
+
+@click.command()
+@SPEC_ARGUMENT
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the random weights, inputs and targets.")
+@click.option("--steps", type=click.IntRange(min=1), default=8, show_default=True, help="Sequence length.")
+def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
+    """Check SPEC's gradients: truncated RTRL = BPTT with the same cuts; RTRL = BPTT = finite
+    differences with every edge carrying. Exit code 1 when a check exceeds its tolerance."""
+    plan = compile_or_exit(spec, as_json)
+    report = gradient_check(plan, seed=seed, steps=steps)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"{plan.name}: {plan.n_parameters} parameters, random weights, {steps} steps, "
+                   f"loss {report['loss']}")
+        for check in report["checks"]:
+            verdict = "ok" if check["passed"] else "FAILED"
+            click.echo(f"\n{check['name']}: largest relative error {check['max_rel_error']:.2e} "
+                       f"(tolerance {check['tolerance']:.0e}) {verdict}")
+            for name, error in check["per_connection"].items():
+                click.echo(f"  {name:<52} {error:.2e}")
+    sys.exit(0 if report["passed"] else 1)

@@ -1,0 +1,183 @@
+"""`lstmgraph train` and `lstmgraph run`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+import lstmgraph
+from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
+from lstmgraph.errors import SpecError
+from lstmgraph.files import write_atomically
+from lstmgraph.training import DataError, RunDirectory, Trainer, TrainingDiverged
+
+from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
+
+
+@click.command()
+@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+              help="Train on an .npz file (inputs, targets, optional starts) instead of the spec's task.")
+@click.option("--steps", type=click.IntRange(min=1), help="Train for this many steps (ends at a sequence boundary).")
+@click.option("--epochs", type=click.IntRange(min=1), help="Passes over --data (or the spec's data file).")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the weights and the data stream.")
+@click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Train this many networks at once (weight seeds seed, seed+1, ...), same data.")
+@click.option("--rule", type=click.Choice(["truncated_rtrl", "rtrl", "bptt"]),
+              help="Learning rule, overriding the spec's training.learning_rule.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/NAME-YYYYMMDD-HHMMSS).")
+@click.option("--resume", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Continue the run in this directory from its last checkpoint (no SPEC then).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
+          trials: int, rule: str | None, out: Path | None, resume: Path | None, quiet: bool) -> None:
+    """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
+    if resume is not None:
+        if spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out)) or trials != 1:
+            fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet")
+        run_dir = RunDirectory(resume)
+        if not run_dir.exists() or not run_dir.checkpoint_path.exists():
+            fail(f"{resume} holds no run with a checkpoint to resume")
+        info = run_dir.read_json("run.json")
+        plan = compile_or_exit(run_dir.path / "spec.yaml")
+        trials = int(info["trials"])
+    else:
+        if spec is None:
+            fail("give a SPEC to train, or --resume DIR")
+        overrides: dict = {"training": {}, "init": {}}
+        if data is not None:
+            overrides["training"].update(data=str(data.resolve()), task=None)
+        if steps is not None:
+            overrides["training"]["steps"] = steps
+        if epochs is not None:
+            overrides["training"]["epochs"] = epochs
+        if rule is not None:
+            overrides["training"]["learning_rule"] = rule
+        if seed is not None:
+            overrides["training"]["seed"] = seed
+            overrides["init"]["seed"] = seed
+        plan = compile_or_exit(spec, overrides=overrides)
+        out = out or Path("runs") / f"{plan.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        run_dir = RunDirectory(out)
+        if run_dir.exists():
+            fail(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
+        info = {"lstmgraph": lstmgraph.__version__, "spec": str(spec), "trials": trials}
+    try:
+        trainer = Trainer(plan, trials)
+    except SpecError as error:
+        report_spec_error(spec or run_dir.path / "spec.yaml", error)
+    except DataError as error:
+        fail(str(error))
+    if resume is not None:
+        trainer.restore(run_dir.load_checkpoint())
+        run_dir.cut_metrics(trainer.metric_rows)
+    else:
+        spec_data = _resolved_spec(plan)
+        if spec_data.get("training", {}).get("data"):
+            spec_data["training"]["data"] = str((Path(plan.document.source.filename).parent
+                                                 / spec_data["training"]["data"]).resolve())
+        run_dir.create(spec_data, info)
+    summary = _train_with_progress(trainer, run_dir, quiet)
+    save_weights(run_dir.path / "weights.npz", plan, trainer.weights)
+    window, first, last = _loss_windows(run_dir)
+    report = {"network": plan.name, "steps": summary.steps, "sequences": summary.sequences,
+              "stopped_by": summary.stopped_by, "window_sequences": window,
+              "first_loss_per_step": first, "last_loss_per_step": last, "trials": trials,
+              "run_directory": str(run_dir.path)}
+    run_dir.write_json("summary.json", report)
+    if not quiet:
+        click.echo(f"trained {plan.name}: {summary.steps} steps, {summary.sequences} sequences "
+                   f"(stopped by {summary.stopped_by})")
+        click.echo(f"mean loss per step: first {window} sequences {first:.6g}, last {window} {last:.6g}")
+        click.echo(f"run directory: {run_dir.path} (weights.npz, metrics.csv, checkpoint.npz)")
+
+
+def _resolved_spec(plan) -> dict:
+    return plan.document.spec.model_dump(by_alias=True, exclude_none=True, mode="json",
+                                         exclude={"schema_reference"}) | _task_options(plan)
+
+
+def _task_options(plan) -> dict:
+    """model_dump drops a task's extra options; put them back."""
+    training = plan.document.spec.training
+    if training is None or training.task is None:
+        return {}
+    dumped = training.model_dump(by_alias=True, exclude_none=True, mode="json")
+    dumped["task"] = {"name": training.task.name, **training.task.options}
+    return {"training": dumped}
+
+
+def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):
+    try:
+        if quiet:
+            return trainer.run(run_dir)
+        total = trainer.training.steps
+        with click.progressbar(length=total or 0, label=f"training {trainer.plan.name}",
+                               show_pos=True, file=click.get_text_stream("stderr")) as bar:
+            done = [trainer.steps]
+
+            def progress(steps: int, budget: int | None, loss: float) -> None:
+                bar.label = f"training {trainer.plan.name}  loss/step {loss:.4g}"
+                bar.update(steps - done[0])
+                done[0] = steps
+
+            return trainer.run(run_dir, progress)
+    except TrainingDiverged as error:
+        run_dir.close()
+        where = (f"the last good checkpoint is {run_dir.checkpoint_path}"
+                 if run_dir.checkpoint_path.exists() else "no checkpoint was written before it")
+        fail(f"training diverged: {error}; {where}", code=1)
+    finally:
+        run_dir.close()
+
+
+def _loss_windows(run_dir: RunDirectory) -> tuple[int, float, float]:
+    """Mean loss per step over the first and the last tenth of the sequences (at most 100)."""
+    with open(run_dir.path / "metrics.jsonl", encoding="utf-8") as stream:
+        losses = [json.loads(line)["loss_per_step"] for line in stream]
+    if not losses:
+        return 0, float("nan"), float("nan")
+    window = max(1, min(100, len(losses) // 10))
+    return window, float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
+
+
+@click.command()
+@SPEC_ARGUMENT
+@click.option("--weights", "weights_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Weights .npz (e.g. weights.npz of a run directory).")
+@click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Input sequence .npy of shape (steps, inputs).")
+@click.option("--record", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every unit group's activations per step to this .npz.")
+def run(spec: Path, weights_file: Path, inputs_file: Path, record: Path | None) -> None:
+    """Run SPEC forward on an input sequence; print the outputs as CSV (one row per step)."""
+    plan = compile_or_exit(spec)
+    try:
+        weights = load_weights(weights_file, plan)
+    except WeightsError as error:
+        fail(str(error))
+    try:
+        inputs = np.load(inputs_file, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        fail(f"{inputs_file}: cannot read a .npy array ({error})")
+    sim = Simulator(plan)
+    if inputs.ndim == 1 and sim.n_inputs == 1:
+        inputs = inputs[:, None]
+    if inputs.ndim != 2 or inputs.shape[1] != sim.n_inputs:
+        fail(f"{inputs_file}: inputs have shape {inputs.shape}; the network needs (steps, {sim.n_inputs})")
+    records, _ = sim.run(weights, inputs.astype(np.float64))
+    signals = {name: values[:, 0] if values.shape[1] == 1 else values
+               for name, values in sim.signals(records).items()}
+    for step, values in enumerate(np.concatenate([signals[u.name] for u in sim.outputs], axis=-1)):
+        click.echo(",".join(f"{v:.10g}" for v in np.ravel(values)))
+    if record is not None:
+        import io
+        buffer = io.BytesIO()
+        np.savez(buffer, inputs=inputs, **signals)
+        write_atomically(record, buffer.getvalue())
+        click.echo(f"recorded {len(signals)} unit groups over {len(inputs)} steps to {record}", err=True)

@@ -1,0 +1,82 @@
+"""1997 Exp. 4 (adding) and Exp. 5 (multiplication): remember two marked real values.
+
+Each step is a pair (value, marker). Positions below are 0-based array indices.
+
+- length L uniform integer in [T, T + T//10] (both ends included);
+- the first mark at a uniform position among the first 10 pairs (indices 0..9);
+- the second mark at a uniform position among the first T//2 - 1 pairs (indices
+  0..T//2-2) other than the first mark;
+- markers: 1 at the two marked pairs, -1 at the first and the last pair unless marked (the
+  last pair never is), 0 elsewhere;
+- if the first pair (index 0) is marked, its value is replaced by the neutral element of the
+  operation: 0 for adding, 1.0 for multiplication (the 1997 text: "we set X1 to zero / to
+  1.0"); the input carries the replaced value, so the target can be recomputed from inputs;
+- target only at the last step (NaN elsewhere): adding 0.5 + (X1 + X2)/4, in [0, 1];
+  multiplication X1 * X2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Sequence, register
+
+FIRST_WINDOW = 10
+
+
+class _MarkedPairs:
+    n_inputs = 2
+    n_outputs = 1
+    continual = False
+    low: float
+    high: float
+    neutral: float
+
+    def __init__(self, length: int = 100) -> None:
+        if isinstance(length, bool) or not isinstance(length, int) or length < 2 * FIRST_WINDOW:
+            raise ValueError(f"length (the minimal sequence length T) must be an integer >= "
+                             f"{2 * FIRST_WINDOW}, got {length!r}")
+        self.length = length
+
+    def combine(self, x1: float, x2: float) -> float:
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        T = self.length
+        L = int(rng.integers(T, T + T // 10, endpoint=True))
+        first = int(rng.integers(FIRST_WINDOW))
+        candidates = [k for k in range(T // 2 - 1) if k != first]
+        second = candidates[int(rng.integers(len(candidates)))]
+        values = rng.uniform(self.low, self.high, L)
+        markers = np.zeros(L)
+        markers[0] = markers[-1] = -1.0
+        markers[[first, second]] = 1.0
+        if 0 in (first, second):
+            values[0] = self.neutral
+        targets = np.full((L, 1), np.nan)
+        targets[-1, 0] = self.combine(values[first], values[second])
+        return Sequence(np.column_stack([values, markers]), targets)
+
+
+@register("adding")
+class Adding(_MarkedPairs):
+    """1997 Exp. 4, the adding problem: values in [-1, 1], target 0.5 + (X1 + X2) / 4 at
+    the last step. ``length`` is the minimal sequence length T (paper: 100, 500, 1000)."""
+
+    name = "adding"
+    low, high, neutral = -1.0, 1.0, 0.0
+
+    def combine(self, x1: float, x2: float) -> float:
+        return 0.5 + (x1 + x2) / 4.0
+
+
+@register("multiplication")
+class Multiplication(_MarkedPairs):
+    """1997 Exp. 5, the multiplication problem: values in [0, 1], target X1 * X2 at the
+    last step. ``length`` is the minimal sequence length T (paper: 100)."""
+
+    name = "multiplication"
+    low, high, neutral = 0.0, 1.0, 1.0
+
+    def combine(self, x1: float, x2: float) -> float:
+        return x1 * x2

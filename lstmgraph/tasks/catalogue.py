@@ -1,0 +1,3 @@
+"""Importing this module registers the built-in tasks (their ``@register`` decorators run)."""
+
+from . import adding, periodic, recall, reber, temporal_order  # noqa: F401

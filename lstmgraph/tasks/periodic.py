@@ -1,0 +1,67 @@
+"""Gers et al. 2002, periodic function generation (PFG): produce a wave with no input.
+
+The timing network has one input unit; PFG gives it nothing, so the input is always 0.
+With step t = 1, 2, ... (the papers' step numbering) and m = t mod F:
+
+- cosine:    f(t) = (1 - cos(2 pi t / F)) / 2
+- triangle:  f(t) = 2 m / F if m <= F/2, else 2 - 2 m / F      (0 at m = 0, 1 at m = F/2)
+- rectangle: f(t) = 1 if m > F/2, else 0
+
+all in [0, 1] with period F. The triangle is the seed note's formula with its two branches
+swapped: as printed (2m/F if m > F/2, else 2 - 2m/F) it ranges over [1, 2], not [0, 1];
+swapped it has the same range and phase as the cosine. The rectangle is as printed.
+
+The task is continual (no reset between samples) yet stateless: every sample is a whole
+number of periods long (``length`` rounded up to a multiple of F), so sample k + 1 continues
+the wave exactly where sample k ended, and every sample is the same (``rng`` is not used).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Sequence, register
+
+SHAPES = ("cosine", "triangle", "rectangle")
+
+
+def wave(shape: str, period: int, t: np.ndarray) -> np.ndarray:
+    """The target wave ``shape`` of period ``period`` at steps ``t``."""
+    t = np.asarray(t, dtype=np.float64)
+    m = np.mod(t, period)
+    if shape == "cosine":
+        return (1.0 - np.cos(2.0 * np.pi * t / period)) / 2.0
+    if shape == "triangle":
+        return np.where(m <= period / 2, 2.0 * m / period, 2.0 - 2.0 * m / period)
+    if shape == "rectangle":
+        return np.where(m > period / 2, 1.0, 0.0)
+    raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shape!r}")
+
+
+@register("periodic_function")
+class PeriodicFunction:
+    """2002 PFG. Options: ``shape`` (cosine, triangle, rectangle), ``period`` F (integer >= 2,
+    paper: 10 or 25), ``length`` of one sample, rounded up to a multiple of F (attribute
+    ``length`` holds the rounded value)."""
+
+    name = "periodic_function"
+    n_inputs = 1
+    n_outputs = 1
+    continual = True
+
+    def __init__(self, shape: str = "cosine", period: int = 10, length: int = 100) -> None:
+        if shape not in SHAPES:
+            raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shape!r}")
+        for option, value, least in (("period", period, 2), ("length", length, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{option} must be an integer >= {least}, got {value!r}")
+        self.shape = shape
+        self.period = period
+        self.length = math.ceil(length / period) * period
+        self._sequence = Sequence(np.zeros((self.length, 1)),
+                                  wave(shape, period, np.arange(1, self.length + 1))[:, None])
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        return Sequence(self._sequence.inputs.copy(), self._sequence.targets.copy())

@@ -1,0 +1,242 @@
+"""Reber grammars: the 1997 embedded Reber grammar (ERG), the plain Reber grammar and the
+2000 continual embedded Reber grammar (CERG).
+
+Symbols are one-hot in the fixed order ``B, T, P, S, X, V, E`` (unit 0 = B ... unit 6 = E),
+the order the 1997 paper lists them in; inputs and outputs use the same order.
+
+The grammars are deterministic finite automata whose edges carry symbols; where a state has
+two outgoing edges each is taken with probability 0.5 (1997, Exp. 1). Because every state's
+outgoing symbols are distinct, the state after any prefix is unique, so "the symbols that may
+legally come next" is a well-defined set (`Automaton.successors`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+from .base import Sequence, register
+
+SYMBOLS: tuple[str, ...] = ("B", "T", "P", "S", "X", "V", "E")
+INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
+
+Edges = dict[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class Automaton:
+    """A deterministic automaton over `SYMBOLS`; strings run from ``start`` to ``final``."""
+
+    name: str
+    start: str
+    final: str
+    edges: Edges
+    _next: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        table: dict[tuple[str, str], str] = {}
+        for state, out in self.edges.items():
+            for symbol, target in out:
+                if (state, symbol) in table:
+                    raise ValueError(f"{self.name}: state {state!r} has two edges labelled {symbol!r}")
+                table[(state, symbol)] = target
+        object.__setattr__(self, "_next", table)
+
+    @property
+    def transitions(self) -> frozenset[tuple[str, str, str]]:
+        """Every edge (state, symbol, next state) of the automaton (all are reachable)."""
+        return frozenset((s, sym, t) for s, out in self.edges.items() for sym, t in out)
+
+    @property
+    def first_symbols(self) -> frozenset[str]:
+        """The symbols a string may start with."""
+        return frozenset(symbol for symbol, _ in self.edges[self.start])
+
+    def generate(self, rng: np.random.Generator) -> str:
+        """One random string; each edge of a branching state is equally likely."""
+        state, out = self.start, []
+        while state != self.final:
+            edges = self.edges[state]
+            symbol, state = edges[int(rng.integers(len(edges)))] if len(edges) > 1 else edges[0]
+            out.append(symbol)
+        return "".join(out)
+
+    def states(self, string: Iterable[str]) -> list[str]:
+        """The states visited reading ``string`` (start state first); ValueError if illegal."""
+        state, visited = self.start, [self.start]
+        for i, symbol in enumerate(string):
+            try:
+                state = self._next[(state, symbol)]
+            except KeyError:
+                raise ValueError(f"{self.name}: symbol {symbol!r} at position {i} is not allowed "
+                                 f"there (allowed: {''.join(sorted(self.symbols_from(state)))})") from None
+            visited.append(state)
+        return visited
+
+    def path(self, string: str) -> list[tuple[str, str, str]]:
+        """The edges (state, symbol, next state) taken reading ``string``."""
+        visited = self.states(string)
+        return [(visited[i], symbol, visited[i + 1]) for i, symbol in enumerate(string)]
+
+    def successors(self, prefix: str) -> frozenset[str]:
+        """The symbols that may legally follow ``prefix`` (empty after a complete string)."""
+        return frozenset(self.symbols_from(self.states(prefix)[-1]))
+
+    def accepts(self, string: str) -> bool:
+        """Whether ``string`` is a complete string of the grammar."""
+        try:
+            return self.states(string)[-1] == self.final
+        except ValueError:
+            return False
+
+    def symbols_from(self, state: str) -> list[str]:
+        """The symbols on the edges leaving ``state``."""
+        return [symbol for symbol, _ in self.edges.get(state, ())]
+
+
+def _reber_edges(prefix: str, exit_state: str) -> Edges:
+    """The Reber automaton (1997 Fig. 3): nodes ``prefix0..prefix6``, leaving to ``exit_state``."""
+    n = [f"{prefix}{k}" for k in range(7)]
+    return {
+        n[0]: (("B", n[1]),),
+        n[1]: (("T", n[2]), ("P", n[3])),
+        n[2]: (("S", n[2]), ("X", n[4])),
+        n[3]: (("T", n[3]), ("V", n[5])),
+        n[4]: (("X", n[3]), ("S", n[6])),
+        n[5]: (("P", n[4]), ("V", n[6])),
+        n[6]: (("E", exit_state),),
+    }
+
+
+def _embedded_edges(with_begin_end: bool) -> Edges:
+    """The embedded Reber automaton (1997 Fig. 4): B, then T or P, a Reber string, the same
+    T or P again, then E. Without begin/end only the outer B and E are dropped."""
+    edges: Edges = {"open": (("T", "T0"), ("P", "P0"))}
+    edges.update(_reber_edges("T", "Tclose"))
+    edges.update(_reber_edges("P", "Pclose"))
+    after = "end" if with_begin_end else "accept"
+    edges["Tclose"] = (("T", after),)
+    edges["Pclose"] = (("P", after),)
+    if with_begin_end:
+        edges["begin"] = (("B", "open"),)
+        edges["end"] = (("E", "accept"),)
+    return edges
+
+
+REBER = Automaton("reber", "r0", "accept", _reber_edges("r", "accept"))
+EMBEDDED_REBER = Automaton("embedded_reber", "begin", "accept", _embedded_edges(True))
+EMBEDDED_REBER_WITHOUT_BEGIN_END = Automaton("embedded_reber_without_begin_end", "open", "accept",
+                                             _embedded_edges(False))
+
+
+def one_hot(symbols: Iterable[str]) -> np.ndarray:
+    """Rows of the one-hot code of ``symbols`` (order `SYMBOLS`)."""
+    symbols = list(symbols)
+    out = np.zeros((len(symbols), len(SYMBOLS)))
+    out[np.arange(len(symbols)), [INDEX[s] for s in symbols]] = 1.0
+    return out
+
+
+def multi_hot(symbol_sets: Iterable[Iterable[str]]) -> np.ndarray:
+    """Rows with a 1 at every symbol of each set, 0 elsewhere."""
+    sets = list(symbol_sets)
+    out = np.zeros((len(sets), len(SYMBOLS)))
+    for row, symbols in enumerate(sets):
+        out[row, [INDEX[s] for s in symbols]] = 1.0
+    return out
+
+
+def prediction_sequence(automaton: Automaton, string: str, continual: bool) -> Sequence:
+    """Inputs: the symbols of ``string``; target at each step: the legal next symbols.
+
+    Independent strings stop before the final symbol (nothing follows it). In a continual
+    stream the final symbol is an input too and its target is the legal first symbols of
+    the next string.
+    """
+    out_sets = [automaton.symbols_from(state) for state in automaton.states(string)[1:]]
+    if continual:
+        out_sets[-1] = sorted(automaton.first_symbols)
+        return Sequence(one_hot(string), multi_hot(out_sets))
+    return Sequence(one_hot(string[:-1]), multi_hot(out_sets[:-1]))
+
+
+class _GrammarTask:
+    automaton: Automaton
+    n_inputs = len(SYMBOLS)
+    n_outputs = len(SYMBOLS)
+    continual = False
+
+    symbols = SYMBOLS
+
+    def successors(self, prefix: str) -> frozenset[str]:
+        """The symbols that may legally follow ``prefix``."""
+        return self.automaton.successors(prefix)
+
+    def accepts(self, string: str) -> bool:
+        """Whether ``string`` is a complete string of this task's grammar."""
+        return self.automaton.accepts(string)
+
+    def generate(self, rng: np.random.Generator) -> str:
+        """One random string of the grammar (what `sample` encodes)."""
+        return self.automaton.generate(rng)
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        return prediction_sequence(self.automaton, self.automaton.generate(rng), self.continual)
+
+
+@register("embedded_reber")
+class EmbeddedReber(_GrammarTask):
+    """1997 Exp. 1, the embedded Reber grammar (ERG): predict the next symbol at every step.
+
+    One sample is one ERG string ``B (T|P) <Reber string> (T|P, the same) E``, branch
+    probability 0.5. Input at step t is symbol t (one-hot, order B,T,P,S,X,V,E); the string's
+    final E is never an input, so T = len(string) - 1. Target at step t is **multi-hot**: 1
+    for every symbol that may legally come next, 0 for the others (not the one symbol that
+    actually follows, and not probabilities 0.5/0.5). This is what the papers' success test
+    "the output units of the possible next symbols are the most active" needs. Independent
+    sequences (activations reset before each, as in 1997).
+    """
+
+    name = "embedded_reber"
+    automaton = EMBEDDED_REBER
+
+    def __init__(self) -> None:
+        pass
+
+
+@register("reber")
+class Reber(_GrammarTask):
+    """The plain (non-embedded) Reber grammar ``B ... E``, same coding and targets as ERG."""
+
+    name = "reber"
+    automaton = REBER
+
+    def __init__(self) -> None:
+        pass
+
+
+@register("continual_embedded_reber")
+class ContinualEmbeddedReber(_GrammarTask):
+    """Gers et al. 2000, the continual embedded Reber grammar (CERG).
+
+    The stream is the concatenation of independent ERG strings with no reset in between;
+    each `sample` is one string. Unlike ERG every symbol, including the final E, is an input
+    (T = len(string)); the target at the final E is the first symbol of the next string, B.
+    Targets are multi-hot legal successors as in `EmbeddedReber`.
+
+    ``without_begin_end=True`` is the paper's extra variant: the outer B and E of each ERG
+    string are dropped (``(T|P) <Reber string> (T|P)``), so the closing T/P is followed by the
+    next string's opening T/P (target {T, P}). The inner Reber string keeps its own B and E.
+    Inputs and outputs stay 7 wide in both variants.
+    """
+
+    name = "continual_embedded_reber"
+    continual = True
+
+    def __init__(self, without_begin_end: bool = False) -> None:
+        if not isinstance(without_begin_end, bool):
+            raise ValueError(f"without_begin_end must be true or false, not {without_begin_end!r}")
+        self.without_begin_end = without_begin_end
+        self.automaton = EMBEDDED_REBER_WITHOUT_BEGIN_END if without_begin_end else EMBEDDED_REBER

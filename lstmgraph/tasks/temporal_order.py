@@ -1,0 +1,77 @@
+"""1997 Exp. 6, the temporal order problem (6a, 6b); 6b is also the 2000 paper's "noisy
+temporal order" (NTO), and with ``continual=True`` its continual variant (CNTO).
+
+Inputs are one-hot over 8 symbols in the order ``a, b, c, d, X, Y, E, B`` (unit 0 = a ...
+unit 7 = B). Positions below are 1-based as in the paper (step 1 is the first symbol):
+
+- length L uniform integer in [100, 110];
+- step 1 is E, step L is B (the trigger), all other steps uniform among {a, b, c, d}
+  except the relevant steps, each uniform in its window (both ends included) and carrying
+  X or Y with probability 0.5 each:
+  6a: t1 in [10, 20], t2 in [50, 60];  6b: t1 in [10, 20], t2 in [33, 43], t3 in [66, 76];
+- target only at step L (NaN elsewhere): one-hot class, 4 outputs (6a) or 8 (6b). The class
+  index is the X/Y sequence read as a binary number, X = 0, Y = 1, first symbol most
+  significant: 6a XX, XY, YX, YY = 0..3 (the paper's Q, R, S, U); 6b XXX, XXY, ..., YYY =
+  0..7 (Q, R, S, U, V, A, B, C).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Sequence, register
+
+SYMBOLS: tuple[str, ...] = ("a", "b", "c", "d", "X", "Y", "E", "B")
+INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
+DISTRACTORS = (INDEX["a"], INDEX["b"], INDEX["c"], INDEX["d"])
+MIN_LENGTH, MAX_LENGTH = 100, 110
+WINDOWS: dict[str, tuple[tuple[int, int], ...]] = {
+    "6a": ((10, 20), (50, 60)),
+    "6b": ((10, 20), (33, 43), (66, 76)),
+}
+
+
+def class_of(relevant: str) -> int:
+    """Class index of an X/Y string such as ``"XY"`` (X = 0, Y = 1, first most significant)."""
+    return int(relevant.replace("X", "0").replace("Y", "1"), 2)
+
+
+@register("temporal_order")
+class TemporalOrder:
+    """1997 Exp. 6a/6b: classify a sequence by the order of its widely separated X/Y symbols.
+
+    Options: ``variant`` "6a" (2 relevant symbols, 4 classes) or "6b" (3 relevant symbols,
+    8 classes); ``continual`` (default false) marks the stream as continual with no reset
+    between sequences, the 2000 paper's CNTO; the sequences themselves are the same.
+    """
+
+    name = "temporal_order"
+    n_inputs = len(SYMBOLS)
+    symbols = SYMBOLS
+
+    def __init__(self, variant: str = "6a", continual: bool = False) -> None:
+        if variant not in WINDOWS:
+            raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {variant!r}")
+        if not isinstance(continual, bool):
+            raise ValueError(f"continual must be true or false, not {continual!r}")
+        self.variant = variant
+        self.windows = WINDOWS[variant]
+        self.n_outputs = 2 ** len(self.windows)
+        self.continual = continual
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        length = int(rng.integers(MIN_LENGTH, MAX_LENGTH, endpoint=True))
+        codes = rng.choice(DISTRACTORS, size=length)
+        codes[0], codes[-1] = INDEX["E"], INDEX["B"]
+        label = 0
+        for low, high in self.windows:
+            step = int(rng.integers(low, high, endpoint=True))  # 1-based
+            is_y = int(rng.integers(2))
+            codes[step - 1] = INDEX["Y"] if is_y else INDEX["X"]
+            label = 2 * label + is_y
+        inputs = np.zeros((length, len(SYMBOLS)))
+        inputs[np.arange(length), codes] = 1.0
+        targets = np.full((length, self.n_outputs), np.nan)
+        targets[-1] = 0.0
+        targets[-1, label] = 1.0
+        return Sequence(inputs, targets)

@@ -1,0 +1,96 @@
+"""Where training sequences come from: a built-in task's seeded stream, or an .npz file.
+
+Both sources save and restore their position exactly (the task's random generator state, or
+the epoch and index in the file), so a resumed run sees the same data as an uninterrupted one.
+An .npz data file holds ``inputs`` (steps, n_inputs), ``targets`` (steps, n_outputs; NaN = no
+target) and optionally ``starts``, the step indices where sequences begin (default: one
+sequence). Sequences of a file are visited in order, once per epoch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..tasks import Sequence, Task
+
+
+class DataError(Exception):
+    """A data file that cannot be used with this network."""
+
+
+class TaskStream:
+    """An endless stream of sequences from a task; ``seed`` fixes it exactly."""
+
+    def __init__(self, task: Task, seed: int):
+        self.task = task
+        self.continual = task.continual
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, 2000]))
+
+    def next(self) -> Sequence | None:
+        return self.task.sample(self.rng)
+
+    def state(self) -> str:
+        return json.dumps(self.rng.bit_generator.state)
+
+    def restore(self, state: str) -> None:
+        self.rng.bit_generator.state = json.loads(state)
+
+
+class DataFile:
+    """The sequences of an .npz file, ``epochs`` times over, in file order."""
+
+    continual = False
+
+    def __init__(self, path: str | Path, n_inputs: int, n_outputs: int, epochs: int | None):
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in archive.files}
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file") from None
+        except (OSError, ValueError) as error:
+            raise DataError(f"{path}: not an .npz file without pickled objects ({error})") from None
+        for key in ("inputs", "targets"):
+            if key not in arrays:
+                raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
+        inputs = np.asarray(arrays["inputs"], dtype=np.float64)
+        targets = np.asarray(arrays["targets"], dtype=np.float64)
+        if inputs.ndim == 1 and n_inputs == 1:
+            inputs = inputs[:, None]
+        if targets.ndim == 1 and n_outputs == 1:
+            targets = targets[:, None]
+        if inputs.ndim != 2 or inputs.shape[1] != n_inputs:
+            raise DataError(f"{path}: 'inputs' has shape {inputs.shape}; the network needs (steps, {n_inputs})")
+        if targets.shape != (len(inputs), n_outputs):
+            raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
+                            f"({len(inputs)}, {n_outputs}), one row per input step")
+        if not np.isfinite(inputs).all():
+            raise DataError(f"{path}: 'inputs' holds NaN or infinite values")
+        starts = np.asarray(arrays.get("starts", [0]), dtype=np.int64).ravel()
+        if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= len(inputs):
+            raise DataError(f"{path}: 'starts' must begin at 0 and increase strictly within the {len(inputs)} steps")
+        bounds = list(starts) + [len(inputs)]
+        self.sequences = [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.epochs = epochs
+        self.epoch = 0
+        self.index = 0
+
+    def next(self) -> Sequence | None:
+        if self.index == len(self.sequences):
+            self.epoch += 1
+            self.index = 0
+        if self.epochs is not None and self.epoch >= self.epochs:
+            return None
+        sequence = self.sequences[self.index]
+        self.index += 1
+        return sequence
+
+    def state(self) -> str:
+        return json.dumps({"epoch": self.epoch, "index": self.index})
+
+    def restore(self, state: str) -> None:
+        position = json.loads(state)
+        self.epoch, self.index = position["epoch"], position["index"]

@@ -1,0 +1,229 @@
+"""Online training of a compiled plan by its spec's ``training`` section.
+
+Per sequence: reset the activations and traces (unless the stream is continual), run every
+step forward, and update the weights after every step (``update: online``, the papers) or once
+per sequence; BPTT updates after each window or sequence. Checkpoints are written at sequence
+boundaries once ``checkpoint_every`` steps have passed, holding the weights, optimiser state,
+eligibility traces, activations, data position and counters, so that a resumed run ends
+bit-identical to an uninterrupted one. Non-finite activations or weights stop the run with the
+step and unit group named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..engine.bptt import bptt_gradient
+from ..engine.simulator import Simulator
+from ..engine.traces import RealTimeRecurrentLearning
+from ..engine.weights import Weights, initial_weights
+from ..errors import Problem, SpecError
+from ..plan import Plan
+from ..spec.models import TrainingSpec
+from ..tasks import Sequence, TaskError, make_task
+from .data import DataFile, TaskStream
+from .optim import Optimizer
+from .rundir import RunDirectory
+
+Progress = Callable[[int, int | None, float], None]
+
+
+class TrainingDiverged(Exception):
+    """NaN or infinity appeared; names the step and the unit group (or weights)."""
+
+    def __init__(self, step: int, where: str):
+        self.step = step
+        self.where = where
+        super().__init__(f"non-finite values at step {step} in {where}")
+
+
+@dataclass(frozen=True)
+class Summary:
+    steps: int
+    sequences: int
+    final_loss_per_step: float
+    stopped_by: str
+
+
+def training_section(plan: Plan) -> TrainingSpec:
+    training = plan.document.spec.training
+    if training is None:
+        raise SpecError([Problem(("training",), "the spec has no training section",
+                                 expected="training: {learning_rate: ..., task: {name: ...}} "
+                                          "(docs/spec.md)")], plan.document.source)
+    return training
+
+
+def data_source(plan: Plan, training: TrainingSpec, sim: Simulator, seed: int):
+    """The task stream or data file of the training section, checked against the network."""
+    source = plan.document.source
+    if training.data is not None:
+        base = Path(source.filename).parent
+        path = Path(training.data) if Path(training.data).is_absolute() else base / training.data
+        return DataFile(path, sim.n_inputs, sim.n_outputs, training.epochs or (None if training.steps else 1))
+    try:
+        task = make_task(training.task.name, training.task.options)
+    except TaskError as error:
+        raise SpecError([Problem(("training", "task"), str(error))], source) from None
+    if (task.n_inputs, task.n_outputs) != (sim.n_inputs, sim.n_outputs):
+        raise SpecError([Problem(("training", "task"), f"task '{task.name}' has {task.n_inputs} inputs "
+                                 f"and {task.n_outputs} outputs, the network {sim.n_inputs} and {sim.n_outputs}")],
+                        source)
+    return TaskStream(task, seed)
+
+
+class Trainer:
+    """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream."""
+
+    def __init__(self, plan: Plan, trials: int = 1):
+        self.plan = plan
+        self.training = training = training_section(plan)
+        if training.steps is None and training.epochs is None and training.data is None:
+            raise SpecError([Problem(("training",), "no length for the run",
+                                     expected="training.steps (or --steps)")], plan.document.source)
+        self.trials = trials
+        init_seed = plan.document.spec.init.seed
+        self.weights: Weights = initial_weights(plan, [init_seed + i for i in range(trials)])
+        self.sim = Simulator(plan, full_gradient=training.learning_rule == "rtrl")
+        self.source = data_source(plan, training, self.sim,
+                                  training.seed if training.seed is not None else init_seed)
+        self.reset_each_sequence = (training.reset == "sequence" if training.reset
+                                    else not self.source.continual)
+        self.learner = (RealTimeRecurrentLearning(self.sim, trials)
+                        if training.learning_rule != "bptt" else None)
+        self.optimizer = Optimizer(training.learning_rate, training.momentum, training.learning_rate_decay)
+        self.state = self.sim.zero_state(trials)
+        self.steps = 0
+        self.sequences = 0
+        self.metric_rows = 0
+        self.recent = deque(maxlen=training.stop_window)
+
+    # -- one sequence ---------------------------------------------------------------------------
+    def train_sequence(self, sequence: Sequence) -> np.ndarray:
+        """Train on one sequence; returns its summed loss per trial."""
+        if self.reset_each_sequence or self.sequences == 0:
+            self.state = self.sim.zero_state(self.trials)
+            if self.learner:
+                self.learner.reset(self.trials)
+        if self.learner is not None:
+            total = self._rtrl_sequence(sequence)
+        else:
+            total = self._bptt_sequence(sequence)
+        self.optimizer.after("sequence")
+        self.sequences += 1
+        return total
+
+    def _rtrl_sequence(self, sequence: Sequence) -> np.ndarray:
+        online = self.training.update_mode == "online"
+        total = np.zeros(self.trials)
+        accumulated = None
+        for x, target in zip(sequence.inputs, sequence.targets):
+            loss, grads, self.state, record = self.learner.step(
+                self.weights, self.state, x, target, self.training.loss)
+            self.steps += 1
+            for name in self.sim.order:
+                if not np.isfinite(record.y[name]).all():
+                    raise TrainingDiverged(self.steps, f"unit group '{name}'")
+            total += loss
+            if online:
+                self._update(grads)
+            else:
+                accumulated = grads if accumulated is None else {k: accumulated[k] + grads[k] for k in grads}
+            self.optimizer.after("step")
+        if accumulated is not None:
+            self._update(accumulated)
+        return total
+
+    def _bptt_sequence(self, sequence: Sequence) -> np.ndarray:
+        window = self.training.bptt_window or len(sequence)
+        total = np.zeros(self.trials)
+        for start in range(0, len(sequence), window):
+            stop = min(start + window, len(sequence))
+            loss, grads, self.state = bptt_gradient(
+                self.sim, self.weights, sequence.inputs[start:stop], sequence.targets[start:stop],
+                self.training.loss, self.state)
+            self.steps += stop - start
+            for name, values in self.state.items():
+                if not np.isfinite(values).all():
+                    raise TrainingDiverged(self.steps, f"unit group '{name}' (steps {self.steps - (stop - start) + 1}-{self.steps})")
+            total += loss
+            self._update(grads)
+            for _ in range(stop - start):
+                self.optimizer.after("step")
+        return total
+
+    def _update(self, grads: dict[str, np.ndarray]) -> None:
+        self.optimizer.apply(self.weights, grads)
+        for name in grads:
+            if not np.isfinite(self.weights[name]).all():
+                raise TrainingDiverged(self.steps, f"the weights of '{name}'")
+
+    # -- the whole run --------------------------------------------------------------------------
+    def run(self, run_dir: RunDirectory | None = None, progress: Progress | None = None) -> Summary:
+        training = self.training
+        budget = training.steps
+        last_checkpoint = self.steps
+        stopped_by = "steps" if budget else "epochs"
+        while budget is None or self.steps < budget:
+            sequence = self.source.next()
+            if sequence is None:
+                break
+            total = self.train_sequence(sequence)
+            per_step = total / max(len(sequence), 1)
+            self.recent.append(per_step)
+            row = {"sequence": self.sequences, "step": self.steps, "loss": float(total.mean()),
+                   "loss_per_step": float(per_step.mean()), "learning_rate": self.optimizer.rate}
+            if self.trials > 1:
+                row["loss_trials"] = total.tolist()
+            if run_dir is not None:
+                run_dir.append_metrics(row)
+            self.metric_rows += 1
+            if progress is not None:
+                progress(self.steps, budget, float(np.mean(self.recent)))
+            if (training.stop_loss is not None and len(self.recent) == self.recent.maxlen
+                    and np.max(np.mean(self.recent, axis=0)) < training.stop_loss):
+                stopped_by = "stop_loss"
+                break
+            if run_dir is not None and self.steps - last_checkpoint >= training.checkpoint_every:
+                run_dir.save_checkpoint(self.checkpoint())
+                last_checkpoint = self.steps
+        if run_dir is not None:
+            run_dir.save_checkpoint(self.checkpoint())
+        final = float(np.mean(self.recent)) if self.recent else math.nan
+        return Summary(self.steps, self.sequences, final, stopped_by)
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def checkpoint(self) -> dict[str, np.ndarray]:
+        arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
+        arrays.update({f"optimizer/{k}": v for k, v in self.optimizer.state().items()})
+        arrays.update({f"state/{k}": v for k, v in self.state.items()})
+        if self.learner is not None:
+            for unit, groups in self.learner.traces.items():
+                arrays.update({f"traces/{unit}/{group}": data for group, data in groups.items()})
+        arrays["recent_losses"] = np.array(list(self.recent)).reshape(-1, self.trials)
+        arrays["data_position"] = np.array(self.source.state())
+        arrays["counters"] = np.array([self.steps, self.sequences, self.metric_rows, self.trials])
+        return arrays
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.steps, self.sequences, self.metric_rows, trials = (int(v) for v in arrays["counters"])
+        if trials != self.trials:
+            raise ValueError(f"the checkpoint holds {trials} trials, not {self.trials}")
+        self.weights = {k.split("/", 1)[1]: np.array(v) for k, v in arrays.items() if k.startswith("weights/")}
+        self.optimizer.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("optimizer/")})
+        self.state = {k.split("/", 1)[1]: np.array(v) for k, v in arrays.items() if k.startswith("state/")}
+        if self.learner is not None:
+            self.learner.reset(self.trials)
+            for key, value in arrays.items():
+                if key.startswith("traces/"):
+                    _, unit, group = key.split("/", 2)
+                    self.learner.traces[unit][group] = np.array(value)
+        self.recent.clear()
+        self.recent.extend(np.array(row) for row in arrays["recent_losses"])
+        self.source.restore(str(arrays["data_position"]))
