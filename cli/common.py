@@ -40,6 +40,8 @@ def compile_or_exit(spec: Path, as_json: bool = False,
         data, source = read_spec_file(spec)
         if overrides and isinstance(data, dict):
             for section, values in overrides.items():
+                if not values:
+                    continue
                 target = data.setdefault(section, {})
                 if not isinstance(target, dict):
                     continue  # validation reports the malformed section

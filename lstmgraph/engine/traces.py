@@ -108,12 +108,24 @@ class TraceLayout:
                     if new != self.rep.get((unit, group)):
                         self.rep[(unit, group)] = new
                         changed = True
+        # What the runtime evaluates: the non-zero terms of each non-zero sensitivity.
+        self.terms = {(unit, group): self._unit_terms(unit, group)
+                      for unit in self.forward_units for group in self.nonzero(unit)}
+        self.blocks = {key: rep.block for key, rep in self.rep.items() if isinstance(rep, Aligned)}
+
+    def _unit_terms(self, unit: str, group: str) -> list[tuple[str, Link, Rep]]:
+        terms = []
+        for link in self.sim.incoming[unit]:
+            for kind in ("direct", "source", "gate"):
+                term = self._term(kind, link, group, None, None, None)
+                if term is not None:
+                    terms.append((kind, link, term[0]))
+        return terms
 
     def _unit_rep(self, unit: str, group: str) -> Rep:
         result: Rep = None
-        for link in self.sim.incoming[unit]:
-            for rep, _ in self._contributions(link, group, None, None, None):
-                result = merge(result, rep)
+        for _, _, rep in self._unit_terms(unit, group):
+            result = merge(result, rep)
         if result is not None and self.sim.units[unit].activation == "softmax":
             result = DENSE
         return result
@@ -121,20 +133,24 @@ class TraceLayout:
     def nonzero(self, unit: str) -> list[str]:
         return [group for group in self.groups if self.rep.get((unit, group)) is not None]
 
-    # -- the transfer rules, shared by the analysis (data None) and the runtime ----------------
-    def _contributions(self, link: Link, group: str, record: StepRecord | None,
-                       weights: Weights | None, sensitivities):
-        """(rep, data) of each term of d net_target / dW_group that ``link`` contributes."""
+    # -- the transfer rules, shared by the analysis (record None) and the runtime --------------
+    def _term(self, kind: str, link: Link, group: str, record: StepRecord | None,
+              weights: Weights | None, sensitivities) -> tuple[Rep, np.ndarray | None] | None:
+        """(rep, data) of one term of d net_target / dW_group that ``link`` contributes:
+        ``direct`` (the link is the weight matrix itself), ``source`` (through the source's
+        sensitivity) or ``gate`` (through the gate's sensitivity); None when it is zero."""
         sim = self.sim
         numeric = record is not None
-        trials = record.y["bias"].shape[0] if numeric else 0
         gate = record.gate.get(link.name) if numeric else None
         source = record.source[link.name] if numeric else None
         weight = weights[link.name] if numeric else None
-        if link.name == group:
+        if kind == "direct":
+            if link.name != group:
+                return None
             rows = tuple(range(sim.units[link.target].size))
             data = None
             if numeric:
+                trials = source.shape[0]
                 gated = source if gate is None else gate * source
                 if link.pattern == "full":
                     data = np.broadcast_to(gated[:, None, :], (trials, len(rows), gated.shape[1]))
@@ -142,28 +158,33 @@ class TraceLayout:
                     data = gated[:, :, None]
                 else:
                     data = gated.reshape(trials, len(rows), link.peephole_block)
-            yield Aligned(rows), data
-        if link.carries and sim.units[link.source].computed:
+            return Aligned(rows), data
+        if kind == "source":
+            if not (link.carries and sim.units[link.source].computed):
+                return None
             rep = self.rep.get((link.source, group))
-            if rep is not None:
-                data = None
-                if numeric:
-                    data = sensitivities(link.source, link.delay)[group]
-                    if gate is not None:
-                        data = gate[:, :, None] * data
-                yield self._through_pattern(link, group, rep, data, weight)
-        if link.gate:
-            rep = self.rep.get((link.gate, group))
-            if rep is not None:
-                if isinstance(rep, Aligned) and link.gate_block > 1:
-                    rep = Aligned(tuple(r for r in rep.rows for _ in range(link.gate_block)))
-                data = None
-                if numeric:
-                    data = sensitivities(link.gate, 0)[group]
-                    if link.gate_block > 1:
-                        data = np.repeat(data, link.gate_block, axis=1)
-                    data = (-source if link.complement else source)[:, :, None] * data
-                yield self._through_pattern(link, group, rep, data, weight)
+            if rep is None:
+                return None
+            data = None
+            if numeric:
+                data = sensitivities(link.source, link.delay)[group]
+                if gate is not None:
+                    data = gate[:, :, None] * data
+            return self._through_pattern(link, group, rep, data, weight)
+        if not link.gate:
+            return None
+        rep = self.rep.get((link.gate, group))
+        if rep is None:
+            return None
+        if isinstance(rep, Aligned) and link.gate_block > 1:
+            rep = Aligned(tuple(r for r in rep.rows for _ in range(link.gate_block)))
+        data = None
+        if numeric:
+            data = sensitivities(link.gate, 0)[group]
+            if link.gate_block > 1:
+                data = np.repeat(data, link.gate_block, axis=1)
+            data = (-source if link.complement else source)[:, :, None] * data
+        return self._through_pattern(link, group, rep, data, weight)
 
     def _through_pattern(self, link: Link, group: str, rep: Rep, data, weight):
         if link.pattern == "one_to_one":
@@ -237,11 +258,13 @@ class RealTimeRecurrentLearning:
         grads, previous_error = sim.backward_step(weights, record, delta)
         for unit, error in previous_error.items():
             for group, data in self.traces.get(unit, {}).items():
-                self._contract(grads[group], error, self.layout.rep[(unit, group)], data)
+                self._contract(grads[group], error, unit, group, data)
         self.traces = self._propagate(weights, record)
         return step_loss, grads, new_state, record
 
-    def _contract(self, grad: np.ndarray, error: np.ndarray, rep: Rep, data: np.ndarray) -> None:
+    def _contract(self, grad: np.ndarray, error: np.ndarray, unit: str, group: str, data: np.ndarray) -> None:
+        """grad += dE/dy_unit(t-1) . trace, scattered into the rows the trace belongs to."""
+        rep = self.layout.rep[(unit, group)]
         trials = grad.shape[0]
         if rep is DENSE:
             grad.reshape(trials, -1)[...] += np.einsum("pi,piw->pw", error, data)
@@ -249,7 +272,7 @@ class RealTimeRecurrentLearning:
         group_rows = grad.shape[1]
         weighted = error[:, :, None] * data
         flat = grad.reshape(trials, group_rows, -1)
-        block = rep.block
+        block = self.layout.blocks[(unit, group)]
         if block == 1 and len(rep.rows) == group_rows:
             flat += weighted
         elif block is not None and len(rep.rows) == group_rows * block:
@@ -269,11 +292,11 @@ class RealTimeRecurrentLearning:
             for group in layout.nonzero(unit):
                 rep = layout.rep[(unit, group)]
                 total = None
-                for link in sim.incoming[unit]:
-                    for term_rep, data in layout._contributions(link, group, record, weights, sensitivities):
-                        if term_rep != rep:
-                            data = layout.to_dense(term_rep, group, data)
-                        total = data if total is None else total + data
+                for kind, link, term_rep in layout.terms[(unit, group)]:
+                    _, data = layout._term(kind, link, group, record, weights, sensitivities)
+                    if term_rep != rep:
+                        data = layout.to_dense(term_rep, group, data)
+                    total = data if total is None else total + data
                 current[unit][group] = activations.forward_tangent(
                     sim.units[unit].activation, record.net[unit], record.y[unit], total)
         return {unit: current[unit] for unit in layout.traced}

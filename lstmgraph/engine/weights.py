@@ -106,7 +106,10 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
     """Read weights written by `save_weights` (or by hand: one array per connection name)."""
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        archive = np.load(path, allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise WeightsError(f"{path}: a single array, not a weights .npz archive")
+        with archive:
             stored = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
         raise WeightsError(f"{path}: no such file") from None

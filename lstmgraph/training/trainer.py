@@ -107,6 +107,10 @@ class Trainer:
     # -- one sequence ---------------------------------------------------------------------------
     def train_sequence(self, sequence: Sequence) -> np.ndarray:
         """Train on one sequence; returns its summed loss per trial."""
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported instead
+            return self._train_sequence(sequence)
+
+    def _train_sequence(self, sequence: Sequence) -> np.ndarray:
         if self.reset_each_sequence or self.sequences == 0:
             self.state = self.sim.zero_state(self.trials)
             if self.learner:

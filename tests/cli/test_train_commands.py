@@ -1,0 +1,136 @@
+"""`lstmgraph train`, `run` and `gradcheck` as a user runs them, including kill and resume."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import numpy as np
+import yaml
+
+from conftest import SPECS
+from test_commands import SCRIPT, run
+
+
+def _short_spec(tmp_path, name: str = "gers2000_cerg", **training) -> str:
+    data = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+    data["training"].update(training)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_train_writes_a_complete_run_directory(tmp_path):
+    spec = _short_spec(tmp_path, "gers2002_timing", steps=400, checkpoint_every=100)
+    out = tmp_path / "run"
+    result = run("train", spec, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "trained gers2002_timing: 400 steps" in result.stdout
+    for name in ("spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz",
+                 "weights.npz", "summary.json"):
+        assert (out / name).exists(), name
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["step"] == 400 and len((out / "metrics.csv").read_text().splitlines()) == len(rows) + 1
+    resolved = yaml.safe_load((out / "spec.yaml").read_text())
+    assert resolved["training"]["task"] == {"name": "periodic_function", "shape": "cosine", "period": 10}
+    again = run("train", spec, "--out", str(out))
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+
+def test_a_killed_run_resumes_bit_identical(tmp_path):
+    spec = _short_spec(tmp_path, steps=6000, checkpoint_every=300)
+    whole, broken = tmp_path / "whole", tmp_path / "broken"
+    assert run("train", spec, "--out", str(whole), "--quiet").returncode == 0
+    process = subprocess.Popen([str(SCRIPT), "train", spec, "--out", str(broken), "--quiet"])
+    deadline = time.time() + 60
+    while not (broken / "checkpoint.npz").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (broken / "weights.npz").exists(), "the run finished before it could be killed"
+    resumed = run("train", "--resume", str(broken), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    with np.load(whole / "weights.npz") as a, np.load(broken / "weights.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for name in a.files:
+            if name != "__meta__":
+                assert np.array_equal(a[name], b[name]), name
+    assert (whole / "metrics.csv").read_text() == (broken / "metrics.csv").read_text()
+
+
+def test_resume_refuses_extra_options_and_empty_directories(tmp_path):
+    assert run("train", "--resume", str(tmp_path), "--steps", "5").returncode == 2
+    result = run("train", "--resume", str(tmp_path))
+    assert result.returncode == 2 and "holds no run" in result.stderr
+
+
+def test_divergence_exits_1_naming_the_step(tmp_path):
+    data = {"version": 1,
+            "groups": [{"name": "x", "kind": "input", "size": 2},
+                       {"name": "h", "kind": "hidden", "size": 2, "activation": "identity"},
+                       {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
+            "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1},
+                            {"from": "h", "to": "y"}],
+            "init": {"uniform": [2.0, 3.0]},
+            "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
+                         "task": {"name": "adding", "length": 20}}}
+    spec = tmp_path / "explode.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    result = run("train", str(spec), "--out", str(tmp_path / "run"), "--quiet")
+    assert result.returncode == 1
+    assert "training diverged: non-finite values at step" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_spec_without_training_section_is_a_spec_error(tmp_path):
+    spec = tmp_path / "plain.yaml"
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    del data["training"]
+    spec.write_text(yaml.safe_dump(data))
+    result = run("train", str(spec), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "training: the spec has no training section" in result.stderr
+
+
+def test_unknown_task_option_is_located(tmp_path):
+    spec = _short_spec(tmp_path, "hochreiter1997_adding", task={"name": "adding", "lenght": 100})
+    result = run("train", spec, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "training.task" in result.stderr and "lenght" in result.stderr
+
+
+def test_run_prints_outputs_and_records_signals(tmp_path):
+    spec = _short_spec(tmp_path, "gers2002_timing", steps=200, checkpoint_every=100)
+    assert run("train", spec, "--out", str(tmp_path / "run"), "--quiet").returncode == 0
+    np.save(tmp_path / "x.npy", np.array([[1.0], [0.0], [0.0], [1.0]]))
+    result = run("run", spec, "--weights", str(tmp_path / "run" / "weights.npz"),
+                 "--inputs", str(tmp_path / "x.npy"), "--record", str(tmp_path / "rec.npz"))
+    assert result.returncode == 0, result.stderr
+    outputs = [float(line) for line in result.stdout.split()]
+    assert len(outputs) == 4 and all(0 < value < 1 for value in outputs)
+    with np.load(tmp_path / "rec.npz") as record:
+        assert record["memory.state"].shape == (4, 1)
+        np.testing.assert_allclose(record["target"][:, 0], outputs, rtol=1e-9)
+    bad = run("run", spec, "--weights", str(tmp_path / "x.npy"), "--inputs", str(tmp_path / "x.npy"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_gradcheck_json_and_text():
+    result = run("gradcheck", str(SPECS / "gers2000_cerg.yaml"), "--json")
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert report["max_rel_error"] < 1e-6 and report["passed"]
+    text = run("gradcheck", str(SPECS / "gru.yaml"))
+    assert text.returncode == 0 and "truncated_rtrl_vs_bptt" in text.stdout
+
+
+def test_gradcheck_exits_1_above_tolerance(monkeypatch):
+    from click.testing import CliRunner
+
+    import lstmgraph.engine.gradcheck as gradcheck_module
+    from lstmgraph_cli.main import main
+    monkeypatch.setitem(gradcheck_module.TOLERANCES, "bptt_vs_finite_differences", 1e-15)
+    result = CliRunner().invoke(main, ["gradcheck", str(SPECS / "rnn.yaml")])
+    assert result.exit_code == 1 and "FAILED" in result.output

@@ -1,0 +1,106 @@
+"""Every learning rule against an independent computation, on every bundled spec."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, TraceLayout, bptt_gradient
+from lstmgraph.engine.gradcheck import gradient_check, random_problem, rtrl_gradient
+from lstmgraph.engine.traces import DENSE, Aligned
+
+from conftest import SPECS
+
+SPEC_PATHS = sorted(SPECS.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SPEC_PATHS, ids=lambda p: p.stem)
+def test_gradients_agree_on_every_bundled_spec(path):
+    report = gradient_check(lstmgraph.compile_spec(path), seed=3, steps=7)
+    errors = {check["name"]: check["max_rel_error"] for check in report["checks"]}
+    assert errors["truncated_rtrl_vs_bptt"] < 1e-9
+    assert errors["rtrl_vs_bptt"] < 1e-9
+    assert errors["bptt_vs_finite_differences"] < 1e-6
+    assert report["passed"]
+
+
+def test_truncated_gradient_differs_from_the_full_one():
+    """The cut edges matter: the 1997 truncation is not the true gradient."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    weights, inputs, targets, loss = random_problem(plan, 0, 8, 0.5)
+    _, truncated, _ = bptt_gradient(Simulator(plan), weights, inputs, targets, loss)
+    _, full, _ = bptt_gradient(Simulator(plan, full_gradient=True), weights, inputs, targets, loss)
+    name = "symbols->memory.input_gate"
+    assert np.abs(truncated[name] - full[name]).max() > 1e-3 * np.abs(full[name]).max()
+
+
+def test_cutting_only_the_recurrent_outputs_is_not_the_1997_rule():
+    """design-notes.md: peepholes must be cut too; letting them carry changes the gradient."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    weights, inputs, targets, loss = random_problem(plan, 1, 8, 0.5)
+    truncated = rtrl_gradient(Simulator(plan), weights, inputs, targets, loss)
+    data = lstmgraph.spec_from_data(_with_carrying_peepholes(plan))
+    leaky = lstmgraph.compile_plan(data)
+    other = rtrl_gradient(Simulator(leaky), weights, inputs, targets, loss)
+    differences = [np.abs(truncated[k] - other[k]).max() / np.abs(truncated[k]).max() for k in truncated]
+    assert max(differences) > 1e-2
+
+
+def _with_carrying_peepholes(plan):
+    import copy
+    data = copy.deepcopy(plan.document.data)
+    for connection in data["connections"]:
+        if connection.get("pattern") == "peephole":
+            connection["gradient"] = True
+    return data
+
+
+def test_lstm_truncation_keeps_the_papers_traces_only():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    layout = TraceLayout(Simulator(plan))
+    assert layout.traced == ["memory.state"]
+    traced = {group for (unit, group) in layout.trace_sizes()}
+    assert traced == {"spikes->memory.cell_input", "memory.cell_output->memory.cell_input",
+                      "bias->memory.cell_input", "spikes->memory.input_gate",
+                      "memory.cell_output->memory.input_gate", "bias->memory.input_gate",
+                      "memory.state->memory.input_gate", "spikes->memory.forget_gate",
+                      "memory.cell_output->memory.forget_gate", "bias->memory.forget_gate",
+                      "memory.state->memory.forget_gate"}
+    assert sum(layout.trace_sizes().values()) == 11
+    assert all(isinstance(layout.rep[key], Aligned) for key in layout.trace_sizes())
+
+
+@pytest.mark.parametrize("blocks,cells", [(1, 1), (4, 2), (16, 2), (8, 4)])
+def test_truncated_trace_storage_is_linear_in_the_weights(blocks, cells):
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1,
+        "groups": [{"name": "x", "kind": "input", "size": 3},
+                   {"name": "m", "kind": "memory_block", "blocks": blocks, "cells_per_block": cells,
+                    "gates": ["input", "forget", "output"]},
+                   {"name": "y", "kind": "output", "size": 2}],
+        "connections": [{"from": "x", "to": ["m.cell_input", "m.input_gate", "m.forget_gate", "m.output_gate"]},
+                        {"from": "m.cell_output", "delay": 1,
+                         "to": ["m.cell_input", "m.input_gate", "m.forget_gate", "m.output_gate"]},
+                        {"from": "m.cell_output", "to": "y"}]}))
+    layout = TraceLayout(Simulator(plan))
+    stored = sum(layout.trace_sizes().values())
+    assert stored <= cells * plan.n_parameters
+    full = TraceLayout(Simulator(plan, full_gradient=True))
+    assert all(full.rep[key] is DENSE for key in full.trace_sizes()) or blocks * cells == 1
+
+
+def test_online_rtrl_gradient_of_each_step_matches_bptt_of_that_step():
+    """dE(t)/dW from RTRL at step t equals BPTT of the loss of step t alone."""
+    plan = lstmgraph.compile_spec(SPECS / "hochreiter1997_erg.yaml")
+    weights, inputs, targets, loss = random_problem(plan, 2, 6, 0.5)
+    sim = Simulator(plan)
+    learner = RealTimeRecurrentLearning(sim, 1)
+    state = sim.zero_state(1)
+    for t in range(len(inputs)):
+        _, grads, state, _ = learner.step(weights, state, inputs[t], targets[t], loss)
+        only_t = np.full_like(targets[: t + 1], np.nan)
+        only_t[t] = targets[t]
+        _, reference, _ = bptt_gradient(sim, weights, inputs[: t + 1], only_t, loss)
+        for name in grads:
+            np.testing.assert_allclose(grads[name], reference[name], rtol=1e-9, atol=1e-15)

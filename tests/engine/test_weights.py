@@ -1,0 +1,71 @@
+"""Initialisation from the spec, populations of seeds, and .npz weights files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import WeightsError, initial_weights, load_weights, save_weights
+from lstmgraph.engine.weights import flatten, unflatten
+
+from conftest import SPECS
+
+
+@pytest.fixture(scope="module")
+def cerg():
+    return lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+
+
+def test_initialisation_follows_the_spec(cerg):
+    weights = initial_weights(cerg)
+    np.testing.assert_array_equal(weights["bias->memory.input_gate"][0, :, 0], [-0.5, -1.0, -1.5, -2.0])
+    np.testing.assert_array_equal(weights["bias->memory.forget_gate"][0, :, 0], [0.5, 1.0, 1.5, 2.0])
+    np.testing.assert_array_equal(weights["memory.state->memory.state"], np.ones((1, 8)))
+    other = weights["symbols->memory.cell_input"]
+    assert other.shape == (1, 8, 7) and np.abs(other).max() <= 0.2 and np.abs(other).min() > 0
+    assert np.array_equal(initial_weights(cerg)["symbols->prediction"], weights["symbols->prediction"])
+
+
+def test_a_population_draws_each_trial_from_its_own_seed(cerg):
+    together = initial_weights(cerg, [7, 8])
+    for index, seed in enumerate([7, 8]):
+        alone = initial_weights(cerg, [seed])
+        assert all(np.array_equal(together[k][index], alone[k][0]) for k in alone)
+    assert not np.array_equal(together["symbols->prediction"][0], together["symbols->prediction"][1])
+
+
+def test_flatten_round_trip_follows_the_parameter_layout(cerg):
+    weights = initial_weights(cerg, [1, 2])
+    vector = flatten(cerg, weights)
+    assert vector.shape == (2, 424)
+    slot = cerg.parameters[3]
+    np.testing.assert_array_equal(vector[1, slot.offset:slot.offset + slot.size],
+                                  weights[slot.connection][1].ravel())
+    back = unflatten(cerg, vector, weights)
+    assert all(np.array_equal(back[k], weights[k]) for k in weights)
+
+
+def test_save_and_load_without_pickle(cerg, tmp_path):
+    weights = initial_weights(cerg)
+    path = save_weights(tmp_path / "w.npz", cerg, weights)
+    with np.load(path, allow_pickle=False) as archive:
+        assert archive["symbols->memory.cell_input"].shape == (8, 7)
+    loaded = load_weights(path, cerg)
+    assert all(np.array_equal(loaded[k], weights[k]) for k in weights)
+    population = initial_weights(cerg, [1, 2, 3])
+    again = load_weights(save_weights(tmp_path / "p.npz", cerg, population), cerg)
+    assert again["symbols->prediction"].shape == (3, 7, 7)
+
+
+def test_weights_that_do_not_fit_are_refused(cerg, tmp_path):
+    timing = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    path = save_weights(tmp_path / "timing.npz", timing, initial_weights(timing))
+    with pytest.raises(WeightsError, match="does not fit network 'gers2000_cerg'; missing"):
+        load_weights(path, cerg)
+    with pytest.raises(WeightsError, match="no such file"):
+        load_weights(tmp_path / "absent.npz", cerg)
+    bad = initial_weights(cerg)
+    bad["symbols->prediction"] = bad["symbols->prediction"][:, :3]
+    with pytest.raises(WeightsError, match="has shape"):
+        load_weights(save_weights(tmp_path / "bad.npz", cerg, bad), cerg)

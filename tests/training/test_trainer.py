@@ -1,0 +1,122 @@
+"""The training loop: it learns, populations equal single trials, updates are the gradients,
+data files and schedules work, a blow-up is caught."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+import lstmgraph
+from lstmgraph.engine import Simulator
+from lstmgraph.engine.gradcheck import rtrl_gradient
+from lstmgraph.spec.models import LearningRateDecay
+from lstmgraph.training import DataError, Optimizer, Trainer, TrainingDiverged
+
+from conftest import SPECS
+
+
+def _plan(name: str, **training):
+    data = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+    data["training"].update(training)
+    return lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(SPECS / f"{name}.yaml")))
+
+
+def _losses(trainer: Trainer) -> list[float]:
+    losses = []
+    while trainer.steps < trainer.training.steps:
+        sequence = trainer.source.next()
+        losses.append(float(trainer.train_sequence(sequence).mean()) / len(sequence))
+    return losses
+
+
+def test_cerg_loss_falls_within_a_few_thousand_steps():
+    losses = _losses(Trainer(_plan("gers2000_cerg", steps=2500)))
+    assert np.mean(losses[-20:]) < 0.85 * np.mean(losses[:20])
+
+
+def test_a_population_trains_like_its_trials_one_by_one():
+    together = Trainer(_plan("hochreiter1997_adding", steps=300, seed=5), trials=3)
+    together.run()
+    for index in range(3):
+        data = yaml.safe_load((SPECS / "hochreiter1997_adding.yaml").read_text())
+        data["init"]["seed"] += index
+        data["training"].update(steps=300, seed=5)
+        alone = Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data)))
+        alone.run()
+        for name, values in alone.weights.items():
+            assert np.array_equal(together.weights[name][index], values[0]), name
+
+
+def test_sequence_updates_apply_the_summed_truncated_gradient():
+    plan = _plan("gers2002_timing", update="sequence", momentum=0.0, learning_rate=0.01, reset="sequence")
+    trainer = Trainer(plan)
+    before = copy.deepcopy(trainer.weights)
+    sequence = trainer.source.next()
+    trainer.train_sequence(sequence)
+    grads = rtrl_gradient(Simulator(plan), before, sequence.inputs, sequence.targets, "sum_of_squares")
+    for name, grad in grads.items():
+        np.testing.assert_allclose(trainer.weights[name], before[name] - 0.01 * grad, rtol=1e-12, atol=1e-15)
+
+
+def test_training_on_a_data_file_counts_epochs(tmp_path):
+    rng = np.random.default_rng(0)
+    inputs = rng.uniform(-1, 1, (30, 4))
+    targets = np.full((30, 3), np.nan)
+    targets[[9, 19, 29]] = np.eye(3)
+    np.savez(tmp_path / "data.npz", inputs=inputs, targets=targets, starts=[0, 10, 20])
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"].pop("task")
+    data["training"].pop("steps")
+    data["training"].update(data="data.npz", epochs=4)
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))
+    summary = Trainer(plan).run()
+    assert (summary.steps, summary.sequences, summary.stopped_by) == (120, 12, "epochs")
+
+
+def test_bad_data_files_are_explained(tmp_path):
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 2)), targets=np.zeros((5, 3)))
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"].pop("task")
+    data["training"]["data"] = "data.npz"
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))
+    with pytest.raises(DataError, match=r"'inputs' has shape \(5, 2\); the network needs \(steps, 4\)"):
+        Trainer(plan)
+
+
+def test_learning_rate_schedules():
+    weights = {"w": np.zeros(1)}
+    multiplicative = Optimizer(0.5, 0.0, LearningRateDecay(kind="multiplicative", factor=0.9, every="step"))
+    for _ in range(3):
+        multiplicative.after("step")
+        multiplicative.after("sequence")
+    assert multiplicative.rate == pytest.approx(0.5 * 0.9 ** 3)
+    inverse = Optimizer(0.6, 0.0, LearningRateDecay(kind="inverse_time", every="sequence"))
+    inverse.after("sequence")
+    inverse.after("sequence")
+    assert inverse.rate == pytest.approx(0.2)
+    momentum = Optimizer(0.1, 0.5, LearningRateDecay())
+    momentum.apply(weights, {"w": np.ones(1)})
+    momentum.apply(weights, {"w": np.ones(1)})
+    assert weights["w"][0] == pytest.approx(-0.1 - (0.05 + 0.1))
+
+
+def test_a_blow_up_names_the_step_and_the_group():
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1,
+        "groups": [{"name": "x", "kind": "input", "size": 2},
+                   {"name": "h", "kind": "hidden", "size": 2, "activation": "identity"},
+                   {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
+        "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1},
+                        {"from": "h", "to": "y"}],
+        "init": {"uniform": [2.0, 3.0]},
+        "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
+                     "task": {"name": "adding", "length": 20}}}))
+    with pytest.raises(TrainingDiverged) as caught:
+        Trainer(plan).run()
+    assert caught.value.step > 1
+    message = str(caught.value)
+    assert message.startswith(f"non-finite values at step {caught.value.step} in ")
+    assert "unit group '" in message or "the weights of '" in message
