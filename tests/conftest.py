@@ -65,3 +65,16 @@ connections:
     to: [mem.cell_input, mem.input_gate, mem.forget_gate, mem.output_gate]
   - {from: mem.cell_output, to: y}
 """
+
+#: A linear recurrent net with self-weights in [2, 3] on a continual stream: it blows up.
+EXPLODING = {
+    "version": 1,
+    "groups": [{"name": "x", "kind": "input", "size": 2},
+               {"name": "h", "kind": "hidden", "size": 2, "activation": "identity"},
+               {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
+    "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1},
+                    {"from": "h", "to": "y"}],
+    "init": {"uniform": [2.0, 3.0]},
+    "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
+                 "task": {"name": "adding", "length": 20}},
+}

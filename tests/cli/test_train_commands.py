@@ -10,7 +10,7 @@ import time
 import numpy as np
 import yaml
 
-from conftest import SPECS
+from conftest import EXPLODING, SPECS
 from test_commands import SCRIPT, run
 
 
@@ -68,17 +68,8 @@ def test_resume_refuses_extra_options_and_empty_directories(tmp_path):
 
 
 def test_divergence_exits_1_naming_the_step(tmp_path):
-    data = {"version": 1,
-            "groups": [{"name": "x", "kind": "input", "size": 2},
-                       {"name": "h", "kind": "hidden", "size": 2, "activation": "identity"},
-                       {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
-            "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1},
-                            {"from": "h", "to": "y"}],
-            "init": {"uniform": [2.0, 3.0]},
-            "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
-                         "task": {"name": "adding", "length": 20}}}
     spec = tmp_path / "explode.yaml"
-    spec.write_text(yaml.safe_dump(data))
+    spec.write_text(yaml.safe_dump(EXPLODING))
     result = run("train", str(spec), "--out", str(tmp_path / "run"), "--quiet")
     assert result.returncode == 1
     assert "training diverged: non-finite values at step" in result.stderr

@@ -15,7 +15,7 @@ from lstmgraph.engine.gradcheck import rtrl_gradient
 from lstmgraph.spec.models import LearningRateDecay
 from lstmgraph.training import DataError, Optimizer, Trainer, TrainingDiverged
 
-from conftest import SPECS
+from conftest import EXPLODING, SPECS
 
 
 def _plan(name: str, **training):
@@ -104,16 +104,7 @@ def test_learning_rate_schedules():
 
 
 def test_a_blow_up_names_the_step_and_the_group():
-    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
-        "version": 1,
-        "groups": [{"name": "x", "kind": "input", "size": 2},
-                   {"name": "h", "kind": "hidden", "size": 2, "activation": "identity"},
-                   {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
-        "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1},
-                        {"from": "h", "to": "y"}],
-        "init": {"uniform": [2.0, 3.0]},
-        "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
-                     "task": {"name": "adding", "length": 20}}}))
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(EXPLODING))
     with pytest.raises(TrainingDiverged) as caught:
         Trainer(plan).run()
     assert caught.value.step > 1
