@@ -58,6 +58,8 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             overrides["training"]["epochs"] = epochs
         if rule is not None:
             overrides["training"]["learning_rule"] = rule
+            if rule != "bptt":
+                overrides["training"]["bptt_window"] = None
         if seed is not None:
             overrides["training"]["seed"] = seed
             overrides["init"]["seed"] = seed
@@ -114,8 +116,8 @@ def _task_options(plan) -> dict:
 
 def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):
     try:
-        if quiet:
-            return trainer.run(run_dir)
+        if quiet or not click.get_text_stream("stderr").isatty():
+            return trainer.run(run_dir)  # a progress bar only where someone watches it
         total = trainer.training.steps
         with click.progressbar(length=total or 0, label=f"training {trainer.plan.name}",
                                show_pos=True, file=click.get_text_stream("stderr")) as bar:

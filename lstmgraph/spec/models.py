@@ -203,10 +203,11 @@ class InitDefaults(_Model):
 
 class LearningRateDecay(_Model):
     """How the learning rate changes: ``multiplicative`` (times ``factor`` after every step or
-    sequence, the 2000 paper's decay) or ``inverse_time`` (learning_rate / n after the n-th)."""
+    sequence, the 2000 paper's decay) or ``inverse_time`` (learning_rate / (n + 1) after the
+    n-th step or sequence, i.e. alpha / t counting from t = 1)."""
 
     kind: Literal["none", "multiplicative", "inverse_time"] = "none"
-    factor: Annotated[float, Field(strict=False, gt=0, le=1)] | None = None
+    factor: Annotated[float, Field(strict=True, gt=0, le=1)] | None = None
     every: Literal["step", "sequence"] = "sequence"
 
     @model_validator(mode="after")
@@ -236,15 +237,15 @@ class TrainingSpec(_Model):
     bptt_window: Size | None = None
     update: Literal["online", "sequence"] | None = None
     loss: Literal["sum_of_squares", "cross_entropy"] = "sum_of_squares"
-    learning_rate: Annotated[float, Field(gt=0, allow_inf_nan=False)]
-    momentum: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    learning_rate: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+    momentum: Annotated[float, Field(strict=True, ge=0, lt=1)] = 0.0
     learning_rate_decay: LearningRateDecay = Field(default_factory=LearningRateDecay)
     reset: Literal["sequence", "never"] | None = None
     task: TaskSpec | None = None
     data: str | None = None
     steps: Size | None = None
     epochs: Size | None = None
-    stop_loss: Annotated[float, Field(gt=0)] | None = None
+    stop_loss: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = None
     stop_window: Size = 100
     checkpoint_every: Size = 10000
     seed: Annotated[int, Field(strict=True, ge=0)] | None = None

@@ -26,7 +26,7 @@ from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
 from ..spec.models import TrainingSpec
-from ..tasks import Sequence, TaskError, make_task
+from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
 from .optim import Optimizer
 from .rundir import RunDirectory
@@ -61,21 +61,14 @@ def training_section(plan: Plan) -> TrainingSpec:
 
 
 def data_source(plan: Plan, training: TrainingSpec, sim: Simulator, seed: int):
-    """The task stream or data file of the training section, checked against the network."""
+    """The task stream or data file of the training section."""
     source = plan.document.source
     if training.data is not None:
         base = Path(source.filename).parent
         path = Path(training.data) if Path(training.data).is_absolute() else base / training.data
         return DataFile(path, sim.n_inputs, sim.n_outputs, training.epochs or (None if training.steps else 1))
-    try:
-        task = make_task(training.task.name, training.task.options)
-    except TaskError as error:
-        raise SpecError([Problem(("training", "task"), str(error))], source) from None
-    if (task.n_inputs, task.n_outputs) != (sim.n_inputs, sim.n_outputs):
-        raise SpecError([Problem(("training", "task"), f"task '{task.name}' has {task.n_inputs} inputs "
-                                 f"and {task.n_outputs} outputs, the network {sim.n_inputs} and {sim.n_outputs}")],
-                        source)
-    return TaskStream(task, seed)
+    # The task's name, options and sizes were checked when the spec was compiled.
+    return TaskStream(make_task(training.task.name, training.task.options), seed)
 
 
 class Trainer:
@@ -173,10 +166,11 @@ class Trainer:
         training = self.training
         budget = training.steps
         last_checkpoint = self.steps
-        stopped_by = "steps" if budget else "epochs"
+        stopped_by = "steps"
         while budget is None or self.steps < budget:
             sequence = self.source.next()
             if sequence is None:
+                stopped_by = "epochs"
                 break
             total = self.train_sequence(sequence)
             per_step = total / max(len(sequence), 1)
