@@ -1,0 +1,88 @@
+"""The generated numba kernel against the numpy reference engine, step for step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, initial_weights
+from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.spec.models import LearningRateDecay
+from lstmgraph.tasks import make_task
+from lstmgraph.training.optim import Optimizer
+
+from conftest import SPECS
+
+
+def _stream(plan, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The spec's own task, its sequences concatenated into one stream of ``steps`` steps."""
+    task = plan.document.spec.training.task
+    source = make_task(task.name, task.options)
+    rng = np.random.default_rng(11)
+    inputs, targets, count = [], [], 0
+    while count < steps:
+        sequence = source.sample(rng)
+        inputs.append(sequence.inputs)
+        targets.append(sequence.targets)
+        count += len(sequence)
+    return np.concatenate(inputs)[:steps], np.concatenate(targets)[:steps]
+
+
+@pytest.mark.parametrize("name,steps,rule", [
+    ("gers2002_timing", 10_000, "truncated_rtrl"),
+    ("gers2000_cerg", 10_000, "truncated_rtrl"),
+    ("gru", 2_000, "rtrl"),
+])
+def test_compiled_online_training_agrees_with_the_numpy_engine(name, steps, rule):
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    training = plan.document.spec.training
+    full = rule == "rtrl"
+    inputs, targets = _stream(plan, steps)
+    rate, momentum = training.learning_rate, training.momentum
+    weights = initial_weights(plan, [0, 1])
+
+    network = CompiledNetwork(plan, full_gradient=full, loss=training.loss)
+    theta, fixed = network.pack_weights(weights)
+    prev, traces = network.new_state(2)
+    done, loss = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
+                             np.full(2, rate), momentum)
+    assert list(done) == [steps, steps]
+
+    sim = Simulator(plan, full_gradient=full)
+    learner = RealTimeRecurrentLearning(sim, 2)
+    optimizer = Optimizer(rate, momentum, LearningRateDecay())
+    state = sim.zero_state(2)
+    total = np.zeros(2)
+    for x, target in zip(inputs, targets):
+        step_loss, grads, state, _ = learner.step(weights, state, x, target, training.loss)
+        optimizer.apply(weights, grads)
+        total += step_loss
+    compiled = network.unpack_weights(theta, fixed)
+    scale = max(np.abs(values).max() for values in weights.values())
+    worst = max(np.abs(compiled[k] - weights[k]).max() for k in weights) / max(scale, 1.0)
+    assert worst < 1e-12
+    np.testing.assert_allclose(loss, total, rtol=1e-12)
+    for unit, groups in network.unpack_traces(traces).items():
+        for group, data in groups.items():
+            np.testing.assert_allclose(data, learner.traces[unit][group], rtol=1e-9, atol=1e-12)
+
+
+def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    network = CompiledNetwork(plan)
+    inputs, targets = _stream(plan, 3000)
+
+    def run(seeds, tolerance):
+        theta, fixed = network.pack_weights(initial_weights(plan, seeds))
+        prev, traces = network.new_state(len(seeds))
+        done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
+                              np.full(len(seeds), 0.01), 0.9, tolerance=tolerance)
+        return done, theta
+
+    together, theta = run([3, 4, 5], 0.0)
+    for index, seed in enumerate([3, 4, 5]):
+        _, alone = run([seed], 0.0)
+        assert np.array_equal(theta[index], alone[0])
+    stopped, _ = run([3, 4, 5], 0.3)
+    assert all(1 <= count < 3000 for count in stopped)
