@@ -19,6 +19,7 @@ from lstmgraph.render import RenderError, render_plan
 from lstmgraph.spec.models import NetworkSpec
 
 from .common import SPEC_ARGUMENT, compile_or_exit
+from .bench import bench
 from .gradcheck import gradcheck
 from .train import run, train
 
@@ -89,6 +90,7 @@ def schema() -> None:
 main.add_command(train)
 main.add_command(run)
 main.add_command(gradcheck)
+main.add_command(bench)
 
 if __name__ == "__main__":
     main()

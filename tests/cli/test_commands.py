@@ -28,7 +28,8 @@ def test_version():
     assert result.returncode == 0 and lstmgraph.__version__ in result.stdout
 
 
-@pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"]])
+@pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"], ["train"], ["run"],
+                                     ["gradcheck"], ["bench"]])
 def test_every_command_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout

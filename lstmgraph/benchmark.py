@@ -1,0 +1,143 @@
+"""Speed measurements behind `lstmgraph bench` (figures in docs/performance.md).
+
+All figures are online training with an update after every step, float64, on the compiled
+executor: steps per second of the 424-weight CERG net and the 17-weight timing net, trial-steps
+per second for populations, time per step against the number of weights W for growing nets
+(truncated and exact RTRL) with the fitted exponent of each, peak memory, and, when PyTorch is
+installed, the same online per-step training written the natural way in PyTorch.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .engine import initial_weights
+from .engine.compiled import CompiledNetwork
+from .plan import Plan, compile_plan
+from .spec import spec_from_data
+
+Progress = Callable[[str], None]
+
+
+def scaling_spec(blocks: int, cells: int = 2, width: int = 7) -> dict[str, Any]:
+    """The CERG wiring (forget gates, inputs and cell outputs to all gates) at any size."""
+    gates = ["memory.cell_input", "memory.input_gate", "memory.forget_gate", "memory.output_gate"]
+    return {
+        "version": 1, "name": f"scaling_{blocks}x{cells}",
+        "groups": [{"name": "symbols", "kind": "input", "size": width},
+                   {"name": "memory", "kind": "memory_block", "blocks": blocks, "cells_per_block": cells,
+                    "gates": ["input", "forget", "output"]},
+                   {"name": "prediction", "kind": "output", "size": width}],
+        "connections": [{"from": "symbols", "to": gates + ["prediction"]},
+                        {"from": "memory.cell_output", "to": gates, "delay": 1},
+                        {"from": "memory.cell_output", "to": "prediction"},
+                        {"from": "bias", "to": gates[1:] + ["prediction"]}],
+        "init": {"uniform": 0.2},
+    }
+
+
+def stream(n_inputs: int, n_outputs: int, steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """One-hot symbols in, random targets out: the work per step does not depend on the data."""
+    rng = np.random.default_rng(seed)
+    return np.eye(n_inputs)[rng.integers(0, n_inputs, steps)], rng.uniform(0, 1, (steps, n_outputs))
+
+
+def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: bool = False,
+                           repeats: int = 3) -> float:
+    """Best of ``repeats`` timed runs (the kernel is compiled and warmed up first)."""
+    network = CompiledNetwork(plan, full_gradient=full_gradient)
+    inputs, targets = stream(network.sim.n_inputs, network.sim.n_outputs, steps)
+    theta, fixed = network.pack_weights(initial_weights(plan, list(range(trials))))
+    prev, traces = network.new_state(trials)
+    velocity = np.zeros_like(theta)
+    network.run(theta, fixed, velocity, prev, traces, inputs[:5], targets[:5], np.zeros(trials))
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        network.run(theta, fixed, velocity, prev, traces, inputs, targets, np.full(trials, 1e-3), 0.0)
+        best = min(best, time.perf_counter() - start)
+    return steps * trials / best
+
+
+def fit_exponent(weights: list[int], seconds: list[float]) -> float:
+    """Slope of log(time per step) against log(W)."""
+    return float(np.polyfit(np.log(weights), np.log(seconds), 1)[0])
+
+
+def torch_steps_per_second(steps: int, blocks: int = 4, cells: int = 2, width: int = 7) -> float | None:
+    """The CERG-sized net trained online in PyTorch: gates and cell input from [x; h(t-1)] with
+    h(t-1) and the previous state detached (the natural per-step version), SGD every step."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    dtype = torch.float64
+    units = blocks * cells
+    generator = torch.Generator().manual_seed(0)
+
+    def parameter(*shape):
+        return (torch.rand(*shape, generator=generator, dtype=dtype) * 0.4 - 0.2).requires_grad_()
+
+    w_cell = parameter(units, width + units)
+    w_gates = parameter(3 * blocks, width + units + 1)
+    w_out = parameter(width, width + units + 1)
+    parameters = [w_cell, w_gates, w_out]
+    optimizer = torch.optim.SGD(parameters, lr=1e-3)
+    inputs, targets = stream(width, width, steps)
+    inputs, targets = torch.tensor(inputs, dtype=dtype), torch.tensor(targets, dtype=dtype)
+    h = torch.zeros(units, dtype=dtype)
+    s = torch.zeros(units, dtype=dtype)
+    one = torch.ones(1, dtype=dtype)
+    start = time.perf_counter()
+    for t in range(steps):
+        source = torch.cat([inputs[t], h.detach()])
+        g = 4 * torch.sigmoid(w_cell @ source) - 2
+        gates = torch.sigmoid(w_gates @ torch.cat([source, one])).view(3, blocks)
+        i, f, o = (gate.repeat_interleave(cells) for gate in gates)
+        s = f * s.detach() + i * g
+        h = o * (2 * torch.sigmoid(s) - 1)
+        y = torch.sigmoid(w_out @ torch.cat([inputs[t], h, one]))
+        loss = 0.5 * ((y - targets[t]) ** 2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return steps / (time.perf_counter() - start)
+
+
+def run_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda _: None) -> dict[str, Any]:
+    from . import compile_spec
+    scale = 10 if quick else 1
+    results: dict[str, Any] = {}
+    cerg = compile_spec(specs / "gers2000_cerg.yaml")
+    timing = compile_spec(specs / "gers2002_timing.yaml")
+    progress("CERG net, 1 / 10 / 100 trials")
+    results["cerg_weights"] = cerg.n_parameters
+    results["cerg_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1)
+    results["cerg_population10_trial_steps_per_s"] = trial_steps_per_second(cerg, 100_000 // scale, 10)
+    results["cerg_population100_trial_steps_per_s"] = trial_steps_per_second(cerg, 20_000 // scale, 100)
+    progress("timing net, 1 / 10 / 100 trials")
+    results["timing_steps_per_s"] = trial_steps_per_second(timing, 2_000_000 // scale, 1)
+    results["timing_population10_trial_steps_per_s"] = trial_steps_per_second(timing, 400_000 // scale, 10)
+    results["timing_population100_trial_steps_per_s"] = trial_steps_per_second(timing, 50_000 // scale, 100)
+    for rule, sizes, full in (("truncated_rtrl", [4, 8, 16, 32, 64], False), ("rtrl", [1, 2, 4, 8], True)):
+        rows = []
+        for blocks in sizes:
+            progress(f"{rule}: {blocks} blocks")
+            plan = compile_plan(spec_from_data(scaling_spec(blocks)))
+            steps = max(int(2_000_000 / plan.n_parameters / (plan.n_parameters ** (1.0 if full else 0.0))), 50) // scale
+            rate = trial_steps_per_second(plan, max(steps, 20), 1, full_gradient=full)
+            rows.append({"blocks": blocks, "weights": plan.n_parameters, "seconds_per_step": 1.0 / rate})
+        results[f"{rule}_scaling"] = rows
+        results[f"{rule}_exponent"] = fit_exponent([r["weights"] for r in rows], [r["seconds_per_step"] for r in rows])
+    results["peak_memory_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    progress("PyTorch per-step loop (if installed)")
+    torch_rate = torch_steps_per_second(20_000 // scale)
+    results["torch_cerg_steps_per_s"] = torch_rate
+    results["torch_ratio"] = None if torch_rate is None else results["cerg_steps_per_s"] / torch_rate
+    return results
