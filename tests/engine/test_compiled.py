@@ -32,7 +32,11 @@ def _stream(plan, steps: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name,steps,rule", [
     ("gers2002_timing", 10_000, "truncated_rtrl"),
     ("gers2000_cerg", 10_000, "truncated_rtrl"),
+    ("hochreiter1997_erg", 2_000, "truncated_rtrl"),
+    ("hochreiter1997_adding", 2_000, "truncated_rtrl"),
+    ("modern_lstm", 1_000, "rtrl"),
     ("gru", 2_000, "rtrl"),
+    ("rnn", 2_000, "rtrl"),
 ])
 def test_compiled_online_training_agrees_with_the_numpy_engine(name, steps, rule):
     plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
