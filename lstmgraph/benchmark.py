@@ -64,6 +64,22 @@ def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: b
     return steps * trials / best
 
 
+def numpy_steps_per_second(plan: Plan, steps: int) -> float:
+    """The numpy reference engine on the same kind of stream, one trial, for comparison."""
+    from .engine import RealTimeRecurrentLearning, Simulator
+    sim = Simulator(plan)
+    learner = RealTimeRecurrentLearning(sim, 1)
+    weights = initial_weights(plan, [0])
+    inputs, targets = stream(sim.n_inputs, sim.n_outputs, steps)
+    state = sim.zero_state(1)
+    start = time.perf_counter()
+    for x, target in zip(inputs, targets):
+        _, grads, state, _ = learner.step(weights, state, x, target, "sum_of_squares")
+        for name, grad in grads.items():
+            weights[name] -= 1e-3 * grad
+    return steps / (time.perf_counter() - start)
+
+
 def fit_exponent(weights: list[int], seconds: list[float]) -> float:
     """Slope of log(time per step) against log(W)."""
     return float(np.polyfit(np.log(weights), np.log(seconds), 1)[0])

@@ -7,7 +7,7 @@ Built-in tasks (name -> class): ``reber`` (Reber), ``embedded_reber`` (EmbeddedR
 Build one from a spec with ``make_task(name, options)``.
 """
 
-from .base import TASKS, Sequence, Task, TaskError, make_task, register
+from .base import TASKS, Sequence, Task, TaskError, concatenated, make_task, register
 from . import catalogue  # noqa: F401,E402  (registers the built-in tasks)
 from .adding import Adding, Multiplication
 from .periodic import PeriodicFunction
@@ -17,4 +17,4 @@ from .temporal_order import TemporalOrder
 
 __all__ = ["TASKS", "Adding", "ContinualEmbeddedReber", "EmbeddedReber", "Multiplication",
            "PeriodicFunction", "Reber", "RecallFirst", "Sequence", "Task", "TaskError",
-           "TemporalOrder", "make_task", "register"]
+           "TemporalOrder", "concatenated", "make_task", "register"]

@@ -59,6 +59,17 @@ def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
     return add
 
 
+def concatenated(task: Task, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``steps`` steps of the task's sequences laid end to end: (inputs, targets)."""
+    inputs, targets, count = [], [], 0
+    while count < steps:
+        sequence = task.sample(rng)
+        inputs.append(sequence.inputs)
+        targets.append(sequence.targets)
+        count += len(sequence)
+    return np.concatenate(inputs)[:steps], np.concatenate(targets)[:steps]
+
+
 def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
     """Build a registered task with its options; `TaskError` explains what is wrong."""
     import difflib

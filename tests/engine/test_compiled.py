@@ -9,7 +9,7 @@ import lstmgraph
 from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.spec.models import LearningRateDecay
-from lstmgraph.tasks import make_task
+from lstmgraph.tasks import concatenated, make_task
 from lstmgraph.training.optim import Optimizer
 
 from conftest import SPECS
@@ -18,15 +18,7 @@ from conftest import SPECS
 def _stream(plan, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """The spec's own task, its sequences concatenated into one stream of ``steps`` steps."""
     task = plan.document.spec.training.task
-    source = make_task(task.name, task.options)
-    rng = np.random.default_rng(11)
-    inputs, targets, count = [], [], 0
-    while count < steps:
-        sequence = source.sample(rng)
-        inputs.append(sequence.inputs)
-        targets.append(sequence.targets)
-        count += len(sequence)
-    return np.concatenate(inputs)[:steps], np.concatenate(targets)[:steps]
+    return concatenated(make_task(task.name, task.options), steps, np.random.default_rng(11))
 
 
 @pytest.mark.parametrize("name,steps,rule", [
