@@ -9,6 +9,9 @@ import click
 
 import lstmgraph
 from lstmgraph.benchmark import run_benchmarks
+from lstmgraph.errors import SpecError
+
+from .common import report_spec_error
 
 BUNDLED_SPECS = Path(lstmgraph.__file__).resolve().parents[1] / "specs"
 
@@ -23,7 +26,10 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
     against W for truncated and exact RTRL with fitted exponents, peak memory, PyTorch ratio.
     The first run compiles about a dozen kernels (minutes); later runs reuse them."""
     progress = (lambda message: None) if as_json else (lambda message: click.echo(f"... {message}", err=True))
-    results = run_benchmarks(specs, quick=quick, progress=progress)
+    try:
+        results = run_benchmarks(specs, quick=quick, progress=progress)
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else specs, error)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return

@@ -21,3 +21,9 @@ def test_fit_exponent_recovers_a_power_law():
 def test_benchmark_stream_shapes():
     inputs, targets = stream(7, 3, 50)
     assert inputs.shape == (50, 7) and (inputs.sum(axis=1) == 1).all() and targets.shape == (50, 3)
+
+
+def test_bench_without_the_bundled_specs_exits_2(tmp_path):
+    from test_commands import run
+    result = run("bench", "--specs", str(tmp_path))
+    assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
