@@ -3,7 +3,9 @@
 Built-in tasks (name -> class): ``reber`` (Reber), ``embedded_reber`` (EmbeddedReber),
 ``continual_embedded_reber`` (ContinualEmbeddedReber), ``adding`` (Adding),
 ``multiplication`` (Multiplication), ``temporal_order`` (TemporalOrder),
-``periodic_function`` (PeriodicFunction), ``recall_first`` (RecallFirst).
+``periodic_function`` (PeriodicFunction), ``measuring_spike_delays`` (MeasuringSpikeDelays;
+MSD, and NMSD with ``continual: false``), ``generating_timed_spikes`` (GeneratingTimedSpikes),
+``recall_first`` (RecallFirst). docs/experiments.md describes each one.
 Build one from a spec with ``make_task(name, options)``.
 """
 
@@ -13,8 +15,10 @@ from .adding import Adding, Multiplication
 from .periodic import PeriodicFunction
 from .reber import ContinualEmbeddedReber, EmbeddedReber, Reber
 from .recall import RecallFirst
+from .spikes import GeneratingTimedSpikes, MeasuringSpikeDelays
 from .temporal_order import TemporalOrder
 
-__all__ = ["TASKS", "Adding", "ContinualEmbeddedReber", "EmbeddedReber", "Multiplication",
-           "PeriodicFunction", "Reber", "RecallFirst", "Sequence", "Task", "TaskError",
-           "TemporalOrder", "concatenated", "make_task", "register"]
+__all__ = ["TASKS", "Adding", "ContinualEmbeddedReber", "EmbeddedReber",
+           "GeneratingTimedSpikes", "MeasuringSpikeDelays", "Multiplication", "PeriodicFunction",
+           "Reber", "RecallFirst", "Sequence", "Task", "TaskError", "TemporalOrder",
+           "concatenated", "make_task", "register"]

@@ -7,9 +7,13 @@ With step t = 1, 2, ... (the papers' step numbering) and m = t mod F:
 - triangle:  f(t) = 2 m / F if m <= F/2, else 2 - 2 m / F      (0 at m = 0, 1 at m = F/2)
 - rectangle: f(t) = 1 if m > F/2, else 0
 
-all in [0, 1] with period F. The triangle is the seed note's formula with its two branches
-swapped: as printed (2m/F if m > F/2, else 2 - 2m/F) it ranges over [1, 2], not [0, 1];
-swapped it has the same range and phase as the cosine. The rectangle is as printed.
+all in [0, 1] with period F (seed 002). The triangle is the seed's formula with its two
+branches swapped: as printed (2m/F if m > F/2, else 2 - 2m/F) it is a triangle on [1, 2]
+with its peak at m = 0, outside the [0, 1] of the other two waves. Swapped, it is 2 minus the
+printed wave: the same slopes (the seed's max |f'| = 2/F and max |f''| = 4/F still hold),
+range [0, 1], and, like the cosine and the rectangle, 0 at m = 0, where the stream starts
+from the zero state; the other repair, the printed wave minus 1, would start at its peak. The
+rectangle is as printed. For odd F the triangle peaks at 1 - 1/F (m = 12 and 13 for F = 25).
 
 The task is continual (no reset between samples) yet stateless: every sample is a whole
 number of periods long (``length`` rounded up to a multiple of F), so sample k + 1 continues

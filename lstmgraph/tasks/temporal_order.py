@@ -9,10 +9,15 @@ unit 7 = B). Positions below are 1-based as in the paper (step 1 is the first sy
   except the relevant steps, each uniform in its window (both ends included) and carrying
   X or Y with probability 0.5 each:
   6a: t1 in [10, 20], t2 in [50, 60];  6b: t1 in [10, 20], t2 in [33, 43], t3 in [66, 76];
-- target only at step L (NaN elsewhere): one-hot class, 4 outputs (6a) or 8 (6b). The class
-  index is the X/Y sequence read as a binary number, X = 0, Y = 1, first symbol most
-  significant: 6a XX, XY, YX, YY = 0..3 (the paper's Q, R, S, U); 6b XXX, XXY, ..., YYY =
-  0..7 (Q, R, S, U, V, A, B, C).
+- target at step L: one-hot class, 4 outputs (6a) or 8 (6b). The class index is the X/Y
+  sequence read as a binary number, X = 0, Y = 1, first symbol most significant: 6a XX, XY,
+  YX, YY = 0..3 (the paper's Q, R, S, U); 6b XXX, XXY, ..., YYY = 0..7 (Q, R, S, U, V, A, B, C);
+- before step L no target (NaN), unless ``idle_target`` gives a value for every output there.
+
+The 2000 paper's NTO is exactly 6b (seed 000: "just Exp. 6b of the 1997 paper", 8 inputs and
+8 outputs); its "noise" can only be the a/b/c/d distractors, which 6b already has. How CNTO scored
+the steps between classifications is not said; seed 000 guesses that the net must output 0
+there, which is ``idle_target: 0``. The default (no target) is the 1997 rule.
 """
 
 from __future__ import annotations
@@ -42,18 +47,27 @@ class TemporalOrder:
 
     Options: ``variant`` "6a" (2 relevant symbols, 4 classes) or "6b" (3 relevant symbols,
     8 classes); ``continual`` (default false) marks the stream as continual with no reset
-    between sequences, the 2000 paper's CNTO; the sequences themselves are the same.
+    between sequences, the 2000 paper's CNTO; the sequences themselves are the same;
+    ``idle_target`` (default none) is the target of every output before the last step
+    (none: no target there, as in 1997; 0: seed 000's guess for CNTO).
     """
 
     name = "temporal_order"
     n_inputs = len(SYMBOLS)
     symbols = SYMBOLS
 
-    def __init__(self, variant: str = "6a", continual: bool = False) -> None:
+    def __init__(self, variant: str = "6a", continual: bool = False,
+                 idle_target: float | None = None) -> None:
         if variant not in WINDOWS:
             raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {variant!r}")
         if not isinstance(continual, bool):
             raise ValueError(f"continual must be true or false, not {continual!r}")
+        if idle_target is not None and (isinstance(idle_target, bool)
+                                        or not isinstance(idle_target, (int, float))
+                                        or not np.isfinite(idle_target)):
+            raise ValueError(f"idle_target must be a finite number (such as 0) or null for no "
+                             f"target, got {idle_target!r}")
+        self.idle_target = None if idle_target is None else float(idle_target)
         self.variant = variant
         self.windows = WINDOWS[variant]
         self.n_outputs = 2 ** len(self.windows)
@@ -71,7 +85,8 @@ class TemporalOrder:
             label = 2 * label + is_y
         inputs = np.zeros((length, len(SYMBOLS)))
         inputs[np.arange(length), codes] = 1.0
-        targets = np.full((length, self.n_outputs), np.nan)
+        idle = np.nan if self.idle_target is None else self.idle_target
+        targets = np.full((length, self.n_outputs), idle)
         targets[-1] = 0.0
         targets[-1, label] = 1.0
         return Sequence(inputs, targets)

@@ -1,0 +1,133 @@
+"""Gers, Schraudolph & Schmidhuber 2002, the spike-timing tasks: measuring spike delays (MSD),
+its non-continual variant (NMSD), and generating timed spikes (GTS).
+
+Both tasks are made of intervals. Interval n lasts F + I(n) steps: F is the fixed ``period``,
+I(n) a delay drawn uniformly from ``delays`` (2002: {0, 1}; for the wide-range MSD runs
+{0, i} or {0, ..., i}, i <= 10, with F = 10). Spike n falls on its interval's last step, so
+with the stream starting at step 1 after a reset the spikes are at the paper's
+T(n) = T(n-1) + F + I(n), T(0) = 0, i.e. T(1) = F + I(1) (seed 002). One sample is one
+interval; the continual tasks chain intervals with no reset between them.
+
+- MSD: input 1 at the spike, 0 elsewhere; target I(n) at the spike, unscaled (seed 002: the
+  wide-range runs switched the output to the identity because a sigmoid cannot reach I > 1),
+  and no target (NaN) elsewhere: seed 002 notes that a net whose output gate stays open
+  between spikes is not penalised, "because predictions are rare".
+- GTS, the inverse: the input carries the cue at the interval's first step (``cue``:
+  ``delay`` puts I(n) there, so a zero delay leaves the input silent; ``spike`` puts a 1
+  there, which tells the net when an interval starts but not its delay, so it needs a single
+  delay value); target 1 at the spike and 0 at every other step (seed 002's guess: T(n) - 1
+  zeros, then a 1), so the net must also stay silent between spikes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Sequence, register
+
+CUES = ("delay", "spike")
+
+
+def _period(period: Any) -> int:
+    if isinstance(period, bool) or not isinstance(period, int) or period < 2:
+        raise ValueError(f"period (F, the fixed part of each interval) must be an integer >= 2, "
+                         f"got {period!r}")
+    return period
+
+
+def _delays(delays: Any) -> tuple[int, ...]:
+    """The delay set as a sorted tuple; ValueError unless distinct integers >= 0."""
+    if isinstance(delays, (str, bytes)) or not isinstance(delays, (list, tuple)) or not delays:
+        raise ValueError(f"delays must be a non-empty list of integers >= 0, such as [0, 1], "
+                         f"got {delays!r}")
+    for value in delays:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"delays must be integers >= 0, got {value!r} in {list(delays)!r}")
+    if len(set(delays)) != len(delays):
+        raise ValueError(f"delays must be distinct (each is drawn with equal probability), "
+                         f"got {list(delays)!r}")
+    return tuple(sorted(delays))
+
+
+def _bool(option: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{option} must be true or false, not {value!r}")
+    return value
+
+
+class _Intervals:
+    """What MSD and GTS share: F, the delay set, and drawing one interval's delay."""
+
+    n_inputs = 1
+    n_outputs = 1
+    period: int
+    delays: tuple[int, ...]
+
+    def draw_delay(self, rng: np.random.Generator) -> int:
+        """I(n), uniform over ``delays``."""
+        return self.delays[int(rng.integers(len(self.delays)))]
+
+
+@register("measuring_spike_delays")
+class MeasuringSpikeDelays(_Intervals):
+    """2002 MSD: at each input spike, output the delay I(n) by which its interval exceeded F.
+
+    Options: ``period`` F (10; integer >= 2), ``delays`` (``[0, 1]``; distinct integers >= 0,
+    each equally likely), ``continual`` (true: one stream of intervals with no reset, MSD;
+    false: the state is reset before each interval, so a sequence holds a single spike, NMSD).
+    One sample: F + I - 1 zeros, then the spike; target I at the spike, NaN elsewhere.
+    """
+
+    name = "measuring_spike_delays"
+
+    def __init__(self, period: int = 10, delays: list[int] | tuple[int, ...] = (0, 1),
+                 continual: bool = True) -> None:
+        self.period = _period(period)
+        self.delays = _delays(delays)
+        self.continual = _bool("continual", continual)
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        delay = self.draw_delay(rng)
+        length = self.period + delay
+        inputs = np.zeros((length, 1))
+        inputs[-1, 0] = 1.0
+        targets = np.full((length, 1), np.nan)
+        targets[-1, 0] = float(delay)
+        return Sequence(inputs, targets)
+
+
+@register("generating_timed_spikes")
+class GeneratingTimedSpikes(_Intervals):
+    """2002 GTS: emit an output spike F + I(n) steps after the previous one (or the start).
+
+    Options: ``period`` F (10; integer >= 2), ``delays`` (``[0, 1]``), ``cue`` (``delay``:
+    the interval's first input is I(n), 0 elsewhere; ``spike``: it is 1, which needs a single
+    delay value). Continual: intervals follow each other with no reset. Target 1 at the
+    interval's last step, 0 at every other step.
+    """
+
+    name = "generating_timed_spikes"
+    continual = True
+
+    def __init__(self, period: int = 10, delays: list[int] | tuple[int, ...] = (0, 1),
+                 cue: str = "delay") -> None:
+        self.period = _period(period)
+        self.delays = _delays(delays)
+        if cue not in CUES:
+            raise ValueError(f"cue must be one of {', '.join(map(repr, CUES))}, got {cue!r}")
+        if cue == "spike" and len(self.delays) > 1:
+            raise ValueError(f"cue 'spike' marks when an interval starts but not its delay, so the "
+                             f"spike time could not be known; give one delay value (e.g. delays: "
+                             f"[0]) or use cue 'delay', got delays {list(self.delays)!r}")
+        self.cue = cue
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        delay = self.draw_delay(rng)
+        length = self.period + delay
+        inputs = np.zeros((length, 1))
+        inputs[0, 0] = float(delay) if self.cue == "delay" else 1.0
+        targets = np.zeros((length, 1))
+        targets[-1, 0] = 1.0
+        return Sequence(inputs, targets)
