@@ -18,7 +18,7 @@ from ..traces import DENSE, Aligned, TraceLayout
 from .layout import BufferLayout, buffer_layout
 from .ssa import unique_names
 
-KERNEL_VERSION = "4"
+KERNEL_VERSION = "5"
 
 
 SECTION_ARGUMENTS = ("th, fx, ve, pv, tr, y, net, dy, dnet, perr, grad, cur, sc, inputs, targets, t, "
@@ -27,14 +27,17 @@ SECTION_ARGUMENTS = ("th, fx, ve, pv, tr, y, net, dy, dnet, perr, grad, cur, sc,
 
 class _Code:
     """Lines of generated code. A `section` becomes a small function of its own, called where
-    it stands: numba compiles many small functions far faster than one long one."""
+    it stands: numba compiles many small functions far faster than one long one, yet every
+    call costs argument passing, so adjacent sections are merged up to `SECTION_LINES` lines."""
+
+    SECTION_LINES = 120
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.depth = 0
         self.constants: dict[tuple[int, ...], str] = {}
         self.counter = 0
-        self.sections: list[str] = []
+        self.sections: list[list[str]] = []
 
     def section(self):
         code = self
@@ -46,14 +49,24 @@ class _Code:
 
             def __exit__(self_inner, *exc):
                 body = code.lines or ["    pass"]
-                name = f"section_{len(code.sections)}"
-                code.sections.append("@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, "
-                                     "no_cfunc_wrapper=True)\n"
-                                     f"def {name}({SECTION_ARGUMENTS}):\n" + "\n".join(body) + "\n")
                 code.lines, code.depth = self_inner.saved
-                code(f"{name}({SECTION_ARGUMENTS})")
+                last = len(code.sections) - 1
+                call = f"section_{last}({SECTION_ARGUMENTS})"
+                if (code.lines and code.lines[-1].strip() == call
+                        and len(code.sections[last]) + len(body) <= code.SECTION_LINES):
+                    code.sections[last].extend(body)
+                    return
+                code.sections.append(list(body))
+                code(f"section_{last + 1}({SECTION_ARGUMENTS})")
 
         return _Section()
+
+    def functions(self) -> str:
+        """The source of every section function."""
+        return "\n\n".join("@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, "
+                            "no_cfunc_wrapper=True)\n"
+                            f"def section_{k}({SECTION_ARGUMENTS}):\n" + "\n".join(body) + "\n"
+                            for k, body in enumerate(self.sections))
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -122,7 +135,7 @@ class KernelSource:
         self._generate()
         constants = "".join(f"{name} = np.array({list(rows)}, dtype=np.int64)\n"
                             for rows, name in self.code.constants.items())
-        sections = "\n\n".join(self.code.sections)
+        sections = self.code.functions()
         self.text = unique_names(_HEADER + constants + "\n\n" + sections + "\n\n"
                                  + "\n".join(self.code.lines) + "\n")
         self.key = hashlib.sha256((KERNEL_VERSION + self.text).encode()).hexdigest()[:20]
