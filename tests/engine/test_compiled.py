@@ -95,3 +95,27 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
         assert np.array_equal(theta[index], alone[0])
     stopped, _ = run([3, 4, 5], 0.3)
     assert all(1 <= count < 3000 for count in stopped)
+
+
+def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial():
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    network = CompiledNetwork(plan)
+    inputs, targets = _stream(plan, 300)
+    weights = initial_weights(plan, [0, 1])
+    theta, fixed = network.pack_weights(weights)
+    prev, traces = network.new_state(2)
+    outputs = np.full((2, 300, 7), -1.0)
+    done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
+                          np.zeros(2), learn=False, outputs=outputs)
+    sim = Simulator(plan)
+    records, _ = sim.run(weights, inputs)
+    expected = np.stack([sim.output_vector(record) for record in records], axis=1)
+    np.testing.assert_allclose(outputs, expected, rtol=1e-13, atol=1e-15)
+
+    prev, traces = network.new_state(2)
+    outputs[:] = -1.0
+    done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
+                          np.zeros(2), tolerance=0.45, learn=False, outputs=outputs)
+    assert (done < 300).all()  # untrained outputs sit near 0.5: an error comes early
+    for trial, steps in enumerate(done):
+        assert (outputs[trial, steps:] == -1.0).all() and (outputs[trial, :steps] != -1.0).all()

@@ -18,7 +18,7 @@ from ..traces import DENSE, Aligned, TraceLayout
 from .layout import BufferLayout, buffer_layout
 from .ssa import unique_names
 
-KERNEL_VERSION = "5"
+KERNEL_VERSION = "7"
 
 
 SECTION_ARGUMENTS = ("th, fx, ve, pv, tr, y, net, dy, dnet, perr, grad, cur, sc, inputs, targets, t, "
@@ -51,8 +51,8 @@ class _Code:
                 body = code.lines or ["    pass"]
                 code.lines, code.depth = self_inner.saved
                 last = len(code.sections) - 1
-                call = f"section_{last}({SECTION_ARGUMENTS})"
-                if (code.lines and code.lines[-1].strip() == call
+                call = "    " * code.depth + f"section_{last}({SECTION_ARGUMENTS})"
+                if (code.lines and code.lines[-1] == call
                         and len(code.sections[last]) + len(body) <= code.SECTION_LINES):
                     code.sections[last].extend(body)
                     return
@@ -173,17 +173,17 @@ class KernelSource:
         # `run` takes trials first..last-1; the caller spreads blocks of trials over threads.
         code("@numba.njit(cache=True, nogil=True)")
         code("def run(first, last, theta, fixed, velocity, prev, traces, inputs, targets, rate, momentum, "
-             "decay, tolerance, learn, out_steps, out_loss):")
+             "decay, tolerance, learn, out_steps, out_loss, record):")
         code.depth += 1
         with code.block("for p in range(first, last):"):
             code("trial(p, theta, fixed, velocity, prev, traces, inputs, targets, rate, momentum, "
-                 "decay, tolerance, learn, out_steps, out_loss)")
+                 "decay, tolerance, learn, out_steps, out_loss, record)")
         code.depth -= 1
         code("")
         code("")
         code("@numba.njit(cache=True, nogil=True)")
         code("def trial(p, theta, fixed, velocity, prev, traces, inputs, targets, rate, momentum, decay, "
-             "tolerance, learn, out_steps, out_loss):")
+             "tolerance, learn, out_steps, out_loss, record):")
         code.depth += 1
         code("steps = inputs.shape[0]")
         code("th = theta[p]")
@@ -205,6 +205,12 @@ class KernelSource:
             code("sc[1] = 0.0")
             with code.section():
                 self._loss()
+            with code.block("if record.shape[1] > 0:"):
+                column = 0
+                for unit in self.sim.outputs:
+                    with code.block(f"for i in range({unit.size}):"):
+                        code(f"record[p, t, {column} + i] = y[{b.act[unit.name]} + i]")
+                    column += unit.size
             with code.block("if learn:"):
                 self._backward()
                 self._contract()

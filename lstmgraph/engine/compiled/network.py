@@ -72,18 +72,22 @@ class CompiledNetwork:
     # -- running ------------------------------------------------------------------------------
     def run(self, theta: np.ndarray, fixed: np.ndarray, velocity: np.ndarray, prev: np.ndarray,
             traces: np.ndarray, inputs: np.ndarray, targets: np.ndarray, rate: np.ndarray,
-            momentum: float = 0.0, decay: float = 1.0, tolerance: float = 0.0, learn: bool = True
-            ) -> tuple[np.ndarray, np.ndarray]:
+            momentum: float = 0.0, decay: float = 1.0, tolerance: float = 0.0, learn: bool = True,
+            outputs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Run the steps of ``inputs`` (steps, n_inputs) for every trial, updating the buffers
         in place; each trial stops after its first step with an error >= tolerance (if > 0).
-        Returns (steps run, summed loss) per trial."""
+        ``outputs`` (trials, steps, n_outputs), if given, receives every step's output (the
+        prediction before that step's update). Returns (steps run, summed loss) per trial."""
         trials = theta.shape[0]
+        if outputs is None:
+            outputs = np.zeros((trials, 0, self.sim.n_outputs))
         steps = np.zeros(trials, dtype=np.int64)
         loss = np.zeros(trials)
         arguments = (theta, fixed, velocity, prev, traces,
                      np.ascontiguousarray(inputs, dtype=np.float64),
                      np.ascontiguousarray(targets, dtype=np.float64),
-                     rate, float(momentum), float(decay), float(tolerance), bool(learn), steps, loss)
+                     rate, float(momentum), float(decay), float(tolerance), bool(learn), steps, loss,
+                     outputs)
         workers = min(self.threads, trials)
         if workers <= 1:
             self.kernel(0, trials, *arguments)
