@@ -72,15 +72,16 @@ class _Expansion:
             name = f"{group.name}.{port}"
             return name if name in self.units else None
 
-        def wire(source: str, target: str, delay: int, gated_by: str | None) -> None:
+        def wire(source: str, target: str, delay: int, gated_by: str | None,
+                 init: ConnectionInit = _FIXED_ONE) -> None:
             source_name, target_name = f"{group.name}.{source}", f"{group.name}.{target}"
             self.connections.append(Connection(
                 name=f"{source_name}->{target_name}", source=source_name, target=target_name,
-                pattern="one_to_one", delay=delay, gradient=True, trainable=False, init=_FIXED_ONE,
+                pattern="one_to_one", delay=delay, gradient=True, trainable=False, init=init,
                 gate=gated_by, gate_complement=False, shape=(cells,), spec_path=path, internal=True))
 
         wire("cell_input", "state", 0, gate("input_gate"))
-        wire("state", "state", 1, gate("forget_gate"))
+        wire("state", "state", 1, gate("forget_gate"), ConnectionInit(constant=group.state_decay))
         wire("state", "squashed_state", 0, None)
         wire("squashed_state", "cell_output", 0, gate("output_gate"))
 

@@ -114,6 +114,9 @@ class MemoryBlockGroup(_Model):
     cell_input_activation: UnitActivation = "four_logistic_minus_two"
     cell_output_activation: UnitActivation = "two_logistic_minus_one"
     gate_activation: UnitActivation = "logistic"
+    # Weight of the cell state's fixed self-connection (the CEC): 1 in the papers; below 1 it is
+    # the 2000 paper's "state decay" baseline, s(t) = decay * s(t-1) + input (Table 2: 0.9).
+    state_decay: float = Field(default=1.0, gt=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _gates_once(self) -> "MemoryBlockGroup":

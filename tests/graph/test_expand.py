@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 import lstmgraph
+from lstmgraph.errors import SpecError
 
 from conftest import MINIMAL, located
 
@@ -127,3 +131,26 @@ def test_duplicate_names_and_reserved_bias(spec_error):
     assert ("groups[2].name", 5, "'bias' is reserved") in rows
     assert ("connections[1].to", 9, "a connection named 'x->y' already exists (connections[0])") in rows
     assert "give one of them a distinct `name`" in error.format()
+
+
+
+def test_state_decay_sets_the_fixed_self_connection_of_the_cell_state(write_spec):
+    from lstmgraph.engine import Simulator, initial_weights
+    plan = lstmgraph.compile_spec(write_spec(HEAD.replace("gates: [input, output]",
+                                                          "gates: [input, output]\n    state_decay: 0.9")))
+    weights = initial_weights(plan, [0])
+    assert (weights["mem.state->mem.state"] == 0.9).all()
+    # with zero input the cell input g(0) is 0, so the state only decays: 1 -> 0.9
+    sim = Simulator(plan)
+    state = sim.zero_state(1)
+    state["mem.state"][:] = 1.0
+    record, _ = sim.step(weights, state, np.zeros(2))
+    np.testing.assert_allclose(record.y["mem.state"], 0.9, rtol=1e-12)
+
+
+def test_a_state_decay_above_one_is_a_located_error(write_spec):
+    path = write_spec(HEAD.replace("gates: [input, output]", "gates: [input, output]\n    state_decay: 1.5"))
+    with pytest.raises(SpecError) as caught:
+        lstmgraph.compile_spec(path)
+    [(field, line, message)] = located(caught.value)
+    assert field.endswith("state_decay") and line == 9 and "1" in message
