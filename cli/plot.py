@@ -1,0 +1,68 @@
+"""`lstmgraph plot`: learning curves and internal-state traces of training runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lstmgraph.errors import SpecError
+from lstmgraph.render.plots import FORMATS, PlotError, plot_runs
+
+from .common import fail, report_spec_error
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write: .png, .svg or .pdf (default: RUN_DIR/plots.png of the first run).")
+@click.option("--steps", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Fresh steps of the run's task to trace.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the traced data.")
+@click.option("--units", metavar="PANEL[,PANEL...]",
+              help="Trace panels, top to bottom: cell_state, input_gate, forget_gate, output_gate, "
+                   "cell_input, squashed_state, cell_output, gate, hidden, input, output, or unit "
+                   "group names (default: the cells' states and gates, gate and hidden groups, outputs).")
+@click.option("--trial", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Which network of a population to trace.")
+@click.option("--x", "curve_x", type=click.Choice(["step", "sequence"]), default="step", show_default=True,
+              help="The learning curve's x axis.")
+@click.option("--loss", type=click.Choice(["per_step", "per_sequence"]), default="per_step",
+              show_default=True,
+              help="The learning curve's y axis: mean loss per step, or summed per sequence.")
+@click.option("--dpi", type=click.IntRange(min=20, max=600), default=100, show_default=True,
+              help="Resolution of a .png.")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int, units: str | None,
+         trial: int, curve_x: str, loss: str, dpi: int, quiet: bool) -> None:
+    """Draw runs' learning curves and, on fresh steps of their task, cell states, gates and outputs.
+
+    Several RUN_DIRS are drawn side by side, one column each.
+    """
+    if output is not None and output.suffix.lower() not in FORMATS:
+        raise click.BadParameter(f"'{output}' has no known extension; use {', '.join(FORMATS)}",
+                                 param_hint="'-o'")
+    panels = [name.strip() for name in units.split(",") if name.strip()] if units is not None else None
+    if panels is not None and not panels:
+        raise click.BadParameter("name at least one panel", param_hint="'--units'")
+    try:
+        written, lines = plot_runs(run_dirs, output, steps, seed, panels, trial, curve_x,
+                                   loss == "per_step", dpi)
+    except PlotError as error:
+        fail(str(error))
+    except SpecError as error:
+        report_spec_error(_spec_of(run_dirs, error), error)
+    except ImportError as error:
+        fail(f"cannot draw without matplotlib ({error}); install it: pip install matplotlib", code=1)
+    except OSError as error:
+        fail(f"could not write the figure: {error}", code=1)
+    if not quiet:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"wrote {written}")
+
+
+def _spec_of(run_dirs: tuple[Path, ...], error: SpecError) -> str:
+    """The spec.yaml the error is about (its source names it)."""
+    return error.source.filename if error.source is not None else str(run_dirs[0] / "spec.yaml")

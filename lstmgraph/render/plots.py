@@ -1,0 +1,516 @@
+"""Figures of training runs, like the papers': learning curves and internal-state traces.
+
+`load_run` reads a run directory (training.md: resolved spec, metrics, weights); `trace_run`
+runs the trained weights forward with the numpy engine on fresh steps of the run's own task;
+`draw_figure` lays the panels out, one column per run and one row per panel; `plot_runs` does
+all of it and writes one .png, .svg or .pdf. matplotlib is imported only to draw (its Agg
+renderer, through `Figure`; pyplot and its global state are never touched).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ..engine.losses import loss_and_delta
+from ..engine.simulator import Simulator
+from ..engine.weights import Weights, WeightsError, load_weights
+from ..errors import did_you_mean
+from ..files import write_atomically
+from ..plan import Plan, compile_plan
+from ..spec import load_spec
+from ..tasks import Sequence as TaskSequence
+from ..tasks import TaskError, make_task
+from ..training.data import DataError, DataFile
+from ..training.trainer import training_section
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: Panel kinds for ``--units``: each shows every unit group with one of these roles.
+PANELS: dict[str, tuple[str, ...]] = {
+    "cell_state": ("state",),
+    "input_gate": ("input_gate",),
+    "forget_gate": ("forget_gate",),
+    "output_gate": ("output_gate",),
+    "cell_input": ("cell_input",),
+    "squashed_state": ("squashed_state",),
+    "cell_output": ("cell_output",),
+    "gate": ("gate",),
+    "hidden": ("hidden",),
+    "input": ("input",),
+    "output": ("output",),
+}
+#: Drawn when no panels are asked for; rows that no run has are left out.
+DEFAULT_PANELS: tuple[str, ...] = (
+    "cell_state", "input_gate", "forget_gate", "output_gate", "gate", "hidden", "output")
+FORMATS: tuple[str, ...] = (".png", ".svg", ".pdf")
+REBER_TASKS = frozenset({"reber", "embedded_reber", "continual_embedded_reber"})
+_TITLES = {"cell_state": "cell state s_c", "input_gate": "input gate", "forget_gate": "forget gate",
+           "output_gate": "output gate", "cell_input": "cell input g", "squashed_state": "h(s_c)",
+           "cell_output": "cell output", "gate": "gate", "hidden": "hidden", "input": "input",
+           "output": "output vs target"}
+_MAX_LINES_WITH_LEGEND = 10
+_MAX_LINE_OUTPUTS = 4          # more outputs are drawn as a heat map
+_MAX_LABELLED_STEPS = 120      # Reber symbols under the steps up to this length
+_MAX_MARKED_STEPS = 300        # heat maps mark the targets up to this length
+
+
+class PlotError(Exception):
+    """A run directory that cannot be plotted, or a request that does not fit it."""
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The metric rows of a run (metrics.jsonl), one per trained sequence."""
+
+    sequence: np.ndarray        # (rows,)
+    step: np.ndarray            # (rows,) steps trained at the end of the sequence
+    loss: np.ndarray            # (rows,) summed over the sequence, mean over the trials
+    loss_per_step: np.ndarray   # (rows,)
+    loss_trials: np.ndarray | None  # (rows, trials) summed loss of each trial; None for one
+
+    def __len__(self) -> int:
+        return len(self.step)
+
+    def curves(self, per_step: bool = True) -> np.ndarray:
+        """Loss per row and trial (rows, trials): per step, or summed over the sequence."""
+        values = self.loss[:, None] if self.loss_trials is None else self.loss_trials
+        if not per_step:
+            return values
+        lengths = np.diff(np.concatenate([[0], self.step])) if len(self.step) else self.step
+        return values / np.maximum(lengths, 1)[:, None]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run directory, read: the compiled resolved spec, its weights and metrics."""
+
+    path: Path
+    plan: Plan
+    weights: Weights            # connection -> (trials, *shape)
+    weights_file: str           # "weights.npz", or "checkpoint.npz" for an unfinished run
+    steps_trained: int
+    metrics: Metrics
+
+    @property
+    def trials(self) -> int:
+        return next(iter(self.weights.values())).shape[0]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The trained network run forward on fresh data; every array has a trial axis."""
+
+    inputs: np.ndarray                # (T, n_inputs)
+    targets: np.ndarray               # (T, n_outputs), NaN where there is no target
+    signals: dict[str, np.ndarray]    # unit group (inputs included) -> (T, trials, size)
+    loss: np.ndarray                  # (T, trials) loss of each step
+    starts: tuple[int, ...]           # first step of each sequence
+    reset: bool                       # activations set to zero at each start (else only at 0)
+    seed: int
+    source: str                       # task name, or the data file's name
+
+    @property
+    def steps(self) -> int:
+        return len(self.inputs)
+
+
+# -- reading a run --------------------------------------------------------------------------------
+def load_run(path: str | Path) -> Run:
+    """Read a run directory. `PlotError` if it is not one or a file is missing or unreadable;
+    `SpecError` if its spec.yaml does not compile."""
+    path = Path(path)
+    if not path.is_dir():
+        raise PlotError(f"{path}: no such run directory")
+    missing = [name for name in ("spec.yaml", "metrics.jsonl") if not (path / name).is_file()]
+    if missing:
+        raise PlotError(f"{path} is not a run directory (no {' or '.join(missing)}; "
+                        f"'lstmgraph train SPEC --out DIR' writes one)")
+    plan = compile_plan(load_spec(path / "spec.yaml"))
+    if (path / "weights.npz").is_file():
+        try:
+            weights = load_weights(path / "weights.npz", plan)
+        except WeightsError as error:
+            raise PlotError(str(error)) from None
+        weights_file = "weights.npz"
+    elif (path / "checkpoint.npz").is_file():
+        weights = _checkpoint_weights(path / "checkpoint.npz", plan)
+        weights_file = "checkpoint.npz"
+    else:
+        raise PlotError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
+    metrics = read_metrics(path / "metrics.jsonl")
+    return Run(path, plan, weights, weights_file, _steps_trained(path, metrics), metrics)
+
+
+def read_metrics(path: str | Path) -> Metrics:
+    """Read metrics.jsonl; a last line cut short by a running trainer is skipped."""
+    path = Path(path)
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise PlotError(f"{path}: cannot read ({error})") from None
+    for number, line in enumerate(lines, start=1):
+        try:
+            row = json.loads(line)
+            rows.append((row["sequence"], row["step"], row["loss"], row["loss_per_step"],
+                         row.get("loss_trials")))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            if number == len(lines):
+                break
+            raise PlotError(f"{path}:{number}: not a metrics row "
+                            "(expected sequence, step, loss, loss_per_step)") from None
+    columns = list(zip(*rows)) if rows else [(), (), (), (), ()]
+    trials = columns[4]
+    loss_trials = (np.array(trials, dtype=np.float64)
+                   if trials and all(t is not None for t in trials) else None)
+    return Metrics(np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.int64),
+                   np.array(columns[2], dtype=np.float64), np.array(columns[3], dtype=np.float64),
+                   loss_trials)
+
+
+def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            stored = {name[len("weights/"):]: archive[name] for name in archive.files
+                      if name.startswith("weights/")}
+    except (OSError, ValueError) as error:
+        raise PlotError(f"{path}: not a checkpoint .npz file ({error})") from None
+    missing = [c.name for c in plan.connections if c.name not in stored]
+    if missing:
+        raise PlotError(f"{path}: does not fit network '{plan.name}'; missing: {', '.join(missing)}")
+    weights = {c.name: np.asarray(stored[c.name], dtype=np.float64) for c in plan.connections}
+    for connection in plan.connections:
+        if weights[connection.name].shape[1:] != connection.shape:
+            raise PlotError(f"{path}: '{connection.name}' has shape {weights[connection.name].shape}, "
+                            f"expected (trials, {', '.join(map(str, connection.shape))})")
+    return weights
+
+
+def _steps_trained(path: Path, metrics: Metrics) -> int:
+    try:
+        return int(json.loads((path / "summary.json").read_text())["steps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return int(metrics.step[-1]) if len(metrics) else 0
+
+
+# -- running it forward -----------------------------------------------------------------------------
+def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
+    """Run the trained weights (every trial) over ``steps`` fresh steps of the run's data.
+
+    A task's sequences are drawn from ``numpy.random.default_rng(seed)``, laid end to end as
+    `lstmgraph.tasks.concatenated` does (a stream other than the training stream, which is
+    seeded with ``[seed, 2000]``); a data file's sequences are taken from its start, in order.
+    Activations start at zero and are reset at each sequence as in training (the spec's
+    ``reset``, else only for tasks that are not continual).
+    """
+    if steps < 1:
+        raise PlotError(f"steps must be at least 1, not {steps}")
+    training = training_section(run.plan)
+    sim = Simulator(run.plan)
+    sequences, continual, source = _fresh_sequences(run, sim, steps, seed)
+    reset = training.reset == "sequence" if training.reset else not continual
+    state, records, losses, starts, done = None, [], [], [], 0
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging net is drawn, not refused
+        for sequence in sequences:
+            if reset or state is None:
+                state = sim.zero_state(run.trials)
+            part, state = sim.run(run.weights, sequence.inputs, state)
+            for record, target in zip(part, sequence.targets):
+                losses.append(loss_and_delta(training.loss, sim.outputs, record.net, record.y, target)[0])
+            records.extend(part)
+            starts.append(done)
+            done += len(sequence)
+    inputs = np.concatenate([s.inputs for s in sequences])
+    targets = np.concatenate([s.targets for s in sequences])
+    signals = {unit.name: np.stack([r.y[unit.name] for r in records]) for unit in sim.inputs}
+    signals.update(sim.signals(records))
+    return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source)
+
+
+def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
+                     ) -> tuple[list[TaskSequence], bool, str]:
+    """Sequences of the run's task or data file, cut to ``steps`` steps in all."""
+    training = training_section(run.plan)
+    if training.task is not None:
+        try:
+            task = make_task(training.task.name, training.task.options)
+        except TaskError as error:
+            raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
+        rng = np.random.default_rng(seed)
+        draw, continual, source = (lambda: task.sample(rng)), task.continual, task.name
+    else:
+        data = Path(training.data)
+        if not data.is_absolute():
+            data = run.path / data
+        try:
+            file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=None)
+        except DataError as error:
+            raise PlotError(str(error)) from None
+        draw, continual, source = file.next, file.continual, data.name
+    sequences, count = [], 0
+    while count < steps:
+        sequence = draw()
+        keep = min(len(sequence), steps - count)
+        if keep < len(sequence):
+            sequence = TaskSequence(sequence.inputs[:keep], sequence.targets[:keep])
+        sequences.append(sequence)
+        count += keep
+    return sequences, continual, source
+
+
+# -- choosing the panels ----------------------------------------------------------------------------
+def panel_groups(plans: Sequence[Plan], panels: Sequence[str] | None = None
+                 ) -> list[tuple[str, list[list[str]]]]:
+    """The trace rows: (panel, the unit groups it shows in each plan).
+
+    A panel is a kind of `PANELS` or a unit group's name. With ``panels=None`` the
+    `DEFAULT_PANELS` are used and rows that no plan has are left out; a panel asked for by
+    name that no plan has raises `PlotError`.
+    """
+    strict = panels is not None
+    names = {unit.name for plan in plans for unit in plan.units if unit.role != "bias"}
+    rows = []
+    for panel in (DEFAULT_PANELS if panels is None else panels):
+        if panel in PANELS:
+            groups = [[u.name for u in plan.units if u.role in PANELS[panel]] for plan in plans]
+        elif panel in names:
+            groups = [[panel] if panel in plan.unit else [] for plan in plans]
+        else:
+            close = did_you_mean(panel, [*PANELS, *names])
+            raise PlotError(f"unknown panel {panel!r}: give one of {', '.join(PANELS)} or a unit "
+                            f"group's name" + (f"; did you mean {close!r}?" if close else ""))
+        if any(groups):
+            rows.append((panel, groups))
+        elif strict:
+            raise PlotError(f"no run has {panel} units")
+    return rows
+
+
+# -- drawing --------------------------------------------------------------------------------------------
+def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[str] | None = None,
+                trial: int = 0, curve_x: str = "step", per_step: bool = True) -> "Figure":
+    """One column per run: its learning curve on top, then a row per trace panel. Line panels
+    of a row share their y range, so runs compare at a glance."""
+    from matplotlib.figure import Figure
+
+    if len(runs) != len(traces) or not runs:
+        raise ValueError("give one trace per run, and at least one run")
+    for run in runs:
+        if not 0 <= trial < run.trials:
+            raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
+    rows = panel_groups([run.plan for run in runs], panels)
+    figure = Figure(figsize=(1.5 + 5.5 * len(runs), 1.0 + 2.1 * (1 + len(rows))), layout="constrained")
+    axes = figure.subplots(1 + len(rows), len(runs), squeeze=False)
+    for column, (run, trace) in enumerate(zip(runs, traces)):
+        _learning_curve(axes[0, column], run, curve_x, per_step)
+        drawn: list[Axes] = []  # the column's trace panels with data; they share one x axis
+        for row, (panel, groups) in enumerate(rows, start=1):
+            ax = axes[row, column]
+            ax.set_title(_TITLES.get(panel, panel), fontsize=9, loc="left")
+            if not groups[column]:
+                ax.text(0.5, 0.5, f"no {panel.replace('_', ' ')} units", ha="center", va="center",
+                        transform=ax.transAxes, color="grey")
+                ax.tick_params(left=False, bottom=False, labelleft=False, labelbottom=False)
+                continue
+            if drawn:
+                ax.sharex(drawn[0])
+            if all(run.plan.unit[g].role == "output" for g in groups[column]):
+                _outputs(ax, run, trace, groups[column], trial)
+            else:
+                _lines(ax, trace, groups[column], trial)
+            _sequence_marks(ax, trace)
+            drawn.append(ax)
+        for ax in drawn[:-1]:
+            ax.tick_params(labelbottom=False)
+        if drawn:
+            drawn[-1].set_xlabel(f"step of {trace.steps} fresh steps of {trace.source} (seed {trace.seed})")
+            if _symbol_ticks(drawn[-1], trace):
+                for ax in drawn:
+                    ax.grid(False, axis="x")  # a grid line per step would hide the sequence marks
+    for row in range(1, 1 + len(rows)):
+        _share_line_limits([axes[row, c] for c in range(len(runs))])
+    _share_line_limits(list(axes[0]))
+    return figure
+
+
+def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
+    metrics = run.metrics
+    trial_note = "" if run.trials == 1 else f", {run.trials} trials"
+    ax.set_title(f"{run.path.name}: {run.plan.name}, {run.steps_trained} steps{trial_note}"
+                 + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"),
+                 fontsize=10)
+    ax.set_xlabel("steps" if curve_x == "step" else "sequences")
+    ax.set_ylabel("loss per step" if per_step else "loss per sequence")
+    if not len(metrics):
+        ax.text(0.5, 0.5, "no metric rows yet", ha="center", va="center", transform=ax.transAxes)
+        return
+    x = metrics.step if curve_x == "step" else metrics.sequence
+    values = metrics.curves(per_step)
+    window = max(1, len(x) // 50)
+    for index in range(values.shape[1]):
+        label = (f"trial {index}" if values.shape[1] > 1
+                 else "each sequence" if window == 1 else f"mean of {window} sequences")
+        line = ax.plot(x[window - 1:], moving_average(values[:, index], window), linewidth=1.4,
+                       zorder=3, label=label)[0]
+        if window > 1:
+            ax.plot(x, values[:, index], linewidth=0.5, alpha=0.3, color=line.get_color())
+    finite = values[np.isfinite(values)]
+    if finite.size and finite.min() > 0 and finite.max() / finite.min() > 10:
+        ax.set_yscale("log")
+    if values.shape[1] <= _MAX_LINES_WITH_LEGEND:
+        ax.legend(fontsize=7, loc="upper right")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+    """Means of ``window`` consecutive values (len(values) - window + 1 of them)."""
+    sums = np.cumsum(np.concatenate([[0.0], np.asarray(values, dtype=np.float64)]))
+    return (sums[window:] - sums[:-window]) / window
+
+
+def _lines(ax: "Axes", trace: Trace, groups: list[str], trial: int) -> None:
+    steps = np.arange(trace.steps)
+    count = 0
+    for group in groups:
+        values = trace.signals[group][:, trial, :]
+        for unit in range(values.shape[1]):
+            ax.plot(steps, values[:, unit], linewidth=1.0, label=f"{group}[{unit}]")
+            count += 1
+    if count <= _MAX_LINES_WITH_LEGEND:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.grid(True, alpha=0.3)
+    ax.margins(x=0)
+
+
+def _outputs(ax: "Axes", run: Run, trace: Trace, groups: list[str], trial: int) -> None:
+    """Outputs against targets: lines for a few outputs, else a heat map with target dots."""
+    outputs = [u for u in run.plan.units if u.role == "output"]
+    first = dict(zip((u.name for u in outputs), np.cumsum([0] + [u.size for u in outputs])))
+    values = np.concatenate([trace.signals[g][:, trial, :] for g in groups], axis=1)
+    targets = np.concatenate([trace.targets[:, first[g]:first[g] + run.plan.unit[g].size]
+                              for g in groups], axis=1)
+    names = [f"{g}[{i}]" for g in groups for i in range(run.plan.unit[g].size)]
+    steps = np.arange(trace.steps)
+    loss = float(np.mean(trace.loss[:, trial]))
+    if values.shape[1] <= _MAX_LINE_OUTPUTS:
+        for index, name in enumerate(names):
+            line = ax.plot(steps, values[:, index], linewidth=1.2, label=name)[0]
+            target = targets[:, index]
+            dense = np.isfinite(target).mean() >= 0.5
+            ax.plot(steps, target, linestyle="--" if dense else "none", marker=None if dense else "x",
+                    color=line.get_color(), linewidth=1.0, alpha=0.8, label=f"{name} target")
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.grid(True, alpha=0.3)
+        ax.margins(x=0)
+    else:
+        image = ax.imshow(values.T, aspect="auto", interpolation="nearest", cmap="viridis",
+                          origin="lower", extent=(-0.5, trace.steps - 0.5, -0.5, values.shape[1] - 0.5))
+        ax.figure.colorbar(image, cax=ax.inset_axes((1.01, 0.0, 0.015, 1.0)))
+        if trace.steps <= _MAX_MARKED_STEPS:  # beyond, the marks hide the outputs
+            hot = np.argwhere(np.nan_to_num(targets, nan=0.0) >= 0.5)
+            ax.scatter(hot[:, 0], hot[:, 1], s=6, facecolors="none", edgecolors="red",
+                       linewidths=0.6, label="target 1")
+        labels = _reber_symbols(trace, values.shape[1])
+        ax.set_yticks(range(values.shape[1]), labels or [str(i) for i in range(values.shape[1])],
+                      fontsize=6)
+    ax.text(0.995, 0.97, f"loss/step {loss:.4g}", transform=ax.transAxes, ha="right", va="top",
+            fontsize=7, bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
+
+
+def _sequence_marks(ax: "Axes", trace: Trace) -> None:
+    """Vertical lines where sequences begin: solid where activations were reset."""
+    if len(trace.starts) > 60:
+        return
+    for start in trace.starts[1:]:
+        ax.axvline(start - 0.5, color="grey", linewidth=0.6 if trace.reset else 0.4,
+                   linestyle="-" if trace.reset else ":", alpha=0.7)
+
+
+def _reber_symbols(trace: Trace, width: int) -> list[str] | None:
+    if trace.source not in REBER_TASKS or width != 7:
+        return None
+    from ..tasks.reber import SYMBOLS
+    return list(SYMBOLS)
+
+
+def _symbol_ticks(ax: "Axes", trace: Trace) -> bool:
+    """For the Reber tasks and short traces, write the input symbol under each step."""
+    symbols = _reber_symbols(trace, trace.inputs.shape[1])
+    if symbols is None or trace.steps > _MAX_LABELLED_STEPS:
+        return False
+    ax.set_xticks(range(trace.steps), [symbols[int(i)] for i in trace.inputs.argmax(axis=1)], fontsize=5)
+    return True
+
+
+def _share_line_limits(axes: list["Axes"]) -> None:
+    """Give line panels of one row the same y range (heat maps and empty panels keep theirs)."""
+    lined = [ax for ax in axes if ax.get_lines() and not ax.get_images()]
+    if len(lined) < 2:
+        return
+    if len({ax.get_yscale() for ax in lined}) > 1:
+        lowest = [np.nanmin(np.concatenate([line.get_ydata() for line in ax.get_lines()])) for ax in lined]
+        if min(lowest) <= 0:
+            return
+        for ax in lined:
+            ax.set_yscale("log")
+    lows, highs = zip(*(ax.get_ylim() for ax in lined))
+    low, high = min(lows), max(highs)
+    if all(math.isfinite(v) for v in (low, high)):
+        for ax in lined:
+            ax.set_ylim(low, high)
+
+
+def save_figure(figure: "Figure", path: str | Path, dpi: int = 100) -> Path:
+    """Write the figure atomically; its extension (.png, .svg, .pdf) picks the format."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise PlotError(f"'{path}' has no known extension; use {', '.join(FORMATS)}")
+    buffer = io.BytesIO()
+    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+    figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata[suffix[1:]])
+    write_atomically(path, buffer.getvalue())
+    return path
+
+
+def describe(run: Run, trace: Trace, trial: int = 0) -> str:
+    """One line on what the trace shows: the loss and the range of the cell states."""
+    states = [trace.signals[u.name][:, trial] for u in run.plan.units if u.role == "state"]
+    text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {trial}; "
+            f"{trace.steps} fresh steps of {trace.source} (seed {trace.seed}): "
+            f"loss per step {float(np.mean(trace.loss[:, trial])):.4g}")
+    if states:
+        values = np.concatenate(states, axis=1)
+        text += f", cell states in [{np.min(values):.3g}, {np.max(values):.3g}]"
+    if run.weights_file != "weights.npz":
+        text += f" (unfinished run: weights of {run.weights_file})"
+    return text
+
+
+def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, steps: int = 200,
+              seed: int = 0, panels: Sequence[str] | None = None, trial: int = 0,
+              curve_x: str = "step", per_step: bool = True, dpi: int = 100) -> tuple[Path, list[str]]:
+    """Load, trace and draw the runs; write the figure (default: the first run's plots.png).
+    Returns the file written and a `describe` line per run."""
+    if not paths:
+        raise PlotError("give at least one run directory")
+    output = Path(output) if output is not None else Path(paths[0]) / "plots.png"
+    if output.suffix.lower() not in FORMATS:
+        raise PlotError(f"'{output}' has no known extension; use {', '.join(FORMATS)}")
+    runs = [load_run(path) for path in paths]
+    panel_groups([run.plan for run in runs], panels)  # unknown panels fail before the slow part
+    for run in runs:
+        if not 0 <= trial < run.trials:
+            raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
+    traces = [trace_run(run, steps, seed) for run in runs]
+    figure = draw_figure(runs, traces, panels, trial, curve_x, per_step)
+    return save_figure(figure, output, dpi), [describe(run, trace, trial) for run, trace in zip(runs, traces)]

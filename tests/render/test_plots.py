@@ -1,0 +1,211 @@
+"""`lstmgraph plot`: the traced signals are the simulator's, the figure is a valid file, and a
+bad run directory is a clear error (exit 2), never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from lstmgraph.engine import Simulator, load_weights
+from lstmgraph.render.plots import (DEFAULT_PANELS, PlotError, draw_figure, load_run, moving_average,
+                                    panel_groups, plot_runs, read_metrics, save_figure, trace_run)
+from lstmgraph.tasks import concatenated, make_task
+from lstmgraph_cli.main import main
+
+from conftest import SPECS
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _train(directory: Path, spec: str | Path, steps: int, *extra: str) -> Path:
+    """A short run written by `lstmgraph train` (in process)."""
+    out = directory / Path(spec).stem
+    result = CliRunner().invoke(main, ["train", str(spec), "--steps", str(steps), "--out", str(out),
+                                       "--quiet", *extra])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """CERG, CERG without forget gates, the timing net with 2 trials, the adding problem."""
+    base = tmp_path_factory.mktemp("runs")
+    no_forget = yaml.safe_load((SPECS / "gers2000_cerg.yaml").read_text())
+    no_forget["name"] = "cerg_no_forget"
+    no_forget["groups"][1]["gates"] = ["input", "output"]
+    for connection in no_forget["connections"]:
+        if isinstance(connection["to"], list):
+            connection["to"] = [t for t in connection["to"] if t != "memory.forget_gate"]
+    no_forget["connections"] = [c for c in no_forget["connections"] if c["to"] != "memory.forget_gate"]
+    (base / "cerg_no_forget.yaml").write_text(yaml.safe_dump(no_forget))
+    return {"cerg": _train(base, SPECS / "gers2000_cerg.yaml", 150),
+            "no_forget": _train(base, base / "cerg_no_forget.yaml", 150),
+            "timing": _train(base, SPECS / "gers2002_timing.yaml", 100, "--trials", "2"),
+            "adding": _train(base, SPECS / "hochreiter1997_adding.yaml", 250)}
+
+
+def test_trace_of_a_continual_task_is_what_the_simulator_computes(runs):
+    run = load_run(runs["cerg"])
+    trace = trace_run(run, steps=60, seed=5)
+    task = run.plan.document.spec.training.task
+    inputs, targets = concatenated(make_task(task.name, task.options), 60, np.random.default_rng(5))
+    np.testing.assert_array_equal(trace.inputs, inputs)
+    np.testing.assert_array_equal(trace.targets, targets)
+    weights = load_weights(runs["cerg"] / "weights.npz", run.plan)
+    sim = Simulator(run.plan)
+    records, _ = sim.run(weights, inputs)  # continual: one stream, no reset
+    expected = sim.signals(records)
+    assert set(expected) <= set(trace.signals) and "symbols" in trace.signals
+    for name, values in expected.items():
+        np.testing.assert_array_equal(trace.signals[name], values, err_msg=name)
+    assert trace.signals["memory.state"].shape == (60, 1, 8) and not trace.reset
+    assert trace.loss.shape == (60, 1) and np.all(trace.loss >= 0)
+
+
+def test_trace_of_independent_sequences_resets_at_each_start(runs):
+    run = load_run(runs["adding"])
+    trace = trace_run(run, steps=250, seed=1)
+    assert trace.reset and len(trace.starts) >= 2 and trace.starts[0] == 0
+    sim = Simulator(run.plan)
+    bounds = [*trace.starts, trace.steps]
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        records, _ = sim.run(run.weights, trace.inputs[start:stop])  # from zero activations
+        for name, values in sim.signals(records).items():
+            np.testing.assert_array_equal(trace.signals[name][start:stop], values, err_msg=name)
+
+
+def test_population_runs_give_one_curve_and_one_trace_per_trial(runs):
+    run = load_run(runs["timing"])
+    assert run.trials == 2 and run.metrics.loss_trials.shape == (len(run.metrics), 2)
+    np.testing.assert_allclose(run.metrics.curves(per_step=True).mean(axis=1), run.metrics.loss_per_step)
+    np.testing.assert_allclose(run.metrics.curves(per_step=False).mean(axis=1), run.metrics.loss)
+    trace = trace_run(run, steps=20)
+    assert trace.signals["memory.state"].shape == (20, 2, 1)
+    assert not np.array_equal(trace.signals["target"][:, 0], trace.signals["target"][:, 1])
+    np.testing.assert_allclose(trace.targets[:10], trace.targets[10:20])  # the wave, period 10
+    figure = draw_figure([run], [trace], trial=1)
+    curve = figure.axes[0]
+    assert [line.get_label() for line in curve.get_lines() if not line.get_label().startswith("_")] \
+        == ["trial 0", "trial 1"]
+
+
+def test_side_by_side_runs_share_rows_and_show_what_is_missing(runs):
+    pair = [load_run(runs["cerg"]), load_run(runs["no_forget"])]
+    traces = [trace_run(run, steps=40) for run in pair]
+    rows = panel_groups([run.plan for run in pair])
+    assert [panel for panel, _ in rows] == ["cell_state", "input_gate", "forget_gate", "output_gate",
+                                            "output"]
+    assert dict(rows)["forget_gate"] == [["memory.forget_gate"], []]
+    figure = draw_figure(pair, traces)
+    grid = np.array(figure.axes[:2 * (1 + len(rows))]).reshape(1 + len(rows), 2)
+    assert grid[1, 0].get_ylim() == grid[1, 1].get_ylim()  # cell states on one scale
+    assert any(text.get_text() == "no forget gate units" for text in grid[3, 1].texts)
+
+
+def test_plot_writes_valid_png_svg_and_pdf(runs, tmp_path):
+    written, lines = plot_runs([runs["cerg"], runs["no_forget"]], tmp_path / "both.png", steps=30)
+    assert written.read_bytes()[:8] == PNG_MAGIC and len(lines) == 2
+    assert "cell states in [" in lines[0] and "30 fresh steps of continual_embedded_reber" in lines[0]
+    run = load_run(runs["timing"])
+    figure = draw_figure([run], [trace_run(run, steps=25)], panels=["cell_state", "target"])
+    svg = save_figure(figure, tmp_path / "timing.svg")
+    assert ElementTree.parse(svg).getroot().tag.endswith("svg")
+    assert save_figure(figure, tmp_path / "timing.pdf").read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(PlotError, match="no known extension"):
+        save_figure(figure, tmp_path / "timing.gif")
+
+
+def test_cli_writes_run_dir_plots_png_by_default(runs, tmp_path):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(runs["timing"], run_dir)
+    result = CliRunner().invoke(main, ["plot", str(run_dir), "--steps", "30", "--trial", "1",
+                                       "--units", "cell_state,forget_gate,target", "--x", "sequence",
+                                       "--loss", "per_sequence", "--dpi", "50"])
+    assert result.exit_code == 0, result.output
+    assert (run_dir / "plots.png").read_bytes()[:8] == PNG_MAGIC
+    assert f"wrote {run_dir / 'plots.png'}" in result.output and "trial 1" in result.output
+
+
+def test_an_unfinished_run_is_drawn_from_its_checkpoint(runs, tmp_path):
+    run_dir = tmp_path / "unfinished"
+    shutil.copytree(runs["cerg"], run_dir)
+    (run_dir / "weights.npz").unlink()
+    with (run_dir / "metrics.jsonl").open("a") as stream:
+        stream.write('{"sequence": 99, "st')  # a row cut short by a running trainer
+    run = load_run(run_dir)
+    finished = load_run(runs["cerg"])
+    assert run.weights_file == "checkpoint.npz" and len(run.metrics) == len(finished.metrics)
+    for name, values in finished.weights.items():  # the final checkpoint holds the final weights
+        np.testing.assert_array_equal(run.weights[name], values)
+
+
+@pytest.mark.parametrize("setup, message", [
+    ("missing", "no such run directory"),
+    ("empty", "is not a run directory (no spec.yaml or metrics.jsonl"),
+    ("no_weights", "holds no weights.npz or checkpoint.npz"),
+    ("bad_metrics", "metrics.jsonl:1: not a metrics row"),
+    ("bad_spec", "is not a valid spec"),
+])
+def test_bad_run_directory_exits_2_with_a_clear_message(runs, tmp_path, setup, message):
+    run_dir = tmp_path / "run"
+    if setup != "missing":
+        run_dir.mkdir()
+    if setup in ("no_weights", "bad_metrics", "bad_spec"):
+        shutil.copy(runs["cerg"] / "spec.yaml", run_dir)
+        shutil.copy(runs["cerg"] / "metrics.jsonl", run_dir)
+    if setup == "bad_metrics":
+        shutil.copy(runs["cerg"] / "weights.npz", run_dir)
+        (run_dir / "metrics.jsonl").write_text("not json\n{}\n")
+    if setup == "bad_spec":
+        (run_dir / "spec.yaml").write_text("version: 1\ngroups: 3\n")
+    result = CliRunner().invoke(main, ["plot", str(run_dir)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--units", "cell_stat"], "did you mean 'cell_state'?"),
+    (["--units", "hidden"], "no run has hidden units"),
+    (["--trial", "1"], "has 1 trial(s); there is no trial 1"),
+    (["-o", "out.gif"], "no known extension"),
+])
+def test_bad_options_exit_2(runs, args, message):
+    result = CliRunner().invoke(main, ["plot", str(runs["cerg"]), *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_installed_command_has_help_and_no_traceback(tmp_path):
+    script = Path(sys.executable).with_name("lstmgraph")
+    help_text = subprocess.run([str(script), "plot", "--help"], capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "RUN_DIR..." in help_text.stdout
+    result = subprocess.run([str(script), "plot", str(tmp_path / "nowhere")], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"error: {tmp_path / 'nowhere'}: no such run directory"
+
+
+def test_unwritable_output_exits_1(runs, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--steps", "5",
+                                       "-o", str(blocker / "x.png")])
+    assert result.exit_code == 1 and "could not write the figure" in result.output
+
+
+def test_default_panels_and_helpers():
+    assert DEFAULT_PANELS[0] == "cell_state"
+    np.testing.assert_allclose(moving_average(np.arange(5.0), 2), [0.5, 1.5, 2.5, 3.5])
+
+
+def test_read_metrics_of_an_empty_file(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text("")
+    metrics = read_metrics(tmp_path / "metrics.jsonl")
+    assert len(metrics) == 0 and metrics.loss_trials is None
