@@ -7,13 +7,11 @@ from pathlib import Path
 
 import click
 
-import lstmgraph
 from lstmgraph.benchmark import run_benchmarks
 from lstmgraph.errors import SpecError
+from lstmgraph.files import BUNDLED_SPECS
 
 from .common import report_spec_error
-
-BUNDLED_SPECS = Path(lstmgraph.__file__).resolve().parents[1] / "specs"
 
 
 @click.command()

@@ -21,6 +21,8 @@ from lstmgraph.spec.models import NetworkSpec
 from .common import SPEC_ARGUMENT, compile_or_exit
 from .bench import bench
 from .gradcheck import gradcheck
+from .reproduce import reproduce
+from .plot import plot
 from .train import run, train
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,6 +93,8 @@ main.add_command(train)
 main.add_command(run)
 main.add_command(gradcheck)
 main.add_command(bench)
+main.add_command(reproduce)
+main.add_command(plot)
 
 if __name__ == "__main__":
     main()

@@ -6,6 +6,9 @@ import os
 import tempfile
 from pathlib import Path
 
+# The specs shipped beside the package (the repository's specs/ folder).
+BUNDLED_SPECS = Path(__file__).resolve().parents[1] / "specs"
+
 
 def write_atomically(path: Path, content: bytes) -> None:
     """Write through a temporary file in the same folder and rename it into place, so a reader

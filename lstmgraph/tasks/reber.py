@@ -35,6 +35,8 @@ class Automaton:
     edges: Edges
     _next: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False)
 
+    _successor_rows: dict[str, np.ndarray] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         table: dict[tuple[str, str], str] = {}
         for state, out in self.edges.items():
@@ -43,6 +45,16 @@ class Automaton:
                     raise ValueError(f"{self.name}: state {state!r} has two edges labelled {symbol!r}")
                 table[(state, symbol)] = target
         object.__setattr__(self, "_next", table)
+        states = set(self.edges) | {target for out in self.edges.values() for _, target in out}
+        rows = {state: np.zeros(len(SYMBOLS)) for state in states}
+        for state, row in rows.items():
+            row[[INDEX[symbol] for symbol in self.symbols_from(state)]] = 1.0
+        object.__setattr__(self, "_successor_rows", rows)
+
+    def successor_rows(self, states: Iterable[str]) -> np.ndarray:
+        """Multi-hot rows of the symbols that may follow each state (precomputed: sampling
+        long streams calls this for every string)."""
+        return np.array([self._successor_rows[state] for state in states])
 
     @property
     def transitions(self) -> frozenset[tuple[str, str, str]]:
@@ -131,12 +143,12 @@ EMBEDDED_REBER_WITHOUT_BEGIN_END = Automaton("embedded_reber_without_begin_end",
                                              _embedded_edges(False))
 
 
+_IDENTITY = np.eye(len(SYMBOLS))
+
+
 def one_hot(symbols: Iterable[str]) -> np.ndarray:
     """Rows of the one-hot code of ``symbols`` (order `SYMBOLS`)."""
-    symbols = list(symbols)
-    out = np.zeros((len(symbols), len(SYMBOLS)))
-    out[np.arange(len(symbols)), [INDEX[s] for s in symbols]] = 1.0
-    return out
+    return _IDENTITY[[INDEX[s] for s in symbols]].reshape(-1, len(SYMBOLS))
 
 
 def multi_hot(symbol_sets: Iterable[Iterable[str]]) -> np.ndarray:
@@ -155,11 +167,11 @@ def prediction_sequence(automaton: Automaton, string: str, continual: bool) -> S
     stream the final symbol is an input too and its target is the legal first symbols of
     the next string.
     """
-    out_sets = [automaton.symbols_from(state) for state in automaton.states(string)[1:]]
+    targets = automaton.successor_rows(automaton.states(string)[1:])
     if continual:
-        out_sets[-1] = sorted(automaton.first_symbols)
-        return Sequence(one_hot(string), multi_hot(out_sets))
-    return Sequence(one_hot(string[:-1]), multi_hot(out_sets[:-1]))
+        targets[-1] = automaton.successor_rows([automaton.start])[0]
+        return Sequence(one_hot(string), targets)
+    return Sequence(one_hot(string[:-1]), targets[:-1])
 
 
 class _GrammarTask:

@@ -29,7 +29,7 @@ def test_version():
 
 
 @pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"], ["train"], ["run"],
-                                     ["gradcheck"], ["bench"]])
+                                     ["gradcheck"], ["bench"], ["reproduce"], ["plot"]])
 def test_every_command_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout

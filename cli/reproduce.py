@@ -1,0 +1,89 @@
+"""`lstmgraph reproduce`: run a table row of the papers and print our figures beside theirs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from lstmgraph.errors import SpecError
+from lstmgraph.experiments import EXPERIMENTS, find_experiment
+from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
+from lstmgraph.files import BUNDLED_SPECS
+
+from .common import fail, report_spec_error
+
+
+def _list(as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([experiment.describe() for experiment in EXPERIMENTS.values()], indent=2))
+        return
+    for experiment in EXPERIMENTS.values():
+        published = ", ".join(f"{key.replace('_', ' ')} {value:,}" if isinstance(value, (int, float))
+                              else f"{key.replace('_', ' ')}: {value}"
+                              for key, value in experiment.published.items())
+        click.echo(f"{experiment.name}")
+        click.echo(f"    {experiment.paper}, {experiment.table}; {experiment.trials} trials; "
+                   f"specs/{experiment.spec}.yaml"
+                   + "".join(f" {variant.description}" for variant in experiment.variants))
+        click.echo(f"    published: {published}")
+
+
+@click.command()
+@click.argument("experiment", required=False)
+@click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
+@click.option("--trials", type=click.IntRange(min=1), help="Number of trials (default: the paper's).")
+@click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default=True,
+              help="Worker processes.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
+@click.option("--max-steps", type=click.IntRange(min=1),
+              help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results (or the list) as JSON.")
+@click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
+def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, out: Path | None,
+              max_steps: int | None, as_json: bool, specs: Path) -> None:
+    """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
+
+    Trials run in worker processes; the table shows our success rate and the mean and standard
+    deviation of sequences (or training streams) to success next to the published figures.
+    Results are written as JSON and CSV."""
+    if show_list:
+        _list(as_json)
+        return
+    if not experiment:
+        fail("name an experiment, or use --list to see them")
+    try:
+        chosen = find_experiment(experiment)
+    except KeyError as error:
+        fail(error.args[0])
+    count = trials or chosen.trials
+    out = out or Path("runs") / "reproduce" / chosen.name
+    quiet = as_json
+    if not quiet:
+        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {count} trials on {jobs} workers -> {out}")
+        click.echo(f"protocol: {chosen.protocol.describe()}")
+    try:
+        with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
+                               show_pos=True, show_eta=True) as bar:
+            def trial_done(row: dict) -> None:
+                bar.update(1)
+            results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done)
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else specs, error)
+    except ResultsConflict as error:
+        fail(str(error))
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    click.echo("")
+    width = max(len(row[0]) for row in comparison(results))
+    click.echo(f"  {'':<{width}}  {'lstmgraph':>14}  {'published':>14}")
+    for label, ours, theirs in comparison(results):
+        click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
+    if max_steps:
+        click.echo(f"(each trial capped at {max_steps:,} training steps: not the paper's protocol)")
+    click.echo(f"wrote {out / 'results.json'} and {out / 'trials.csv'}")

@@ -1,0 +1,224 @@
+"""Every table row of the three papers as a named experiment (`lstmgraph reproduce --list`).
+
+An experiment is a bundled spec (optionally changed by named `Variant`s, e.g. "without forget
+gates"), a task, a protocol, the learning rate and momentum, the paper's trial count and the
+published figures from ../shared/experiments.md. Protocol settings the papers leave open are
+chosen and explained in docs/results.md.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from ..files import BUNDLED_SPECS
+from ..plan import Plan, compile_plan
+from ..spec import SpecDocument
+from ..spec.loader import read_spec_file
+from ..spec.validation import validate_spec_data
+from ..tasks import Task, make_task
+from .protocols import Protocol, SequenceProtocol, StreamProtocol
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named change to a spec's data (applied to a copy)."""
+
+    description: str
+    apply: Callable[[dict[str, Any]], None]
+
+
+def _memory_groups(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [group for group in data["groups"] if group.get("kind") == "memory_block"]
+
+
+def _drop_targets(data: dict[str, Any], port: str) -> None:
+    kept = []
+    for connection in data["connections"]:
+        targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
+        targets = [t for t in targets if not t.endswith(f".{port}")]
+        if targets:
+            kept.append({**connection, "to": targets})
+    data["connections"] = kept
+
+
+def _without_forget_gate(data: dict[str, Any]) -> None:
+    for group in _memory_groups(data):
+        group["gates"] = [gate for gate in group.get("gates", ["input", "output"]) if gate != "forget"]
+    _drop_targets(data, "forget_gate")
+
+
+def _without_peepholes(data: dict[str, Any]) -> None:
+    data["connections"] = [c for c in data["connections"] if c.get("pattern") != "peephole"]
+
+
+def _state_decay(value: float) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        for group in _memory_groups(data):
+            group["state_decay"] = value
+    return apply
+
+
+def _identity_output(data: dict[str, Any]) -> None:
+    for group in data["groups"]:
+        if group.get("kind") == "output":
+            group["activation"] = "identity"
+
+
+WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
+WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
+STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
+IDENTITY_OUTPUT = Variant("identity output unit (2002: for PFG)", _identity_output)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    paper: str
+    table: str
+    spec: str
+    task: str
+    protocol: Protocol
+    trials: int
+    published: dict[str, Any]
+    task_options: dict[str, Any] = field(default_factory=dict)
+    variants: tuple[Variant, ...] = ()
+    learning_rate: float | None = None      # None: the spec's
+    momentum: float | None = None
+    note: str = ""
+
+    @property
+    def unit(self) -> str:
+        return "sequences" if isinstance(self.protocol, SequenceProtocol) else "training streams"
+
+    def spec_data(self, specs: Path = BUNDLED_SPECS) -> tuple[dict[str, Any], Any]:
+        """The bundled spec's data with the variants applied, and its source positions."""
+        data, source = read_spec_file(specs / f"{self.spec}.yaml")
+        data = copy.deepcopy(data)
+        for variant in self.variants:
+            variant.apply(data)
+        return data, source
+
+    def plan(self, specs: Path = BUNDLED_SPECS) -> Plan:
+        data, source = self.spec_data(specs)
+        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+
+    def make_task(self) -> Task:
+        return make_task(self.task, self.task_options)
+
+    def rates(self, plan: Plan) -> tuple[float, float]:
+        training = plan.document.spec.training
+        rate = self.learning_rate if self.learning_rate is not None else training.learning_rate
+        momentum = self.momentum if self.momentum is not None else training.momentum
+        return rate, momentum
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "paper": self.paper, "table": self.table, "spec": f"specs/{self.spec}.yaml",
+                "variants": [v.description for v in self.variants], "task": self.task,
+                "task_options": self.task_options, "learning_rate": self.learning_rate,
+                "momentum": self.momentum, "protocol": self.protocol.describe(), "trials": self.trials,
+                "unit": self.unit, "published": self.published, "note": self.note}
+
+
+H97, G00, G02 = "Hochreiter & Schmidhuber 1997", "Gers, Schmidhuber & Cummins 2000", \
+    "Gers, Schraudolph & Schmidhuber 2002"
+
+# 1997: ERG, success = every symbol of 256 training and 256 test strings predicted (most active).
+_ERG = SequenceProtocol(success="most_active", fixed_sets=256, data_sets=3, window=256,
+                        max_sequences=100_000)
+# Adding/multiplication: |error| < 0.04 at the last step; temporal order: < 0.3 on every output.
+_ADDING = SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, max_error=0.01,
+                           max_sequences=2_000_000)
+_TEMPORAL = SequenceProtocol(success="tolerance", tolerance=0.3, window=2000, max_error=0.1,
+                             max_sequences=2_000_000)
+# 2000 CERG: |error| < 0.7 at all 7 outputs (squared error < 0.49); streams of 10^5 symbols.
+_CERG = StreamProtocol(tolerance=0.7, unit="steps", train_limit=100_000, test_limit=100_000,
+                       max_streams=30_000)
+# 2002: streams counted in sequences (one period or spike interval each): train 100, test 1,000.
+_TIMING = StreamProtocol(tolerance=0.49, unit="sequences", train_limit=100, test_limit=1000,
+                         max_streams=10_000_000, good_score=100)
+
+
+def _erg(blocks: str, spec: str, rate: float, percent: int, mean: int, extra: dict | None = None) -> Experiment:
+    return Experiment(f"hochreiter1997-erg-{blocks}-lr{rate}", H97, "Table 1", spec, "embedded_reber",
+                      _ERG, 30, {"success_percent": percent, "mean_to_success": mean, **(extra or {})},
+                      learning_rate=rate)
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+    _erg("4x1", "hochreiter1997_erg_4x1", 0.1, 100, 39_740),
+    _erg("3x2", "hochreiter1997_erg", 0.1, 100, 21_730),
+    _erg("3x2", "hochreiter1997_erg", 0.2, 97, 14_060),
+    _erg("4x1", "hochreiter1997_erg_4x1", 0.5, 97, 9_500),
+    _erg("3x2", "hochreiter1997_erg", 0.5, 100, 8_440, {"range": "3,800-24,100"}),
+    *[Experiment(f"hochreiter1997-adding-t{length}", H97, "Table 7", "hochreiter1997_adding", "adding",
+                 _ADDING, 10, {"success_percent": 100, "mean_to_success": mean, "test_wrong": wrong},
+                 task_options={"length": length})
+      for length, mean, wrong in ((100, 74_000, 1), (500, 209_000, 0), (1000, 853_000, 1))],
+    *[Experiment(f"hochreiter1997-multiplication-t100-nseq{n_seq}", H97, "Table 8", "hochreiter1997_adding",
+                 "multiplication",
+                 SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, allowed_wrong=n_seq - 1,
+                                  max_sequences=3_000_000),
+                 10, {"success_percent": 100, "mean_to_success": mean, "test_wrong": wrong, "test_mse": mse},
+                 task_options={"length": 100}, learning_rate=0.1)
+      for n_seq, mean, wrong, mse in ((140, 482_000, 139, 0.0223), (13, 1_273_000, 14, 0.0139))],
+    Experiment("hochreiter1997-temporal-order-6a", H97, "Table 9", "hochreiter1997_temporal_order_6a",
+               "temporal_order", _TEMPORAL, 20, {"success_percent": 100, "mean_to_success": 31_390, "test_wrong": 1},
+               task_options={"variant": "6a"}),
+    Experiment("hochreiter1997-temporal-order-6b", H97, "Table 9", "hochreiter1997_temporal_order_6b",
+               "temporal_order", _TEMPORAL, 10, {"success_percent": 100, "mean_to_success": 571_100, "test_wrong": 2},
+               task_options={"variant": "6b"}),
+    Experiment("gers2000-cerg-standard-reset", G00, "Table 2", "gers2000_cerg", "continual_embedded_reber",
+               replace(_CERG, reset_each_sequence=True),
+               100, {"perfect_percent": 74, "mean_to_success": 7_441, "good_percent": 0, "rest_percent": 26},
+               variants=(WITHOUT_FORGET_GATE,)),
+    Experiment("gers2000-cerg-standard", G00, "Table 2", "gers2000_cerg", "continual_embedded_reber", _CERG, 100,
+               {"perfect_percent": 0, "good_percent": 1, "rest_percent": 99}, variants=(WITHOUT_FORGET_GATE,)),
+    Experiment("gers2000-cerg-state-decay", G00, "Table 2", "gers2000_cerg", "continual_embedded_reber", _CERG,
+               100, {"perfect_percent": 0, "good_percent": 0, "rest_percent": 100},
+               variants=(WITHOUT_FORGET_GATE, STATE_DECAY)),
+    Experiment("gers2000-cerg-forget", G00, "Table 2", "gers2000_cerg", "continual_embedded_reber", _CERG, 100,
+               {"perfect_percent": 18, "mean_to_success": 18_889, "good_percent": 29, "rest_percent": 53}),
+    Experiment("gers2000-cerg-forget-decay", G00, "Table 2", "gers2000_cerg", "continual_embedded_reber",
+               replace(_CERG, rate_decay=0.99),
+               100, {"perfect_percent": 62, "mean_to_success": 14_087, "good_percent": 6, "rest_percent": 32}),
+    Experiment("gers2000-cerg-forget-without-begin-end", G00, "text", "gers2000_cerg", "continual_embedded_reber",
+               _CERG, 100, {"finding": "forget-gate LSTM still learns the task"},
+               task_options={"without_begin_end": True}),
+    *[Experiment(f"gers2002-pfg-{shape[:3]}-f{period}-{'peephole' if peep else 'no-peephole'}", G02, "text",
+                 "gers2002_timing", "periodic_function", replace(_TIMING, tolerance=0.3),
+                 10, {"finding": finding},
+                 task_options={"shape": shape, "period": period, "length": period},
+                 variants=(IDENTITY_OUTPUT,) + (() if peep else (WITHOUT_PEEPHOLES,)),
+                 learning_rate=1e-5, momentum=0.99)
+      for shape, period, peep, finding in (
+          ("cosine", 10, True, "solved with peepholes"),
+          ("cosine", 10, False, "the only PFG task learned without peepholes"),
+          ("cosine", 25, True, "solved; stricter run (threshold 0.15): RMSE 0.086, 2,704,000 streams"),
+          ("triangle", 10, True, "solved with peepholes"),
+          ("rectangle", 10, True, "solved with peepholes"))],
+    Experiment("gers2002-gts-peephole", G02, "text", "gers2002_timing", "generating_timed_spikes", _TIMING, 10,
+               {"finding": "solved only with peepholes"}, task_options={"period": 10, "delays": [0, 1]},
+               learning_rate=1e-5, momentum=0.999),
+    Experiment("gers2002-gts-no-peephole", G02, "text", "gers2002_timing", "generating_timed_spikes", _TIMING, 10,
+               {"finding": "not solved"}, task_options={"period": 10, "delays": [0, 1]},
+               variants=(WITHOUT_PEEPHOLES,), learning_rate=1e-5, momentum=0.999),
+    Experiment("gers2002-gts-no-forget", G02, "text", "gers2002_timing", "generating_timed_spikes", _TIMING, 10,
+               {"finding": "not solved without a forget gate"}, task_options={"period": 10, "delays": [0, 1]},
+               variants=(WITHOUT_FORGET_GATE,), learning_rate=1e-5, momentum=0.999),
+    Experiment("gers2002-msd-f10-peephole", G02, "text", "gers2002_timing", "measuring_spike_delays", _TIMING, 10,
+               {"finding": "solved (continual MSD, F = 10, I in {0, 1})"},
+               task_options={"period": 10, "delays": [0, 1]}, learning_rate=1e-5, momentum=0.9999),
+]}
+
+
+def find_experiment(name: str) -> Experiment:
+    """The experiment called ``name``; KeyError names the closest ones."""
+    import difflib
+    if name not in EXPERIMENTS:
+        close = difflib.get_close_matches(name, EXPERIMENTS, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `lstmgraph reproduce --list`"
+        raise KeyError(f"no experiment named {name!r}{hint}")
+    return EXPERIMENTS[name]

@@ -1,0 +1,54 @@
+"""One trial's network in the compiled kernel: weights, state, traces and learning rate.
+
+The protocols drive training and testing through this small interface; every step runs in
+the generated kernel (engine/compiled), whose agreement with the numpy reference engine is
+tested on every bundled spec.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import initial_weights
+from ..engine.compiled import CompiledNetwork
+from ..plan import Plan
+
+
+class OnlineNetwork:
+    """A single trial trained online (an update after every step) with truncated RTRL, or
+    exact RTRL when the spec's learning rule is ``rtrl``."""
+
+    def __init__(self, plan: Plan, seed: int, learning_rate: float, momentum: float):
+        training = plan.document.spec.training
+        rule = training.learning_rule if training else "truncated_rtrl"
+        if rule == "bptt":
+            raise ValueError("the protocols train online with RTRL; this spec asks for BPTT")
+        loss = training.loss if training else "sum_of_squares"
+        self.compiled = CompiledNetwork(plan, full_gradient=rule == "rtrl", loss=loss, threads=1)
+        self.theta, self.fixed = self.compiled.pack_weights(initial_weights(plan, [seed]))
+        self.velocity = np.zeros_like(self.theta)
+        self.prev, self.traces = self.compiled.new_state(1)
+        self.rate = np.array([learning_rate])
+        self.momentum = momentum
+        self.n_outputs = self.compiled.sim.n_outputs
+
+    def reset(self) -> None:
+        """Zero activations and traces (the 1997 reset before each sequence)."""
+        self.prev[:] = 0.0
+        self.traces[:] = 0.0
+
+    def run(self, inputs: np.ndarray, targets: np.ndarray, learn: bool,
+            tolerance: float = 0.0) -> tuple[int, np.ndarray]:
+        """Run ``inputs`` from the current state; with ``tolerance`` > 0 stop after the first
+        step whose error reaches it. Returns (steps run, outputs of those steps)."""
+        outputs = np.zeros((1, len(inputs), self.n_outputs))
+        steps, _ = self.compiled.run(self.theta, self.fixed, self.velocity, self.prev, self.traces,
+                                     inputs, targets, self.rate, self.momentum, 1.0, tolerance,
+                                     learn, outputs)
+        return int(steps[0]), outputs[0, :int(steps[0])]
+
+    def weights_finite(self) -> bool:
+        return bool(np.isfinite(self.theta).all())
+
+    def weights(self) -> dict[str, np.ndarray]:
+        return self.compiled.unpack_weights(self.theta, self.fixed)

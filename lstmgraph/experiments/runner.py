@@ -1,0 +1,164 @@
+"""Run an experiment's trials in worker processes and summarise them beside the paper's figures.
+
+Results go to an output folder: ``experiment.json`` (settings, the spec as run),
+``trials.jsonl`` (one line per finished trial, appended as each ends, so a killed run resumes
+where it stopped), and ``results.json`` / ``trials.csv`` (written atomically at the end).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import statistics
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..files import BUNDLED_SPECS, write_atomically
+from .catalogue import Experiment, find_experiment
+from .network import OnlineNetwork
+from .protocols import run_trial
+
+TrialDone = Callable[[dict[str, Any]], None]
+
+
+class ResultsConflict(Exception):
+    """The output folder holds trials run with other settings."""
+
+
+def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str) -> dict[str, Any]:
+    experiment = find_experiment(name)
+    plan = experiment.plan(Path(specs))
+    rate, momentum = experiment.rates(plan)
+    row = run_trial(plan, experiment.make_task(), experiment.protocol, seed, rate, momentum, budget_steps)
+    row.setdefault("class", None)
+    return row
+
+
+def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> dict[str, Any]:
+    data, _ = experiment.spec_data(specs)
+    return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data}
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a line cut by a kill: that trial runs again
+    return rows
+
+
+def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
+                   specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None) -> dict[str, Any]:
+    """Run trials with seeds 0..trials-1 (those already in ``out`` are kept) and summarise."""
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = settings(experiment, budget_steps, specs)
+    settings_path = out / "experiment.json"
+    if settings_path.exists() and json.loads(settings_path.read_text()) != json.loads(json.dumps(wanted)):
+        raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
+                              f"choose another --out or delete it")
+    write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
+    rows_path = out / "trials.jsonl"
+    rows = [row for row in _read_rows(rows_path) if row["seed"] < trials]
+    done = {row["seed"] for row in rows}
+    write_atomically(rows_path, "".join(json.dumps(row) + "\n" for row in rows).encode())
+    for row in rows:
+        trial_done(row)
+    todo = [seed for seed in range(trials) if seed not in done]
+    if todo:
+        plan = experiment.plan(specs)
+        warm = OnlineNetwork(plan, 0, 0.0, 0.0)  # compile (or load) the kernel once, before the workers
+        warm.run(np.zeros((1, warm.compiled.sim.n_inputs)), np.zeros((1, warm.n_outputs)), learn=False)
+        with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs))
+                       for seed in todo]
+            for future in as_completed(futures):
+                row = future.result()
+                with rows_path.open("a") as stream:
+                    stream.write(json.dumps(row) + "\n")
+                    stream.flush()
+                    os.fsync(stream.fileno())
+                rows.append(row)
+                trial_done(row)
+    rows.sort(key=lambda row: row["seed"])
+    results = {"experiment": experiment.describe(), "budget_steps": budget_steps, "summary": summarise(experiment, rows),
+               "trials": rows}
+    write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
+    write_atomically(out / "trials.csv", _csv(rows).encode())
+    return results
+
+
+def summarise(experiment: Experiment, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Our figures in the published figures' terms."""
+    solved = [row["to_success"] for row in rows if row["solved"]]
+    summary: dict[str, Any] = {
+        "trials": len(rows),
+        "success_percent": 100.0 * len(solved) / len(rows) if rows else None,
+        "mean_to_success": statistics.fmean(solved) if solved else None,
+        "std_to_success": statistics.stdev(solved) if len(solved) > 1 else None,
+        "range": f"{min(solved):,}-{max(solved):,}" if solved else None,
+        "diverged": sum(bool(row.get("diverged")) for row in rows),
+        "seconds_total": round(sum(row["seconds"] for row in rows), 1),
+        "steps_total": sum(row["steps"] for row in rows),
+    }
+    if experiment.unit == "training streams":
+        for label in ("perfect", "good", "rest"):
+            summary[f"{label}_percent"] = (100.0 * sum(row.get("class") == label for row in rows) / len(rows)
+                                           if rows else None)
+        summary["mean_test_score"] = statistics.fmean(row["score"] for row in rows) if rows else None
+    tested = [row for row in rows if "test_wrong" in row]
+    if tested:
+        summary["test_wrong"] = statistics.fmean(row["test_wrong"] for row in tested)
+        summary["test_mse"] = statistics.fmean(row["test_mse"] for row in tested)
+    return summary
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    columns = sorted({key for row in rows for key in row}, key=lambda key: (key != "seed", key))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def comparison(results: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, ours, published) rows for the table `lstmgraph reproduce` prints."""
+    summary, published = results["summary"], results["experiment"]["published"]
+    unit = results["experiment"]["unit"]
+
+    def show(value: Any, digits: int = 0) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:,.{digits}f}"
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    rows = [("trials", show(summary["trials"]), show(results["experiment"]["trials"]))]
+    if unit == "training streams":
+        rows.append(("% perfect", show(summary["perfect_percent"]), show(published.get("perfect_percent"))))
+        rows.append(("% good", show(summary["good_percent"]), show(published.get("good_percent"))))
+        rows.append(("% rest", show(summary["rest_percent"]), show(published.get("rest_percent"))))
+        rows.append(("mean test stream length", show(summary["mean_test_score"], 1), "-"))
+    else:
+        rows.append(("% solved", show(summary["success_percent"]), show(published.get("success_percent"))))
+    rows.append((f"mean {unit} to success", show(summary["mean_to_success"]), show(published.get("mean_to_success"))))
+    rows.append((f"std {unit} to success", show(summary["std_to_success"]), "-"))
+    rows.append(("range", show(summary["range"]), show(published.get("range"))))
+    if "test_wrong" in summary:
+        rows.append(("test sequences wrong (of 2,560)", show(summary["test_wrong"], 1), show(published.get("test_wrong"))))
+        rows.append(("test MSE", show(summary["test_mse"], 4), show(published.get("test_mse"))))
+    if "finding" in published:
+        rows.append(("published finding", "", published["finding"]))
+    rows.append(("diverged trials", show(summary["diverged"]), "-"))
+    rows.append(("CPU time (s, all trials)", show(summary["seconds_total"], 1), "-"))
+    return rows

@@ -1,0 +1,60 @@
+"""`run_experiment`: worker processes, results files, resuming, and the comparison table."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment, summarise
+
+
+def test_two_short_trials_end_to_end_then_resume(tmp_path):
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    seen = []
+    results = run_experiment(experiment, 2, 2, tmp_path, budget_steps=2000, trial_done=seen.append)
+    assert sorted(row["seed"] for row in seen) == [0, 1]
+    assert results["summary"]["trials"] == 2
+    stored = json.loads((tmp_path / "results.json").read_text())
+    assert stored["trials"] == results["trials"]
+    with (tmp_path / "trials.csv").open() as stream:
+        assert [int(row["seed"]) for row in csv.DictReader(stream)] == [0, 1]
+    # a second run finds both trials done and runs none again
+    again = run_experiment(experiment, 2, 2, tmp_path, budget_steps=2000)
+    assert again["trials"] == results["trials"]
+    # one more trial: only seed 2 runs
+    more = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000)
+    assert [row["seed"] for row in more["trials"]] == [0, 1, 2]
+    assert more["trials"][:2] == results["trials"]
+    with pytest.raises(ResultsConflict):
+        run_experiment(experiment, 2, 1, tmp_path, budget_steps=999)
+
+
+def test_a_trial_cut_by_a_kill_runs_again(tmp_path):
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    first = run_experiment(experiment, 1, 1, tmp_path, budget_steps=1000)
+    lines = (tmp_path / "trials.jsonl").read_text()
+    (tmp_path / "trials.jsonl").write_text(lines[:len(lines) // 2])  # half a line, as a kill leaves it
+    again = run_experiment(experiment, 1, 1, tmp_path, budget_steps=1000)
+    row = dict(again["trials"][0])
+    expected = dict(first["trials"][0])
+    row.pop("seconds"), expected.pop("seconds")
+    assert row == expected
+
+
+def test_the_summary_counts_streams_classes_and_successes():
+    experiment = find_experiment("gers2000-cerg-forget")
+    rows = [{"seed": 0, "solved": True, "to_success": 100, "class": "perfect", "score": 1e5, "steps": 5, "seconds": 1.0},
+            {"seed": 1, "solved": True, "to_success": 300, "class": "perfect", "score": 1e5, "steps": 5, "seconds": 1.0},
+            {"seed": 2, "solved": False, "to_success": None, "class": "good", "score": 2000.0, "steps": 5, "seconds": 1.0},
+            {"seed": 3, "solved": False, "to_success": None, "class": "rest", "score": 3.0, "steps": 5, "seconds": 1.0}]
+    summary = summarise(experiment, rows)
+    assert (summary["perfect_percent"], summary["good_percent"], summary["rest_percent"]) == (50.0, 25.0, 25.0)
+    assert summary["mean_to_success"] == 200 and summary["range"] == "100-300"
+    assert round(summary["std_to_success"], 6) == round((2 * 100 ** 2) ** 0.5, 6)
+    table = dict((label, (ours, theirs)) for label, ours, theirs in
+                 comparison({"summary": summary, "experiment": experiment.describe()}))
+    assert table["% perfect"] == ("50", "18")
+    assert table["mean training streams to success"] == ("200", "18,889")

@@ -1,0 +1,39 @@
+"""The papers' success tests on hand-made outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lstmgraph.experiments.success import most_active_correct, squared_error, within_tolerance
+
+NAN = np.nan
+
+
+def test_within_tolerance_judges_only_present_targets_and_is_strict():
+    outputs = np.array([[0.50, 0.9], [0.96, 0.2], [0.0, 5.0]])
+    targets = np.array([[0.54, NAN], [1.0, NAN], [NAN, NAN]])
+    # |0.5 - 0.54| = 0.04 is not < 0.04; 0.04 at row 1 is not either; a row without targets is right
+    assert within_tolerance(outputs, targets, 0.04).tolist() == [False, False, True]
+    assert within_tolerance(outputs, targets, 0.0401).tolist() == [True, True, True]
+
+
+def test_cerg_squared_error_below_0_49_is_absolute_error_below_0_7():
+    targets = np.array([[1.0, 0.0]])
+    assert within_tolerance(np.array([[0.31, 0.69]]), targets, 0.7).tolist() == [True]
+    assert within_tolerance(np.array([[0.30, 0.0]]), targets, 0.7).tolist() == [False]
+
+
+def test_most_active_needs_every_legal_symbol_above_every_other():
+    targets = np.array([[0, 1, 1, 0], [1, 0, 0, 0], [0, 1, 1, 0], [NAN, NAN, NAN, NAN]], dtype=float)
+    outputs = np.array([[0.1, 0.6, 0.5, 0.4],    # both legal above the rest: right
+                        [0.3, 0.3, 0.0, 0.0],    # a tie with an illegal unit: wrong
+                        [0.1, 0.9, 0.2, 0.3],    # one legal unit below an illegal one: wrong
+                        [9.0, 0.0, 0.0, 0.0]])   # no target: right
+    assert most_active_correct(outputs, targets).tolist() == [True, False, False, True]
+
+
+def test_squared_error_is_the_mean_over_present_targets():
+    outputs = np.array([[0.5, 0.0], [1.0, 3.0]])
+    targets = np.array([[1.0, NAN], [0.0, NAN]])
+    assert squared_error(outputs, targets) == (0.25 + 1.0) / 2
+    assert squared_error(outputs, np.full_like(targets, NAN)) == 0.0
