@@ -133,8 +133,11 @@ _ADDING = SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, max
                            max_sequences=2_000_000)
 _TEMPORAL = SequenceProtocol(success="tolerance", tolerance=0.3, window=2000, max_error=0.1,
                              max_sequences=2_000_000)
-# 2000 CERG: |error| < 0.7 at all 7 outputs (squared error < 0.49); streams of 10^5 symbols.
-_CERG = StreamProtocol(tolerance=0.7, unit="steps", train_limit=100_000, test_limit=100_000,
+# 2000 CERG: |error| < 0.49 at all 7 outputs, i.e. every output on the right side of 0.5.
+# Printed as "squared error < 0.49" (|error| < 0.7), the test is passed by an untrained net,
+# whose outputs all sit near 0.5: measured, 2 of 9 trials were "perfect" after one training
+# stream of 14 and 19 steps. docs/results.md has the details. Streams of 10^5 symbols.
+_CERG = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100_000, test_limit=100_000,
                        max_streams=30_000)
 # 2002: streams counted in sequences (one period or spike interval each): train 100, test 1,000.
 _TIMING = StreamProtocol(tolerance=0.49, unit="sequences", train_limit=100, test_limit=1000,

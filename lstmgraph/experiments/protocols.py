@@ -141,7 +141,8 @@ def run_sequences(plan: Plan, task: Task, protocol: SequenceProtocol, seed: int,
         if not network.weights_finite():
             return _row(seed, False, sequences, steps, diverged=True)
         if progress and sequences % 1000 == 0:
-            progress({"sequences": sequences})
+            progress({"sequences": sequences, "recent_wrong": sum(not ok for ok, _ in recent),
+                      "recent_mse": float(np.mean([e for _, e in recent]))})
         if training:
             window = min(protocol.window, len(training))
             online_right = len(recent) >= window and all(ok for ok, _ in list(recent)[-window:])
