@@ -77,7 +77,7 @@ def _edge_style(connection: Connection) -> dict[str, str]:
 
 def _edge_label(connection: Connection) -> str:
     if connection.is_cec:
-        return "CEC 1.0"
+        return f"CEC {float(connection.init.constant)}"  # 1.0 in the papers; state_decay below 1
     if not connection.trainable:
         return "fixed"
     shape = "x".join(map(str, connection.shape))

@@ -79,3 +79,9 @@ def test_missing_dot_binary_writes_the_dot_source_and_says_how_to_install(cerg, 
 def test_unknown_extension_is_refused(cerg, tmp_path):
     with pytest.raises(RenderError, match="use an extension among"):
         render_plan(cerg, tmp_path / "cerg.jpg")
+
+
+def test_a_decaying_cell_state_shows_its_weight():
+    from lstmgraph.experiments import find_experiment
+    text = to_dot(find_experiment("gers2000-cerg-state-decay").plan())
+    assert 'label="CEC 0.9"' in text and "CEC 1.0" not in text
