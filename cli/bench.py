@@ -32,7 +32,8 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
         click.echo(json.dumps(results, indent=2))
         return
     click.echo(f"CERG net ({results['cerg_weights']} weights), online truncated RTRL, float64:")
-    click.echo(f"  1 trial       {results['cerg_steps_per_s']:>14,.0f} steps/s")
+    click.echo(f"  1 trial       {results['cerg_steps_per_s']:>14,.0f} steps/s "
+               f"(forward pass and loss alone: {results['cerg_forward_only_steps_per_s']:,.0f})")
     click.echo(f"  10 trials     {results['cerg_population10_trial_steps_per_s']:>14,.0f} trial-steps/s")
     click.echo(f"  100 trials    {results['cerg_population100_trial_steps_per_s']:>14,.0f} trial-steps/s")
     click.echo("timing net (17 weights):")

@@ -48,8 +48,9 @@ def stream(n_inputs: int, n_outputs: int, steps: int, seed: int = 0) -> tuple[np
 
 
 def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: bool = False,
-                           repeats: int = 3) -> float:
-    """Best of ``repeats`` timed runs (the kernel is compiled and warmed up first)."""
+                           repeats: int = 3, learn: bool = True) -> float:
+    """Best of ``repeats`` timed runs (the kernel is compiled and warmed up first); with
+    ``learn=False`` the forward pass and loss alone, which splits a step's cost in two."""
     network = CompiledNetwork(plan, full_gradient=full_gradient)
     inputs, targets = stream(network.sim.n_inputs, network.sim.n_outputs, steps)
     theta, fixed = network.pack_weights(initial_weights(plan, list(range(trials))))
@@ -59,7 +60,8 @@ def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: b
     best = np.inf
     for _ in range(repeats):
         start = time.perf_counter()
-        network.run(theta, fixed, velocity, prev, traces, inputs, targets, np.full(trials, 1e-3), 0.0)
+        network.run(theta, fixed, velocity, prev, traces, inputs, targets, np.full(trials, 1e-3), 0.0,
+                    learn=learn)
         best = min(best, time.perf_counter() - start)
     return steps * trials / best
 
@@ -135,6 +137,7 @@ def run_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda
     progress("CERG net, 1 / 10 / 100 trials")
     results["cerg_weights"] = cerg.n_parameters
     results["cerg_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1)
+    results["cerg_forward_only_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1, learn=False)
     results["cerg_population10_trial_steps_per_s"] = trial_steps_per_second(cerg, 100_000 // scale, 10)
     results["cerg_population100_trial_steps_per_s"] = trial_steps_per_second(cerg, 20_000 // scale, 100)
     progress("timing net, 1 / 10 / 100 trials")
