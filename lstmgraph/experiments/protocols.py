@@ -115,7 +115,7 @@ def _present(network: OnlineNetwork, protocol: SequenceProtocol, sequence: Seque
              learn: bool) -> tuple[bool, float]:
     network.reset()
     _, outputs = network.run(sequence.inputs, sequence.targets, learn)
-    return (_sequence_correct(protocol, outputs, sequence.targets),
+    return (_sequence_correct(protocol, outputs, sequence.judged),
             squared_error(outputs, sequence.targets))
 
 

@@ -17,14 +17,27 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Sequence:
-    """One sequence: ``inputs`` (T, n_inputs) and ``targets`` (T, n_outputs), float64."""
+    """One sequence: ``inputs`` (T, n_inputs) and ``targets`` (T, n_outputs), float64.
+
+    ``legal`` (same shape as ``targets``), when given, is what a success test judges the
+    outputs against if that differs from what the net is trained on: the 1997 ERG trains on
+    the symbol that actually comes next and is judged by the set of symbols that may come next.
+    """
 
     inputs: np.ndarray
     targets: np.ndarray
+    legal: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.inputs.ndim != 2 or self.targets.ndim != 2 or len(self.inputs) != len(self.targets):
             raise ValueError("a sequence needs inputs (T, n_in) and targets (T, n_out) of equal length")
+        if self.legal is not None and self.legal.shape != self.targets.shape:
+            raise ValueError("a sequence's legal outputs need the shape of its targets")
+
+    @property
+    def judged(self) -> np.ndarray:
+        """What success tests compare the outputs with: ``legal`` if given, else ``targets``."""
+        return self.targets if self.legal is None else self.legal
 
     def __len__(self) -> int:
         return len(self.inputs)

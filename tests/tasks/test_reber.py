@@ -77,8 +77,19 @@ def test_branch_probability_one_half():
     assert abs(seconds["T"] - 2000) < 150   # ~5 standard deviations
 
 
-def test_erg_inputs_and_targets_are_the_string_and_its_legal_successors():
-    task = EmbeddedReber()
+def test_erg_targets_are_the_next_symbol_and_legal_the_legal_successors():
+    for targets in ("next", "legal"):
+        seq = EmbeddedReber(targets=targets).sample(np.random.default_rng(4))
+        string = decode(seq.inputs) + "E"
+        assert as_sets(seq.judged) == [EmbeddedReber().successors(string[: t + 1]) for t in range(len(seq))]
+        if targets == "next":
+            assert (seq.targets.sum(axis=1) == 1).all() and decode(seq.targets) == string[1:]
+        else:
+            assert seq.legal is None  # the targets are the legal sets themselves
+
+
+def test_erg_inputs_and_legal_outputs_are_the_string_and_its_legal_successors():
+    task = EmbeddedReber(targets="legal")
     assert (task.n_inputs, task.n_outputs, task.continual) == (7, 7, False)
     rng = np.random.default_rng(3)
     observed_next: dict[str, set[str]] = defaultdict(set)

@@ -87,8 +87,10 @@ def test_make_task_errors():
         make_task("adding", {"T": 100})
     with pytest.raises(TaskError, match=r"its options: shape, period, length"):
         make_task("periodic_function", {"frequency": 10})
-    with pytest.raises(TaskError, match=r"its options: none"):
+    with pytest.raises(TaskError, match=r"its options: targets"):
         make_task("embedded_reber", {"reber_only": True})
+    with pytest.raises(TaskError, match=r"targets must be one of 'next', 'legal'"):
+        make_task("embedded_reber", {"targets": "probabilities"})
     with pytest.raises(TaskError, match=r"variant must be one of"):
         make_task("temporal_order", {"variant": "6c"})
     with pytest.raises(TaskError, match=r"shape must be one of"):
