@@ -13,7 +13,7 @@ import lstmgraph
 from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
-from lstmgraph.training import DataError, RunDirectory, Trainer, TrainingDiverged
+from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer, TrainingDiverged
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
@@ -33,12 +33,17 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
               help="Run directory (default: runs/NAME-YYYYMMDD-HHMMSS).")
 @click.option("--resume", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Continue the run in this directory from its last checkpoint (no SPEC then).")
+@click.option("--engine", type=click.Choice(["auto", "compiled", "numpy"]),
+              help="compiled: the numba kernel (online RTRL); numpy: the reference engine; "
+                   "auto (default): compiled wherever it can train the spec.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
-          trials: int, rule: str | None, out: Path | None, resume: Path | None, quiet: bool) -> None:
+          trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
+          quiet: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
     if resume is not None:
-        if spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out)) or trials != 1:
+        if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine))
+                or trials != 1):
             fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet")
         run_dir = RunDirectory(resume)
         if not run_dir.exists() or not run_dir.checkpoint_path.exists():
@@ -46,6 +51,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         info = run_dir.read_json("run.json")
         plan = compile_or_exit(run_dir.path / "spec.yaml")
         trials = int(info["trials"])
+        engine = info.get("engine", "numpy")  # runs from before the compiled engine used numpy
     else:
         if spec is None:
             fail("give a SPEC to train, or --resume DIR")
@@ -70,11 +76,18 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             fail(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
         info = {"lstmgraph": lstmgraph.__version__, "spec": str(spec), "trials": trials}
     try:
-        trainer = Trainer(plan, trials)
+        trainer = Trainer(plan, trials, engine=engine or "auto")
     except SpecError as error:
         report_spec_error(spec or run_dir.path / "spec.yaml", error)
-    except DataError as error:
+    except (DataError, EngineError) as error:
         fail(str(error))
+    info["engine"] = trainer.engine
+    if not quiet:
+        if trainer.engine_note:
+            click.echo(f"note: {trainer.engine_note}", err=True)
+        if trainer.engine == "compiled" and not trainer.backend.kernel_cached():
+            click.echo(f"note: compiling the kernel of {plan.name} (once, 10-60 s; cached in "
+                       f"{trainer.backend.kernel_file.parent})", err=True)
     if resume is not None:
         trainer.restore(run_dir.load_checkpoint())
         run_dir.cut_metrics(trainer.metric_rows)
@@ -90,11 +103,11 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
     report = {"network": plan.name, "steps": summary.steps, "sequences": summary.sequences,
               "stopped_by": summary.stopped_by, "window_sequences": window,
               "first_loss_per_step": first, "last_loss_per_step": last, "trials": trials,
-              "run_directory": str(run_dir.path)}
+              "engine": trainer.engine, "run_directory": str(run_dir.path)}
     run_dir.write_json("summary.json", report)
     if not quiet:
         click.echo(f"trained {plan.name}: {summary.steps} steps, {summary.sequences} sequences "
-                   f"(stopped by {summary.stopped_by})")
+                   f"(stopped by {summary.stopped_by}; {trainer.engine} engine)")
         click.echo(f"mean loss per step: first {window} sequences {first:.6g}, last {window} {last:.6g}")
         click.echo(f"run directory: {run_dir.path} (weights.npz, metrics.csv, checkpoint.npz)")
 

@@ -1,9 +1,10 @@
-"""Stage 5, training: optimiser, data sources, the online training loop and run directories."""
+"""Stage 5, training: optimiser, data sources, the engines, the training loop and run directories."""
 
 from .data import DataError, DataFile, TaskStream
+from .engines import ENGINES, EngineError, TrainingDiverged, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory
-from .trainer import Summary, Trainer, TrainingDiverged
+from .trainer import Summary, Trainer
 
-__all__ = ["DataError", "DataFile", "Optimizer", "RunDirectory", "Summary", "TaskStream",
-           "Trainer", "TrainingDiverged"]
+__all__ = ["DataError", "DataFile", "ENGINES", "EngineError", "Optimizer", "RunDirectory", "Summary",
+           "TaskStream", "Trainer", "TrainingDiverged", "select_engine"]

@@ -7,6 +7,10 @@ boundaries once ``checkpoint_every`` steps have passed, holding the weights, opt
 eligibility traces, activations, data position and counters, so that a resumed run ends
 bit-identical to an uninterrupted one. Non-finite activations or weights stop the run with the
 step and unit group named.
+
+The steps themselves run in an engine (engines.py): the compiled numba kernel for online
+(truncated or exact) RTRL, the numpy reference engine for everything (BPTT, per-sequence
+updates). The loop, the data, the schedule's bookkeeping, metrics and checkpoints are shared.
 """
 
 from __future__ import annotations
@@ -19,28 +23,18 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.bptt import bptt_gradient
 from ..engine.simulator import Simulator
-from ..engine.traces import RealTimeRecurrentLearning
 from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
+from .engines import CompiledEngine, NumpyEngine, TrainingDiverged, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory
 
 Progress = Callable[[int, int | None, float], None]
-
-
-class TrainingDiverged(Exception):
-    """NaN or infinity appeared; names the step and the unit group (or weights)."""
-
-    def __init__(self, step: int, where: str):
-        self.step = step
-        self.where = where
-        super().__init__(f"non-finite values at step {step} in {where}")
 
 
 @dataclass(frozen=True)
@@ -72,94 +66,61 @@ def data_source(plan: Plan, training: TrainingSpec, sim: Simulator, seed: int):
 
 
 class Trainer:
-    """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream."""
+    """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
 
-    def __init__(self, plan: Plan, trials: int = 1):
+    ``engine``: ``auto`` (the compiled kernel wherever it can train the spec, else numpy; the
+    reason is in `engine_note`), ``compiled`` (`EngineError` where it cannot) or ``numpy``.
+    """
+
+    def __init__(self, plan: Plan, trials: int = 1, engine: str = "auto"):
         self.plan = plan
         self.training = training = training_section(plan)
         if training.steps is None and training.epochs is None and training.data is None:
             raise SpecError([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.document.source)
         self.trials = trials
+        self.engine, self.engine_note = select_engine(plan, training, engine)
         init_seed = plan.document.spec.init.seed
-        self.weights: Weights = initial_weights(plan, [init_seed + i for i in range(trials)])
-        self.sim = Simulator(plan, full_gradient=training.learning_rule == "rtrl")
-        self.source = data_source(plan, training, self.sim,
+        weights = initial_weights(plan, [init_seed + i for i in range(trials)])
+        self.source = data_source(plan, training, Simulator(plan),
                                   training.seed if training.seed is not None else init_seed)
         self.reset_each_sequence = (training.reset == "sequence" if training.reset
                                     else not self.source.continual)
-        self.learner = (RealTimeRecurrentLearning(self.sim, trials)
-                        if training.learning_rule != "bptt" else None)
         self.optimizer = Optimizer(training.learning_rate, training.momentum, training.learning_rate_decay)
-        self.state = self.sim.zero_state(trials)
+        backend = CompiledEngine if self.engine == "compiled" else NumpyEngine
+        self.backend = backend(plan, training, trials, self.optimizer, weights)
+        self.sim = self.backend.sim
         self.steps = 0
         self.sequences = 0
         self.metric_rows = 0
         self.recent = deque(maxlen=training.stop_window)
 
+    @property
+    def weights(self) -> Weights:
+        """The weights, connection -> (trials, *shape) (a copy, with the compiled engine)."""
+        return self.backend.weights
+
+    @property
+    def state(self) -> dict[str, np.ndarray]:
+        """The activations the next step reads through delay-1 connections."""
+        return self.backend.state
+
+    @property
+    def learner(self):
+        """The numpy engine's `RealTimeRecurrentLearning` (None for BPTT and the compiled engine)."""
+        return self.backend.learner
+
     # -- one sequence ---------------------------------------------------------------------------
     def train_sequence(self, sequence: Sequence) -> np.ndarray:
         """Train on one sequence; returns its summed loss per trial."""
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values are reported instead
-            return self._train_sequence(sequence)
-
-    def _train_sequence(self, sequence: Sequence) -> np.ndarray:
-        if self.reset_each_sequence or self.sequences == 0:
-            self.state = self.sim.zero_state(self.trials)
-            if self.learner:
-                self.learner.reset(self.trials)
-        if self.learner is not None:
-            total = self._rtrl_sequence(sequence)
-        else:
-            total = self._bptt_sequence(sequence)
-        self.optimizer.after("sequence")
-        self.sequences += 1
-        return total
-
-    def _rtrl_sequence(self, sequence: Sequence) -> np.ndarray:
-        online = self.training.update_mode == "online"
-        total = np.zeros(self.trials)
-        accumulated = None
-        for x, target in zip(sequence.inputs, sequence.targets):
-            loss, grads, self.state, record = self.learner.step(
-                self.weights, self.state, x, target, self.training.loss)
-            self.steps += 1
-            for name in self.sim.order:
-                if not np.isfinite(record.y[name]).all():
-                    raise TrainingDiverged(self.steps, f"unit group '{name}'")
-            total += loss
-            if online:
-                self._update(grads)
-            else:
-                accumulated = grads if accumulated is None else {k: accumulated[k] + grads[k] for k in grads}
-            self.optimizer.after("step")
-        if accumulated is not None:
-            self._update(accumulated)
-        return total
-
-    def _bptt_sequence(self, sequence: Sequence) -> np.ndarray:
-        window = self.training.bptt_window or len(sequence)
-        total = np.zeros(self.trials)
-        for start in range(0, len(sequence), window):
-            stop = min(start + window, len(sequence))
-            loss, grads, self.state = bptt_gradient(
-                self.sim, self.weights, sequence.inputs[start:stop], sequence.targets[start:stop],
-                self.training.loss, self.state)
-            self.steps += stop - start
-            for name, values in self.state.items():
-                if not np.isfinite(values).all():
-                    raise TrainingDiverged(self.steps, f"unit group '{name}' (steps {self.steps - (stop - start) + 1}-{self.steps})")
-            total += loss
-            self._update(grads)
-            for _ in range(stop - start):
-                self.optimizer.after("step")
-        return total
-
-    def _update(self, grads: dict[str, np.ndarray]) -> None:
-        self.optimizer.apply(self.weights, grads)
-        for name in grads:
-            if not np.isfinite(self.weights[name]).all():
-                raise TrainingDiverged(self.steps, f"the weights of '{name}'")
+            if self.reset_each_sequence or self.sequences == 0:
+                self.backend.reset()
+            total = self.backend.train(sequence, self.steps)
+            self.steps += len(sequence)
+            self.optimizer.after("sequence")
+            self.sequences += 1
+            return total
 
     # -- the whole run --------------------------------------------------------------------------
     def run(self, run_dir: RunDirectory | None = None, progress: Progress | None = None) -> Summary:
@@ -198,12 +159,9 @@ class Trainer:
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
-        arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
-        arrays.update({f"optimizer/{k}": v for k, v in self.optimizer.state().items()})
-        arrays.update({f"state/{k}": v for k, v in self.state.items()})
-        if self.learner is not None:
-            for unit, groups in self.learner.traces.items():
-                arrays.update({f"traces/{unit}/{group}": data for group, data in groups.items()})
+        """Everything needed to continue, in the same arrays for either engine."""
+        arrays: dict[str, np.ndarray] = {f"optimizer/{k}": v for k, v in self.optimizer.state().items()}
+        arrays.update(self.backend.checkpoint())
         arrays["recent_losses"] = np.array(list(self.recent)).reshape(-1, self.trials)
         arrays["data_position"] = np.array(self.source.state())
         arrays["counters"] = np.array([self.steps, self.sequences, self.metric_rows, self.trials])
@@ -213,15 +171,8 @@ class Trainer:
         self.steps, self.sequences, self.metric_rows, trials = (int(v) for v in arrays["counters"])
         if trials != self.trials:
             raise ValueError(f"the checkpoint holds {trials} trials, not {self.trials}")
-        self.weights = {k.split("/", 1)[1]: np.array(v) for k, v in arrays.items() if k.startswith("weights/")}
         self.optimizer.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("optimizer/")})
-        self.state = {k.split("/", 1)[1]: np.array(v) for k, v in arrays.items() if k.startswith("state/")}
-        if self.learner is not None:
-            self.learner.reset(self.trials)
-            for key, value in arrays.items():
-                if key.startswith("traces/"):
-                    _, unit, group = key.split("/", 2)
-                    self.learner.traces[unit][group] = np.array(value)
+        self.backend.restore(arrays)
         self.recent.clear()
         self.recent.extend(np.array(row) for row in arrays["recent_losses"])
         self.source.restore(str(arrays["data_position"]))

@@ -40,25 +40,67 @@ def test_train_writes_a_complete_run_directory(tmp_path):
 
 
 def test_a_killed_run_resumes_bit_identical(tmp_path):
-    spec = _short_spec(tmp_path, steps=6000, checkpoint_every=300)
+    # The compiled engine (the default here) trains the CERG net at tens of thousands of steps
+    # per second: a long run with early checkpoints leaves time to kill it in the middle.
+    spec = _short_spec(tmp_path, steps=100_000, checkpoint_every=2000)
     whole, broken = tmp_path / "whole", tmp_path / "broken"
     assert run("train", spec, "--out", str(whole), "--quiet").returncode == 0
+    assert json.loads((whole / "run.json").read_text())["engine"] == "compiled"
     process = subprocess.Popen([str(SCRIPT), "train", spec, "--out", str(broken), "--quiet"])
     deadline = time.time() + 60
     while not (broken / "checkpoint.npz").exists() and time.time() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)
+        time.sleep(0.005)
+    time.sleep(0.2)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert not (broken / "weights.npz").exists(), "the run finished before it could be killed"
     resumed = run("train", "--resume", str(broken), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
-    with np.load(whole / "weights.npz") as a, np.load(broken / "weights.npz") as b:
+    _assert_same_results(whole, broken)
+
+
+def _assert_same_results(a_dir, b_dir) -> None:
+    with np.load(a_dir / "weights.npz") as a, np.load(b_dir / "weights.npz") as b:
         assert sorted(a.files) == sorted(b.files)
         for name in a.files:
             if name != "__meta__":
                 assert np.array_equal(a[name], b[name]), name
-    assert (whole / "metrics.csv").read_text() == (broken / "metrics.csv").read_text()
+    for name in ("metrics.csv", "metrics.jsonl"):
+        assert (a_dir / name).read_bytes() == (b_dir / name).read_bytes(), name
+
+
+def test_the_numpy_engine_trains_and_resumes_with_the_engine_it_started_with(tmp_path):
+    spec = _short_spec(tmp_path, "gers2002_timing", steps=800, checkpoint_every=100)
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    result = run("train", spec, "--engine", "numpy", "--out", str(whole))
+    assert result.returncode == 0, result.stderr
+    assert "(stopped by steps; numpy engine)" in result.stdout
+    assert json.loads((whole / "summary.json").read_text())["engine"] == "numpy"
+    assert run("train", spec, "--engine", "numpy", "--steps", "400", "--out", str(part),
+               "--quiet").returncode == 0
+    # Lengthen the finished run and continue it: it goes on with the engine in run.json, and
+    # with numpy where run.json names none (runs from before there was a choice).
+    resolved = yaml.safe_load((part / "spec.yaml").read_text())
+    resolved["training"]["steps"] = 800
+    (part / "spec.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    info = json.loads((part / "run.json").read_text())
+    assert info.pop("engine") == "numpy"
+    (part / "run.json").write_text(json.dumps(info))
+    assert run("train", "--resume", str(part), "--quiet").returncode == 0
+    assert json.loads((part / "summary.json").read_text())["engine"] == "numpy"
+    _assert_same_results(whole, part)
+
+
+def test_engine_choice_is_explained(tmp_path):
+    spec = _short_spec(tmp_path, "rnn", steps=30)
+    result = run("train", spec, "--out", str(tmp_path / "auto"))
+    assert result.returncode == 0, result.stderr
+    assert "note: training with the numpy engine: the compiled kernel learns by RTRL only" in result.stderr
+    refused = run("train", spec, "--engine", "compiled", "--out", str(tmp_path / "compiled"))
+    assert refused.returncode == 2
+    assert "error: the compiled engine cannot train this spec" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert run("train", "--resume", str(tmp_path / "auto"), "--engine", "numpy").returncode == 2
 
 
 def test_resume_refuses_extra_options_and_empty_directories(tmp_path):

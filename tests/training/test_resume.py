@@ -18,28 +18,37 @@ def _plan(name: str, **training):
     return lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(SPECS / f"{name}.yaml")))
 
 
-@pytest.mark.parametrize("name,extra", [
-    ("gers2000_cerg", {}),                                   # truncated RTRL, continual stream
-    ("rnn", {}),                                             # BPTT per sequence, momentum
-    ("gru", {"learning_rule": "bptt", "bptt_window": 3}),    # BPTT windows
+@pytest.mark.parametrize("name,extra,engine", [
+    ("gers2000_cerg", {}, "auto"),                           # truncated RTRL, continual stream: compiled
+    ("gers2000_cerg", {}, "numpy"),
+    ("rnn", {}, "auto"),                                     # BPTT per sequence, momentum: numpy
+    ("gru", {"learning_rule": "bptt", "bptt_window": 3}, "auto"),    # BPTT windows
     ("gers2002_timing", {"learning_rule": "rtrl", "learning_rate_decay":
-                         {"kind": "multiplicative", "factor": 0.999, "every": "step"}}),
+                         {"kind": "multiplicative", "factor": 0.999, "every": "step"}}, "numpy"),
+    # Exact RTRL, momentum and a decay inside the kernel (the kernel test_compiled.py builds).
+    ("rnn", {"learning_rule": "rtrl", "learning_rate_decay":
+             {"kind": "multiplicative", "factor": 0.999, "every": "step"}}, "auto"),
 ])
-def test_resuming_from_a_checkpoint_equals_an_uninterrupted_run(tmp_path, name, extra):
-    whole = Trainer(_plan(name, steps=400, **extra), trials=2)
+def test_resuming_from_a_checkpoint_equals_an_uninterrupted_run(tmp_path, name, extra, engine):
+    whole = Trainer(_plan(name, steps=400, **extra), trials=2, engine=engine)
     whole.run()
     first = RunDirectory(tmp_path / "run")
     first.create({}, {})
-    half = Trainer(_plan(name, steps=200, **extra), trials=2)
+    half = Trainer(_plan(name, steps=200, **extra), trials=2, engine=engine)
     half.run(first)
     first.close()
-    rest = Trainer(_plan(name, steps=400, **extra), trials=2)
+    rest = Trainer(_plan(name, steps=400, **extra), trials=2, engine=engine)
+    assert rest.engine == ("numpy" if engine == "numpy" or rest.training.learning_rule == "bptt"
+                           else "compiled")
     rest.restore(first.load_checkpoint())
     assert rest.steps == half.steps
     rest.run()
     assert rest.steps == whole.steps
     for key, value in whole.weights.items():
         assert np.array_equal(rest.weights[key], value), key
+    finished = whole.checkpoint()  # velocity, rate, activations, traces, losses, data position
+    for key, value in rest.checkpoint().items():
+        assert np.array_equal(value, finished[key]), key
 
 
 @pytest.mark.parametrize("path", sorted(SPECS.glob("*.yaml")), ids=lambda p: p.stem)

@@ -69,6 +69,32 @@ class CompiledNetwork:
             result.setdefault(unit, {})[group] = traces[:, start:start + size * width].reshape(-1, size, width).copy()
         return result
 
+    def pack_traces(self, traces: dict[str, dict[str, np.ndarray]], trials: int) -> np.ndarray:
+        """The inverse of `unpack_traces`: the numpy engine's traces (unit -> group ->
+        (trials, units, width)) in the kernel's flat buffer; entries not given are zero."""
+        flat = np.zeros((trials, max(self.buffers.n_traces, 1)))
+        for (unit, group), start in self.buffers.traces.items():
+            data = traces.get(unit, {}).get(group)
+            if data is not None:
+                count = self.sim.units[unit].size * self.buffers.width[(unit, group)]
+                flat[:, start:start + count] = np.asarray(data, dtype=np.float64).reshape(trials, count)
+        return flat
+
+    def unpack_state(self, prev: np.ndarray) -> dict[str, np.ndarray]:
+        """The activations the next step reads through delay-1 connections, in the numpy
+        engine's form (`Simulator.zero_state`): group -> (trials, size)."""
+        return {name: prev[:, self.buffers.act[name]:self.buffers.act[name] + self.sim.units[name].size].copy()
+                for name in self.sim.delayed}
+
+    def pack_state(self, state: dict[str, np.ndarray], trials: int) -> np.ndarray:
+        """The inverse of `unpack_state`: the ``prev`` buffer (groups not given are zero)."""
+        prev = np.zeros((trials, self.buffers.n_act))
+        for name in self.sim.delayed:
+            if name in state:
+                start = self.buffers.act[name]
+                prev[:, start:start + self.sim.units[name].size] = np.asarray(state[name], dtype=np.float64)
+        return prev
+
     # -- running ------------------------------------------------------------------------------
     def run(self, theta: np.ndarray, fixed: np.ndarray, velocity: np.ndarray, prev: np.ndarray,
             traces: np.ndarray, inputs: np.ndarray, targets: np.ndarray, rate: np.ndarray,
