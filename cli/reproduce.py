@@ -10,6 +10,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.experiments import EXPERIMENTS, find_experiment
+from lstmgraph.experiments.figures import draw_results
 from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
 from lstmgraph.files import BUNDLED_SPECS
 
@@ -76,6 +77,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         report_spec_error(error.source.filename if error.source else specs, error)
     except ResultsConflict as error:
         fail(str(error))
+    figure = draw_results(results, out / "results.png")
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
@@ -86,4 +88,4 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
     if max_steps:
         click.echo(f"(each trial capped at {max_steps:,} training steps: not the paper's protocol)")
-    click.echo(f"wrote {out / 'results.json'} and {out / 'trials.csv'}")
+    click.echo(f"wrote {out / 'results.json'}, {out / 'trials.csv'} and {figure}")

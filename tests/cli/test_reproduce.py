@@ -36,5 +36,6 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert [row["seed"] for row in results["trials"]] == [0, 1]
     assert (out / "trials.csv").read_text().startswith("seed,")
+    assert (out / "results.png").read_bytes().startswith(b"\x89PNG")
     other = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "3000", "--out", str(out))
     assert other.returncode == 2 and "other settings" in other.stderr
