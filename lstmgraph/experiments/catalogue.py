@@ -67,10 +67,28 @@ def _identity_output(data: dict[str, Any]) -> None:
             group["activation"] = "identity"
 
 
+def _symbols(width: int) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        for group in data["groups"]:
+            if group.get("kind") in ("input", "output"):
+                group["size"] = width
+    return apply
+
+
+def _forget_bias(value: float) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        for connection in data["connections"]:
+            targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
+            if connection["from"] == "bias" and targets == ["memory.forget_gate"]:
+                connection["init"] = {"constant": value}
+    return apply
+
+
 WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
 WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
 STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
 IDENTITY_OUTPUT = Variant("identity output unit (2002: for PFG)", _identity_output)
+EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
 
 
 @dataclass(frozen=True)
@@ -99,6 +117,7 @@ class Experiment:
         data = copy.deepcopy(data)
         for variant in self.variants:
             variant.apply(data)
+        data.setdefault("training", {})["task"] = {"name": self.task, **self.task_options}
         return data, source
 
     def plan(self, specs: Path = BUNDLED_SPECS) -> Plan:
@@ -192,6 +211,25 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("gers2000-cerg-forget-without-begin-end", G00, "text", "gers2000_cerg", "continual_embedded_reber",
                _CERG, 100, {"finding": "forget-gate LSTM still learns the task"},
                task_options={"without_begin_end": True}),
+    *[Experiment(f"gers2000-nto-{label}", G00, "text", "gers2000_cerg", "temporal_order", _TEMPORAL, 10,
+                 {"finding": finding}, task_options={"variant": "6b"}, variants=(EIGHT_SYMBOLS,) + variants)
+      for label, variants, finding in (
+          ("standard", (WITHOUT_FORGET_GATE,), "learns (1997 Exp. 6b: 571,100 sequences)"),
+          ("forget-bias5", (Variant("forget-gate biases +5", _forget_bias(5.0)),),
+           "as fast as standard LSTM"),
+          ("forget-bias1", (Variant("forget-gate biases +1", _forget_bias(1.0)),),
+           "about 3 times slower than standard LSTM"))],
+    *[Experiment(f"gers2000-cnto-{label}", G00, "Table 3", "gers2000_cerg", "temporal_order",
+                 StreamProtocol(tolerance=0.3, unit="sequences", train_limit=100, test_limit=100,
+                                max_streams=100_000, rate_decay=decay, good_score=50),
+                 100, published, task_options={"variant": "6b", "continual": True},
+                 variants=(EIGHT_SYMBOLS,) + variants)
+      for label, variants, decay, published in (
+          ("standard", (WITHOUT_FORGET_GATE,), 1.0, {"perfect_percent": 0}),
+          ("forget", (Variant("forget-gate biases +5", _forget_bias(5.0)),), 1.0,
+           {"perfect_percent": 24, "mean_to_success": 74_977}),
+          ("forget-decay", (Variant("forget-gate biases +5", _forget_bias(5.0)),), 0.9,
+           {"perfect_percent": 37, "mean_to_success": 79_354}))],
     *[Experiment(f"gers2002-pfg-{shape[:3]}-f{period}-{'peephole' if peep else 'no-peephole'}", G02, "text",
                  "gers2002_timing", "periodic_function", replace(_TIMING, tolerance=0.3),
                  10, {"finding": finding},
