@@ -103,3 +103,22 @@ def test_a_trial_is_reproducible_from_its_seed(name):
     first = trial()
     assert first == trial()
     assert first["steps"] >= 3000 and first["presented"] > 0
+
+
+def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monkeypatch):
+    import lstmgraph.experiments.protocols as protocols
+    scripted = iter([(3, 4), (100, 100), (7, 8), (100, 100)])  # (right, steps) of each training stream
+    rates = []
+
+    def fake_score(network, source, protocol, limit, learn):
+        if learn:
+            rates.append(float(network.rate[0]))
+            return next(scripted)
+        return 0, 1
+
+    monkeypatch.setattr(protocols, "stream_score", fake_score)
+    experiment = find_experiment("gers2000-cerg-forget-decay")
+    protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=100, max_streams=4,
+                              rate_decay=0.5)
+    row = protocols.run_streams(experiment.plan(), experiment.make_task(), protocol, 0, 0.8, 0.0)
+    assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
