@@ -251,7 +251,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("gers2002-gts-no-forget", G02, "text", "gers2002_timing", "generating_timed_spikes", _TIMING, 10,
                {"finding": "not solved without a forget gate"}, task_options={"period": 10, "delays": [0, 1]},
                variants=(WITHOUT_FORGET_GATE,), learning_rate=1e-5, momentum=0.999),
-    Experiment("gers2002-msd-f10-peephole", G02, "text", "gers2002_timing", "measuring_spike_delays", _TIMING, 10,
+    Experiment("gers2002-msd-f10-peephole", G02, "text", "gers2002_timing", "measuring_spike_delays",
+               replace(_TIMING, max_streams=100_000_000), 10,  # 2002: up to 10^8 streams for MSD
                {"finding": "solved (continual MSD, F = 10, I in {0, 1})"},
                task_options={"period": 10, "delays": [0, 1]}, learning_rate=1e-5, momentum=0.9999),
 ]}
