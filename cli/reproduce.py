@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -77,6 +78,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         report_spec_error(error.source.filename if error.source else specs, error)
     except ResultsConflict as error:
         fail(str(error))
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}; "
+                   f"run the same command to resume", err=True)
+        sys.exit(130)
     figure = draw_results(results, out / "results.png")
     if as_json:
         click.echo(json.dumps(results, indent=2))

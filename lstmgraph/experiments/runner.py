@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import signal
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -29,6 +30,11 @@ TrialDone = Callable[[dict[str, Any]], None]
 
 class ResultsConflict(Exception):
     """The output folder holds trials run with other settings."""
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str) -> dict[str, Any]:
@@ -78,7 +84,9 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         plan = experiment.plan(specs)
         warm = OnlineNetwork(plan, 0, 0.0, 0.0)  # compile (or load) the kernel once, before the workers
         warm.run(np.zeros((1, warm.compiled.sim.n_inputs)), np.zeros((1, warm.n_outputs)), learn=False)
-        with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn")) as pool:
+        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
+                                   initializer=_ignore_interrupts)
+        try:
             futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs))
                        for seed in todo]
             for future in as_completed(futures):
@@ -89,6 +97,13 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
                     os.fsync(stream.fileno())
                 rows.append(row)
                 trial_done(row)
+        except BaseException:
+            # Ctrl-C (or an error): stop the workers now; finished trials stay in trials.jsonl.
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     rows.sort(key=lambda row: row["seed"])
     results = {"experiment": experiment.describe(), "budget_steps": budget_steps, "summary": summarise(experiment, rows),
                "trials": rows}

@@ -39,3 +39,19 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert (out / "results.png").read_bytes().startswith(b"\x89PNG")
     other = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "3000", "--out", str(out))
     assert other.returncode == 2 and "other settings" in other.stderr
+
+
+def test_ctrl_c_stops_the_workers_and_says_how_to_resume(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    from test_commands import SCRIPT
+    process = subprocess.Popen([str(SCRIPT), "reproduce", "gers2000-cerg-forget", "--trials", "4", "--out",
+                                str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "run the same command to resume" in err and "Traceback" not in err
