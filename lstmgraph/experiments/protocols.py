@@ -133,34 +133,37 @@ def run_sequences(plan: Plan, task: Task, protocol: SequenceProtocol, seed: int,
     if protocol.fixed_sets:
         sets = _distinct_sequences(task, 2 * protocol.fixed_sets, data_rng(seed % protocol.data_sets, 2))
         training, test = sets[:protocol.fixed_sets], sets[protocol.fixed_sets:]
-    recent: deque[tuple[bool, float]] = deque(maxlen=protocol.window)
+    window = min(protocol.window, len(training)) if training else protocol.window
+    recent: deque[tuple[bool, float]] = deque(maxlen=window)  # (right, squared error), newest last
+    wrong = 0  # wrong sequences in `recent`, kept as sequences enter and leave it
     sequences = steps = 0
     last_check = 0
     solved = False
     while sequences < protocol.max_sequences and (budget_steps is None or steps < budget_steps):
         sequence = training[int(rng.integers(len(training)))] if training else task.sample(rng)
+        if len(recent) == window:
+            wrong -= not recent[0][0]
         recent.append(_present(network, protocol, sequence, learn=True))
+        wrong += not recent[-1][0]
         sequences += 1
         steps += len(sequence)
         if not network.weights_finite():
             return _row(seed, False, sequences, steps, diverged=True)
         if progress and sequences % 1000 == 0:
-            progress({"sequences": sequences, "recent_wrong": sum(not ok for ok, _ in recent),
+            progress({"sequences": sequences, "recent_wrong": wrong,
                       "recent_mse": float(np.mean([e for _, e in recent]))})
+        full = len(recent) == window
         if training:
-            window = min(protocol.window, len(training))
-            online_right = len(recent) >= window and all(ok for ok, _ in list(recent)[-window:])
+            online_right = full and wrong == 0
             if (online_right and sequences - last_check >= 50) or sequences - last_check >= protocol.evaluate_every:
                 last_check = sequences
                 if all(_present(network, protocol, s, learn=False)[0] for s in training + test):
                     solved = True
                     break
-        elif len(recent) == protocol.window:
-            wrong = sum(not ok for ok, _ in recent)
-            error = float(np.mean([e for _, e in recent]))
-            if wrong <= protocol.allowed_wrong and (protocol.max_error is None or error < protocol.max_error):
-                solved = True
-                break
+        elif full and wrong <= protocol.allowed_wrong and (
+                protocol.max_error is None or float(np.mean([e for _, e in recent])) < protocol.max_error):
+            solved = True
+            break
     row = _row(seed, solved, sequences, steps)
     if not training and protocol.test_sequences:
         test_rng = data_rng(seed, 1)

@@ -207,14 +207,17 @@ class _GrammarTask:
         return prediction_sequence(self.automaton, self.automaton.generate(rng), self.continual, self.targets)
 
 
-def _targets_option(targets: str) -> str:
-    if targets not in TARGETS:
-        raise ValueError(f"targets must be one of {', '.join(map(repr, TARGETS))}, got {targets!r}")
-    return targets
+class _IndependentGrammarTask(_GrammarTask):
+    """A grammar task of independent strings, with the ``targets`` option (see `EmbeddedReber`)."""
+
+    def __init__(self, targets: str = "next") -> None:
+        if targets not in TARGETS:
+            raise ValueError(f"targets must be one of {', '.join(map(repr, TARGETS))}, got {targets!r}")
+        self.targets = targets
 
 
 @register("embedded_reber")
-class EmbeddedReber(_GrammarTask):
+class EmbeddedReber(_IndependentGrammarTask):
     """1997 Exp. 1, the embedded Reber grammar (ERG): predict the next symbol at every step.
 
     One sample is one ERG string ``B (T|P) <Reber string> (T|P, the same) E``, branch
@@ -231,19 +234,13 @@ class EmbeddedReber(_GrammarTask):
     name = "embedded_reber"
     automaton = EMBEDDED_REBER
 
-    def __init__(self, targets: str = "next") -> None:
-        self.targets = _targets_option(targets)
-
 
 @register("reber")
-class Reber(_GrammarTask):
+class Reber(_IndependentGrammarTask):
     """The plain (non-embedded) Reber grammar ``B ... E``, same coding and options as ERG."""
 
     name = "reber"
     automaton = REBER
-
-    def __init__(self, targets: str = "next") -> None:
-        self.targets = _targets_option(targets)
 
 
 @register("continual_embedded_reber")
