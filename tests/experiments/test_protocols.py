@@ -3,34 +3,41 @@ reproducible from their seed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from lstmgraph.experiments import find_experiment, run_trial
-from lstmgraph.experiments.protocols import StreamProtocol, StreamSource, stream_score
+from lstmgraph.experiments.streams import (StreamData, StreamProtocol, next_start, run_streams,
+                                           run_streams_reference, stream_score)
 from lstmgraph.tasks import Sequence, concatenated, make_task
 
 
-def test_a_stream_source_hands_out_the_task_stream_exactly():
+def test_stream_data_serves_the_draws_in_order_whatever_the_refills():
     task = make_task("continual_embedded_reber")
-    source = StreamSource(task, np.random.default_rng(5))
-    pieces = [source.steps(n) for n in (3, 17, 1, 40, 9)]
-    inputs = np.concatenate([piece[0] for piece in pieces])
-    expected, targets = concatenated(task, 70, np.random.default_rng(5))
-    np.testing.assert_array_equal(inputs, expected)
-    np.testing.assert_array_equal(np.concatenate([piece[1] for piece in pieces]), targets)
+    rng = np.random.default_rng(5)
+    drawn = [task.sample(rng) for _ in range(300)]
+    stream = np.concatenate([sequence.inputs for sequence in drawn])
+    ends = np.cumsum([len(sequence) for sequence in drawn])
+    data = StreamData(task, np.random.default_rng(5))
+    position = 0  # in the single order of draws
+    for amount in (3, 17, 1, 40, 9, 120, 2):
+        data.ensure(amount, "steps")
+        assert data.available("steps") >= amount
+        np.testing.assert_array_equal(data.inputs[data.position:data.position + amount],
+                                      stream[position:position + amount])
+        # a stream that stopped here: the next one starts with the next sequence
+        data.position = next_start(data.ends, data.position + amount)
+        position = int(ends[np.searchsorted(ends, position + amount)])
 
 
-def test_a_restarted_stream_begins_at_a_sequence_start_and_reuses_unused_draws():
-    task = make_task("continual_embedded_reber")
-    rng = np.random.default_rng(2)
-    drawn = [task.sample(rng) for _ in range(4)]
-    source = StreamSource(task, np.random.default_rng(2))
-    source.steps(len(drawn[0]) + 2)          # the second sequence is cut
-    source.restart()                         # its rest is dropped ...
-    inputs, _, ends = source.steps(len(drawn[2]))
-    np.testing.assert_array_equal(inputs, drawn[2].inputs)  # ... the third starts the new stream
-    assert ends.tolist() == [len(drawn[2])]
+def test_sequences_are_counted_and_the_cursor_stays_at_sequence_starts():
+    data = StreamData(FixedLength(), np.random.default_rng(0))
+    data.ensure(3, "sequences")
+    assert data.available("sequences") == 6 and data.available("steps") == 60
+    assert data.counts[:12].tolist() == [0] * 10 + [1, 1]
+    assert next_start(data.ends, 0) == 0 and next_start(data.ends, 1) == 10 and next_start(data.ends, 10) == 10
 
 
 class ScriptedNetwork:
@@ -67,16 +74,16 @@ class FixedLength:
 @pytest.mark.parametrize("error_at,expected", [(None, 100), (0, 0), (15, 15), (63, 63), (64, 64), (99, 99)])
 def test_steps_right_before_the_first_error_are_counted_in_steps(error_at, expected):
     protocol = StreamProtocol(tolerance=0.5, unit="steps", train_limit=100, test_limit=100, max_streams=1)
-    source = StreamSource(FixedLength(), np.random.default_rng(0))
-    score, _ = stream_score(ScriptedNetwork(error_at), source, protocol, 100, learn=False)
+    data = StreamData(FixedLength(), np.random.default_rng(0))
+    score, _ = stream_score(ScriptedNetwork(error_at), data, protocol, 100, learn=False)
     assert score == expected
 
 
 @pytest.mark.parametrize("error_at,expected", [(None, 30), (9, 0), (10, 1), (159, 15), (299, 29)])
 def test_sequences_completed_before_the_first_error_are_counted_in_sequences(error_at, expected):
     protocol = StreamProtocol(tolerance=0.5, unit="sequences", train_limit=30, test_limit=30, max_streams=1)
-    source = StreamSource(FixedLength(), np.random.default_rng(0))
-    score, _ = stream_score(ScriptedNetwork(error_at), source, protocol, 30, learn=False)
+    data = StreamData(FixedLength(), np.random.default_rng(0))
+    score, _ = stream_score(ScriptedNetwork(error_at), data, protocol, 30, learn=False)
     assert score == expected
 
 
@@ -84,9 +91,9 @@ def test_external_reset_resets_before_every_sequence():
     protocol = StreamProtocol(tolerance=0.5, unit="steps", train_limit=45, test_limit=45, max_streams=1,
                               reset_each_sequence=True)
     network = ScriptedNetwork(None)
-    score, steps = stream_score(network, StreamSource(FixedLength(), np.random.default_rng(0)), protocol, 45,
+    score, steps = stream_score(network, StreamData(FixedLength(), np.random.default_rng(0)), protocol, 45,
                                 learn=False)
-    assert (score, steps, network.resets) == (45, 45, 1 + 5)
+    assert (score, steps, network.resets) == (45, 45, 5)  # 4 whole sequences and the cut fifth
 
 
 @pytest.mark.parametrize("name", ["hochreiter1997-adding-t100", "gers2000-cerg-forget"])
@@ -106,19 +113,44 @@ def test_a_trial_is_reproducible_from_its_seed(name):
 
 
 def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monkeypatch):
-    import lstmgraph.experiments.protocols as protocols
+    import lstmgraph.experiments.streams as streams
     scripted = iter([(3, 4), (100, 100), (7, 8), (100, 100)])  # (right, steps) of each training stream
     rates = []
 
-    def fake_score(network, source, protocol, limit, learn):
+    def fake_score(network, data, protocol, limit, learn):
         if learn:
             rates.append(float(network.rate[0]))
             return next(scripted)
         return 0, 1
 
-    monkeypatch.setattr(protocols, "stream_score", fake_score)
+    monkeypatch.setattr(streams, "stream_score", fake_score)
     experiment = find_experiment("gers2000-cerg-forget-decay")
     protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=100, max_streams=4,
                               rate_decay=0.5)
-    row = protocols.run_streams(experiment.plan(), experiment.make_task(), protocol, 0, 0.8, 0.0)
+    row = streams.run_streams_reference(experiment.plan(), experiment.make_task(), protocol, 0, 0.8, 0.0)
     assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
+
+
+# The compiled protocol loop against the Python one, stream for stream: each case reaches a
+# different branch (steps or sequences, external reset, rate decay, a solved trial, a budget).
+# (seed 5 at |error| < 0.7 and GTS at 0.52 pass their test streams at once, the first after
+# error-free training streams that decay the rate.)
+CASES = [("gers2000-cerg-forget", 4, dict(max_streams=150), None),
+         ("gers2000-cerg-forget", 5, dict(tolerance=0.7, train_limit=50, test_limit=40, rate_decay=0.9), None),
+         ("gers2000-cerg-standard-reset", 4, dict(max_streams=150), None),
+         ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12, max_streams=300), None),
+         ("gers2002-gts-peephole", 4, dict(max_streams=3000), None),
+         ("gers2002-gts-peephole", 4, dict(tolerance=0.52, train_limit=2, test_limit=20, rate_decay=0.5), None),
+         ("gers2002-pfg-cos-f10-peephole", 4, dict(max_streams=3000), 2000)]
+
+
+@pytest.mark.parametrize("name,seed,changes,budget", CASES)
+def test_the_compiled_stream_loop_gives_the_python_loop_s_result(name, seed, changes, budget):
+    experiment = find_experiment(name)
+    plan = experiment.plan()
+    rate, momentum = experiment.rates(plan)
+    protocol = replace(experiment.protocol, **changes)
+    compiled = run_streams(plan, experiment.make_task(), protocol, seed, rate, momentum, budget)
+    reference = run_streams_reference(plan, experiment.make_task(), protocol, seed, rate, momentum, budget)
+    assert compiled == reference
+    assert compiled["steps"] >= compiled["presented"] > 0

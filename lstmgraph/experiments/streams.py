@@ -1,0 +1,344 @@
+"""The 2000/2002 stream protocols (`StreamProtocol`), run in compiled code.
+
+A trial alternates one training stream (from a zero state, online updates, until its first
+error or ``train_limit`` steps or sequences) with ``test_streams`` frozen test streams (to their
+first error or ``test_limit``), up to ``max_streams`` training streams: up to 10^7 of them in the
+2002 experiments, most a few steps long while a net is still learning. In Python each stream
+cost about 0.2 ms of overhead (measured: 20,000 PFG training streams with their 200,000 test
+streams took 39 s for 46,000 training steps), so `run_streams` runs the whole loop in one
+numba function (`_drive`) that calls the plan's generated kernel for each stream and only
+returns to Python to draw more data or report progress. `run_streams_reference` is the same
+protocol written plainly in Python, stream by stream; the test suite checks that both give the
+same result row.
+
+Data: `StreamData` lays a task's sequences end to end in arrays, drawn in order from the
+trial's generator. Every stream starts at a sequence start: after a stream stops (at an error
+or its limit), the rest of the sequence it stopped in is skipped and the next stream begins
+with the next sequence; no other draw is skipped, so what a stream sees does not depend on
+how the arrays were refilled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numba
+import numpy as np
+
+from ..plan import Plan
+from ..tasks import Task
+from .network import OnlineNetwork
+from .success import within_tolerance
+from .trial import Progress, data_rng, result_row
+
+
+@dataclass(frozen=True)
+class StreamProtocol:
+    """Gers et al. 2000, 2002: a continual stream, no reset inside it (unless
+    ``reset_each_sequence``, the "external reset" baseline); "perfect" when every test stream
+    reaches its limit, "good" when their mean reaches ``good_score``."""
+
+    tolerance: float
+    unit: Literal["steps", "sequences"]
+    train_limit: int
+    test_limit: int
+    max_streams: int
+    test_streams: int = 10
+    # The "decay" rows: the learning rate is multiplied by this after each training stream that
+    # ran its full length without an error. Applied after every stream (mostly a few symbols
+    # long early on) it vanishes before anything is learned: 0 of 10 CERG nets, docs/results.md.
+    rate_decay: float = 1.0
+    reset_each_sequence: bool = False  # the "external reset" baseline
+    good_score: float = 1000.0
+    kind: str = field(default="streams", init=False)
+
+    def describe(self) -> str:
+        reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"
+        decay = (f"; learning rate x{self.rate_decay} after each error-free training stream"
+                 if self.rate_decay != 1 else "")
+        return (f"continual streams, {reset}; a training stream stops at its first error "
+                f"(|error| >= {self.tolerance}) or after {self.train_limit:,} {self.unit}; then "
+                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}; "
+                f"perfect = all reach it; good = mean >= {self.good_score:,.0f}; "
+                f"at most {self.max_streams:,} training streams{decay}")
+
+
+class StreamData:
+    """A task's sequences end to end: ``inputs``, ``targets``, ``ends`` (a sequence ends at
+    this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
+    ``position``, which is always a sequence start."""
+
+    def __init__(self, task: Task, rng: np.random.Generator):
+        self.task = task
+        self.rng = rng
+        self.inputs = np.zeros((0, task.n_inputs))
+        self.targets = np.zeros((0, task.n_outputs))
+        self.ends = np.zeros(0, dtype=np.bool_)
+        self.counts = np.zeros(1, dtype=np.int64)
+        self.position = 0
+
+    def available(self, unit: str) -> int:
+        """Steps, or whole sequences, after the cursor."""
+        if unit == "steps":
+            return len(self.inputs) - self.position
+        return int(self.counts[-1] - self.counts[self.position])
+
+    def ensure(self, amount: int, unit: str) -> None:
+        """At least ``amount`` steps or sequences after the cursor; when more are needed, twice
+        that many are drawn (so refills are rare) and the steps before the cursor are dropped."""
+        have = self.available(unit)
+        if have >= amount:
+            return
+        inputs, targets, ends = [self.inputs[self.position:]], [self.targets[self.position:]], \
+            [self.ends[self.position:]]
+        while have < 2 * amount:
+            sequence = self.task.sample(self.rng)
+            inputs.append(sequence.inputs)
+            targets.append(sequence.targets)
+            end = np.zeros(len(sequence), dtype=np.bool_)
+            end[-1] = True
+            ends.append(end)
+            have += len(sequence) if unit == "steps" else 1
+        self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
+        self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
+        self.ends = np.concatenate(ends)
+        self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
+        self.position = 0
+
+
+def next_start(ends: np.ndarray, position: int) -> int:
+    """The first sequence start at or after ``position``."""
+    while position > 0 and not ends[position - 1]:
+        position += 1
+    return position
+
+
+# -- the protocol, stream by stream, in Python (the reference) ------------------------------
+def stream_score(network: OnlineNetwork, data: StreamData, protocol: StreamProtocol, limit: int,
+                 learn: bool) -> tuple[int, int]:
+    """Run one stream from a zero state until its first error or ``limit`` units; returns
+    (units right before the first error, steps run) and moves the cursor past the stream."""
+    unit, steps_unit = protocol.unit, protocol.unit == "steps"
+    data.ensure(limit, unit)
+    position = data.position
+    done = steps_run = 0
+    while done < limit:
+        if protocol.reset_each_sequence:
+            end = next_start(data.ends, position + 1)
+            stop = min(end, position + limit - done) if steps_unit else end
+        else:
+            end = stop = position + limit if steps_unit else \
+                int(np.searchsorted(data.counts, data.counts[position] + limit))
+        network.reset()
+        steps, outputs = network.run(data.inputs[position:stop], data.targets[position:stop], learn,
+                                     protocol.tolerance)
+        steps_run += steps
+        last = position + steps - 1
+        if steps < stop - position or not within_tolerance(outputs[-1:], data.targets[last:last + 1],
+                                                           protocol.tolerance)[0]:
+            if protocol.reset_each_sequence:
+                right = done + steps - 1 if steps_unit else done
+            else:
+                right = steps - 1 if steps_unit else int(data.counts[last] - data.counts[position])
+            data.position = next_start(data.ends, position + steps)
+            return right, steps_run
+        if not protocol.reset_each_sequence:
+            done = limit
+        else:
+            done += stop - position if steps_unit else 1
+        position = next_start(data.ends, end)
+    data.position = position
+    return limit, steps_run
+
+
+def run_streams_reference(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, learning_rate: float,
+                          momentum: float, budget_steps: int | None = None,
+                          progress: Progress | None = None) -> dict[str, Any]:
+    """One trial, stream by stream in Python: the plain statement of what `run_streams` does."""
+    network = OnlineNetwork(plan, seed, learning_rate, momentum)
+    training = StreamData(task, data_rng(seed, 0))
+    testing = StreamData(task, data_rng(seed, 1))
+    streams = steps = 0
+    scores = [0] * protocol.test_streams
+    solved = False
+    while streams < protocol.max_streams and (budget_steps is None or steps < budget_steps):
+        right, run = stream_score(network, training, protocol, protocol.train_limit, learn=True)
+        streams += 1
+        steps += run
+        if right >= protocol.train_limit:
+            network.rate *= protocol.rate_decay
+        if not network.weights_finite():
+            return result_row(seed, False, streams, steps, diverged=True, score=_mean(scores, streams - 1))
+        scores = [stream_score(network, testing, protocol, protocol.test_limit, learn=False)[0]
+                  for _ in range(protocol.test_streams)]
+        if progress and streams % REPORT_EVERY == 0:
+            progress({"streams": streams, "score": _mean(scores, streams)})
+        if min(scores) >= protocol.test_limit:
+            solved = True
+            break
+    return _finish(protocol, seed, solved, streams, steps, _mean(scores, streams))
+
+
+def _mean(scores: list[int] | np.ndarray, streams: int) -> float:
+    return float(np.mean(scores)) if streams else 0.0
+
+
+def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, steps: int,
+            score: float) -> dict[str, Any]:
+    row = result_row(seed, solved, streams, steps, score=score)
+    row["class"] = "perfect" if solved else ("good" if score >= protocol.good_score else "rest")
+    return row
+
+
+# -- the same loop in compiled code ---------------------------------------------------------
+DONE, SOLVED, DIVERGED, NEED_TRAINING, NEED_TEST, REPORT = range(6)
+REPORT_EVERY = 100  # training streams between progress reports
+STREAMS, STEPS, TRAIN_POSITION, TEST_POSITION, PHASE = range(5)  # the driver's counters
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_start(ends, position):
+    while position > 0 and not ends[position - 1]:
+        position += 1
+    return position
+
+
+@numba.njit(cache=True, nogil=True)
+def _wrong(record, step, targets, row, tolerance):
+    for k in range(targets.shape[1]):
+        target = targets[row, k]
+        if not math.isnan(target) and abs(record[0, step, k] - target) >= tolerance:
+            return True
+    return False
+
+
+# The two functions that take the kernel are compiled once per process and plan (about 3 s):
+# numba cannot cache a function whose argument is another compiled function (its type names
+# that function object, so every process would miss and add a new cache file).
+@numba.njit(nogil=True)
+def _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum, tolerance, inputs, targets, ends,
+            counts, position, limit, steps_unit, reset_each, learn, record, out_steps, out_loss):
+    """One stream (as `stream_score`): (units right, steps run, next position)."""
+    done = 0
+    steps_run = 0
+    while done < limit:
+        if reset_each:
+            end = _next_start(ends, position + 1)
+            stop = min(end, position + limit - done) if steps_unit else end
+        elif steps_unit:
+            end = stop = position + limit
+        else:
+            end = stop = np.searchsorted(counts, counts[position] + limit)
+        prev[0, :] = 0.0
+        traces[0, :] = 0.0
+        kernel(0, 1, theta, fixed, velocity, prev, traces, inputs[position:stop], targets[position:stop],
+               rate, momentum, 1.0, tolerance, learn, out_steps, out_loss, record)
+        steps = out_steps[0]
+        steps_run += steps
+        last = position + steps - 1
+        if steps < stop - position or _wrong(record, steps - 1, targets, last, tolerance):
+            if reset_each:
+                right = done + steps - 1 if steps_unit else done
+            else:
+                right = steps - 1 if steps_unit else counts[last] - counts[position]
+            return right, steps_run, _next_start(ends, position + steps)
+        if not reset_each:
+            done = limit
+        else:
+            done += stop - position if steps_unit else 1
+        position = _next_start(ends, end)
+    return limit, steps_run, position
+
+
+@numba.njit(cache=True, nogil=True)
+def _available(counts, length, position, steps_unit):
+    return length - position if steps_unit else counts[-1] - counts[position]
+
+
+@numba.njit(nogil=True)
+def _drive(kernel, theta, fixed, velocity, prev, traces, rate, momentum, tolerance, rate_decay,
+           train_inputs, train_targets, train_ends, train_counts, test_inputs, test_targets, test_ends,
+           test_counts, settings, counters, scores, record, out_steps, out_loss):
+    """Training and test streams until the trial ends or data or a progress report is due;
+    returns why it stopped. ``counters`` (streams, steps, positions, phase: 0 = a training
+    stream is next, k = test stream k) carry the loop across calls."""
+    steps_unit, train_limit, test_limit, test_streams = settings[0] == 1, settings[1], settings[2], settings[3]
+    reset_each, max_streams, budget = settings[4] == 1, settings[5], settings[6]
+    while True:
+        phase = counters[PHASE]
+        if phase == 0:
+            if counters[STREAMS] >= max_streams or (budget >= 0 and counters[STEPS] >= budget):
+                return DONE
+            if _available(train_counts, len(train_inputs), counters[TRAIN_POSITION], steps_unit) < train_limit:
+                return NEED_TRAINING
+            right, steps, position = _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum,
+                                             tolerance, train_inputs, train_targets, train_ends, train_counts,
+                                             counters[TRAIN_POSITION], train_limit, steps_unit, reset_each, True,
+                                             record, out_steps, out_loss)
+            counters[STREAMS] += 1
+            counters[STEPS] += steps
+            counters[TRAIN_POSITION] = position
+            if right >= train_limit:
+                rate[0] *= rate_decay
+            if not np.isfinite(theta).all():
+                return DIVERGED
+            counters[PHASE] = 1
+        else:
+            if _available(test_counts, len(test_inputs), counters[TEST_POSITION], steps_unit) < test_limit:
+                return NEED_TEST
+            right, steps, position = _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum,
+                                             tolerance, test_inputs, test_targets, test_ends, test_counts,
+                                             counters[TEST_POSITION], test_limit, steps_unit, reset_each, False,
+                                             record, out_steps, out_loss)
+            counters[TEST_POSITION] = position
+            scores[phase - 1] = right
+            if phase < test_streams:
+                counters[PHASE] = phase + 1
+            else:
+                counters[PHASE] = 0
+                if scores.min() >= test_limit:
+                    return SOLVED
+                if counters[STREAMS] % REPORT_EVERY == 0:
+                    return REPORT
+
+
+def run_streams(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, learning_rate: float,
+                momentum: float, budget_steps: int | None = None,
+                progress: Progress | None = None) -> dict[str, Any]:
+    """One trial of a 2000/2002 stream experiment; returns its result row."""
+    network = OnlineNetwork(plan, seed, learning_rate, momentum)
+    training = StreamData(task, data_rng(seed, 0))
+    testing = StreamData(task, data_rng(seed, 1))
+    settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
+                         protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
+                         -1 if budget_steps is None else budget_steps], dtype=np.int64)
+    counters = np.zeros(5, dtype=np.int64)
+    scores = np.zeros(protocol.test_streams, dtype=np.int64)
+    record = np.zeros((1, 0, network.n_outputs))
+    out_steps, out_loss = np.zeros(1, dtype=np.int64), np.zeros(1)
+    while True:
+        capacity = max(len(training.inputs), len(testing.inputs))
+        if record.shape[1] < capacity:
+            record = np.zeros((1, capacity, network.n_outputs))
+        counters[TRAIN_POSITION], counters[TEST_POSITION] = training.position, testing.position
+        status = _drive(network.compiled.kernel, network.theta, network.fixed, network.velocity, network.prev,
+                        network.traces, network.rate, float(network.momentum), float(protocol.tolerance),
+                        float(protocol.rate_decay), training.inputs, training.targets, training.ends,
+                        training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
+                        settings, counters, scores, record, out_steps, out_loss)
+        training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
+        streams = int(counters[STREAMS])
+        if status == NEED_TRAINING:
+            training.ensure(protocol.train_limit, protocol.unit)
+        elif status == NEED_TEST:
+            testing.ensure(protocol.test_limit, protocol.unit)
+        elif status == REPORT:
+            if progress:
+                progress({"streams": streams, "score": _mean(scores, streams)})
+        elif status == DIVERGED:
+            return result_row(seed, False, streams, int(counters[STEPS]), diverged=True,
+                              score=_mean(scores, streams - 1))
+        else:
+            return _finish(protocol, seed, status == SOLVED, streams, int(counters[STEPS]), _mean(scores, streams))
