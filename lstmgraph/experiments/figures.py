@@ -32,7 +32,10 @@ def draw_results(results: dict[str, Any], path: Path) -> Path:
     left.set_xscale("log")
     left.set_yticks([])
     left.set_xlabel(f"{experiment['unit']} to success")
-    left.legend(loc="upper left", fontsize=8)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(loc="upper left", fontsize=8)
+    else:
+        left.text(0.5, 0.5, "no trial succeeded", ha="center", va="center", transform=left.transAxes)
     left.set_title(experiment["name"], fontsize=10)
     if experiment["unit"] == "training streams":
         labels = ["perfect", "good", "rest"]
