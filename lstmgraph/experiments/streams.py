@@ -153,13 +153,18 @@ def stream_score(network: OnlineNetwork, data: StreamData, protocol: StreamProto
     return limit, steps_run
 
 
+def _start_trial(plan: Plan, task: Task, seed: int, learning_rate: float,
+                 momentum: float) -> tuple[OnlineNetwork, StreamData, StreamData]:
+    """A trial's network and its training and test data, all from its seed."""
+    return (OnlineNetwork(plan, seed, learning_rate, momentum), StreamData(task, data_rng(seed, 0)),
+            StreamData(task, data_rng(seed, 1)))
+
+
 def run_streams_reference(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, learning_rate: float,
                           momentum: float, budget_steps: int | None = None,
                           progress: Progress | None = None) -> dict[str, Any]:
     """One trial, stream by stream in Python: the plain statement of what `run_streams` does."""
-    network = OnlineNetwork(plan, seed, learning_rate, momentum)
-    training = StreamData(task, data_rng(seed, 0))
-    testing = StreamData(task, data_rng(seed, 1))
+    network, training, testing = _start_trial(plan, task, seed, learning_rate, momentum)
     streams = steps = 0
     scores = [0] * protocol.test_streams
     solved = False
@@ -308,9 +313,7 @@ def run_streams(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, lea
                 momentum: float, budget_steps: int | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
     """One trial of a 2000/2002 stream experiment; returns its result row."""
-    network = OnlineNetwork(plan, seed, learning_rate, momentum)
-    training = StreamData(task, data_rng(seed, 0))
-    testing = StreamData(task, data_rng(seed, 1))
+    network, training, testing = _start_trial(plan, task, seed, learning_rate, momentum)
     settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
                          protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
                          -1 if budget_steps is None else budget_steps], dtype=np.int64)
