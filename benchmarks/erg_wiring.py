@@ -15,62 +15,36 @@ the figures.
 from __future__ import annotations
 
 import argparse
-import copy
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from lstmgraph.experiments import find_experiment, run_trial
-from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.plan import Plan, compile_plan
-from lstmgraph.spec import SpecDocument
-from lstmgraph.spec.loader import read_spec_file
-from lstmgraph.spec.validation import validate_spec_data
-from lstmgraph.tasks import make_task
+from lstmgraph.experiments.catalogue import (CELL_SOURCES_ONLY, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, Experiment,
+                                             Variant)
 
 EXPERIMENT = "hochreiter1997-erg-3x2-lr0.5"
-Edit = Callable[[dict[str, Any]], None]
-
-
-def _output_biases(data: dict[str, Any]) -> None:
-    data["connections"].append({"from": "bias", "to": "prediction"})
-
-
-def _shortcut(data: dict[str, Any]) -> None:
-    data["connections"].append({"from": "symbols", "to": "prediction"})
-
-
-def _cell_sources_only(data: dict[str, Any]) -> None:
-    for connection in data["connections"]:
-        if connection.get("delay") == 1:
-            connection["from"] = "memory.cell_output"
-
-
-VARIANTS: dict[str, tuple[Edit, ...]] = {
+VARIANTS: dict[str, tuple[Variant, ...]] = {
     "paper": (),
-    "output-biases": (_output_biases,),
-    "shortcut": (_shortcut,),
-    "shortcut+output-biases": (_shortcut, _output_biases),
-    "cell-sources-only": (_cell_sources_only,),
-    "shortcut+output-biases+cell-sources-only": (_shortcut, _output_biases, _cell_sources_only),
+    "output-biases": (OUTPUT_BIASES,),
+    "shortcut": (INPUT_OUTPUT_SHORTCUT,),
+    "shortcut+output-biases": (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES),
+    "cell-sources-only": (CELL_SOURCES_ONLY,),
+    # = hochreiter1997-erg-3x2-lr0.5-2000-wiring with --targets legal
+    "shortcut+output-biases+cell-sources-only": (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, CELL_SOURCES_ONLY),
 }
 
 
-def variant_plan(name: str, targets: str) -> Plan:
-    data, source = read_spec_file(BUNDLED_SPECS / "hochreiter1997_erg.yaml")
-    data = copy.deepcopy(data)
-    for edit in VARIANTS[name]:
-        edit(data)
-    data["training"]["task"] = {"name": "embedded_reber", "targets": targets}
-    return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+def variant_experiment(name: str, targets: str) -> Experiment:
+    return replace(find_experiment(EXPERIMENT), variants=VARIANTS[name], task_options={"targets": targets})
 
 
 def _trial(name: str, targets: str, seed: int, max_sequences: int) -> dict[str, Any]:
-    experiment = find_experiment(EXPERIMENT)
-    protocol = replace(experiment.protocol, max_sequences=max_sequences)
-    rate, momentum = experiment.rates(experiment.plan())
-    return run_trial(variant_plan(name, targets), make_task("embedded_reber", {"targets": targets}), protocol,
+    experiment = variant_experiment(name, targets)
+    plan = experiment.plan()
+    rate, momentum = experiment.rates(plan)
+    return run_trial(plan, experiment.make_task(), replace(experiment.protocol, max_sequences=max_sequences),
                      seed, rate, momentum)
 
 
@@ -92,7 +66,7 @@ def main() -> None:
                     for seed in range(arguments.trials)]
             rows = [job.result() for job in jobs]
             done = sorted(row["to_success"] for row in rows if row["solved"])
-            weights = variant_plan(name, arguments.targets).n_parameters
+            weights = variant_experiment(name, arguments.targets).plan().n_parameters
             figures = (f"{statistics.mean(done):,.0f} | {statistics.median(done):,.0f} | "
                        f"{done[0]:,}-{done[-1]:,}") if done else "- | - | -"
             print(f"| {name} | {weights} | {len(done)}/{len(rows)} | {figures} |", flush=True)

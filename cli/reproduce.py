@@ -28,9 +28,13 @@ def _list(as_json: bool) -> None:
                               for key, value in experiment.published.items())
         click.echo(f"{experiment.name}")
         click.echo(f"    {experiment.paper}, {experiment.table}; {experiment.trials} trials; "
-                   f"specs/{experiment.spec}.yaml"
-                   + "".join(f" {variant.description}" for variant in experiment.variants))
+                   + ", ".join([f"specs/{experiment.spec}.yaml"]
+                               + [variant.description for variant in experiment.variants]))
+        click.echo(f"    task: {experiment.task}"
+                   + "".join(f", {key} {value}" for key, value in experiment.task_options.items()))
         click.echo(f"    published: {published}")
+        if experiment.note:
+            click.echo(f"    note: {experiment.note}")
 
 
 @click.command()

@@ -37,6 +37,19 @@ def test_variants_remove_what_they_name():
     assert output.activation == "identity"
 
 
+def test_the_2000_wiring_variants_add_and_cut_what_they_name():
+    extension = find_experiment("hochreiter1997-erg-3x2-lr0.5-2000-wiring")
+    plan = extension.plan()
+    # 276 - 72 gate-to-cell/gate weights (6 gates x 12 targets) + 7 output biases + 49 shortcut weights
+    assert plan.n_parameters == 276 - 72 + 7 + 49 == 260
+    delayed_sources = {c.source for c in plan.connections if c.delay == 1 and c.source != c.target}
+    assert delayed_sources == {"memory.cell_output"}
+    assert {c.source for c in plan.connections if c.target == "prediction"} == {"memory.cell_output", "symbols",
+                                                                                 "bias"}
+    assert extension.make_task().targets == "legal"
+    assert extension.table.startswith("Table 1 (our extension")
+
+
 def test_the_paper_rows_are_all_there():
     names = set(EXPERIMENTS)
     assert {"hochreiter1997-erg-3x2-lr0.5", "gers2000-cerg-forget-decay", "gers2002-pfg-cos-f10-peephole",
