@@ -2,6 +2,8 @@
 the runner behind `lstmgraph reproduce` (figures in docs/results.md)."""
 
 from .catalogue import EXPERIMENTS, Experiment, find_experiment
+from .network import OnlineNetwork
 from .protocols import SequenceProtocol, StreamProtocol, run_trial
 
-__all__ = ["EXPERIMENTS", "Experiment", "SequenceProtocol", "StreamProtocol", "find_experiment", "run_trial"]
+__all__ = ["EXPERIMENTS", "Experiment", "OnlineNetwork", "SequenceProtocol", "StreamProtocol", "find_experiment",
+           "run_trial"]

@@ -19,6 +19,7 @@ class OnlineNetwork:
     exact RTRL when the spec's learning rule is ``rtrl``."""
 
     def __init__(self, plan: Plan, seed: int, learning_rate: float, momentum: float):
+        self.plan = plan
         training = plan.document.spec.training
         rule = training.learning_rule if training else "truncated_rtrl"
         if rule == "bptt":

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..plan import Plan
 from ..tasks import Sequence, Task
 from .network import OnlineNetwork
 from .streams import StreamProtocol, run_streams
@@ -90,11 +89,9 @@ def _present(network: OnlineNetwork, protocol: SequenceProtocol, sequence: Seque
             squared_error(outputs, sequence.targets))
 
 
-def run_sequences(plan: Plan, task: Task, protocol: SequenceProtocol, seed: int, learning_rate: float,
-                  momentum: float, budget_steps: int | None = None,
-                  progress: Progress | None = None) -> dict[str, Any]:
-    """One trial of a 1997 experiment; returns its result row."""
-    network = OnlineNetwork(plan, seed, learning_rate, momentum)
+def run_sequences(network: OnlineNetwork, task: Task, protocol: SequenceProtocol, seed: int,
+                  budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """One trial of a 1997 experiment (``network`` is trained in place); returns its result row."""
     rng = data_rng(seed, 0)
     training = test = None
     if protocol.fixed_sets:
@@ -141,11 +138,12 @@ def run_sequences(plan: Plan, task: Task, protocol: SequenceProtocol, seed: int,
     return row
 
 
-def run_trial(plan: Plan, task: Task, protocol: Protocol, seed: int, learning_rate: float, momentum: float,
-              budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
-    """One trial under its protocol, timed."""
+def run_trial(network: OnlineNetwork, task: Task, protocol: Protocol, seed: int, budget_steps: int | None = None,
+              progress: Progress | None = None) -> dict[str, Any]:
+    """One trial under its protocol, timed; ``network`` (its weights drawn from ``seed``) is
+    trained in place, and the data come from ``seed`` too."""
     start = time.perf_counter()
     runner = run_sequences if isinstance(protocol, SequenceProtocol) else run_streams
-    row = runner(plan, task, protocol, seed, learning_rate, momentum, budget_steps, progress)
+    row = runner(network, task, protocol, seed, budget_steps, progress)
     row["seconds"] = round(time.perf_counter() - start, 3)
     return row

@@ -2,7 +2,8 @@
 
 Results go to an output folder: ``experiment.json`` (settings, the spec as run),
 ``trials.jsonl`` (one line per finished trial, appended as each ends, so a killed run resumes
-where it stopped), and ``results.json`` / ``trials.csv`` (written atomically at the end).
+where it stopped), ``trials/SEED/`` (each trial's final weights, a run directory for
+`lstmgraph plot`), and ``results.json`` / ``trials.csv`` (written atomically at the end).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import yaml
 
+from ..engine.weights import save_weights
 from ..files import BUNDLED_SPECS, write_atomically
 from .catalogue import Experiment, find_experiment
 from .network import OnlineNetwork
@@ -37,13 +40,27 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str) -> dict[str, Any]:
+def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str, out: str) -> dict[str, Any]:
     experiment = find_experiment(name)
     plan = experiment.plan(Path(specs))
     rate, momentum = experiment.rates(plan)
-    row = run_trial(plan, experiment.make_task(), experiment.protocol, seed, rate, momentum, budget_steps)
+    network = OnlineNetwork(plan, seed, rate, momentum)
+    row = run_trial(network, experiment.make_task(), experiment.protocol, seed, budget_steps)
     row.setdefault("class", None)
+    save_trial(Path(out) / "trials" / str(seed), experiment, Path(specs), network, row)
     return row
+
+
+def save_trial(folder: Path, experiment: Experiment, specs: Path, network: OnlineNetwork,
+               row: dict[str, Any]) -> None:
+    """A trained trial as a run directory `lstmgraph plot` reads: ``spec.yaml`` (the network as
+    run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
+    ``summary.json`` (its result row)."""
+    data, _ = experiment.spec_data(specs)
+    data["training"]["learning_rate"], data["training"]["momentum"] = experiment.rates(network.plan)
+    write_atomically(folder / "spec.yaml", yaml.safe_dump(data, sort_keys=False).encode())
+    save_weights(folder / "weights.npz", network.plan, network.weights())
+    write_atomically(folder / "summary.json", (json.dumps(row, indent=2) + "\n").encode())
 
 
 def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> dict[str, Any]:
@@ -87,7 +104,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
                                    initializer=_ignore_interrupts)
         try:
-            futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs))
+            futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
                        for seed in todo]
             for future in as_completed(futures):
                 row = future.result()

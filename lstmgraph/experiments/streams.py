@@ -27,7 +27,6 @@ from typing import Any, Literal
 import numba
 import numpy as np
 
-from ..plan import Plan
 from ..tasks import Task
 from .network import OnlineNetwork
 from .success import within_tolerance
@@ -153,18 +152,15 @@ def stream_score(network: OnlineNetwork, data: StreamData, protocol: StreamProto
     return limit, steps_run
 
 
-def _start_trial(plan: Plan, task: Task, seed: int, learning_rate: float,
-                 momentum: float) -> tuple[OnlineNetwork, StreamData, StreamData]:
-    """A trial's network and its training and test data, all from its seed."""
-    return (OnlineNetwork(plan, seed, learning_rate, momentum), StreamData(task, data_rng(seed, 0)),
-            StreamData(task, data_rng(seed, 1)))
+def _trial_data(task: Task, seed: int) -> tuple[StreamData, StreamData]:
+    """A trial's training and test data, both from its seed."""
+    return StreamData(task, data_rng(seed, 0)), StreamData(task, data_rng(seed, 1))
 
 
-def run_streams_reference(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, learning_rate: float,
-                          momentum: float, budget_steps: int | None = None,
-                          progress: Progress | None = None) -> dict[str, Any]:
+def run_streams_reference(network: OnlineNetwork, task: Task, protocol: StreamProtocol, seed: int,
+                          budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """One trial, stream by stream in Python: the plain statement of what `run_streams` does."""
-    network, training, testing = _start_trial(plan, task, seed, learning_rate, momentum)
+    training, testing = _trial_data(task, seed)
     streams = steps = 0
     scores = [0] * protocol.test_streams
     solved = False
@@ -309,11 +305,11 @@ def _drive(kernel, theta, fixed, velocity, prev, traces, rate, momentum, toleran
                     return REPORT
 
 
-def run_streams(plan: Plan, task: Task, protocol: StreamProtocol, seed: int, learning_rate: float,
-                momentum: float, budget_steps: int | None = None,
-                progress: Progress | None = None) -> dict[str, Any]:
-    """One trial of a 2000/2002 stream experiment; returns its result row."""
-    network, training, testing = _start_trial(plan, task, seed, learning_rate, momentum)
+def run_streams(network: OnlineNetwork, task: Task, protocol: StreamProtocol, seed: int,
+                budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """One trial of a 2000/2002 stream experiment (``network`` is trained in place); returns its
+    result row."""
+    training, testing = _trial_data(task, seed)
     settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
                          protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
                          -1 if budget_steps is None else budget_steps], dtype=np.int64)

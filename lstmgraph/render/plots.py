@@ -130,10 +130,9 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise PlotError(f"{path}: no such run directory")
-    missing = [name for name in ("spec.yaml", "metrics.jsonl") if not (path / name).is_file()]
-    if missing:
-        raise PlotError(f"{path} is not a run directory (no {' or '.join(missing)}; "
-                        f"'lstmgraph train SPEC --out DIR' writes one)")
+    if not (path / "spec.yaml").is_file():
+        raise PlotError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
+                        f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
     plan = compile_plan(load_spec(path / "spec.yaml"))
     if (path / "weights.npz").is_file():
         try:
@@ -146,16 +145,16 @@ def load_run(path: str | Path) -> Run:
         weights_file = "checkpoint.npz"
     else:
         raise PlotError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
-    metrics = read_metrics(path / "metrics.jsonl")
+    # A reproduce trial keeps no learning curve, only its result row (summary.json).
+    metrics = read_metrics(path / "metrics.jsonl") if (path / "metrics.jsonl").is_file() else read_metrics(None)
     return Run(path, plan, weights, weights_file, _steps_trained(path, metrics), metrics)
 
 
-def read_metrics(path: str | Path) -> Metrics:
-    """Read metrics.jsonl; a last line cut short by a running trainer is skipped."""
-    path = Path(path)
+def read_metrics(path: str | Path | None) -> Metrics:
+    """Read metrics.jsonl (None: no rows); a last line cut short by a running trainer is skipped."""
     rows = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8").splitlines() if path is not None else []
     except (OSError, UnicodeDecodeError) as error:
         raise PlotError(f"{path}: cannot read ({error})") from None
     for number, line in enumerate(lines, start=1):
@@ -351,7 +350,8 @@ def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
     ax.set_ylabel("loss per step" if per_step else "loss per sequence")
     if not len(metrics):
-        ax.text(0.5, 0.5, "no metric rows yet", ha="center", va="center", transform=ax.transAxes)
+        note = "no metric rows yet" if (run.path / "metrics.jsonl").is_file() else "no learning curve recorded"
+        ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
         return
     x = metrics.step if curve_x == "step" else metrics.sequence
     values = metrics.curves(per_step)

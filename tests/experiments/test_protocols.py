@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lstmgraph.experiments import find_experiment, run_trial
+from lstmgraph.experiments import OnlineNetwork, find_experiment, run_trial
 from lstmgraph.experiments.streams import (StreamData, StreamProtocol, next_start, run_streams,
                                            run_streams_reference, stream_score)
 from lstmgraph.tasks import Sequence, concatenated, make_task
@@ -103,7 +103,8 @@ def test_a_trial_is_reproducible_from_its_seed(name):
     rate, momentum = experiment.rates(plan)
 
     def trial():
-        row = run_trial(plan, experiment.make_task(), experiment.protocol, 3, rate, momentum, budget_steps=3000)
+        network = OnlineNetwork(plan, 3, rate, momentum)
+        row = run_trial(network, experiment.make_task(), experiment.protocol, 3, budget_steps=3000)
         row.pop("seconds")
         return row
 
@@ -127,7 +128,8 @@ def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monke
     experiment = find_experiment("gers2000-cerg-forget-decay")
     protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=100, max_streams=4,
                               rate_decay=0.5)
-    row = streams.run_streams_reference(experiment.plan(), experiment.make_task(), protocol, 0, 0.8, 0.0)
+    row = streams.run_streams_reference(OnlineNetwork(experiment.plan(), 0, 0.8, 0.0), experiment.make_task(),
+                                        protocol, 0)
     assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
 
 
@@ -150,7 +152,9 @@ def test_the_compiled_stream_loop_gives_the_python_loop_s_result(name, seed, cha
     plan = experiment.plan()
     rate, momentum = experiment.rates(plan)
     protocol = replace(experiment.protocol, **changes)
-    compiled = run_streams(plan, experiment.make_task(), protocol, seed, rate, momentum, budget)
-    reference = run_streams_reference(plan, experiment.make_task(), protocol, seed, rate, momentum, budget)
+    networks = [OnlineNetwork(plan, seed, rate, momentum) for _ in range(2)]
+    compiled = run_streams(networks[0], experiment.make_task(), protocol, seed, budget)
+    reference = run_streams_reference(networks[1], experiment.make_task(), protocol, seed, budget)
     assert compiled == reference
+    np.testing.assert_array_equal(networks[0].theta, networks[1].theta)  # the same updates, in the same order
     assert compiled["steps"] >= compiled["presented"] > 0

@@ -5,10 +5,15 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
 import pytest
+import yaml
+from click.testing import CliRunner
 
-from lstmgraph.experiments import find_experiment
+from cli.main import main
+from lstmgraph.experiments import OnlineNetwork, find_experiment, run_trial
 from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment, summarise
+from lstmgraph.render.plots import load_run
 
 
 def test_two_short_trials_end_to_end_then_resume(tmp_path):
@@ -42,6 +47,29 @@ def test_a_trial_cut_by_a_kill_runs_again(tmp_path):
     expected = dict(first["trials"][0])
     row.pop("seconds"), expected.pop("seconds")
     assert row == expected
+
+
+def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_path):
+    experiment = find_experiment("gers2002-pfg-cos-f10-peephole")
+    results = run_experiment(experiment, 1, 1, tmp_path, budget_steps=500)
+    folder = tmp_path / "trials" / "0"
+    stored = load_run(folder)
+    plan = experiment.plan()
+    network = OnlineNetwork(plan, 0, *experiment.rates(plan))
+    run_trial(network, experiment.make_task(), experiment.protocol, 0, budget_steps=500)
+    trained = network.weights()
+    assert set(trained) == set(stored.weights)
+    for name, values in trained.items():
+        np.testing.assert_array_equal(stored.weights[name], values)
+    assert not np.array_equal(trained["memory.cell_output->target"], OnlineNetwork(plan, 0, 0, 0).weights()[
+        "memory.cell_output->target"])
+    assert stored.steps_trained == results["trials"][0]["steps"] >= 500
+    training = yaml.safe_load((folder / "spec.yaml").read_text())["training"]
+    assert (training["learning_rate"], training["momentum"]) == (1e-5, 0.99)
+    assert training["task"] == {"name": "periodic_function", "shape": "cosine", "period": 10, "length": 10}
+    result = CliRunner().invoke(main, ["plot", str(folder), "--steps", "30", "-o", str(tmp_path / "pfg.png")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pfg.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_the_summary_counts_streams_classes_and_successes():

@@ -149,7 +149,7 @@ def test_an_unfinished_run_is_drawn_from_its_checkpoint(runs, tmp_path):
 
 @pytest.mark.parametrize("setup, message", [
     ("missing", "no such run directory"),
-    ("empty", "is not a run directory (no spec.yaml or metrics.jsonl"),
+    ("empty", "is not a run directory (no spec.yaml;"),
     ("no_weights", "holds no weights.npz or checkpoint.npz"),
     ("bad_metrics", "metrics.jsonl:1: not a metrics row"),
     ("bad_spec", "is not a valid spec"),
