@@ -108,7 +108,7 @@ def _cell_sources_only(data: dict[str, Any]) -> None:
 WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
 WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
 STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
-IDENTITY_OUTPUT = Variant("identity output unit (2002: for PFG)", _identity_output)
+IDENTITY_OUTPUT = Variant("identity (linear) output unit", _identity_output)
 EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
 # The 2000 CERG net's wiring, each change on its own (benchmarks/erg_wiring.py ablates them).
 OUTPUT_BIASES = Variant("with output biases", _output_biases)
@@ -205,6 +205,11 @@ _TABLE_1 = (
     _erg("3x2", "hochreiter1997_erg", 0.5, 100, 8_440, {"range": "3,800-24,100"}),
 )
 
+_TABLE_7 = tuple(
+    Experiment(f"hochreiter1997-adding-t{length}", H97, "Table 7", "hochreiter1997_adding", "adding", _ADDING, 10,
+               {"success_percent": 100, "mean_to_success": mean, "test_wrong": wrong}, task_options={"length": length})
+    for length, mean, wrong in ((100, 74_000, 1), (500, 209_000, 0), (1000, 853_000, 1)))
+
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     *_TABLE_1,
     # Not paper rows: each Table 1 row's task and protocol on the 1997 net with the 2000 net's
@@ -216,10 +221,13 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                    "(input-to-output shortcut, output biases, cell outputs as the only recurrent sources), "
                    "trained on the set of legal next symbols")
       for row in _TABLE_1],
-    *[Experiment(f"hochreiter1997-adding-t{length}", H97, "Table 7", "hochreiter1997_adding", "adding",
-                 _ADDING, 10, {"success_percent": 100, "mean_to_success": mean, "test_wrong": wrong},
-                 task_options={"length": length})
-      for length, mean, wrong in ((100, 74_000, 1), (500, 209_000, 0), (1000, 853_000, 1))],
+    *_TABLE_7,
+    # Not paper rows: with a logistic output the nets miss the extreme sums (targets near 0 or 1)
+    # and the stop rule is not met; docs/results.md has the measurements.
+    *[replace(row, name=f"{row.name}-linear-output", table="Table 7 (our extension, not a paper row)",
+              variants=(IDENTITY_OUTPUT,),
+              note="the Table 7 row's task and protocol with an identity (linear) output unit")
+      for row in _TABLE_7],
     *[Experiment(f"hochreiter1997-multiplication-t100-nseq{n_seq}", H97, "Table 8", "hochreiter1997_adding",
                  "multiplication",
                  SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, allowed_wrong=n_seq - 1,
