@@ -37,6 +37,17 @@ def _list(as_json: bool) -> None:
             click.echo(f"    note: {experiment.note}")
 
 
+def _trial_line(row: dict, unit: str) -> str:
+    """One finished trial in words, e.g. 'trial 3: solved after 12,311 training streams (609.8 s)'."""
+    if row.get("diverged"):
+        outcome = f"diverged after {row['presented']:,} {unit}"
+    elif row["solved"]:
+        outcome = f"solved after {row['to_success']:,} {unit}"
+    else:
+        outcome = f"not solved in {row['presented']:,} {unit}"
+    return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s)"
+
+
 @click.command()
 @click.argument("experiment", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
@@ -75,8 +86,13 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     try:
         with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
                                show_pos=True, show_eta=True) as bar:
+            finished = []
+
             def trial_done(row: dict) -> None:
                 bar.update(1)
+                finished.append(row)
+                if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
+                    click.echo(f"  {_trial_line(row, chosen.unit)} [{len(finished)}/{count}]")
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)

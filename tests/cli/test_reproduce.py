@@ -33,6 +33,9 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "% perfect" in result.stdout and "18,889" in result.stdout
     assert "capped at 2,000 training steps" in result.stdout
+    # stdout is not a terminal here: one line per finished trial, as a log file needs
+    assert "trial 0: not solved in " in result.stdout and "training streams (" in result.stdout
+    assert "[2/2]" in result.stdout
     results = json.loads((out / "results.json").read_text())
     assert [row["seed"] for row in results["trials"]] == [0, 1]
     assert (out / "trials.csv").read_text().startswith("seed,")
