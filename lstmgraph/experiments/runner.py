@@ -188,7 +188,7 @@ def comparison(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     rows.append(("range", show(summary["range"]), show(published.get("range"))))
     if "test_wrong" in summary:
         rows.append(("test sequences wrong (of 2,560)", show(summary["test_wrong"], 1), show(published.get("test_wrong"))))
-        rows.append(("test MSE", show(summary["test_mse"], 4), show(published.get("test_mse"))))
+        rows.append(("test MSE", show(summary["test_mse"], 4), show(published.get("test_mse"), 4)))
     if "finding" in published:
         rows.append(("published finding", "", published["finding"]))
     rows.append(("diverged trials", show(summary["diverged"]), "-"))

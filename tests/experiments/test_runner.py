@@ -86,3 +86,13 @@ def test_the_summary_counts_streams_classes_and_successes():
                  comparison({"summary": summary, "experiment": experiment.describe()}))
     assert table["% perfect"] == ("50", "18")
     assert table["mean training streams to success"] == ("200", "18,889")
+
+
+def test_the_comparison_prints_test_figures_with_their_precision():
+    experiment = find_experiment("hochreiter1997-multiplication-t100-nseq140")
+    rows = [{"seed": 0, "solved": True, "to_success": 400_000, "steps": 5, "seconds": 1.0, "test_wrong": 120,
+             "test_mse": 0.01234}]
+    table = dict((label, (ours, theirs)) for label, ours, theirs in
+                 comparison({"summary": summarise(experiment, rows), "experiment": experiment.describe()}))
+    assert table["test MSE"] == ("0.0123", "0.0223")
+    assert table["test sequences wrong (of 2,560)"] == ("120.0", "139")
