@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 import lstmgraph
-from lstmgraph.activations import FORMULAS
+from lstmgraph.operations import FORMULAS
 from lstmgraph.plan.summary import summarize
 from lstmgraph.render import RenderError, render_plan
 from lstmgraph.spec.models import NetworkSpec

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ..errors import Problem, SpecPath, did_you_mean, format_path
+from ..operations import GATE_SIDES, PATTERNS
 from ..spec.models import ConnectionInit, ConnectionSpec, MemoryBlockGroup, NetworkSpec
 from .units import BIAS, MEMORY_PORTS, MEMORY_TARGET_PORTS, Connection, Unit
 
@@ -202,8 +203,7 @@ class _Expansion:
                     to_path, f"a peephole from '{source.name}' must go to a gate of the same block",
                     expected=", ".join(f"{source.group}.{p}" for p in ("input_gate", "forget_gate", "output_gate")
                                        if f"{source.group}.{p}" in self.units)))
-        shape = {"full": (target.size, source.size), "one_to_one": (target.size,),
-                 "peephole": (target.size, max(source.size // target.size, 1))}[pattern]
+        shape = PATTERNS[pattern].shape(target.size, source.size)
         gate = None
         if spec.gated_by is not None:
             gate = self.resolve(spec.gated_by, path + ("gated_by",), as_target=False)
@@ -211,11 +211,15 @@ class _Expansion:
                 self.problems.append(Problem(
                     path + ("gated_by",), f"'{gate.name}' is a{'n' if gate.role[0] in 'aeiou' else ''} "
                     f"{gate.role} group, not a gate", expected="a group of kind gate or a memory-block gate port"))
-            elif gate is not None and source.size % gate.size:
-                self.problems.append(Problem(
-                    path + ("gated_by",), f"gate '{gate.name}' has {gate.size} units, which cannot split "
-                    f"the {source.size} units of '{source.name}' into equal blocks",
-                    expected=f"a gate whose size divides {source.size}"))
+            else:
+                gated = source if GATE_SIDES[spec.gate_side].divides == "source" else target
+                if gate is not None and gated.size % gate.size:
+                    self.problems.append(Problem(
+                        path + ("gated_by",), f"gate '{gate.name}' has {gate.size} units, which cannot split "
+                        f"the {gated.size} units of '{gated.name}' into equal blocks",
+                        expected=f"a gate whose size divides {gated.size}",
+                        suggestion=None if spec.gate_side == "target" or target.size % gate.size
+                        else "gate the target side instead (gate_side: target)"))
         if spec.init is not None and spec.init.values is not None:
             count = len(spec.init.values)
             rows = shape[0]
@@ -234,7 +238,7 @@ class _Expansion:
         return Connection(name=name, source=source.name, target=target.name, pattern=pattern,
                           delay=delay, gradient=gradient, trainable=spec.trainable, init=spec.init,
                           gate=gate.name if gate else None, gate_complement=spec.gate_complement,
-                          shape=shape, spec_path=path)
+                          shape=shape, spec_path=path, gate_side=spec.gate_side)
 
 
 def expand(spec: NetworkSpec, data: Any) -> tuple[list[Unit], list[Connection], list[Problem]]:

@@ -61,9 +61,8 @@ class Unit:
 class Connection:
     """One weight matrix from a source unit group to a target unit group.
 
-    Shapes (rows = receiving units, columns = sending units): ``full`` (n_target, n_source);
-    ``one_to_one`` (n,) for the diagonal; ``peephole`` (n_blocks, cells_per_block), gate k
-    seeing the cells of its own block only.
+    ``pattern`` and ``gate_side`` name entries of `lstmgraph.program.registry`, which defines
+    each one's weight shape and the products it adds.
     """
 
     name: str
@@ -79,6 +78,7 @@ class Connection:
     shape: tuple[int, ...]
     spec_path: SpecPath
     internal: bool = False
+    gate_side: Literal["source", "target"] = "source"
 
     @property
     def size(self) -> int:

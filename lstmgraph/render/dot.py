@@ -13,7 +13,7 @@ from pathlib import Path
 
 import graphviz
 
-from ..activations import FORMULAS
+from ..operations import FORMULAS
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
 from ..plan import Plan

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..engine.losses import loss_and_delta
 from ..engine.simulator import Simulator
 from ..engine.weights import Weights, WeightsError, load_weights
 from ..errors import did_you_mean
@@ -224,7 +223,7 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
                 state = sim.zero_state(run.trials)
             part, state = sim.run(run.weights, sequence.inputs, state)
             for record, target in zip(part, sequence.targets):
-                losses.append(loss_and_delta(training.loss, sim.outputs, record.net, record.y, target)[0])
+                losses.append(sim.loss(record, target, training.loss))
             records.extend(part)
             starts.append(done)
             done += len(sequence)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator,
                       model_validator)
 
-from ..activations import OutputActivation, UnitActivation
+from ..operations import OutputActivation, UnitActivation
 
 SPEC_VERSION = 1
 
@@ -178,6 +178,7 @@ class ConnectionSpec(_Model):
     init: ConnectionInit | None = None
     gated_by: str | None = Field(default=None, min_length=1)
     gate_complement: Annotated[bool, Field(strict=True)] = False
+    gate_side: Literal["source", "target"] = "source"
 
     @model_validator(mode="after")
     def _name_needs_single_target(self) -> "ConnectionSpec":
@@ -185,6 +186,8 @@ class ConnectionSpec(_Model):
             raise ValueError("'name' can only be given to a connection with one source and one target")
         if self.gate_complement and self.gated_by is None:
             raise ValueError("gate_complement needs gated_by")
+        if self.gate_side != "source" and self.gated_by is None:
+            raise ValueError("gate_side needs gated_by")
         return self
 
 

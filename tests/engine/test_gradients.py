@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import lstmgraph
-from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, TraceLayout, bptt_gradient
+from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, bptt_gradient
 from lstmgraph.engine.gradcheck import gradient_check, random_problem, rtrl_gradient
-from lstmgraph.engine.traces import DENSE, Aligned
+from lstmgraph.program import lower
 
 from conftest import SPECS
 
@@ -56,19 +56,30 @@ def _with_carrying_peepholes(plan):
     return data
 
 
+def _traced_weights(program) -> dict[str, set[tuple[int, str]]]:
+    """Per traced group: the (unit, connection) pairs it keeps traces of."""
+    owner = {}
+    for slot in program.plan.parameters:
+        for offset in range(slot.offset, slot.offset + slot.size):
+            owner[offset] = slot.connection
+    return {group: {(int(unit), owner[int(p)]) for unit, p in zip(units, params)}
+            for group, (units, params) in program.trace_entries.items()}
+
+
 def test_lstm_truncation_keeps_the_papers_traces_only():
-    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
-    layout = TraceLayout(Simulator(plan))
-    assert layout.traced == ["memory.state"]
-    traced = {group for (unit, group) in layout.trace_sizes()}
-    assert traced == {"spikes->memory.cell_input", "memory.cell_output->memory.cell_input",
-                      "bias->memory.cell_input", "spikes->memory.input_gate",
-                      "memory.cell_output->memory.input_gate", "bias->memory.input_gate",
-                      "memory.state->memory.input_gate", "spikes->memory.forget_gate",
-                      "memory.cell_output->memory.forget_gate", "bias->memory.forget_gate",
-                      "memory.state->memory.forget_gate"}
-    assert sum(layout.trace_sizes().values()) == 11
-    assert all(isinstance(layout.rep[key], Aligned) for key in layout.trace_sizes())
+    """Gers et al. 2002: the cell state's traces of cell-input, input-gate and forget-gate
+    weights (peepholes included), one per weight: 3 + 4 + 4 numbers."""
+    program = lower(lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml"))
+    traced = _traced_weights(program)
+    assert list(traced) == ["memory.state"]
+    assert {name for _, name in traced["memory.state"]} == {
+        "spikes->memory.cell_input", "memory.cell_output->memory.cell_input",
+        "bias->memory.cell_input", "spikes->memory.input_gate",
+        "memory.cell_output->memory.input_gate", "bias->memory.input_gate",
+        "memory.state->memory.input_gate", "spikes->memory.forget_gate",
+        "memory.cell_output->memory.forget_gate", "bias->memory.forget_gate",
+        "memory.state->memory.forget_gate"}
+    assert len(program.trace_entries["memory.state"][0]) == 11
 
 
 @pytest.mark.parametrize("blocks,cells", [(1, 1), (4, 2), (16, 2), (8, 4)])
@@ -83,11 +94,15 @@ def test_truncated_trace_storage_is_linear_in_the_weights(blocks, cells):
                         {"from": "m.cell_output", "delay": 1,
                          "to": ["m.cell_input", "m.input_gate", "m.forget_gate", "m.output_gate"]},
                         {"from": "m.cell_output", "to": "y"}]}))
-    layout = TraceLayout(Simulator(plan))
-    stored = sum(layout.trace_sizes().values())
+    truncated = lower(plan)
+    stored = sum(len(units) for units, _ in truncated.trace_entries.values())
     assert stored <= cells * plan.n_parameters
-    full = TraceLayout(Simulator(plan, full_gradient=True))
-    assert all(full.rep[key] is DENSE for key in full.trace_sizes()) or blocks * cells == 1
+    # A cell's traces: its own row of the cell input and its block's input- and forget-gate rows.
+    columns = 3 + blocks * cells
+    assert stored == blocks * cells * 3 * columns
+    # Exact RTRL: every traced value depends on every weight that reaches it.
+    exact = lower(plan, full_gradient=True)
+    assert sum(len(units) for units, _ in exact.trace_entries.values()) > stored or blocks * cells == 1
 
 
 def test_online_rtrl_gradient_of_each_step_matches_bptt_of_that_step():

@@ -1,0 +1,163 @@
+"""Every operation kind of the spec language, each defined once.
+
+A network is unit groups joined by connections (LSTM-g, Monner & Reggia 2012); what a step
+computes is fixed by three kinds of choice, and each choice is one entry here:
+
+- an **activation** (`ACTIVATIONS`): its formula as printed, its numpy form and derivative (the
+  reference executor), and its compiled form (a scalar expression the compiled executor is
+  generated from);
+- a **pattern** (`PATTERNS`): which (target unit, source unit, weight) triples a connection
+  holds, and the shape of its weight array. Everything else follows from the triples: the
+  forward sum, the weight gradient, the backward error and the trace terms (`lower.py` turns
+  each triple into multiply-accumulate entries);
+- a **gate side** (`GATE_SIDES`): which unit of a gate group multiplies a triple, on the source
+  side (LSTM-g, the papers' gates: gate unit k scales the k-th block of source units) or on the
+  target side (gate unit k scales the k-th block of the target's share of this connection, as
+  the reset gate of PyTorch's GRU, ``r * (W_hn h + b_hn)``).
+
+Each entry also carries what `render` draws for it. Adding an activation is adding one
+`Activation` here (docs/architecture.md shows an example). The program (`lstmgraph.program`)
+lowers a plan into operations over these entries; the executors run it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Literal
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A squashing function y = f(net). ``scalar`` and ``scalar_derivative`` are Python
+    expressions in ``x`` (the net input) and ``y`` (the activation) that the compiled executor
+    is generated from; ``apply``/``derivative`` are the numpy forms of the same formulas."""
+
+    name: str
+    formula: str
+    label: str
+    apply: Callable[[np.ndarray], np.ndarray]
+    derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None
+    scalar: str
+    scalar_derivative: str
+    elementwise: bool = True
+    output_only: bool = False
+
+
+def _logistic(net: np.ndarray) -> np.ndarray:
+    # sigma(x) = (1 + tanh(x/2)) / 2: one ufunc call, and no overflow for any x.
+    return 0.5 + 0.5 * np.tanh(0.5 * net)
+
+
+def _softmax(net: np.ndarray) -> np.ndarray:
+    """Over the unit axis, which is the first axis of the executors' (units, trials) arrays."""
+    shifted = np.exp(net - net.max(axis=0, keepdims=True))
+    return shifted / shifted.sum(axis=0, keepdims=True)
+
+
+_LOGISTIC = "(0.5 + 0.5 * math.tanh(0.5 * x))"
+
+ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
+    Activation("logistic", "1/(1+e^-x)", "σ", _logistic, lambda net, y: y * (1.0 - y),
+               _LOGISTIC, "y * (1.0 - y)"),
+    Activation("tanh", "tanh(x)", "tanh", np.tanh, lambda net, y: 1.0 - y * y,
+               "math.tanh(x)", "1.0 - y * y"),
+    Activation("identity", "x", "linear", lambda net: net.copy(), lambda net, y: np.ones_like(net),
+               "x", "1.0"),
+    Activation("relu", "max(0,x)", "relu", lambda net: np.maximum(net, 0.0),
+               lambda net, y: (net > 0).astype(net.dtype), "max(x, 0.0)", "1.0 if x > 0.0 else 0.0"),
+    # 1997/2000 cell input g(x) = 4 sigma(x) - 2, range [-2, 2] (Hochreiter & Schmidhuber 1997, sec. 4).
+    Activation("four_logistic_minus_two", "4 sigma(x) - 2", "4σ-2",
+               lambda net: 4.0 * _logistic(net) - 2.0,
+               lambda net, y: 4.0 * ((y + 2.0) / 4.0) * (1.0 - (y + 2.0) / 4.0),
+               f"4.0 * {_LOGISTIC} - 2.0", "4.0 * ((y + 2.0) / 4.0) * (1.0 - (y + 2.0) / 4.0)"),
+    # 1997/2000 cell output h(x) = 2 sigma(x) - 1, range [-1, 1].
+    Activation("two_logistic_minus_one", "2 sigma(x) - 1", "2σ-1",
+               lambda net: 2.0 * _logistic(net) - 1.0,
+               lambda net, y: 2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0),
+               f"2.0 * {_LOGISTIC} - 1.0", "2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0)"),
+    # Over a whole group: dy_i/dnet_j = y_i (delta_ij - y_j); the executors treat it as a group.
+    Activation("softmax", "softmax(x)", "softmax", _softmax, None, "x", "1.0", elementwise=False,
+               output_only=True),
+)}
+
+#: Names a spec may use for the activation of any group, and of output groups.
+UNIT_ACTIVATIONS: tuple[str, ...] = tuple(a.name for a in ACTIVATIONS.values() if not a.output_only)
+OUTPUT_ACTIVATIONS: tuple[str, ...] = tuple(ACTIVATIONS)
+UnitActivation = Literal[UNIT_ACTIVATIONS]  # type: ignore[valid-type]
+OutputActivation = Literal[OUTPUT_ACTIVATIONS]  # type: ignore[valid-type]
+#: Formula of each activation, as printed by `lstmgraph validate` and the renderer.
+FORMULAS: dict[str, str] = {name: a.formula for name, a in ACTIVATIONS.items()}
+#: Integer codes of the compiled executor (the order of `ACTIVATIONS`).
+ACTIVATION_CODE: dict[str, int] = {name: code for code, name in enumerate(ACTIVATIONS)}
+
+
+Triple = tuple[int, int, int]  # (target unit, source unit, index into the flattened weight)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """How a connection's weights join its source units to its target units."""
+
+    name: str
+    #: The weight array's shape for (target units, source units).
+    shape: Callable[[int, int], tuple[int, ...]]
+    #: Every (target unit, source unit, weight index) the connection sums over, in the order
+    #: the executors add them (target by target, then source by source).
+    triples: Callable[[int, int], Iterator[Triple]]
+    #: The label a diagram shows on the edge, from the weight shape.
+    label: Callable[[tuple[int, ...]], str]
+
+
+def _full(n_target: int, n_source: int) -> Iterator[Triple]:
+    for i in range(n_target):
+        for j in range(n_source):
+            yield i, j, i * n_source + j
+
+
+def _one_to_one(n_target: int, n_source: int) -> Iterator[Triple]:
+    for i in range(n_target):
+        yield i, i, i
+
+
+def _peephole(n_target: int, n_source: int) -> Iterator[Triple]:
+    # Gate k of a block sees the cells of its own block only (Gers et al. 2002, sec. 2).
+    block = max(n_source // n_target, 1)
+    for i in range(n_target):
+        for k in range(block):
+            yield i, i * block + k, i * block + k
+
+
+PATTERNS: dict[str, Pattern] = {p.name: p for p in (
+    Pattern("full", lambda n_target, n_source: (n_target, n_source), _full,
+            lambda shape: "x".join(map(str, shape))),
+    Pattern("one_to_one", lambda n_target, n_source: (n_target,), _one_to_one,
+            lambda shape: f"1:1 {shape[0]}"),
+    Pattern("peephole", lambda n_target, n_source: (n_target, max(n_source // n_target, 1)), _peephole,
+            lambda shape: f"peephole {'x'.join(map(str, shape))}"),
+)}
+
+
+@dataclass(frozen=True)
+class GateSide:
+    """Which unit of a gate group (of ``n_gate`` units) multiplies the triple (i, j)."""
+
+    name: str
+    #: The group whose size the gate group must divide: "source" or "target".
+    divides: str
+    gate_unit: Callable[[int, int, int], int]  # (i, j, units per gate unit) -> gate unit
+    describe: str
+
+
+GATE_SIDES: dict[str, GateSide] = {s.name: s for s in (
+    GateSide("source", "source", lambda i, j, block: j // block,
+             "gate unit k multiplies the k-th block of the source's units before the weights"),
+    GateSide("target", "target", lambda i, j, block: i // block,
+             "gate unit k multiplies the k-th block of the weighted sums this connection adds "
+             "to the target"),
+)}
+
+#: Per-step losses (targets concatenated over output groups; NaN: no target there).
+LOSSES: tuple[str, ...] = ("sum_of_squares", "cross_entropy")
+LOSS_CODE: dict[str, int] = {name: code for code, name in enumerate(LOSSES)}

@@ -1,0 +1,525 @@
+"""Lower a plan into a program: one ordered list of operations over one array of slots.
+
+Every value a step touches has a *slot* (a row of the executors' ``(slots, trials)`` array):
+activations, net inputs, derivatives, the previous step's values, weights, velocities, errors,
+gradients, sensitivities and eligibility traces. A step is then a short list of operations,
+each a kind from a handful (`Op`) applied to index arrays, in phases:
+
+- ``forward``: net inputs as multiply-accumulates of weight x gate x source, squashing, the
+  derivative f'(net), the complements 1 - gate (papers' forward pass, Gers et al. 2002 sec. 2);
+- ``loss``: the per-step loss, the success test and dE/dnet of the outputs;
+- ``backward``: the error within the step, stopping at connections that carry no gradient
+  (Hochreiter & Schmidhuber 1997, truncation); the error reaching the previous step's values;
+- ``contract``: dE/dw += dE/dy_s(t-1) . T_s(t-1) for every traced value s;
+- ``propagate``: this step's sensitivities dy/dw of the values upstream of the traced ones;
+- ``update``: momentum SGD; ``keep_traces``, ``keep_state``: what the next step reads.
+
+Which sensitivities exist is decided here, value by value (`sensitivities`): with the papers'
+truncation they are the cell states' traces of their own block's cell-input, input-gate and
+forget-gate weights (O(W) per step, 1997 app. A.1); with every connection carrying, exact RTRL.
+Everything the executors need is resolved here; nothing after this stage reads the spec.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..graph.units import Connection, Unit
+from ..plan import Plan
+from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, PATTERNS
+
+ONE, MINUS_ONE = 0, 1  # constant slots
+
+#: Operation kinds (their integer codes are the compiled executor's).
+KINDS = ("input", "zero", "copy", "mac", "scale", "activate", "derive", "softmax", "complement",
+         "loss", "update")
+KIND_CODE = {name: code for code, name in enumerate(KINDS)}
+PHASES = ("forward", "loss", "backward", "contract", "propagate", "update", "keep_traces",
+          "keep_state")
+PHASE_CODE = {name: code for code, name in enumerate(PHASES)}
+#: The phases of a step that learns, and of one that only runs forward.
+LEARNING_STEP = PHASES
+FORWARD_STEP = ("forward", "loss", "keep_state")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: for each entry k, with V the slot array (one column per trial)
+
+    - ``input``: V[out[k]] = inputs[t, a[k]];  ``zero``: V[out[k]] = 0;  ``copy``: V[out[k]] = V[a[k]]
+    - ``mac``: V[out[k]] += V[a[k]] * V[b[k]] * V[c[k]]  (in entry order)
+    - ``scale``: V[out[k]] *= V[a[k]];  ``complement``: V[out[k]] = 1 - V[a[k]]
+    - ``activate``: V[out[k]] = f(V[a[k]]);  ``derive``: V[out[k]] = f'(V[a[k]], V[b[k]])
+      (f = ``code``, an activation code; net in a, y in b)
+    - ``softmax``: the group out = softmax(group a)
+    - ``loss``: one output group (``code``: loss; ``mode`` 1 for softmax): out = dE/dnet,
+      a = y, b = f'(net), c = target columns; adds the loss and the success test
+    - ``update``: momentum SGD: V[a] = momentum V[a] - rate V[b]; V[out] += V[a]
+    """
+
+    kind: str
+    phase: str
+    out: np.ndarray
+    a: np.ndarray | None = None
+    b: np.ndarray | None = None
+    c: np.ndarray | None = None
+    code: int = 0
+    mode: int = 0
+    what: str = ""
+
+    def __len__(self) -> int:
+        return len(self.out)
+
+
+@dataclass
+class Slots:
+    """Allocates slots: named regions of consecutive rows."""
+
+    size: int = 2  # ONE and MINUS_ONE
+    regions: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def region(self, kind: str, name: str, count: int) -> int:
+        start = self.size
+        self.regions[(kind, name)] = start
+        self.size += count
+        return start
+
+
+@dataclass(frozen=True)
+class Program:
+    """A plan lowered for one learning rule (truncated or exact RTRL) and one loss."""
+
+    plan: Plan
+    full_gradient: bool
+    loss: str
+    ops: tuple[Op, ...]
+    n_slots: int
+    #: Region starts: ("y", group), ("net", group), ("prev", group), ("theta", connection),
+    #: ("fixed", connection), ("velocity", ""), ("grad", ""), ("trace", group), ...
+    regions: dict[tuple[str, str], int]
+    #: Per traced group: for each stored trace entry, its unit and its parameter index.
+    trace_entries: dict[str, tuple[np.ndarray, np.ndarray]]
+    n_theta: int
+
+    @cached_property
+    def inputs(self) -> tuple[Unit, ...]:
+        return tuple(u for u in self.plan.units if u.role == "input")
+
+    @cached_property
+    def outputs(self) -> tuple[Unit, ...]:
+        return tuple(u for u in self.plan.units if u.role == "output")
+
+    @property
+    def n_inputs(self) -> int:
+        return sum(u.size for u in self.inputs)
+
+    @property
+    def n_outputs(self) -> int:
+        return sum(u.size for u in self.outputs)
+
+    def rows(self, kind: str, name: str, size: int) -> slice:
+        start = self.regions[(kind, name)]
+        return slice(start, start + size)
+
+    def y(self, group: str) -> slice:
+        return self.rows("y", group, self.plan.unit[group].size)
+
+    def prev(self, group: str) -> slice:
+        return self.rows("prev", group, self.plan.unit[group].size)
+
+    @property
+    def theta(self) -> slice:
+        return self.rows("theta", "", self.n_theta)
+
+    @property
+    def velocity(self) -> slice:
+        return self.rows("velocity", "", self.n_theta)
+
+    @property
+    def grad(self) -> slice:
+        return self.rows("grad", "", self.n_theta)
+
+    def trace(self, group: str) -> slice:
+        return self.rows("trace", group, len(self.trace_entries[group][0]))
+
+    @cached_property
+    def traces(self) -> slice:
+        """All stored traces (one contiguous region)."""
+        if not self.trace_entries:
+            return slice(self.n_slots, self.n_slots)
+        first = min(self.regions[("trace", g)] for g in self.trace_entries)
+        return slice(first, first + sum(len(e[0]) for e in self.trace_entries.values()))
+
+    @cached_property
+    def states(self) -> slice:
+        """All previous-step values (one contiguous region)."""
+        groups = self.plan.delayed_sources
+        if not groups:
+            return slice(self.n_slots, self.n_slots)
+        first = self.regions[("prev", groups[0])]
+        return slice(first, first + sum(self.plan.unit[g].size for g in groups))
+
+    def weight_slots(self, connection: Connection) -> slice:
+        kind = "theta_of" if connection.trainable else "fixed"
+        return self.rows(kind, connection.name, connection.size)
+
+    def phase(self, *names: str) -> tuple[Op, ...]:
+        return tuple(op for op in self.ops if op.phase in names)
+
+
+def _array(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+class _Lowering:
+    def __init__(self, plan: Plan, full_gradient: bool, loss: str):
+        self.plan = plan
+        self.full_gradient = full_gradient
+        self.loss = loss
+        self.slots = Slots()
+        self.ops: list[Op] = []
+        self.units = plan.unit
+        self.complemented = sorted({c.gate for c in plan.connections if c.gate and c.gate_complement},
+                                   key=[u.name for u in plan.units].index)
+        self._allocate_values()
+        self.theta_index = {}  # (connection, weight index) -> parameter index
+        for slot in plan.parameters:
+            for w in range(slot.size):
+                self.theta_index[(slot.connection, w)] = slot.offset + w
+
+    # -- slots -----------------------------------------------------------------------------
+    def _allocate_values(self) -> None:
+        s, plan = self.slots, self.plan
+        for unit in plan.units:
+            if unit.role == "bias":
+                s.regions[("y", unit.name)] = ONE  # the bias unit is the constant 1
+            else:
+                s.region("y", unit.name, unit.size)
+        for gate in self.complemented:
+            s.region("y", gate + "~", self.units[gate].size)
+        for name in plan.execution_order:
+            s.region("net", name, self.units[name].size)
+            s.region("deriv", name, self.units[name].size)
+        for name in plan.delayed_sources:
+            s.region("prev", name, self.units[name].size)
+        n_theta = plan.n_parameters
+        s.region("theta", "", n_theta)
+        for slot in plan.parameters:
+            s.regions[("theta_of", slot.connection)] = s.regions[("theta", "")] + slot.offset
+        for connection in plan.connections:
+            if not connection.trainable:
+                s.region("fixed", connection.name, connection.size)
+        s.region("velocity", "", n_theta)
+        s.region("grad", "", n_theta)
+        for name in plan.execution_order:
+            s.region("dy", name, self.units[name].size)
+            s.region("dnet", name, self.units[name].size)
+        for gate in self.complemented:
+            s.region("dy", gate + "~", self.units[gate].size)
+        for name in plan.delayed_sources:
+            s.region("perr", name, self.units[name].size)
+
+    def at(self, kind: str, name: str, index: int = 0) -> int:
+        return self.slots.regions[(kind, name)] + index
+
+    def carries(self, connection: Connection) -> bool:
+        return self.full_gradient or connection.gradient
+
+    def computed(self, group: str) -> bool:
+        return self.units[group].computed
+
+    def emit(self, kind: str, phase: str, out, a=None, b=None, c=None, code: int = 0, mode: int = 0,
+             what: str = "") -> None:
+        out = _array(out)
+        if not len(out):
+            return
+        self.ops.append(Op(kind, phase, out, None if a is None else _array(a), None if b is None else _array(b),
+                           None if c is None else _array(c), code, mode, what))
+
+    def span(self, kind: str, name: str, size: int) -> range:
+        start = self.at(kind, name)
+        return range(start, start + size)
+
+    # -- the terms of a connection -----------------------------------------------------------
+    def terms(self, c: Connection) -> list[tuple[int, int, int, str | None, int]]:
+        """(target unit, source unit, weight index, gate value group or None, gate unit) of
+        every product the connection adds, from its pattern and gate side."""
+        target, source = self.units[c.target], self.units[c.source]
+        gate_group = None
+        if c.gate:
+            gate_group = c.gate + "~" if c.gate_complement else c.gate
+            side = GATE_SIDES[c.gate_side]
+            covered = source.size if side.divides == "source" else target.size
+            block = covered // self.units[c.gate].size
+        rows = []
+        for i, j, w in PATTERNS[c.pattern].triples(target.size, source.size):
+            g = side.gate_unit(i, j, block) if c.gate else 0
+            rows.append((i, j, w, gate_group, g))
+        return rows
+
+    def source_slot(self, c: Connection, j: int) -> int:
+        return self.at("prev" if c.delay else "y", c.source, j)
+
+    def weight_slot(self, c: Connection, w: int) -> int:
+        return self.at("theta_of" if c.trainable else "fixed", c.name, w)
+
+    def gate_slot(self, gate_group: str | None, g: int) -> int:
+        return ONE if gate_group is None else self.at("y", gate_group, g)
+
+    # -- phases ------------------------------------------------------------------------------
+    def lower(self, traces: bool) -> Program:
+        self._forward()
+        self._loss()
+        self._backward()
+        self.trace_entries = {}
+        if traces:
+            self._traces(self._sensitivities())
+        self._update_and_keep()
+        trace_entries = {group: (_array(units), _array(params)) for group, (units, params)
+                         in self.trace_entries.items()}
+        return Program(self.plan, self.full_gradient, self.loss, tuple(self.ops), self.slots.size,
+                       dict(self.slots.regions), trace_entries, self.plan.n_parameters)
+
+    def _forward(self) -> None:
+        columns, start = [], 0
+        out = []
+        for unit in self.plan.units:
+            if unit.role == "input":
+                out += list(self.span("y", unit.name, unit.size))
+                columns += list(range(start, start + unit.size))
+                start += unit.size
+        self.emit("input", "forward", out, columns, what="inputs")
+        for name in self.plan.execution_order:
+            unit = self.units[name]
+            net = self.span("net", name, unit.size)
+            self.emit("zero", "forward", net, what=f"net of {name}")
+            for c in self.plan.incoming[name]:
+                terms = self.terms(c)
+                self.emit("mac", "forward", [self.at("net", name, i) for i, *_ in terms],
+                          [self.weight_slot(c, w) for _, _, w, _, _ in terms],
+                          [self.gate_slot(gg, g) for *_, gg, g in terms],
+                          [self.source_slot(c, j) for _, j, *_ in terms], what=f"net of {name} += {c.name}")
+            activation = ACTIVATIONS[unit.activation]
+            y = self.span("y", name, unit.size)
+            code = ACTIVATION_CODE[unit.activation]
+            if activation.elementwise:
+                self.emit("activate", "forward", y, net, code=code, what=f"{name} = {unit.activation}")
+                self.emit("derive", "forward", self.span("deriv", name, unit.size), net, y, code=code,
+                          what=f"{name}'")
+            else:
+                self.emit("softmax", "forward", y, net, what=f"{name} = softmax")
+            if name in self.complemented:
+                self.emit("complement", "forward", self.span("y", name + "~", unit.size), y,
+                          what=f"1 - {name}")
+
+    def _loss(self) -> None:
+        for kind in ("dy", "dnet", "perr"):
+            rows = [r for (k, name), start in self.slots.regions.items() if k == kind
+                    for r in self.span(kind, name, self._size(name))]
+            self.emit("zero", "loss", rows, what=f"clear {kind}")
+        column = 0
+        for unit in self.plan.units:
+            if unit.role != "output":
+                continue
+            softmax = not ACTIVATIONS[unit.activation].elementwise
+            if self.loss == "cross_entropy" and unit.activation not in ("softmax", "logistic"):
+                raise ValueError(f"cross_entropy needs softmax or logistic outputs; '{unit.name}' is "
+                                 f"{unit.activation}")
+            self.emit("loss", "loss", self.span("dnet", unit.name, unit.size),
+                      self.span("y", unit.name, unit.size), self.span("deriv", unit.name, unit.size),
+                      range(column, column + unit.size), code=LOSS_CODE[self.loss], mode=int(softmax),
+                      what=f"loss of {unit.name}")
+            column += unit.size
+
+    def _size(self, name: str) -> int:
+        return self.units[name.rstrip("~")].size
+
+    def _backward(self) -> None:
+        self.emit("zero", "backward", self.span("grad", "", self.plan.n_parameters), what="clear grad")
+        for name in reversed(self.plan.execution_order):
+            unit = self.units[name]
+            dy, dnet = self.span("dy", name, unit.size), self.span("dnet", name, unit.size)
+            if name in self.complemented:
+                self.emit("mac", "backward", dy, [MINUS_ONE] * unit.size,
+                          self.span("dy", name + "~", unit.size), [ONE] * unit.size, what=f"dE/d{name} via 1 - {name}")
+            if ACTIVATIONS[unit.activation].elementwise:
+                self.emit("mac", "backward", dnet, self.span("deriv", name, unit.size), dy,
+                          [ONE] * unit.size, what=f"dE/dnet of {name}")
+            else:
+                self._softmax_tangent("backward", list(dy), [list(dnet)], unit, accumulate_into=True)
+            for c in self.plan.incoming[name]:
+                self._backward_connection(c)
+
+    def _softmax_tangent(self, phase: str, tangent: list[int], outputs: list[list[int]], unit: Unit,
+                         accumulate_into: bool) -> None:
+        """out_i (+)= y_i (t_i - sum_j y_j t_j) for one tangent column (softmax's Jacobian)."""
+        y = list(self.span("y", unit.name, unit.size))
+        tmp = self.slots.region("tmp", f"{unit.name}/{len(self.slots.regions)}", 1)
+        self.emit("zero", phase, [tmp])
+        self.emit("mac", phase, [tmp] * len(y), y, tangent, [ONE] * len(y), what=f"softmax dot of {unit.name}")
+        for out in outputs:
+            if accumulate_into:
+                self.emit("mac", phase, out, y, tangent, [ONE] * len(y))
+            else:  # in place: out is the tangent
+                self.emit("scale", phase, out, y)
+            self.emit("mac", phase, out, [MINUS_ONE] * len(y), y, [tmp] * len(y))
+
+    def _backward_connection(self, c: Connection) -> None:
+        terms = self.terms(c)
+        dnet = [self.at("dnet", c.target, i) for i, *_ in terms]
+        gates = [self.gate_slot(gg, g) for *_, gg, g in terms]
+        sources = [self.source_slot(c, j) for _, j, *_ in terms]
+        weights = [self.weight_slot(c, w) for _, _, w, _, _ in terms]
+        if c.trainable:
+            self.emit("mac", "backward", [self.at("grad", "", self.theta_index[(c.name, w)]) for _, _, w, _, _ in terms],
+                      dnet, gates, sources, what=f"dE/dW of {c.name}")
+        if self.carries(c) and self.computed(c.source):
+            sink = "perr" if c.delay else "dy"
+            self.emit("mac", "backward", [self.at(sink, c.source, j) for _, j, *_ in terms], weights, dnet, gates,
+                      what=f"dE/d{c.source} via {c.name}")
+        if c.gate:
+            self.emit("mac", "backward", [self.at("dy", gg, g) for *_, gg, g in terms], weights, dnet, sources,
+                      what=f"dE/d{c.gate} via {c.name}")
+
+    # -- sensitivities -----------------------------------------------------------------------
+    def _sensitivities(self) -> dict[tuple[str, int], tuple[int, ...]]:
+        """For each value (group, unit) upstream of a traced one, the parameters its
+        sensitivity dy/dw can be non-zero for (sorted), found by iterating to a fixed point
+        over time: a traced value's set feeds the next step through its delayed connections."""
+        plan = self.plan
+        self.traced = [name for name in plan.execution_order
+                       if any(c.source == name and c.delay and self.carries(c) for c in plan.connections)]
+        upstream = set(self.traced)
+        for name in reversed(plan.execution_order):
+            if name not in upstream:
+                continue
+            for c in plan.incoming[name]:
+                if c.delay == 0 and self.carries(c) and self.computed(c.source):
+                    upstream.add(c.source)
+                if c.gate:
+                    upstream.add(c.gate)
+        self.forward_units = [name for name in plan.execution_order if name in upstream]
+        previous: dict[tuple[str, int], frozenset[int]] = {}
+        while True:
+            current: dict[tuple[str, int], set[int]] = {}
+            for name in self.forward_units:
+                unit = self.units[name]
+                sets = [set() for _ in range(unit.size)]
+                for c in plan.incoming[name]:
+                    for i, j, w, gg, g in self.terms(c):
+                        if c.trainable:
+                            sets[i].add(self.theta_index[(c.name, w)])
+                        if gg is not None:
+                            sets[i] |= current[(gg, g)]
+                        if self.carries(c) and self.computed(c.source):
+                            sets[i] |= previous.get((c.source, j), frozenset()) if c.delay else current[(c.source, j)]
+                if not ACTIVATIONS[unit.activation].elementwise:
+                    union = set().union(*sets)
+                    sets = [set(union) for _ in sets]
+                for i, values in enumerate(sets):
+                    current[(name, i)] = values
+                    if name in self.complemented:
+                        current[(name + "~", i)] = values
+            following = {(name, i): frozenset(current[(name, i)]) for name in self.traced
+                         for i in range(self.units[name].size)}
+            if following == previous:
+                return {key: tuple(sorted(values)) for key, values in current.items()}
+            previous = following
+
+    def _traces(self, sensitivity: dict[tuple[str, int], tuple[int, ...]]) -> None:
+        plan = self.plan
+        # Stored traces T_s(t-1), then this step's sensitivities, each (value, parameter) a slot.
+        self.trace_entries: dict[str, tuple[list[int], list[int]]] = {}
+        trace_slot: dict[tuple[str, int, int], int] = {}
+        for name in self.traced:
+            units, params = [], []
+            for i in range(self.units[name].size):
+                for p in sensitivity[(name, i)]:
+                    units.append(i)
+                    params.append(p)
+            start = self.slots.region("trace", name, len(units))
+            for k, (i, p) in enumerate(zip(units, params)):
+                trace_slot[(name, i, p)] = start + k
+            self.trace_entries[name] = (units, params)
+        current_slot: dict[tuple[str, int, int], int] = {}
+        values = [key for key in sensitivity]
+        count = sum(len(sensitivity[key]) for key in values)
+        start = self.slots.region("cur", "", count)
+        for key in values:
+            for p in sensitivity[key]:
+                current_slot[(key[0], key[1], p)] = start
+                start += 1
+        grad = self.at("grad", "", 0)
+        # Contraction: dE/dw += dE/dy_s(t-1) . T_s(t-1).
+        out, a, b = [], [], []
+        for name in self.traced:
+            for i, p in zip(*self.trace_entries[name]):
+                out.append(grad + p)
+                a.append(self.at("perr", name, i))
+                b.append(trace_slot[(name, i, p)])
+        self.emit("mac", "contract", out, a, b, [ONE] * len(out), what="dE/dw += dE/dy(t-1) T(t-1)")
+        # Propagation, value by value in step order.
+        for name in self.forward_units:
+            unit = self.units[name]
+            rows = [current_slot[(name, i, p)] for i in range(unit.size) for p in sensitivity[(name, i)]]
+            self.emit("zero", "propagate", rows, what=f"d{name}/dw")
+            for c in plan.incoming[name]:
+                out, a, b, cc = [], [], [], []
+                for i, j, w, gg, g in self.terms(c):
+                    weight, gate, source = self.weight_slot(c, w), self.gate_slot(gg, g), self.source_slot(c, j)
+                    if c.trainable:
+                        out.append(current_slot[(name, i, self.theta_index[(c.name, w)])])
+                        a.append(gate), b.append(source), cc.append(ONE)
+                    if gg is not None:
+                        for p in sensitivity[(gg, g)]:
+                            out.append(current_slot[(name, i, p)])
+                            a.append(weight), b.append(source), cc.append(current_slot[(gg, g, p)])
+                    if self.carries(c) and self.computed(c.source):
+                        held = trace_slot if c.delay else current_slot
+                        for p in (sensitivity[(c.source, j)]):
+                            out.append(current_slot[(name, i, p)])
+                            a.append(weight), b.append(gate), cc.append(held[(c.source, j, p)])
+                self.emit("mac", "propagate", out, a, b, cc, what=f"d{name}/dw via {c.name}")
+            activation = ACTIVATIONS[unit.activation]
+            if activation.elementwise:
+                if unit.activation != "identity":
+                    self.emit("scale", "propagate", rows,
+                              [self.at("deriv", name, i) for i in range(unit.size) for _ in sensitivity[(name, i)]],
+                              what=f"d{name}/dw *= f'")
+            else:
+                for p in sorted(set().union(*(sensitivity[(name, i)] for i in range(unit.size)))):
+                    column = [current_slot[(name, i, p)] for i in range(unit.size)]
+                    self._softmax_tangent("propagate", column, [column], unit, accumulate_into=False)
+            if name in self.complemented:
+                comp = [current_slot[(name + "~", i, p)] for i in range(unit.size) for p in sensitivity[(name, i)]]
+                self.emit("zero", "propagate", comp)
+                self.emit("mac", "propagate", comp, [MINUS_ONE] * len(rows), rows, [ONE] * len(rows),
+                          what=f"d(1 - {name})/dw")
+        out, a = [], []
+        for name in self.traced:
+            for i, p in zip(*self.trace_entries[name]):
+                out.append(trace_slot[(name, i, p)])
+                a.append(current_slot[(name, i, p)])
+        self.emit("copy", "keep_traces", out, a, what="T(t) for the next step")
+
+    def _update_and_keep(self) -> None:
+        n = self.plan.n_parameters
+        self.emit("update", "update", self.span("theta", "", n), self.span("velocity", "", n),
+                  self.span("grad", "", n), what="momentum SGD")
+        out, a = [], []
+        for name in self.plan.delayed_sources:
+            out += list(self.span("prev", name, self.units[name].size))
+            a += list(self.span("y", name, self.units[name].size))
+        self.emit("copy", "keep_state", out, a, what="values the next step reads")
+
+
+def lower(plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
+          traces: bool = True) -> Program:
+    """The program of a plan: truncated RTRL as the flags say, or (``full_gradient``) exact.
+    ``traces=False`` leaves out the sensitivity analysis and the contract, propagate and
+    keep_traces phases (enough to run forward and for BPTT)."""
+    return _Lowering(plan, full_gradient, loss).lower(traces)
