@@ -85,9 +85,9 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
     if not quiet:
         if trainer.engine_note:
             click.echo(f"note: {trainer.engine_note}", err=True)
-        if trainer.engine == "compiled" and not trainer.backend.kernel_cached():
-            click.echo(f"note: compiling the kernel of {plan.name} (once, 10-60 s; cached in "
-                       f"{trainer.backend.kernel_file.parent})", err=True)
+        if trainer.engine == "compiled" and not trainer.backend.network.compiled_before:
+            click.echo("note: compiling the compiled engine (once per installation, about 10-30 s; "
+                       f"cached in {trainer.backend.network.cache})", err=True)
     if resume is not None:
         trainer.restore(run_dir.load_checkpoint())
         run_dir.cut_metrics(trainer.metric_rows)

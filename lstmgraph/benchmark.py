@@ -49,20 +49,19 @@ def stream(n_inputs: int, n_outputs: int, steps: int, seed: int = 0) -> tuple[np
 
 def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: bool = False,
                            repeats: int = 3, learn: bool = True) -> float:
-    """Best of ``repeats`` timed runs (the kernel is compiled and warmed up first); with
+    """Best of ``repeats`` timed runs (the interpreter is compiled and warmed up first); with
     ``learn=False`` the forward pass and loss alone, which splits a step's cost in two."""
     network = CompiledNetwork(plan, full_gradient=full_gradient)
-    inputs, targets = stream(network.sim.n_inputs, network.sim.n_outputs, steps)
-    theta, fixed = network.pack_weights(initial_weights(plan, list(range(trials))))
-    prev, traces = network.new_state(trials)
-    velocity = np.zeros_like(theta)
-    network.run(theta, fixed, velocity, prev, traces, inputs[:5], targets[:5], np.zeros(trials))
+    inputs, targets = stream(network.n_inputs, network.n_outputs, steps)
+    population = network.population(initial_weights(plan, list(range(trials))), 0.0)
+    population.run(inputs[:5], targets[:5])
+    population.set_rate(1e-3)
     best = np.inf
     for _ in range(repeats):
         start = time.perf_counter()
-        network.run(theta, fixed, velocity, prev, traces, inputs, targets, np.full(trials, 1e-3), 0.0,
-                    learn=learn)
+        population.run(inputs, targets, learn=learn)
         best = min(best, time.perf_counter() - start)
+    population.close()
     return steps * trials / best
 
 

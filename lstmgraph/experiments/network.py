@@ -1,7 +1,7 @@
-"""One trial's network in the compiled kernel: weights, state, traces and learning rate.
+"""One trial's network in the compiled executor: weights, state, traces and learning rate.
 
 The protocols drive training and testing through this small interface; every step runs in
-the generated kernel (engine/compiled), whose agreement with the numpy reference engine is
+the compiled interpreter (engine/compiled), whose agreement with the numpy reference engine is
 tested on every bundled spec.
 """
 
@@ -26,30 +26,33 @@ class OnlineNetwork:
             raise ValueError("the protocols train online with RTRL; this spec asks for BPTT")
         loss = training.loss if training else "sum_of_squares"
         self.compiled = CompiledNetwork(plan, full_gradient=rule == "rtrl", loss=loss, threads=1)
-        self.theta, self.fixed = self.compiled.pack_weights(initial_weights(plan, [seed]))
-        self.velocity = np.zeros_like(self.theta)
-        self.prev, self.traces = self.compiled.new_state(1)
-        self.rate = np.array([learning_rate])
+        self.population = self.compiled.population(initial_weights(plan, [seed]), learning_rate)
         self.momentum = momentum
-        self.n_outputs = self.compiled.sim.n_outputs
+        self.n_inputs = self.compiled.n_inputs
+        self.n_outputs = self.compiled.n_outputs
+
+    @property
+    def rate(self) -> float:
+        return float(self.population.rate()[0])
+
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self.population.set_rate(value)
 
     def reset(self) -> None:
         """Zero activations and traces (the 1997 reset before each sequence)."""
-        self.prev[:] = 0.0
-        self.traces[:] = 0.0
+        self.population.reset()
 
     def run(self, inputs: np.ndarray, targets: np.ndarray, learn: bool,
             tolerance: float = 0.0) -> tuple[int, np.ndarray]:
         """Run ``inputs`` from the current state; with ``tolerance`` > 0 stop after the first
         step whose error reaches it. Returns (steps run, outputs of those steps)."""
         outputs = np.zeros((1, len(inputs), self.n_outputs))
-        steps, _ = self.compiled.run(self.theta, self.fixed, self.velocity, self.prev, self.traces,
-                                     inputs, targets, self.rate, self.momentum, 1.0, tolerance,
-                                     learn, outputs)
+        steps, _ = self.population.run(inputs, targets, self.momentum, 1.0, tolerance, learn, outputs)
         return int(steps[0]), outputs[0, :int(steps[0])]
 
     def weights_finite(self) -> bool:
-        return bool(np.isfinite(self.theta).all())
+        return self.population.finite()
 
     def weights(self) -> dict[str, np.ndarray]:
-        return self.compiled.unpack_weights(self.theta, self.fixed)
+        return self.population.weights()

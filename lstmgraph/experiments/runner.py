@@ -99,8 +99,8 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     todo = [seed for seed in range(trials) if seed not in done]
     if todo:
         plan = experiment.plan(specs)
-        warm = OnlineNetwork(plan, 0, 0.0, 0.0)  # compile (or load) the kernel once, before the workers
-        warm.run(np.zeros((1, warm.compiled.sim.n_inputs)), np.zeros((1, warm.n_outputs)), learn=False)
+        warm = OnlineNetwork(plan, 0, 0.0, 0.0)  # compile (or load) the interpreter once, before the workers
+        warm.run(np.zeros((1, warm.n_inputs)), np.zeros((1, warm.n_outputs)), learn=False)
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
                                    initializer=_ignore_interrupts)
         try:

@@ -6,7 +6,7 @@ first error or ``test_limit``), up to ``max_streams`` training streams: up to 10
 2002 experiments, most a few steps long while a net is still learning. In Python each stream
 cost about 0.2 ms of overhead (measured: 20,000 PFG training streams with their 200,000 test
 streams took 39 s for 46,000 training steps), so `run_streams` runs the whole loop in one
-numba function (`_drive`) that calls the plan's generated kernel for each stream and only
+numba function (`_drive`) that calls the compiled interpreter for each stream and only
 returns to Python to draw more data or report progress. `run_streams_reference` is the same
 protocol written plainly in Python, stream by stream; the test suite checks that both give the
 same result row.
@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numba
 import numpy as np
 
+from ..engine.compiled.interpreter import load as load_interpreter
 from ..tasks import Task
 from .network import OnlineNetwork
 from .success import within_tolerance
@@ -215,13 +216,19 @@ def _wrong(record, step, targets, row, tolerance):
     return False
 
 
-# The two functions that take the kernel are compiled once per process and plan (about 3 s):
-# numba cannot cache a function whose argument is another compiled function (its type names
-# that function object, so every process would miss and add a new cache file).
+# The interpreter is loaded (compiled once per installation) when this module is imported; the
+# two functions that call it are compiled once per process (a few seconds): numba's cache does
+# not notice a change in a function another one calls, so they are not cached.
+_run = load_interpreter().run
+
+
 @numba.njit(nogil=True)
-def _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum, tolerance, inputs, targets, ends,
-            counts, position, limit, steps_unit, reset_each, learn, record, out_steps, out_loss):
+def _stream(program, V, rows, rate, momentum, tolerance, inputs, targets, ends, counts, position, limit,
+            steps_unit, reset_each, learn, record, active, out_steps, out_loss):
     """One stream (as `stream_score`): (units right, steps run, next position)."""
+    kind, phase, code, mode, start, stop_at, out, a, b, c = program
+    states_from, states_to, traces_from, traces_to = rows[0], rows[1], rows[2], rows[3]
+    width = inputs.shape[1]
     done = 0
     steps_run = 0
     while done < limit:
@@ -232,10 +239,13 @@ def _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum, tolera
             end = stop = position + limit
         else:
             end = stop = np.searchsorted(counts, counts[position] + limit)
-        prev[0, :] = 0.0
-        traces[0, :] = 0.0
-        kernel(0, 1, theta, fixed, velocity, prev, traces, inputs[position:stop], targets[position:stop],
-               rate, momentum, 1.0, tolerance, learn, out_steps, out_loss, record)
+        V[states_from:states_to, :] = 0.0
+        V[traces_from:traces_to, :] = 0.0
+        active[0] = True
+        _run(kind, phase, code, mode, start, stop_at, out, a, b, c, V,
+             inputs[position:stop].reshape((stop - position, width, 1)),
+             targets[position:stop].reshape((stop - position, targets.shape[1], 1)),
+             rate, momentum, 1.0, tolerance, learn, active, out_steps, out_loss, record)
         steps = out_steps[0]
         steps_run += steps
         last = position + steps - 1
@@ -259,9 +269,9 @@ def _available(counts, length, position, steps_unit):
 
 
 @numba.njit(nogil=True)
-def _drive(kernel, theta, fixed, velocity, prev, traces, rate, momentum, tolerance, rate_decay,
+def _drive(program, V, rows, rate, momentum, tolerance, rate_decay,
            train_inputs, train_targets, train_ends, train_counts, test_inputs, test_targets, test_ends,
-           test_counts, settings, counters, scores, record, out_steps, out_loss):
+           test_counts, settings, counters, scores, record, active, out_steps, out_loss):
     """Training and test streams until the trial ends or data or a progress report is due;
     returns why it stopped. ``counters`` (streams, steps, positions, phase: 0 = a training
     stream is next, k = test stream k) carry the loop across calls."""
@@ -274,25 +284,25 @@ def _drive(kernel, theta, fixed, velocity, prev, traces, rate, momentum, toleran
                 return DONE
             if _available(train_counts, len(train_inputs), counters[TRAIN_POSITION], steps_unit) < train_limit:
                 return NEED_TRAINING
-            right, steps, position = _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum,
+            right, steps, position = _stream(program, V, rows, rate, momentum,
                                              tolerance, train_inputs, train_targets, train_ends, train_counts,
                                              counters[TRAIN_POSITION], train_limit, steps_unit, reset_each, True,
-                                             record, out_steps, out_loss)
+                                             record, active, out_steps, out_loss)
             counters[STREAMS] += 1
             counters[STEPS] += steps
             counters[TRAIN_POSITION] = position
             if right >= train_limit:
                 rate[0] *= rate_decay
-            if not np.isfinite(theta).all():
+            if not np.isfinite(V[rows[4]:rows[5], 0]).all():
                 return DIVERGED
             counters[PHASE] = 1
         else:
             if _available(test_counts, len(test_inputs), counters[TEST_POSITION], steps_unit) < test_limit:
                 return NEED_TEST
-            right, steps, position = _stream(kernel, theta, fixed, velocity, prev, traces, rate, momentum,
+            right, steps, position = _stream(program, V, rows, rate, momentum,
                                              tolerance, test_inputs, test_targets, test_ends, test_counts,
                                              counters[TEST_POSITION], test_limit, steps_unit, reset_each, False,
-                                             record, out_steps, out_loss)
+                                             record, active, out_steps, out_loss)
             counters[TEST_POSITION] = position
             scores[phase - 1] = right
             if phase < test_streams:
@@ -316,17 +326,23 @@ def run_streams(network: OnlineNetwork, task: Task, protocol: StreamProtocol, se
     counters = np.zeros(5, dtype=np.int64)
     scores = np.zeros(protocol.test_streams, dtype=np.int64)
     record = np.zeros((1, 0, network.n_outputs))
-    out_steps, out_loss = np.zeros(1, dtype=np.int64), np.zeros(1)
+    out_steps, out_loss, active = np.zeros(1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_)
+    population, program = network.population, network.population.program
+    if len(population.blocks) != 1:
+        raise ValueError("the stream protocol runs one trial")
+    V, rate = population.blocks[0], population.rates[0]
+    rows = np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
+                     program.theta.start, program.theta.stop], dtype=np.int64)
+    flat = network.compiled.flat.arguments()
     while True:
         capacity = max(len(training.inputs), len(testing.inputs))
         if record.shape[1] < capacity:
             record = np.zeros((1, capacity, network.n_outputs))
         counters[TRAIN_POSITION], counters[TEST_POSITION] = training.position, testing.position
-        status = _drive(network.compiled.kernel, network.theta, network.fixed, network.velocity, network.prev,
-                        network.traces, network.rate, float(network.momentum), float(protocol.tolerance),
+        status = _drive(flat, V, rows, rate, float(network.momentum), float(protocol.tolerance),
                         float(protocol.rate_decay), training.inputs, training.targets, training.ends,
                         training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
-                        settings, counters, scores, record, out_steps, out_loss)
+                        settings, counters, scores, record, active, out_steps, out_loss)
         training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
         streams = int(counters[STREAMS])
         if status == NEED_TRAINING:

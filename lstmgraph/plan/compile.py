@@ -50,6 +50,14 @@ class Plan:
     def n_parameters(self) -> int:
         return sum(slot.size for slot in self.parameters)
 
+    @property
+    def n_inputs(self) -> int:
+        return sum(unit.size for unit in self.units if unit.role == "input")
+
+    @property
+    def n_outputs(self) -> int:
+        return sum(unit.size for unit in self.units if unit.role == "output")
+
     @cached_property
     def unit(self) -> dict[str, Unit]:
         return {unit.name: unit for unit in self.units}

@@ -2,14 +2,14 @@
 
 Both train one sequence at a time on the same weights, optimiser state, activations and
 eligibility traces, and checkpoint them in the same arrays (``weights/<connection>``,
-``optimizer/velocity/<connection>``, ``state/<group>``, ``traces/<unit>/<group>``), so a
+``optimizer/velocity/<connection>``, ``state/<group>``, ``traces/<group>``), so a
 checkpoint written by one can be restored by the other.
 
 - `NumpyEngine` (engine/simulator.py, traces.py, bptt.py) does everything: truncated and
   exact RTRL with online or per-sequence updates, and BPTT.
-- `CompiledEngine` runs the generated numba kernel (engine/compiled) a chunk of steps at a
-  time: online truncated or exact RTRL with momentum and the sum-of-squares or cross-entropy
-  loss. The kernel decays the rate multiplicatively after every update (``decay``); a
+- `CompiledEngine` runs the program in the compiled interpreter (engine/compiled) a chunk of
+  steps at a time: online truncated or exact RTRL with momentum and the sum-of-squares or
+  cross-entropy loss. The kernel decays the rate multiplicatively after every update (``decay``); a
   per-sequence schedule sets the rate between sequences, and inverse-time decay after every
   step runs the kernel one step at a time. Non-finite values are looked for after every chunk;
   the chunk is then replayed from a snapshot (see `CompiledEngine._diagnose`) to name the step.
@@ -18,9 +18,6 @@ checkpoint written by one can be restored by the other.
 """
 
 from __future__ import annotations
-
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -52,9 +49,9 @@ class TrainingDiverged(Exception):
 def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
     """Why the compiled kernel cannot train this training section, or None if it can."""
     if training.learning_rule == "bptt":
-        return "the compiled kernel learns by RTRL only, not bptt"
+        return "the compiled engine learns by RTRL only, not bptt"
     if training.update_mode != "online":
-        return "the compiled kernel updates online only, not once per sequence (update: sequence)"
+        return "the compiled engine updates online only, not once per sequence (update: sequence)"
     if training.loss == "cross_entropy":
         for unit in plan.units:
             if unit.role == "output" and unit.activation not in ("softmax", "logistic"):
@@ -86,14 +83,6 @@ def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto") -
 
 def _nested(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     return {key[len(prefix):]: np.array(value) for key, value in arrays.items() if key.startswith(prefix)}
-
-
-def _traces_from(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
-    traces: dict[str, dict[str, np.ndarray]] = {}
-    for key, value in _nested(arrays, "traces/").items():
-        unit, group = key.split("/", 1)
-        traces.setdefault(unit, {})[group] = value
-    return traces
 
 
 class NumpyEngine:
@@ -177,8 +166,7 @@ class NumpyEngine:
         arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
         arrays.update({f"state/{k}": v for k, v in self.state.items()})
         if self.learner is not None:
-            for unit, groups in self.learner.traces.items():
-                arrays.update({f"traces/{unit}/{group}": data for group, data in groups.items()})
+            arrays.update({f"traces/{group}": data for group, data in self.learner.traces.items()})
         return arrays
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
@@ -186,20 +174,16 @@ class NumpyEngine:
         self.state = _nested(arrays, "state/")
         if self.learner is not None:
             self.learner.reset(self.trials)
-            for unit, groups in _traces_from(arrays).items():
-                self.learner.traces[unit].update(groups)
+            self.learner.traces.update(_nested(arrays, "traces/"))
 
 
 class CompiledEngine:
-    """The generated numba kernel: weights, velocity, activations and traces live in its flat
-    buffers (one row per trial); `weights` and `state` unpack copies of them."""
+    """The compiled interpreter: weights, velocity, activations and traces live in a
+    `Population`'s slot arrays; `weights` and `state` give copies of them by name."""
 
     name = "compiled"
-    #: Steps per kernel call at most: bounds the replay after a divergence (and a snapshot's age).
+    #: Steps per call at most: bounds the replay after a divergence (and a snapshot's age).
     CHUNK = 1024
-    #: Trials x steps x (weights + trace entries) of a call below which threads cost more than
-    #: they save (about 1 ms of kernel time against some 50 us to hand blocks to a pool).
-    THREAD_WORK = 250_000
 
     def __init__(self, plan: Plan, training: TrainingSpec, trials: int, optimizer: Optimizer,
                  weights: Weights):
@@ -211,51 +195,30 @@ class CompiledEngine:
         self.optimizer = optimizer
         self.learner = None
         self.network = CompiledNetwork(plan, full_gradient=training.learning_rule == "rtrl",
-                                       loss=training.loss, threads=1)
-        self.sim = self.network.sim
-        self.theta, self.fixed = self.network.pack_weights(weights)
-        self.velocity = np.zeros_like(self.theta)
-        self.prev, self.traces = self.network.new_state(trials)
-        self.rate = np.full(trials, optimizer.rate)
+                                       loss=training.loss)
+        self.population = self.network.population(weights, optimizer.rate)
+        self.n_outputs = self.network.n_outputs
         schedule = training.learning_rate_decay
-        # The kernel multiplies the rate by `decay` after every update: multiplicative decay
-        # after every step is done inside it; inverse time after every step is not, so the
-        # kernel then runs one step per call with the rate set by the optimiser in between.
+        # The interpreter multiplies the rate by `decay` after every update: multiplicative
+        # decay after every step is done inside it; inverse time after every step is not, so it
+        # then runs one step per call with the rate set by the optimiser in between.
         self.kernel_decay = (schedule.factor if schedule.kind == "multiplicative" and schedule.every == "step"
                              else 1.0)
         self.chunk = 1 if schedule.kind == "inverse_time" and schedule.every == "step" else self.CHUNK
-        workers = min(trials, os.cpu_count() or 1)
-        bounds = np.linspace(0, trials, workers + 1).astype(int)
-        self.blocks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-        self.pool = ThreadPoolExecutor(workers) if workers > 1 else None
-        self.work_per_step = trials * (self.network.buffers.n_theta + self.network.buffers.n_traces)
-
-    @property
-    def kernel_file(self):
-        from ..engine.compiled.kernel import cache_directory
-        return cache_directory() / f"lstmgraph_kernel_{self.network.source.key}.py"
-
-    def kernel_cached(self) -> bool:
-        """Whether numba has compiled this kernel before (else the first step compiles it)."""
-        folder = self.kernel_file.parent / "__pycache__"
-        return any(folder.glob(f"{self.kernel_file.stem}.run-*.nbc"))
 
     @property
     def weights(self) -> Weights:
-        return self.network.unpack_weights(self.theta, self.fixed)
+        return self.population.weights()
 
     @property
     def state(self) -> dict[str, np.ndarray]:
-        return self.network.unpack_state(self.prev)
+        return self.population.state()
 
     def reset(self) -> None:
-        self.prev[:] = 0.0
-        self.traces[:] = 0.0
+        self.population.reset()
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown()
-            self.pool = None
+        self.population.close()
 
     # -- training -------------------------------------------------------------------------------
     def train(self, sequence: Sequence, done: int) -> np.ndarray:
@@ -269,17 +232,22 @@ class CompiledEngine:
             total += self._chunk(inputs[start:stop], targets[start:stop], done + start)
         return total
 
+    def _snapshot(self):
+        return self.population.snapshot(), self.optimizer.rate, self.optimizer.decays
+
+    def _restore_snapshot(self, snapshot) -> None:
+        blocks, self.optimizer.rate, self.optimizer.decays = snapshot
+        self.population.restore(blocks)
+
     def _chunk(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> np.ndarray:
-        snapshot = (self.theta.copy(), self.velocity.copy(), self.prev.copy(), self.traces.copy(),
-                    self.optimizer.rate, self.optimizer.decays)
-        self.rate[:] = self.optimizer.rate
-        outputs = np.zeros((self.trials, len(inputs), self.sim.n_outputs))
+        snapshot = self._snapshot()
+        outputs = np.zeros((self.trials, len(inputs), self.n_outputs))
         loss = self._run(inputs, targets, outputs)
-        if not self._finite(loss, outputs):
+        if not (np.isfinite(loss).all() and np.isfinite(outputs).all() and self.population.finite()):
             self._restore_snapshot(snapshot)
-            raise self._diagnose(inputs, targets, done, snapshot)
+            raise self._diagnose(inputs, targets, done)
         if self.kernel_decay != 1.0:
-            self.optimizer.rate = float(self.rate[0])
+            self.optimizer.rate = float(self.population.rate()[0])
             self.optimizer.decays += len(inputs)
         else:
             for _ in range(len(inputs)):
@@ -287,51 +255,29 @@ class CompiledEngine:
         return loss
 
     def _run(self, inputs: np.ndarray, targets: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-        """One kernel call over the chunk for every trial; returns the summed loss per trial."""
-        momentum = self.training.momentum
-        if self.pool is None or self.work_per_step * len(inputs) < self.THREAD_WORK:
-            _, loss = self.network.run(self.theta, self.fixed, self.velocity, self.prev, self.traces,
-                                       inputs, targets, self.rate, momentum, self.kernel_decay,
-                                       outputs=outputs)
-            return loss
-        # Blocks of trials (contiguous rows: views the kernel updates in place) on the cores;
-        # the kernel releases the GIL, and each trial runs exactly as if alone.
-        jobs = [self.pool.submit(self.network.run, self.theta[a:b], self.fixed[a:b], self.velocity[a:b],
-                                 self.prev[a:b], self.traces[a:b], inputs, targets, self.rate[a:b],
-                                 momentum, self.kernel_decay, outputs=outputs[a:b])
-                for a, b in self.blocks]
-        return np.concatenate([job.result()[1] for job in jobs])
+        """One call over the chunk for every trial; returns the summed loss per trial."""
+        self.population.set_rate(self.optimizer.rate)
+        _, loss = self.population.run(inputs, targets, self.training.momentum, self.kernel_decay,
+                                      outputs=outputs)
+        return loss
 
-    def _finite(self, loss: np.ndarray, outputs: np.ndarray) -> bool:
-        return bool(np.isfinite(loss).all() and np.isfinite(outputs).all()
-                    and np.isfinite(self.prev).all() and np.isfinite(self.theta).all()
-                    and np.isfinite(self.velocity).all() and np.isfinite(self.traces).all())
-
-    def _restore_snapshot(self, snapshot) -> None:
-        theta, velocity, prev, traces, rate, decays = snapshot
-        self.theta[:], self.velocity[:], self.prev[:], self.traces[:] = theta, velocity, prev, traces
-        self.optimizer.rate, self.optimizer.decays = rate, decays
-
-    def _diagnose(self, inputs: np.ndarray, targets: np.ndarray, done: int, snapshot) -> TrainingDiverged:
+    def _diagnose(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> TrainingDiverged:
         """The exact step and place of a divergence inside a chunk. The chunk is replayed from
-        its snapshot with the numpy engine, which checks every unit group after every step and
-        the weights after every update, so the report is the one ``--engine numpy`` gives
-        (the engines agree to rounding up to there). Should the numpy replay stay finite (the
-        engines parted by rounding on the brink), the kernel replays the chunk one step at a
-        time and the first step with a non-finite output, carried activation, weight, trace or
-        loss is reported. The buffers are left as they were at the start of the chunk."""
-        theta, velocity, prev, traces, rate, decays = snapshot
+        its snapshot (the population's state now) with the numpy engine, which checks every
+        unit group after every step and the weights after every update, so the report is the
+        one ``--engine numpy`` gives (the engines agree to rounding up to there). Should the
+        numpy replay stay finite (the engines parted by rounding on the brink), the compiled
+        engine replays the chunk one step at a time and the first step with a non-finite
+        output, carried activation, weight, trace or loss is reported. The population is left
+        as it was at the start of the chunk."""
         optimizer = Optimizer(self.training.learning_rate, self.training.momentum,
                               self.training.learning_rate_decay)
-        optimizer.rate, optimizer.decays = rate, decays
-        trainable = {slot.connection for slot in self.plan.parameters}
+        optimizer.rate, optimizer.decays = self.optimizer.rate, self.optimizer.decays
         if self.training.momentum:
-            optimizer.velocity = {name: values for name, values in
-                                  self.network.unpack_weights(velocity, self.fixed).items() if name in trainable}
-        replay = NumpyEngine(self.plan, self.training, self.trials, optimizer,
-                             self.network.unpack_weights(theta, self.fixed))
-        replay.state = self.network.unpack_state(prev)
-        replay.learner.traces = self.network.unpack_traces(traces)
+            optimizer.velocity = self.population.velocity()
+        replay = NumpyEngine(self.plan, self.training, self.trials, optimizer, self.population.weights())
+        replay.state = self.population.state()
+        replay.learner.traces = self.population.traces()
         try:
             replay.train(Sequence(inputs, targets), done)
         except TrainingDiverged as diverged:
@@ -339,18 +285,17 @@ class CompiledEngine:
         return self._diagnose_in_kernel(inputs, targets, done)
 
     def _diagnose_in_kernel(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> TrainingDiverged:
-        """Replay the chunk step by step in the kernel from the current (snapshot) buffers."""
-        snapshot = (self.theta.copy(), self.velocity.copy(), self.prev.copy(), self.traces.copy(),
-                    self.optimizer.rate, self.optimizer.decays)
-        self.rate[:] = self.optimizer.rate
+        """Replay the chunk step by step in the interpreter from the current (snapshot) state."""
+        snapshot = self._snapshot()
         total = np.zeros(self.trials)
         try:
             for t in range(len(inputs)):
-                outputs = np.zeros((self.trials, 1, self.sim.n_outputs))
+                outputs = np.zeros((self.trials, 1, self.n_outputs))
                 total += self._run(inputs[t:t + 1], targets[t:t + 1], outputs)
-                if self.kernel_decay == 1.0:  # else the kernel has decayed the rate itself
+                if self.kernel_decay == 1.0:  # else the interpreter has decayed the rate itself
                     self.optimizer.after("step")
-                    self.rate[:] = self.optimizer.rate
+                else:
+                    self.optimizer.rate = float(self.population.rate()[0])
                 where = self._non_finite(outputs[:, 0], total)
                 if where is not None:
                     return TrainingDiverged(done + t + 1, where)
@@ -360,53 +305,46 @@ class CompiledEngine:
 
     def _non_finite(self, outputs: np.ndarray, total: np.ndarray) -> str | None:
         """The first place, in the numpy engine's order of checks, holding NaN or infinity:
-        the unit groups the kernel shows (outputs, and the activations carried to the next
-        step) in execution order, then the weights, the traces, the loss."""
+        the unit groups the interpreter shows (outputs, and the activations carried to the
+        next step) in execution order, then the weights, the traces, the loss."""
         column, output_columns = 0, {}
-        for unit in self.sim.outputs:
-            output_columns[unit.name] = (column, column + unit.size)
-            column += unit.size
-        state = self.network.unpack_state(self.prev)
-        for name in self.sim.order:
+        for unit in self.plan.units:
+            if unit.role == "output":
+                output_columns[unit.name] = (column, column + unit.size)
+                column += unit.size
+        state = self.population.state()
+        for name in self.plan.execution_order:
             if name in output_columns:
                 a, b = output_columns[name]
                 if not np.isfinite(outputs[:, a:b]).all():
                     return f"unit group '{name}'"
             elif name in state and not np.isfinite(state[name]).all():
                 return f"unit group '{name}'"
-        for name, values in self.network.unpack_weights(self.theta, self.fixed).items():
+        for name, values in self.population.weights().items():
             if not np.isfinite(values).all():
                 return f"the weights of '{name}'"
-        for name, values in self.network.unpack_weights(self.velocity, self.fixed).items():
+        for name, values in self.population.velocity().items():
             if not np.isfinite(values).all():
                 return f"the weight changes (velocity) of '{name}'"
-        for unit, groups in self.network.unpack_traces(self.traces).items():
-            if not all(np.isfinite(values).all() for values in groups.values()):
-                return f"the eligibility traces of '{unit}'"
+        for group, values in self.population.traces().items():
+            if not np.isfinite(values).all():
+                return f"the eligibility traces of '{group}'"
         if not np.isfinite(total).all():
             return "the loss"
         return None
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
-        """The numpy engine's arrays, plus the velocity (kept in the kernel's buffer)."""
+        """The numpy engine's arrays, plus the velocity (kept in the slot arrays)."""
         arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
-        trainable = {slot.connection for slot in self.plan.parameters}
-        arrays.update({f"optimizer/velocity/{k}": v for k, v in
-                       self.network.unpack_weights(self.velocity, self.fixed).items() if k in trainable})
+        arrays.update({f"optimizer/velocity/{k}": v for k, v in self.population.velocity().items()})
         arrays.update({f"state/{k}": v for k, v in self.state.items()})
-        for unit, groups in self.network.unpack_traces(self.traces).items():
-            arrays.update({f"traces/{unit}/{group}": data for group, data in groups.items()})
+        arrays.update({f"traces/{group}": data for group, data in self.population.traces().items()})
         return arrays
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
-        self.theta, self.fixed = self.network.pack_weights(_nested(arrays, "weights/"))
-        velocity = _nested(arrays, "optimizer/velocity/")
-        self.velocity = np.zeros_like(self.theta)
-        for slot in self.plan.parameters:
-            if slot.connection in velocity:
-                start = self.network.buffers.theta[slot.connection]
-                self.velocity[:, start:start + slot.size] = velocity[slot.connection].reshape(self.trials, -1)
-        self.optimizer.velocity = {}  # the kernel's buffer holds it
-        self.prev = self.network.pack_state(_nested(arrays, "state/"), self.trials)
-        self.traces = self.network.pack_traces(_traces_from(arrays), self.trials)
+        self.population.set_weights(_nested(arrays, "weights/"))
+        self.population.set_velocity(_nested(arrays, "optimizer/velocity/"))
+        self.optimizer.velocity = {}  # the slot arrays hold it
+        self.population.set_state(_nested(arrays, "state/"))
+        self.population.set_traces(_nested(arrays, "traces/"))

@@ -23,7 +23,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.simulator import Simulator
 from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
@@ -54,13 +53,13 @@ def training_section(plan: Plan) -> TrainingSpec:
     return training
 
 
-def data_source(plan: Plan, training: TrainingSpec, sim: Simulator, seed: int):
+def data_source(plan: Plan, training: TrainingSpec, seed: int):
     """The task stream or data file of the training section."""
     source = plan.document.source
     if training.data is not None:
         base = Path(source.filename).parent
         path = Path(training.data) if Path(training.data).is_absolute() else base / training.data
-        return DataFile(path, sim.n_inputs, sim.n_outputs, training.epochs or (None if training.steps else 1))
+        return DataFile(path, plan.n_inputs, plan.n_outputs, training.epochs or (None if training.steps else 1))
     # The task's name, options and sizes were checked when the spec was compiled.
     return TaskStream(make_task(training.task.name, training.task.options), seed)
 
@@ -82,14 +81,12 @@ class Trainer:
         self.engine, self.engine_note = select_engine(plan, training, engine)
         init_seed = plan.document.spec.init.seed
         weights = initial_weights(plan, [init_seed + i for i in range(trials)])
-        self.source = data_source(plan, training, Simulator(plan),
-                                  training.seed if training.seed is not None else init_seed)
+        self.source = data_source(plan, training, training.seed if training.seed is not None else init_seed)
         self.reset_each_sequence = (training.reset == "sequence" if training.reset
                                     else not self.source.continual)
         self.optimizer = Optimizer(training.learning_rate, training.momentum, training.learning_rate_decay)
         backend = CompiledEngine if self.engine == "compiled" else NumpyEngine
         self.backend = backend(plan, training, trials, self.optimizer, weights)
-        self.sim = self.backend.sim
         self.steps = 0
         self.sequences = 0
         self.metric_rows = 0

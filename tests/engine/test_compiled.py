@@ -1,4 +1,4 @@
-"""The generated numba kernel against the numpy reference engine, step for step."""
+"""The compiled interpreter against the numpy reference executor, step for step."""
 
 from __future__ import annotations
 
@@ -51,11 +51,8 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
     rate, momentum = CALMER_RATE.get(name, training.learning_rate), training.momentum
     weights = initial_weights(plan, [0, 1])
 
-    network = CompiledNetwork(plan, full_gradient=full, loss=training.loss)
-    theta, fixed = network.pack_weights(weights)
-    prev, traces = network.new_state(2)
-    done, loss = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
-                             np.full(2, rate), momentum)
+    population = CompiledNetwork(plan, full_gradient=full, loss=training.loss).population(weights, rate)
+    done, loss = population.run(inputs, targets, momentum)
     assert list(done) == [steps, steps]
 
     sim = Simulator(plan, full_gradient=full)
@@ -67,14 +64,13 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
         step_loss, grads, state, _ = learner.step(weights, state, x, target, training.loss)
         optimizer.apply(weights, grads)
         total += step_loss
-    compiled = network.unpack_weights(theta, fixed)
+    compiled = population.weights()
     scale = max(np.abs(values).max() for values in weights.values())
     worst = max(np.abs(compiled[k] - weights[k]).max() for k in weights) / max(scale, 1.0)
     assert worst < 1e-12
     np.testing.assert_allclose(loss, total, rtol=1e-12)
-    for unit, groups in network.unpack_traces(traces).items():
-        for group, data in groups.items():
-            np.testing.assert_allclose(data, learner.traces[unit][group], rtol=1e-9, atol=1e-12)
+    for group, data in population.traces().items():
+        np.testing.assert_allclose(data, learner.traces[group], rtol=1e-9, atol=1e-12)
 
 
 def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error():
@@ -82,19 +78,23 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
     network = CompiledNetwork(plan)
     inputs, targets = _stream(plan, 3000)
 
-    def run(seeds, tolerance):
-        theta, fixed = network.pack_weights(initial_weights(plan, seeds))
-        prev, traces = network.new_state(len(seeds))
-        done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
-                              np.full(len(seeds), 0.01), 0.9, tolerance=tolerance)
-        return done, theta
+    def run(seeds, tolerance, lanes=None):
+        population = network.population(initial_weights(plan, seeds), 0.01, lanes=lanes)
+        done, _ = population.run(inputs, targets, 0.9, tolerance=tolerance)
+        return done, population.weights()
 
-    together, theta = run([3, 4, 5], 0.0)
-    for index, seed in enumerate([3, 4, 5]):
-        _, alone = run([seed], 0.0)
-        assert np.array_equal(theta[index], alone[0])
-    stopped, _ = run([3, 4, 5], 0.3)
-    assert all(1 <= count < 3000 for count in stopped)
+    seeds = [3, 4, 5, 6, 7]
+    for lanes in (None, 2, 5):  # trials side by side in lanes, in blocks of lanes, and alone
+        _, together = run(seeds, 0.0, lanes)
+        for index, seed in enumerate(seeds):
+            _, alone = run([seed], 0.0)
+            assert all(np.array_equal(together[k][index], alone[k][0]) for k in alone)
+    stopped, weights = run(seeds, 0.5, lanes=5)
+    assert all(1 <= count < 3000 for count in stopped) and len(set(stopped)) > 1
+    for index, seed in enumerate(seeds):  # a stopped lane keeps the state its last step left
+        done, alone = run([seed], 0.5)
+        assert done[0] == stopped[index]
+        assert all(np.array_equal(weights[k][index], alone[k][0]) for k in alone)
 
 
 def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial():
@@ -102,20 +102,17 @@ def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial()
     network = CompiledNetwork(plan)
     inputs, targets = _stream(plan, 300)
     weights = initial_weights(plan, [0, 1])
-    theta, fixed = network.pack_weights(weights)
-    prev, traces = network.new_state(2)
+    population = network.population(weights, 0.0)
     outputs = np.full((2, 300, 7), -1.0)
-    done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
-                          np.zeros(2), learn=False, outputs=outputs)
+    done, _ = population.run(inputs, targets, learn=False, outputs=outputs)
     sim = Simulator(plan)
     records, _ = sim.run(weights, inputs)
     expected = np.stack([sim.output_vector(record) for record in records], axis=1)
     np.testing.assert_allclose(outputs, expected, rtol=1e-13, atol=1e-15)
 
-    prev, traces = network.new_state(2)
+    population.reset()
     outputs[:] = -1.0
-    done, _ = network.run(theta, fixed, np.zeros_like(theta), prev, traces, inputs, targets,
-                          np.zeros(2), tolerance=0.45, learn=False, outputs=outputs)
+    done, _ = population.run(inputs, targets, tolerance=0.45, learn=False, outputs=outputs)
     assert (done < 300).all()  # untrained outputs sit near 0.5: an error comes early
     for trial, steps in enumerate(done):
         assert (outputs[trial, steps:] == -1.0).all() and (outputs[trial, :steps] != -1.0).all()

@@ -1,5 +1,5 @@
-"""The compiled executor: numba kernels generated from a plan (see codegen.py)."""
+"""The compiled executor: one numba interpreter of lowered programs, trials in SIMD lanes."""
 
-from .network import CompiledNetwork
+from .network import CompiledNetwork, Population
 
-__all__ = ["CompiledNetwork"]
+__all__ = ["CompiledNetwork", "Population"]

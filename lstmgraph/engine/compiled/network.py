@@ -1,9 +1,11 @@
-"""Run and train a plan with its generated numba kernel.
+"""Run and train a plan with the compiled interpreter.
 
-`CompiledNetwork` packs the numpy engine's weights, state and traces into the kernel's flat
-buffers (one row per trial) and back, and runs chunks of a stream inside compiled code:
-forward step, truncated (or exact) RTRL, online momentum update, and an optional success test
-that stops each trial at its first error (``tolerance``: |output - target| must stay below it).
+`CompiledNetwork` lowers a plan once; a `Population` holds the slot arrays of its trials in
+blocks of lanes (one C-contiguous ``(slots, lanes)`` array per block, trials innermost, one
+block per thread) and runs chunks of a stream inside compiled code: the forward step, truncated
+(or exact) RTRL, the online momentum update, and an optional success test that stops each trial
+after its first error (``tolerance``: |output - target| must stay below it). Weights, states,
+traces and velocities go in and out by name, in the numpy engine's forms.
 """
 
 from __future__ import annotations
@@ -14,115 +16,174 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ...plan import Plan
-from ..simulator import Simulator
+from ...program import MINUS_ONE, ONE, Program, lower
 from ..weights import Weights
-from .codegen import KernelSource
-from .kernel import load_kernel
+from .interpreter import cache_directory, compiled_before, flatten, load
+
+#: Trials per block of lanes: wide enough for SIMD across trials, small enough that a block's
+#: slots stay in the cache.
+LANES = 32
 
 
 class CompiledNetwork:
+    """A plan lowered for one learning rule and loss, with the interpreter loaded."""
+
     def __init__(self, plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
                  threads: int | None = None):
         self.plan = plan
         self.threads = threads or os.cpu_count() or 1
-        self.sim = Simulator(plan, full_gradient=full_gradient)
-        self.source = KernelSource(self.sim, loss)
-        self.buffers = self.source.buffers
-        self.layout = self.source.layout
-        self.kernel = load_kernel(self.source).run
+        self.program: Program = lower(plan, full_gradient, loss)
+        self.flat = flatten(self.program)
+        self.interpreter = load()
+        self.compiled_before = compiled_before(self.interpreter)
+        self.cache = cache_directory()
+        self.n_outputs = self.program.n_outputs
+        self.n_inputs = self.program.n_inputs
 
-    # -- packing ------------------------------------------------------------------------------
-    def pack_weights(self, weights: Weights) -> tuple[np.ndarray, np.ndarray]:
-        trials = next(iter(weights.values())).shape[0]
-        theta = np.zeros((trials, max(self.buffers.n_theta, 1)))
-        fixed = np.zeros((trials, max(self.buffers.n_fixed, 1)))
-        for connection in self.plan.connections:
-            values = weights[connection.name].reshape(trials, -1)
-            if connection.trainable:
-                start = self.buffers.theta[connection.name]
-                theta[:, start:start + connection.size] = values
-            else:
-                start = self.buffers.fixed[connection.name]
-                fixed[:, start:start + connection.size] = values
-        return theta, fixed
+    def population(self, weights: Weights, rate: float | np.ndarray, lanes: int | None = None) -> "Population":
+        """Trials with these weights (trial axis first), zero state and traces, and learning
+        rate ``rate`` (one, or one per trial)."""
+        return Population(self, weights, rate, lanes)
 
-    def unpack_weights(self, theta: np.ndarray, fixed: np.ndarray) -> Weights:
-        weights = {}
-        for connection in self.plan.connections:
-            buffer, start = ((theta, self.buffers.theta[connection.name]) if connection.trainable
-                             else (fixed, self.buffers.fixed[connection.name]))
-            weights[connection.name] = buffer[:, start:start + connection.size].reshape(
-                (len(buffer),) + connection.shape).copy()
-        return weights
 
-    def new_state(self, trials: int) -> tuple[np.ndarray, np.ndarray]:
-        """Zero activations and traces (a reset)."""
-        return (np.zeros((trials, self.buffers.n_act)),
-                np.zeros((trials, max(self.buffers.n_traces, 1))))
+class Population:
+    """The trials of a `CompiledNetwork`: every per-trial number in slot arrays."""
 
-    def unpack_traces(self, traces: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
-        """Traces in the numpy engine's form: unit -> group -> (trials, units, width)."""
-        result: dict[str, dict[str, np.ndarray]] = {}
-        for (unit, group), start in self.buffers.traces.items():
-            size = self.sim.units[unit].size
-            width = self.buffers.width[(unit, group)]
-            result.setdefault(unit, {})[group] = traces[:, start:start + size * width].reshape(-1, size, width).copy()
-        return result
+    def __init__(self, network: CompiledNetwork, weights: Weights, rate: float | np.ndarray,
+                 lanes: int | None = None):
+        self.network = network
+        self.program = network.program
+        self.trials = next(iter(weights.values())).shape[0]
+        if lanes is None:
+            per_thread = -(-self.trials // network.threads)
+            lanes = max(1, min(LANES, per_thread))
+        bounds = list(range(0, self.trials, lanes)) + [self.trials]
+        self.bounds = list(zip(bounds[:-1], bounds[1:]))
+        self.blocks = []
+        for first, last in self.bounds:
+            block = np.zeros((self.program.n_slots, last - first))
+            block[ONE], block[MINUS_ONE] = 1.0, -1.0
+            self.blocks.append(block)
+        self.rates = [np.zeros(last - first) for first, last in self.bounds]
+        self.set_rate(rate)
+        self.set_weights(weights)
+        self.pool = ThreadPoolExecutor(min(network.threads, len(self.blocks))) \
+            if network.threads > 1 and len(self.blocks) > 1 else None
 
-    def pack_traces(self, traces: dict[str, dict[str, np.ndarray]], trials: int) -> np.ndarray:
-        """The inverse of `unpack_traces`: the numpy engine's traces (unit -> group ->
-        (trials, units, width)) in the kernel's flat buffer; entries not given are zero."""
-        flat = np.zeros((trials, max(self.buffers.n_traces, 1)))
-        for (unit, group), start in self.buffers.traces.items():
-            data = traces.get(unit, {}).get(group)
-            if data is not None:
-                count = self.sim.units[unit].size * self.buffers.width[(unit, group)]
-                flat[:, start:start + count] = np.asarray(data, dtype=np.float64).reshape(trials, count)
-        return flat
+    # -- by name ----------------------------------------------------------------------------
+    def _get(self, rows: slice) -> np.ndarray:
+        """Rows of every trial, (trials, rows)."""
+        return np.concatenate([block[rows].T for block in self.blocks], axis=0)
 
-    def unpack_state(self, prev: np.ndarray) -> dict[str, np.ndarray]:
-        """The activations the next step reads through delay-1 connections, in the numpy
-        engine's form (`Simulator.zero_state`): group -> (trials, size)."""
-        return {name: prev[:, self.buffers.act[name]:self.buffers.act[name] + self.sim.units[name].size].copy()
-                for name in self.sim.delayed}
+    def _set(self, rows: slice, values: np.ndarray) -> None:
+        values = np.asarray(values, dtype=np.float64).reshape(self.trials, -1)
+        for (first, last), block in zip(self.bounds, self.blocks):
+            block[rows] = values[first:last].T
 
-    def pack_state(self, state: dict[str, np.ndarray], trials: int) -> np.ndarray:
-        """The inverse of `unpack_state`: the ``prev`` buffer (groups not given are zero)."""
-        prev = np.zeros((trials, self.buffers.n_act))
-        for name in self.sim.delayed:
-            if name in state:
-                start = self.buffers.act[name]
-                prev[:, start:start + self.sim.units[name].size] = np.asarray(state[name], dtype=np.float64)
-        return prev
+    def weights(self) -> Weights:
+        return {c.name: self._get(self.program.weight_slots(c)).reshape((self.trials,) + c.shape)
+                for c in self.program.plan.connections}
 
-    # -- running ------------------------------------------------------------------------------
-    def run(self, theta: np.ndarray, fixed: np.ndarray, velocity: np.ndarray, prev: np.ndarray,
-            traces: np.ndarray, inputs: np.ndarray, targets: np.ndarray, rate: np.ndarray,
-            momentum: float = 0.0, decay: float = 1.0, tolerance: float = 0.0, learn: bool = True,
-            outputs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Run the steps of ``inputs`` (steps, n_inputs) for every trial, updating the buffers
-        in place; each trial stops after its first step with an error >= tolerance (if > 0).
-        ``outputs`` (trials, steps, n_outputs), if given, receives every step's output (the
-        prediction before that step's update). Returns (steps run, summed loss) per trial."""
-        trials = theta.shape[0]
+    def set_weights(self, weights: Weights) -> None:
+        for c in self.program.plan.connections:
+            self._set(self.program.weight_slots(c), weights[c.name])
+
+    def velocity(self) -> Weights:
+        """The momentum term of every trainable connection."""
+        velocity = self._get(self.program.velocity)
+        return {slot.connection: velocity[:, slot.offset:slot.offset + slot.size].reshape((self.trials,) + slot.shape)
+                for slot in self.program.plan.parameters}
+
+    def set_velocity(self, velocity: dict[str, np.ndarray]) -> None:
+        flat = np.zeros((self.trials, self.program.n_theta))
+        for slot in self.program.plan.parameters:
+            if slot.connection in velocity:
+                flat[:, slot.offset:slot.offset + slot.size] = np.asarray(velocity[slot.connection]).reshape(self.trials, -1)
+        self._set(self.program.velocity, flat)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The previous-step values the next step reads, group -> (trials, size)."""
+        return {name: self._get(self.program.prev(name)) for name in self.program.plan.delayed_sources}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for name in self.program.plan.delayed_sources:
+            self._set(self.program.prev(name), state.get(name, np.zeros((self.trials, self.program.plan.unit[name].size))))
+
+    def traces(self) -> dict[str, np.ndarray]:
+        """Stored traces, traced group -> (trials, entries) (`Program.trace_entries`)."""
+        return {group: self._get(self.program.trace(group)) for group in self.program.trace_entries}
+
+    def set_traces(self, traces: dict[str, np.ndarray]) -> None:
+        for group, (units, _) in self.program.trace_entries.items():
+            self._set(self.program.trace(group), traces.get(group, np.zeros((self.trials, len(units)))))
+
+    def rate(self) -> np.ndarray:
+        return np.concatenate(self.rates)
+
+    def set_rate(self, rate: float | np.ndarray) -> None:
+        rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), (self.trials,))
+        for (first, last), values in zip(self.bounds, self.rates):
+            values[:] = rate[first:last]
+
+    def reset(self) -> None:
+        """Zero activations and traces (a reset between sequences)."""
+        for block in self.blocks:
+            block[self.program.states] = 0.0
+            block[self.program.traces] = 0.0
+
+    def finite(self) -> bool:
+        return all(bool(np.isfinite(block).all()) for block in self.blocks)
+
+    def snapshot(self) -> list[np.ndarray]:
+        return [block.copy() for block in self.blocks] + [rate.copy() for rate in self.rates]
+
+    def restore(self, snapshot: list[np.ndarray]) -> None:
+        count = len(self.blocks)
+        for block, saved in zip(self.blocks, snapshot[:count]):
+            block[:] = saved
+        for rate, saved in zip(self.rates, snapshot[count:]):
+            rate[:] = saved
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, inputs: np.ndarray, targets: np.ndarray, momentum: float = 0.0, decay: float = 1.0,
+            tolerance: float = 0.0, learn: bool = True, outputs: np.ndarray | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
+        """Run the steps of ``inputs`` (steps, n_inputs), the same for every trial, or
+        (steps, n_inputs, trials); each trial stops after its first step with an error >=
+        tolerance (if > 0). ``outputs`` (trials, steps, n_outputs), if given, receives every
+        step's output (the prediction before that step's update). Returns (steps run, summed
+        loss) per trial."""
+        inputs = np.asarray(inputs, dtype=np.float64)
+        targets = np.asarray(targets, dtype=np.float64)
         if outputs is None:
-            outputs = np.zeros((trials, 0, self.sim.n_outputs))
-        steps = np.zeros(trials, dtype=np.int64)
-        loss = np.zeros(trials)
-        arguments = (theta, fixed, velocity, prev, traces,
-                     np.ascontiguousarray(inputs, dtype=np.float64),
-                     np.ascontiguousarray(targets, dtype=np.float64),
-                     rate, float(momentum), float(decay), float(tolerance), bool(learn), steps, loss,
-                     outputs)
-        workers = min(self.threads, trials)
-        if workers <= 1:
-            self.kernel(0, trials, *arguments)
+            outputs = np.zeros((self.trials, 0, self.network.n_outputs))
+        steps = np.zeros(self.trials, dtype=np.int64)
+        loss = np.zeros(self.trials)
+        jobs = [(index, first, last) for index, (first, last) in enumerate(self.bounds)]
+
+        def block_run(index: int, first: int, last: int) -> None:
+            self.network.interpreter.run(
+                *self.network.flat.arguments(), self.blocks[index], _lanes(inputs, first, last),
+                _lanes(targets, first, last), self.rates[index], float(momentum), float(decay),
+                float(tolerance), bool(learn), np.ones(last - first, dtype=np.bool_), steps[first:last],
+                loss[first:last], outputs[first:last])
+
+        if self.pool is None:
+            for job in jobs:
+                block_run(*job)
         else:
-            # The kernel releases the GIL: blocks of trials run on the cores at once.
-            bounds = np.linspace(0, trials, workers + 1).astype(int)
-            with ThreadPoolExecutor(workers) as pool:
-                jobs = [pool.submit(self.kernel, int(a), int(b), *arguments)
-                        for a, b in zip(bounds[:-1], bounds[1:])]
-                for job in jobs:
-                    job.result()
+            for future in [self.pool.submit(block_run, *job) for job in jobs]:
+                future.result()
         return steps, loss
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+
+
+def _lanes(values: np.ndarray, first: int, last: int) -> np.ndarray:
+    """A stream as (steps, columns, lanes): shared by every lane, or the lanes' own."""
+    if values.ndim == 2:
+        return np.broadcast_to(values[:, :, None], values.shape + (last - first,))
+    return values[:, :, first:last]
