@@ -38,7 +38,10 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
     for op in ops:
         kind = op.kind
         if kind == "mac":
-            np.add.at(V, op.out, V[op.a] * V[op.b] * V[op.c])
+            if op.distinct:
+                V[op.out] += V[op.a] * V[op.b] * V[op.c]
+            else:  # adds in entry order, as the compiled executor does
+                np.add.at(V, op.out, V[op.a] * V[op.b] * V[op.c])
         elif kind == "zero":
             V[op.out] = 0.0
         elif kind == "copy":

@@ -226,7 +226,7 @@ _run = load_interpreter().run
 def _stream(program, V, rows, rate, momentum, tolerance, inputs, targets, ends, counts, position, limit,
             steps_unit, reset_each, learn, record, active, out_steps, out_loss):
     """One stream (as `stream_score`): (units right, steps run, next position)."""
-    kind, phase, code, mode, start, stop_at, out, a, b, c = program
+    kind, phase, code, mode, run_start, run_stop, runs = program
     states_from, states_to, traces_from, traces_to = rows[0], rows[1], rows[2], rows[3]
     width = inputs.shape[1]
     done = 0
@@ -242,7 +242,7 @@ def _stream(program, V, rows, rate, momentum, tolerance, inputs, targets, ends, 
         V[states_from:states_to, :] = 0.0
         V[traces_from:traces_to, :] = 0.0
         active[0] = True
-        _run(kind, phase, code, mode, start, stop_at, out, a, b, c, V,
+        _run(kind, phase, code, mode, run_start, run_stop, runs, V,
              inputs[position:stop].reshape((stop - position, width, 1)),
              targets[position:stop].reshape((stop - position, targets.shape[1], 1)),
              rate, momentum, 1.0, tolerance, learn, active, out_steps, out_loss, record)

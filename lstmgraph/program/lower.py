@@ -70,6 +70,8 @@ class Op:
     code: int = 0
     mode: int = 0
     what: str = ""
+    #: No two entries write the same slot (so a vectorised executor may add them at once).
+    distinct: bool = True
 
     def __len__(self) -> int:
         return len(self.out)
@@ -238,7 +240,7 @@ class _Lowering:
         if not len(out):
             return
         self.ops.append(Op(kind, phase, out, None if a is None else _array(a), None if b is None else _array(b),
-                           None if c is None else _array(c), code, mode, what))
+                           None if c is None else _array(c), code, mode, what, len(np.unique(out)) == len(out)))
 
     def span(self, kind: str, name: str, size: int) -> range:
         start = self.at(kind, name)

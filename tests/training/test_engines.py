@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import lstmgraph
+from lstmgraph.engine.compiled import network as compiled_network
 from lstmgraph.training import EngineError, RunDirectory, Trainer, TrainingDiverged, select_engine
 from lstmgraph.training import engines
 
@@ -149,12 +150,16 @@ def test_a_blow_up_is_reported_at_the_same_step_by_both_engines(monkeypatch):
 
 
 def test_blocks_of_trials_in_threads_equal_one_call(monkeypatch):
+    """Trials in one block of lanes, in blocks on threads, and one by one: the same weights."""
     plan = _plan("gers2000_cerg", steps=300)
-    alone = Trainer(plan, trials=3, engine="compiled")
-    monkeypatch.setattr(alone.backend, "pool", None)
-    alone.run()
-    monkeypatch.setattr(engines.CompiledEngine, "THREAD_WORK", 0)  # every call in threads
-    threaded = Trainer(plan, trials=3, engine="compiled")
-    threaded.run()
-    for key, values in alone.weights.items():
-        assert np.array_equal(threaded.weights[key], values), key
+    results = []
+    for lanes in (3, 2, 1):
+        monkeypatch.setattr(compiled_network, "LANES", lanes)
+        trainer = Trainer(plan, trials=3, engine="compiled")
+        blocks = trainer.backend.population.blocks
+        assert sum(block.shape[1] for block in blocks) == 3 and max(block.shape[1] for block in blocks) <= lanes
+        trainer.run()
+        results.append(trainer.weights)
+    for weights in results[1:]:
+        for key, values in results[0].items():
+            assert np.array_equal(weights[key], values), key

@@ -26,9 +26,9 @@ from ...operations import ACTIVATIONS
 from ...program import Program
 from ...program.lower import KIND_CODE, PHASE_CODE
 
-# LLVM's level-1 optimisation compiled these loop nests faster than level 3 in our measurements.
+# LLVM level 3 vectorises the loops over lanes (SIMD across trials); level 1 does not.
 # numba reads it when first imported.
-os.environ.setdefault("NUMBA_OPT", "1")
+os.environ.setdefault("NUMBA_OPT", "3")
 
 INTERPRETER_VERSION = "1"
 
@@ -36,41 +36,87 @@ INTERPRETER_VERSION = "1"
 @dataclass(frozen=True)
 class FlatProgram:
     """A program as the arrays the interpreter reads: per operation its kind, phase, code,
-    mode and range of entries; per entry its four slot indices."""
+    mode and range of runs; per run (`affine_runs`) its shape and the base and strides of its
+    four slot indices."""
 
     kind: np.ndarray
     phase: np.ndarray
     code: np.ndarray
     mode: np.ndarray
-    start: np.ndarray
-    stop: np.ndarray
-    out: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    c: np.ndarray
+    run_start: np.ndarray
+    run_stop: np.ndarray
+    runs: np.ndarray
 
     def arguments(self) -> tuple[np.ndarray, ...]:
-        return (self.kind, self.phase, self.code, self.mode, self.start, self.stop, self.out, self.a,
-                self.b, self.c)
+        return (self.kind, self.phase, self.code, self.mode, self.run_start, self.run_stop, self.runs)
+
+
+def affine_runs(columns: np.ndarray) -> np.ndarray:
+    """The entries of an operation, columns (4, n) of slot indices, as runs: rows
+    ``(n_i, n_j, out0, out_i, out_j, a0, a_i, a_j, b0, b_i, b_j, c0, c_i, c_j)``, run r
+    standing for the entries ``index = base + i * stride_i + j * stride_j`` taken in order
+    i = 0..n_i-1, j = 0..n_j-1. Consecutive entries with constant differences form a line;
+    consecutive lines of one length, stride and base step form a run. A dense matrix-vector
+    product is one run, and an executor computes its indices instead of loading them."""
+    count = columns.shape[1]
+    lines = []  # (start, length, stride vector)
+    if count:
+        steps = np.diff(columns, axis=1)
+        same = np.zeros(max(count - 1, 0) + 1, dtype=bool)
+        if count > 2:
+            same[1:count - 1] = (steps[:, 1:] == steps[:, :-1]).all(axis=0)
+        streak = np.zeros(len(same) + 1, dtype=np.int64)
+        for k in range(len(same) - 1, -1, -1):
+            streak[k] = streak[k + 1] + 1 if same[k] else 0
+        p = 0
+        while p < count:
+            if p == count - 1:
+                lines.append((p, 1, np.zeros(4, dtype=np.int64)))
+                break
+            length = 2 + streak[p + 1]
+            lines.append((p, length, steps[:, p]))
+            p += length
+    runs = []
+    k = 0
+    while k < len(lines):
+        start, length, stride = lines[k]
+        base = columns[:, start]
+        rows, outer = 1, np.zeros(4, dtype=np.int64)
+        while k + rows < len(lines):
+            other, other_length, other_stride = lines[k + rows]
+            step = columns[:, other] - columns[:, lines[k + rows - 1][0]]
+            if other_length != length or not (other_stride == stride).all() or (rows > 1 and not (step == outer).all()):
+                break
+            outer = step
+            rows += 1
+        runs.append([rows, length] + [v for x in range(4) for v in (base[x], outer[x], stride[x])])
+        k += rows
+    return np.asarray(runs, dtype=np.int64).reshape(-1, 14)
 
 
 def flatten(program: Program) -> FlatProgram:
     ops = program.ops
-    lengths = np.array([len(op) for op in ops], dtype=np.int64)
-    stop = np.cumsum(lengths)
-    start = stop - lengths
-
-    def column(name: str) -> np.ndarray:
-        parts = [getattr(op, name) if getattr(op, name) is not None else np.zeros(len(op), dtype=np.int64)
-                 for op in ops]
-        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=np.int64)
+    runs, run_start, run_stop = [], [], []
+    total = 0
+    for op in ops:
+        columns = np.zeros((4, len(op)), dtype=np.int64)
+        for row, name in enumerate(("out", "a", "b", "c")):
+            if getattr(op, name) is not None:
+                columns[row] = getattr(op, name)
+        op_runs = affine_runs(columns)
+        if op.kind in ("loss", "softmax") and (len(op_runs) != 1 or op_runs[0, 0] != 1):
+            raise ValueError(f"a {op.kind} operation must span consecutive slots")
+        runs.append(op_runs)
+        run_start.append(total)
+        total += len(op_runs)
+        run_stop.append(total)
 
     def per_op(values) -> np.ndarray:
         return np.asarray(list(values), dtype=np.int64)
 
     return FlatProgram(per_op(KIND_CODE[op.kind] for op in ops), per_op(PHASE_CODE[op.phase] for op in ops),
-                       per_op(op.code for op in ops), per_op(op.mode for op in ops), start, stop,
-                       column("out"), column("a"), column("b"), column("c"))
+                       per_op(op.code for op in ops), per_op(op.mode for op in ops), per_op(run_start),
+                       per_op(run_stop), np.ascontiguousarray(np.concatenate(runs) if runs else np.zeros((0, 14), dtype=np.int64)))
 
 
 def cache_directory() -> Path:
@@ -86,21 +132,25 @@ def source() -> str:
             continue
         keyword = "if" if not activate else "elif"
         activate.append(f"    {keyword} code == {code}:\n"
-                        f"        for k in range(s, e):\n"
-                        f"            o = out[k]\n"
-                        f"            i = a[k]\n"
-                        f"            for l in range(L):\n"
-                        f"                x = V[i, l]\n"
-                        f"                V[o, l] = {activation.scalar}")
+                        f"        for r in range(rs, re):\n"
+                        f"            for i in range(R[r, 0]):\n"
+                        f"                for j in range(R[r, 1]):\n"
+                        f"                    o = R[r, 2] + i * R[r, 3] + j * R[r, 4]\n"
+                        f"                    n = R[r, 5] + i * R[r, 6] + j * R[r, 7]\n"
+                        f"                    for l in range(L):\n"
+                        f"                        x = V[n, l]\n"
+                        f"                        V[o, l] = {activation.scalar}")
         derive.append(f"    {keyword} code == {code}:\n"
-                      f"        for k in range(s, e):\n"
-                      f"            o = out[k]\n"
-                      f"            i = a[k]\n"
-                      f"            j = b[k]\n"
-                      f"            for l in range(L):\n"
-                      f"                x = V[i, l]\n"
-                      f"                y = V[j, l]\n"
-                      f"                V[o, l] = {activation.scalar_derivative}")
+                      f"        for r in range(rs, re):\n"
+                      f"            for i in range(R[r, 0]):\n"
+                      f"                for j in range(R[r, 1]):\n"
+                      f"                    o = R[r, 2] + i * R[r, 3] + j * R[r, 4]\n"
+                      f"                    n = R[r, 5] + i * R[r, 6] + j * R[r, 7]\n"
+                      f"                    m = R[r, 8] + i * R[r, 9] + j * R[r, 10]\n"
+                      f"                    for l in range(L):\n"
+                      f"                        x = V[n, l]\n"
+                      f"                        y = V[m, l]\n"
+                      f"                        V[o, l] = {activation.scalar_derivative}")
     constants = "".join(f"{name.upper()} = {code}\n" for name, code in KIND_CODE.items())
     constants += "".join(f"PHASE_{name.upper()} = {code}\n" for name, code in PHASE_CODE.items())
     return (_TEMPLATE.replace("#CONSTANTS\n", constants)
@@ -142,91 +192,205 @@ import numpy as np
 
 #CONSTANTS
 
+# A run r of R: entries index = base + i * stride_i + j * stride_j, for i < R[r, 0], j < R[r, 1];
+# out, a, b, c at columns 2, 5, 8, 11 (base), +1 (stride_i), +2 (stride_j).
+
 @numba.njit(cache=True, nogil=True)
-def activate(code, s, e, out, a, V, L):
+def activate(code, rs, re, R, V, L):
 #ACTIVATE
 
 
 @numba.njit(cache=True, nogil=True)
-def derive(code, s, e, out, a, b, V, L):
+def derive(code, rs, re, R, V, L):
 #DERIVE
 
 
 @numba.njit(cache=True, nogil=True)
-def mac(s, e, out, a, b, c, V, L):
-    for k in range(s, e):
-        o = out[k]
-        i = a[k]
-        j = b[k]
-        m = c[k]
-        for l in range(L):
-            V[o, l] += V[i, l] * V[j, l] * V[m, l]
+def mac(rs, re, R, V, L):
+    for r in range(rs, re):
+        ni, nj = R[r, 0], R[r, 1]
+        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
+        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
+        b0, bi, bj = R[r, 8], R[r, 9], R[r, 10]
+        c0, ci, cj = R[r, 11], R[r, 12], R[r, 13]
+        for i in range(ni):
+            o = o0 + i * oi
+            x = a0 + i * ai
+            y = b0 + i * bi
+            z = c0 + i * ci
+            for j in range(nj):
+                out = V[o + j * oj]
+                p = V[x + j * aj]
+                q = V[y + j * bj]
+                u = V[z + j * cj]
+                for l in range(L):
+                    out[l] += p[l] * q[l] * u[l]
 
 
 @numba.njit(cache=True, nogil=True)
-def softmax(s, e, out, a, V, L):
+def mac_scalar(rs, re, R, v):
+    """`mac` for a single lane, on the slots as a vector: sums into one slot in a register."""
+    for r in range(rs, re):
+        ni, nj = R[r, 0], R[r, 1]
+        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
+        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
+        b0, bi, bj = R[r, 8], R[r, 9], R[r, 10]
+        c0, ci, cj = R[r, 11], R[r, 12], R[r, 13]
+        for i in range(ni):
+            o = o0 + i * oi
+            x = a0 + i * ai
+            y = b0 + i * bi
+            z = c0 + i * ci
+            if oj == 0:
+                acc = v[o]
+                for j in range(nj):
+                    acc += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
+                v[o] = acc
+            else:
+                for j in range(nj):
+                    v[o + j * oj] += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
+
+
+@numba.njit(cache=True, nogil=True)
+def elementwise_scalar(kind, rs, re, R, v, inputs, t):
+    """`elementwise` for a single lane (masking is the caller's)."""
+    for r in range(rs, re):
+        ni, nj = R[r, 0], R[r, 1]
+        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
+        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
+        for i in range(ni):
+            o = o0 + i * oi
+            x = a0 + i * ai
+            if kind == ZERO:
+                for j in range(nj):
+                    v[o + j * oj] = 0.0
+            elif kind == COPY:
+                for j in range(nj):
+                    v[o + j * oj] = v[x + j * aj]
+            elif kind == SCALE:
+                for j in range(nj):
+                    v[o + j * oj] *= v[x + j * aj]
+            elif kind == COMPLEMENT:
+                for j in range(nj):
+                    v[o + j * oj] = 1.0 - v[x + j * aj]
+            else:  # INPUT
+                for j in range(nj):
+                    v[o + j * oj] = inputs[t, x + j * aj, 0]
+
+
+@numba.njit(cache=True, nogil=True)
+def elementwise(kind, rs, re, R, V, L, inputs, t, active, masked):
+    for r in range(rs, re):
+        for i in range(R[r, 0]):
+            for j in range(R[r, 1]):
+                o = R[r, 2] + i * R[r, 3] + j * R[r, 4]
+                x = R[r, 5] + i * R[r, 6] + j * R[r, 7]
+                if kind == ZERO:
+                    for l in range(L):
+                        V[o, l] = 0.0
+                elif kind == COPY:
+                    for l in range(L):
+                        if active[l] or not masked:
+                            V[o, l] = V[x, l]
+                elif kind == SCALE:
+                    for l in range(L):
+                        V[o, l] *= V[x, l]
+                elif kind == COMPLEMENT:
+                    for l in range(L):
+                        V[o, l] = 1.0 - V[x, l]
+                else:  # INPUT
+                    for l in range(L):
+                        V[o, l] = inputs[t, x, l]
+
+
+@numba.njit(cache=True, nogil=True)
+def update(rs, re, R, V, L, rate, momentum, decay, active):
+    for r in range(rs, re):
+        for i in range(R[r, 0]):
+            for j in range(R[r, 1]):
+                o = R[r, 2] + i * R[r, 3] + j * R[r, 4]
+                v = R[r, 5] + i * R[r, 6] + j * R[r, 7]
+                g = R[r, 8] + i * R[r, 9] + j * R[r, 10]
+                for l in range(L):
+                    if active[l]:
+                        V[v, l] = V[v, l] * momentum - rate[l] * V[g, l]
+                        V[o, l] += V[v, l]
     for l in range(L):
-        top = V[a[s], l]
-        for k in range(s + 1, e):
-            top = max(top, V[a[k], l])
-        norm = 0.0
-        for k in range(s, e):
-            V[out[k], l] = math.exp(V[a[k], l] - top)
-            norm += V[out[k], l]
-        for k in range(s, e):
-            V[out[k], l] /= norm
+        if active[l]:
+            rate[l] *= decay
 
 
 @numba.njit(cache=True, nogil=True)
-def loss(code, mode, s, e, out, a, b, c, V, L, targets, t, tolerance, active, wrong, sums, record):
+def softmax(r, R, V, L):
+    n = R[r, 1]
+    o0, os, a0, a_s = R[r, 2], R[r, 4], R[r, 5], R[r, 7]
+    for l in range(L):
+        top = V[a0, l]
+        for k in range(1, n):
+            top = max(top, V[a0 + k * a_s, l])
+        norm = 0.0
+        for k in range(n):
+            V[o0 + k * os, l] = math.exp(V[a0 + k * a_s, l] - top)
+            norm += V[o0 + k * os, l]
+        for k in range(n):
+            V[o0 + k * os, l] /= norm
+
+
+@numba.njit(cache=True, nogil=True)
+def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
+    n = R[r, 1]
+    o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
     for l in range(L):
         if not active[l]:
             continue
         present = 0
-        for k in range(s, e):
-            target = targets[t, c[k], l]
+        for k in range(n):
+            target = targets[t, c0 + k * cs, l]
+            y = V[y0 + k * ys, l]
             if not math.isnan(target):
                 present += 1
-                if tolerance > 0.0 and abs(V[a[k], l] - target) >= tolerance:
+                if tolerance > 0.0 and abs(y - target) >= tolerance:
                     wrong[l] = True
             if record.shape[1] > 0:
-                record[l, t, c[k]] = V[a[k], l]
+                record[l, t, c0 + k * cs] = y
         if code == 0:
             dot = 0.0
-            for k in range(s, e):
-                target = targets[t, c[k], l]
-                err = 0.0 if math.isnan(target) else V[a[k], l] - target
+            for k in range(n):
+                target = targets[t, c0 + k * cs, l]
+                y = V[y0 + k * ys, l]
+                err = 0.0 if math.isnan(target) else y - target
                 sums[l] += 0.5 * err * err
                 if mode == 1:
-                    V[out[k], l] = err
-                    dot += err * V[a[k], l]
+                    V[o0 + k * os, l] = err
+                    dot += err * y
                 else:
-                    V[out[k], l] = V[b[k], l] * err
+                    V[o0 + k * os, l] = V[d0 + k * ds, l] * err
             if mode == 1:
-                for k in range(s, e):
-                    V[out[k], l] = V[a[k], l] * (V[out[k], l] - dot)
-        elif present == e - s:
-            for k in range(s, e):
-                target = targets[t, c[k], l]
-                y = V[a[k], l]
+                for k in range(n):
+                    V[o0 + k * os, l] = V[y0 + k * ys, l] * (V[o0 + k * os, l] - dot)
+        elif present == n:
+            for k in range(n):
+                target = targets[t, c0 + k * cs, l]
+                y = V[y0 + k * ys, l]
                 if mode == 1:
                     sums[l] -= target * math.log(max(y, 2.2250738585072014e-308))
                 else:
                     sums[l] -= (target * math.log(max(y, 2.2250738585072014e-308))
                                 + (1.0 - target) * math.log(max(1.0 - y, 2.2250738585072014e-308)))
-                V[out[k], l] = y - target
+                V[o0 + k * os, l] = y - target
         else:
-            for k in range(s, e):
-                V[out[k], l] = 0.0
+            for k in range(n):
+                V[o0 + k * os, l] = 0.0
 
 
 @numba.njit(cache=True, nogil=True)
-def run(kind, phase, code, mode, start, stop, out, a, b, c, V, inputs, targets, rate, momentum, decay,
+def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
         tolerance, learn, active, steps_done, sums, record):
     """Run the program over the steps of ``inputs`` (steps, n_inputs, lanes) for the lanes of
     ``V`` (slots, lanes) still ``active``; a lane stops after its first step with an error
     >= tolerance (if > 0), its state then left as that step made it."""
     L = V.shape[1]
+    v = V.reshape(V.shape[0] * L)  # the slots as a vector, for the single-lane paths
     steps = inputs.shape[0]
     wrong = np.zeros(L, dtype=np.bool_)
     for t in range(steps):
@@ -240,62 +404,28 @@ def run(kind, phase, code, mode, start, stop, out, a, b, c, V, inputs, targets, 
             if not learn and ph >= PHASE_BACKWARD and ph <= PHASE_KEEP_TRACES:
                 continue
             kd = kind[op]
-            s = start[op]
-            e = stop[op]
+            rs = run_start[op]
+            re = run_stop[op]
             if kd == MAC:
-                mac(s, e, out, a, b, c, V, L)
-            elif kd == ZERO:
-                for k in range(s, e):
-                    o = out[k]
-                    for l in range(L):
-                        V[o, l] = 0.0
-            elif kd == COPY:
-                masked = ph >= PHASE_UPDATE
-                for k in range(s, e):
-                    o = out[k]
-                    i = a[k]
-                    for l in range(L):
-                        if active[l] or not masked:
-                            V[o, l] = V[i, l]
-            elif kd == SCALE:
-                for k in range(s, e):
-                    o = out[k]
-                    i = a[k]
-                    for l in range(L):
-                        V[o, l] *= V[i, l]
+                if L == 1:
+                    mac_scalar(rs, re, R, v)
+                else:
+                    mac(rs, re, R, V, L)
             elif kd == ACTIVATE:
-                activate(code[op], s, e, out, a, V, L)
+                activate(code[op], rs, re, R, V, L)
             elif kd == DERIVE:
-                derive(code[op], s, e, out, a, b, V, L)
+                derive(code[op], rs, re, R, V, L)
             elif kd == SOFTMAX:
-                softmax(s, e, out, a, V, L)
-            elif kd == COMPLEMENT:
-                for k in range(s, e):
-                    o = out[k]
-                    i = a[k]
-                    for l in range(L):
-                        V[o, l] = 1.0 - V[i, l]
-            elif kd == INPUT:
-                for k in range(s, e):
-                    o = out[k]
-                    i = a[k]
-                    for l in range(L):
-                        V[o, l] = inputs[t, i, l]
+                softmax(rs, R, V, L)
             elif kd == LOSS:
-                loss(code[op], mode[op], s, e, out, a, b, c, V, L, targets, t, tolerance, active, wrong,
-                     sums, record)
+                loss(code[op], mode[op], rs, R, V, L, targets, t, tolerance, active, wrong, sums, record)
             elif kd == UPDATE:
-                for k in range(s, e):
-                    o = out[k]
-                    i = a[k]
-                    j = b[k]
-                    for l in range(L):
-                        if active[l]:
-                            V[i, l] = V[i, l] * momentum - rate[l] * V[j, l]
-                            V[o, l] += V[i, l]
-                for l in range(L):
-                    if active[l]:
-                        rate[l] *= decay
+                update(rs, re, R, V, L, rate, momentum, decay, active)
+            elif L == 1:
+                if active[0] or ph < PHASE_UPDATE:
+                    elementwise_scalar(kd, rs, re, R, v, inputs, t)
+            else:
+                elementwise(kd, rs, re, R, V, L, inputs, t, active, ph >= PHASE_UPDATE)
         for l in range(L):
             if active[l]:
                 steps_done[l] = t + 1
