@@ -20,6 +20,8 @@ OutputActivation = Literal[
 
 UNIT_ACTIVATIONS: tuple[str, ...] = get_args(UnitActivation)
 OUTPUT_ACTIVATIONS: tuple[str, ...] = get_args(OutputActivation)
+#: Other names a spec may use (PyTorch's ``sigmoid``), replaced by their own name at validation.
+ALIASES: dict[str, str] = {"sigmoid": "logistic"}
 
 #: Formula of each activation, as printed by `lstmgraph validate` and the renderer.
 FORMULAS: dict[str, str] = {

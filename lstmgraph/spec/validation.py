@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..activations import ALIASES
 from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
 from .models import NetworkSpec
 
@@ -54,8 +55,9 @@ def _problem(detail: dict, data: Any) -> Problem:
         return Problem(path, f"missing required key '{path[-1]}'")
     if kind == "literal_error":
         options = re.findall(r"'([^']*)'", str(context.get("expected", "")))
+        aliases = [alias for alias, name in ALIASES.items() if name in options]
         return Problem(path, f"{given!r} is not allowed", expected=f"one of {', '.join(options)}",
-                       suggestion=_suggest(given, options))
+                       suggestion=_suggest(given, options + aliases))
     if kind == "union_tag_invalid":
         options = re.findall(r"'([^']*)'", str(context.get("expected_tags", "")))
         return Problem(path + ("kind",), f"unknown kind {context.get('tag')!r}",
