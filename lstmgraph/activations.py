@@ -3,7 +3,8 @@
 Names are spelled out so a spec says exactly which function it means:
 ``four_logistic_minus_two`` is the 1997/2000 cell-input squashing g(x) = 4 sigma(x) - 2 (range
 [-2, 2]); ``two_logistic_minus_one`` is the cell-output squashing h(x) = 2 sigma(x) - 1 (range
-[-1, 1]) (papers.md section 1). ``softmax`` is allowed on output groups only.
+[-1, 1]) (Hochreiter & Schmidhuber 1997, section 5; Gers, Schmidhuber & Cummins 2000 keep
+both). ``softmax`` is allowed on output groups only.
 """
 
 from __future__ import annotations
