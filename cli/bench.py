@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from lstmgraph.benchmark import run_benchmarks
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
@@ -23,6 +22,8 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
     """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials), time per step
     against W for truncated and exact RTRL with fitted exponents, peak memory, PyTorch ratio.
     The first run compiles about a dozen kernels (minutes); later runs reuse them."""
+    from lstmgraph.benchmark import run_benchmarks  # the compiled executor: not for other commands
+
     progress = (lambda message: None) if as_json else (lambda message: click.echo(f"... {message}", err=True))
     try:
         results = run_benchmarks(specs, quick=quick, progress=progress)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from lstmgraph.engine.gradcheck import gradient_check
-
 from .common import SPEC_ARGUMENT, compile_or_exit
 
 
@@ -22,6 +20,8 @@ from .common import SPEC_ARGUMENT, compile_or_exit
 def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
     """Check SPEC's gradients: truncated RTRL = BPTT with the same cuts; RTRL = BPTT = finite
     differences with every edge carrying. Exit code 1 when a check exceeds its tolerance."""
+    from lstmgraph.engine.gradcheck import gradient_check  # the engine: not for other commands
+
     plan = compile_or_exit(spec, as_json)
     report = gradient_check(plan, seed=seed, steps=steps)
     if as_json:

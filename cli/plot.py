@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
-from lstmgraph.render.plots import FORMATS, PlotError, plot_runs
 
 from .common import fail, report_spec_error
 
@@ -40,6 +39,8 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
 
     Several RUN_DIRS are drawn side by side, one column each.
     """
+    from lstmgraph.render.plots import FORMATS, PlotError, plot_runs  # the engine and training
+
     if output is not None and output.suffix.lower() not in FORMATS:
         raise click.BadParameter(f"'{output}' has no known extension; use {', '.join(FORMATS)}",
                                  param_hint="'-o'")

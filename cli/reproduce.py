@@ -10,15 +10,14 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
-from lstmgraph.experiments import EXPERIMENTS, find_experiment
-from lstmgraph.experiments.figures import draw_results
-from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
 from lstmgraph.files import BUNDLED_SPECS
 
 from .common import fail, report_spec_error
 
 
 def _list(as_json: bool) -> None:
+    from lstmgraph.experiments import EXPERIMENTS
+
     if as_json:
         click.echo(json.dumps([experiment.describe() for experiment in EXPERIMENTS.values()], indent=2))
         return
@@ -68,6 +67,11 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     Trials run in worker processes; the table shows our success rate and the mean and standard
     deviation of sequences (or training streams) to success next to the published figures.
     Results are written as JSON and CSV."""
+    # Imported here: the experiments import numba, which the other commands do without.
+    from lstmgraph.experiments import find_experiment
+    from lstmgraph.experiments.figures import draw_results
+    from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
+
     if show_list:
         _list(as_json)
         return

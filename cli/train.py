@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
 
 import lstmgraph
-from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
-from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer, TrainingDiverged
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
+
+if TYPE_CHECKING:
+    from lstmgraph.training import RunDirectory, Trainer
 
 
 @click.command()
@@ -41,6 +43,11 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
           quiet: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
+    # The engines and the trainer are imported by the commands that use them only, so that
+    # `lstmgraph --version`, `validate` and `render` start without them (and without numba).
+    from lstmgraph.engine import save_weights
+    from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer
+
     if resume is not None:
         if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine))
                 or trials != 1):
@@ -128,6 +135,8 @@ def _task_options(plan) -> dict:
 
 
 def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):
+    from lstmgraph.training import TrainingDiverged
+
     try:
         if quiet or not click.get_text_stream("stderr").isatty():
             return trainer.run(run_dir)  # a progress bar only where someone watches it
@@ -171,6 +180,8 @@ def _loss_windows(run_dir: RunDirectory) -> tuple[int, float, float]:
               help="Write every unit group's activations per step to this .npz.")
 def run(spec: Path, weights_file: Path, inputs_file: Path, record: Path | None) -> None:
     """Run SPEC forward on an input sequence; print the outputs as CSV (one row per step)."""
+    from lstmgraph.engine import Simulator, WeightsError, load_weights
+
     plan = compile_or_exit(spec)
     try:
         weights = load_weights(weights_file, plan)

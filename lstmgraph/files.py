@@ -1,4 +1,4 @@
-"""File writing shared by every stage that produces output."""
+"""File writing shared by every stage that produces output; where the bundled specs are."""
 
 from __future__ import annotations
 
@@ -6,8 +6,17 @@ import os
 import tempfile
 from pathlib import Path
 
-# The specs shipped beside the package (the repository's specs/ folder).
-BUNDLED_SPECS = Path(__file__).resolve().parents[1] / "specs"
+
+def _bundled_specs() -> Path:
+    """The repository's top-level specs/ folder, which a wheel carries as package data in
+    lstmgraph/specs (pyproject.toml): that folder where it exists, else the checkout's."""
+    package = Path(__file__).resolve().parent
+    installed = package / "specs"
+    return installed if installed.is_dir() else package.parent / "specs"
+
+
+#: The folder of the bundled specs, in a checkout (also an editable install) or an installed wheel.
+BUNDLED_SPECS = _bundled_specs()
 
 
 def write_atomically(path: Path, content: bytes) -> None:

@@ -85,6 +85,8 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
 #: Names a spec may use for the activation of any group, and of output groups.
 UNIT_ACTIVATIONS: tuple[str, ...] = tuple(a.name for a in ACTIVATIONS.values() if not a.output_only)
 OUTPUT_ACTIVATIONS: tuple[str, ...] = tuple(ACTIVATIONS)
+#: Other names a spec may use (PyTorch's ``sigmoid``), replaced by their own name at validation.
+ALIASES: dict[str, str] = {"sigmoid": "logistic"}
 UnitActivation = Literal[UNIT_ACTIVATIONS]  # type: ignore[valid-type]
 OutputActivation = Literal[OUTPUT_ACTIVATIONS]  # type: ignore[valid-type]
 #: Formula of each activation, as printed by `lstmgraph validate` and the renderer.

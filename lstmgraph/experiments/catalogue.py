@@ -2,8 +2,8 @@
 
 An experiment is a bundled spec (optionally changed by named `Variant`s, e.g. "without forget
 gates"), a task, a protocol, the learning rate and momentum, the paper's trial count and the
-published figures from ../shared/experiments.md. Protocol settings the papers leave open are
-chosen and explained in docs/results.md.
+published figures of the table or finding it names (`Experiment.paper`, `Experiment.table`).
+Protocol settings the papers leave open are chosen and explained in docs/results.md.
 """
 
 from __future__ import annotations

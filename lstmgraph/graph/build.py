@@ -54,8 +54,7 @@ def build_graph(document: SpecDocument) -> NetworkGraph:
             graph.add_edge(connection.gate, connection.target, key=f"{connection.name} gate",
                            kind="gate", delay=0, gradient=True, connection=connection)
     network = NetworkGraph(tuple(units), tuple(connections), graph)
-    problems = (_structure_problems(network) + _cycle_problems(network)
-                + _training_problems(network, document))
+    problems = _structure_problems(network) + _cycle_problems(network)
     if problems:
         raise SpecError(problems, document.source)
     return network
@@ -77,33 +76,6 @@ def _structure_problems(network: NetworkGraph) -> list[Problem]:
     if not any(unit.role == "output" for unit in network.units):
         problems.append(Problem(("groups",), "the spec has no output group",
                                 expected="at least one group with kind: output"))
-    return problems
-
-
-def _training_problems(network: NetworkGraph, document: SpecDocument) -> list[Problem]:
-    """The training section against the network: loss and output activations, task sizes."""
-    training = document.spec.training
-    if training is None:
-        return []
-    problems = []
-    outputs = [unit for unit in network.units if unit.role == "output"]
-    if training.loss == "cross_entropy":
-        for unit in outputs:
-            if unit.activation not in ("softmax", "logistic"):
-                problems.append(Problem(("training", "loss"), f"cross_entropy needs softmax or logistic "
-                                        f"outputs; '{unit.name}' is {unit.activation}",
-                                        suggestion="use loss: sum_of_squares"))
-    if training.task is not None:
-        from ..tasks import TaskError, make_task
-        try:
-            task = make_task(training.task.name, training.task.options)
-        except TaskError as error:
-            return problems + [Problem(("training", "task"), str(error))]
-        inputs = sum(unit.size for unit in network.units if unit.role == "input")
-        width = sum(unit.size for unit in outputs)
-        if (task.n_inputs, task.n_outputs) != (inputs, width):
-            problems.append(Problem(("training", "task"), f"task '{task.name}' has {task.n_inputs} inputs "
-                                    f"and {task.n_outputs} outputs, the network {inputs} and {width}"))
     return problems
 
 

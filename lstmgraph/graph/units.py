@@ -1,7 +1,7 @@
 """The primitives every spec expands into: unit groups and (optionally gated) connections.
 
 A memory block is not a primitive: it expands into seven unit groups (its *ports*) joined by
-fixed one-to-one connections, three of them gated (LSTM-g view, design-notes.md):
+fixed one-to-one connections, three of them gated (the LSTM-g view of Monner & Reggia 2012):
 
     cell_input --(x input_gate)--> state --> squashed_state --(x output_gate)--> cell_output
     state(t-1) --(x forget_gate, the constant error carousel)--> state(t)

@@ -25,7 +25,7 @@ from ..files import write_atomically
 from ..plan import Plan, compile_plan
 from ..spec import load_spec
 from ..tasks import Sequence as TaskSequence
-from ..tasks import TaskError, make_task
+from ..tasks import TaskError, make_task, unit_symbols
 from ..training.data import DataError, DataFile
 from ..training.trainer import training_section
 
@@ -51,14 +51,13 @@ PANELS: dict[str, tuple[str, ...]] = {
 DEFAULT_PANELS: tuple[str, ...] = (
     "cell_state", "input_gate", "forget_gate", "output_gate", "gate", "hidden", "output")
 FORMATS: tuple[str, ...] = (".png", ".svg", ".pdf")
-REBER_TASKS = frozenset({"reber", "embedded_reber", "continual_embedded_reber"})
 _TITLES = {"cell_state": "cell state s_c", "input_gate": "input gate", "forget_gate": "forget gate",
            "output_gate": "output gate", "cell_input": "cell input g", "squashed_state": "h(s_c)",
            "cell_output": "cell output", "gate": "gate", "hidden": "hidden", "input": "input",
            "output": "output vs target"}
 _MAX_LINES_WITH_LEGEND = 10
 _MAX_LINE_OUTPUTS = 4          # more outputs are drawn as a heat map
-_MAX_LABELLED_STEPS = 120      # Reber symbols under the steps up to this length
+_MAX_LABELLED_STEPS = 120      # input symbols under the steps up to this length
 _MAX_MARKED_STEPS = 300        # heat maps mark the targets up to this length
 
 
@@ -116,6 +115,8 @@ class Trace:
     reset: bool                       # activations set to zero at each start (else only at 0)
     seed: int
     source: str                       # task name, or the data file's name
+    input_symbols: tuple[str, ...] | None = None   # the task's names of its input units
+    output_symbols: tuple[str, ...] | None = None  # and of its output units (all output groups)
 
     @property
     def steps(self) -> int:
@@ -214,7 +215,7 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
         raise PlotError(f"steps must be at least 1, not {steps}")
     training = training_section(run.plan)
     sim = Simulator(run.plan)
-    sequences, continual, source = _fresh_sequences(run, sim, steps, seed)
+    sequences, continual, source, symbols = _fresh_sequences(run, sim, steps, seed)
     reset = training.reset == "sequence" if training.reset else not continual
     state, records, losses, starts, done = None, [], [], [], 0
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging net is drawn, not refused
@@ -231,12 +232,13 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
     targets = np.concatenate([s.targets for s in sequences])
     signals = {unit.name: np.stack([r.y[unit.name] for r in records]) for unit in sim.inputs}
     signals.update(sim.signals(records))
-    return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source)
+    return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source, *symbols)
 
 
 def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
-                     ) -> tuple[list[TaskSequence], bool, str]:
-    """Sequences of the run's task or data file, cut to ``steps`` steps in all."""
+                     ) -> tuple[list[TaskSequence], bool, str, tuple]:
+    """Sequences of the run's task or data file, cut to ``steps`` steps in all; whether they
+    form a continual stream, where they come from, and the task's `unit_symbols`."""
     training = training_section(run.plan)
     if training.task is not None:
         try:
@@ -245,6 +247,7 @@ def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
             raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
         rng = np.random.default_rng(seed)
         draw, continual, source = (lambda: task.sample(rng)), task.continual, task.name
+        symbols = unit_symbols(task)
     else:
         data = Path(training.data)
         if not data.is_absolute():
@@ -254,6 +257,7 @@ def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
         except DataError as error:
             raise PlotError(str(error)) from None
         draw, continual, source = file.next, file.continual, data.name
+        symbols = (None, None)
     sequences, count = [], 0
     while count < steps:
         sequence = draw()
@@ -262,7 +266,7 @@ def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
             sequence = TaskSequence(sequence.inputs[:keep], sequence.targets[:keep])
         sequences.append(sequence)
         count += keep
-    return sequences, continual, source
+    return sequences, continual, source, symbols
 
 
 # -- choosing the panels ----------------------------------------------------------------------------
@@ -391,13 +395,18 @@ def _lines(ax: "Axes", trace: Trace, groups: list[str], trial: int) -> None:
 
 
 def _outputs(ax: "Axes", run: Run, trace: Trace, groups: list[str], trial: int) -> None:
-    """Outputs against targets: lines for a few outputs, else a heat map with target dots."""
+    """Outputs against targets: lines for a few outputs, else a heat map with target dots; the
+    task's output symbols, if it names them, label the units."""
     outputs = [u for u in run.plan.units if u.role == "output"]
     first = dict(zip((u.name for u in outputs), np.cumsum([0] + [u.size for u in outputs])))
     values = np.concatenate([trace.signals[g][:, trial, :] for g in groups], axis=1)
     targets = np.concatenate([trace.targets[:, first[g]:first[g] + run.plan.unit[g].size]
                               for g in groups], axis=1)
-    names = [f"{g}[{i}]" for g in groups for i in range(run.plan.unit[g].size)]
+    units = [(g, i) for g in groups for i in range(run.plan.unit[g].size)]
+    symbols = trace.output_symbols
+    if symbols is not None and len(symbols) != trace.targets.shape[1]:
+        symbols = None
+    names = [f"{g}[{i}]" + (f" {symbols[first[g] + i]}" if symbols else "") for g, i in units]
     steps = np.arange(trace.steps)
     loss = float(np.mean(trace.loss[:, trial]))
     if values.shape[1] <= _MAX_LINE_OUTPUTS:
@@ -418,9 +427,8 @@ def _outputs(ax: "Axes", run: Run, trace: Trace, groups: list[str], trial: int) 
             hot = np.argwhere(np.nan_to_num(targets, nan=0.0) >= 0.5)
             ax.scatter(hot[:, 0], hot[:, 1], s=6, facecolors="none", edgecolors="red",
                        linewidths=0.6, label="target 1")
-        labels = _reber_symbols(trace, values.shape[1])
-        ax.set_yticks(range(values.shape[1]), labels or [str(i) for i in range(values.shape[1])],
-                      fontsize=6)
+        labels = [symbols[first[g] + i] for g, i in units] if symbols else [str(i) for i in range(len(units))]
+        ax.set_yticks(range(len(units)), labels, fontsize=6)
     ax.text(0.995, 0.97, f"loss/step {loss:.4g}", transform=ax.transAxes, ha="right", va="top",
             fontsize=7, bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
 
@@ -434,17 +442,10 @@ def _sequence_marks(ax: "Axes", trace: Trace) -> None:
                    linestyle="-" if trace.reset else ":", alpha=0.7)
 
 
-def _reber_symbols(trace: Trace, width: int) -> list[str] | None:
-    if trace.source not in REBER_TASKS or width != 7:
-        return None
-    from ..tasks.reber import SYMBOLS
-    return list(SYMBOLS)
-
-
 def _symbol_ticks(ax: "Axes", trace: Trace) -> bool:
-    """For the Reber tasks and short traces, write the input symbol under each step."""
-    symbols = _reber_symbols(trace, trace.inputs.shape[1])
-    if symbols is None or trace.steps > _MAX_LABELLED_STEPS:
+    """For a task that names its input symbols and a short trace, write each step's symbol under it."""
+    symbols = trace.input_symbols
+    if symbols is None or len(symbols) != trace.inputs.shape[1] or trace.steps > _MAX_LABELLED_STEPS:
         return False
     ax.set_xticks(range(trace.steps), [symbols[int(i)] for i in trace.inputs.argmax(axis=1)], fontsize=5)
     return True

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator,
                       model_validator)
 
-from ..operations import OutputActivation, UnitActivation
+from ..operations import ALIASES, OUTPUT_ACTIVATIONS, UNIT_ACTIVATIONS, OutputActivation, UnitActivation
 
 SPEC_VERSION = 1
 
@@ -35,11 +35,26 @@ def _symmetric_range(value: Any) -> Any:
     return value
 
 
+def _activation_name(value: Any) -> Any:
+    """An alias such as ``sigmoid`` becomes its own name (``logistic``): later stages see one name."""
+    return ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+def _activation(names: tuple[str, ...]) -> WithJsonSchema:
+    """The schema of an activation field: its names and the aliases of those names."""
+    aliases = [alias for alias, name in ALIASES.items() if name in names]
+    return WithJsonSchema({"type": "string", "enum": [*names, *aliases]})
+
+
 def _as_list(value: Any) -> Any:
     """A single source or target may be written as a plain string."""
     return [value] if isinstance(value, str) else value
 
 
+UnitActivationName = Annotated[UnitActivation, BeforeValidator(_activation_name),
+                               _activation(UNIT_ACTIVATIONS)]
+OutputActivationName = Annotated[OutputActivation, BeforeValidator(_activation_name),
+                                 _activation(OUTPUT_ACTIVATIONS)]
 Range = Annotated[tuple[Real, Real], BeforeValidator(_symmetric_range), WithJsonSchema({
     "anyOf": [{"type": "number", "minimum": 0, "description": "half-width w: the range [-w, w]"},
               {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2,
@@ -78,7 +93,7 @@ class HiddenGroup(_Model):
     kind: Literal["hidden"]
     name: Name
     size: Size
-    activation: UnitActivation = "logistic"
+    activation: UnitActivationName = "logistic"
 
 
 class GateGroup(_Model):
@@ -87,7 +102,7 @@ class GateGroup(_Model):
     kind: Literal["gate"]
     name: Name
     size: Size
-    activation: UnitActivation = "logistic"
+    activation: UnitActivationName = "logistic"
 
 
 class OutputGroup(_Model):
@@ -96,7 +111,7 @@ class OutputGroup(_Model):
     kind: Literal["output"]
     name: Name
     size: Size
-    activation: OutputActivation = "logistic"
+    activation: OutputActivationName = "logistic"
 
 
 class MemoryBlockGroup(_Model):
@@ -111,9 +126,9 @@ class MemoryBlockGroup(_Model):
     blocks: Size
     cells_per_block: Size = 1
     gates: list[GateName] = Field(default_factory=lambda: ["input", "output"])
-    cell_input_activation: UnitActivation = "four_logistic_minus_two"
-    cell_output_activation: UnitActivation = "two_logistic_minus_one"
-    gate_activation: UnitActivation = "logistic"
+    cell_input_activation: UnitActivationName = "four_logistic_minus_two"
+    cell_output_activation: UnitActivationName = "two_logistic_minus_one"
+    gate_activation: UnitActivationName = "logistic"
     # Weight of the cell state's fixed self-connection (the CEC): 1 in the papers; below 1 it is
     # the 2000 paper's "state decay" baseline, s(t) = decay * s(t-1) + input (Table 2: 0.9).
     state_decay: float = Field(default=1.0, gt=0.0, le=1.0)

@@ -9,14 +9,17 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..operations import ALIASES
 from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
+from .consistency import training_problems
 from .models import NetworkSpec
 
 _NAME_RULE = "a name of letters, digits and underscores, not starting with a digit"
 
 
 def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
-    """Validate spec data against the schema; raise `SpecError` listing every problem."""
+    """Validate spec data against the schema, then its training section against its groups;
+    raise `SpecError` listing every problem."""
     if data is None:
         raise SpecError([Problem((), "the spec is empty",
                                  expected="a mapping with version, groups and connections")], source)
@@ -24,10 +27,14 @@ def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
         raise SpecError([Problem((), f"the spec is a {type(data).__name__}",
                                  expected="a mapping with version, groups and connections")], source)
     try:
-        return NetworkSpec.model_validate(data)
+        spec = NetworkSpec.model_validate(data)
     except ValidationError as error:
         problems = [_problem(detail, data) for detail in error.errors(include_url=False)]
         raise SpecError(_unique(problems), source) from None
+    problems = training_problems(spec)
+    if problems:
+        raise SpecError(problems, source)
+    return spec
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:
@@ -54,8 +61,9 @@ def _problem(detail: dict, data: Any) -> Problem:
         return Problem(path, f"missing required key '{path[-1]}'")
     if kind == "literal_error":
         options = re.findall(r"'([^']*)'", str(context.get("expected", "")))
+        aliases = [alias for alias, name in ALIASES.items() if name in options]
         return Problem(path, f"{given!r} is not allowed", expected=f"one of {', '.join(options)}",
-                       suggestion=_suggest(given, options))
+                       suggestion=_suggest(given, options + aliases))
     if kind == "union_tag_invalid":
         options = re.findall(r"'([^']*)'", str(context.get("expected_tags", "")))
         return Problem(path + ("kind",), f"unknown kind {context.get('tag')!r}",

@@ -44,6 +44,10 @@ class Sequence:
 
 
 class Task(Protocol):
+    """A seeded sequence source. A task whose inputs or outputs are one-hot symbols may also
+    name its units, for plots and reports, in the optional attributes ``input_symbols`` and
+    ``output_symbols`` (one name per unit, in unit order); `unit_symbols` reads them."""
+
     name: str
     n_inputs: int
     n_outputs: int
@@ -52,6 +56,11 @@ class Task(Protocol):
     def sample(self, rng: np.random.Generator) -> Sequence:
         """Draw the next sequence using only ``rng``."""
         ...
+
+
+def unit_symbols(task: Task) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """The names the task gives its input units and its output units; None where it names none."""
+    return getattr(task, "input_symbols", None), getattr(task, "output_symbols", None)
 
 
 class TaskError(ValueError):

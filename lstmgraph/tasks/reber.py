@@ -186,8 +186,7 @@ class _GrammarTask:
     n_inputs = len(SYMBOLS)
     n_outputs = len(SYMBOLS)
     continual = False
-
-    symbols = SYMBOLS
+    input_symbols = output_symbols = SYMBOLS  # the next symbol is predicted in the same code
 
     def successors(self, prefix: str) -> frozenset[str]:
         """The symbols that may legally follow ``prefix``."""

@@ -22,6 +22,8 @@ there, which is ``idle_target: 0``. The default (no target) is the 1997 rule.
 
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 
 from .base import Sequence, register
@@ -54,7 +56,7 @@ class TemporalOrder:
 
     name = "temporal_order"
     n_inputs = len(SYMBOLS)
-    symbols = SYMBOLS
+    input_symbols = SYMBOLS
 
     def __init__(self, variant: str = "6a", continual: bool = False,
                  idle_target: float | None = None) -> None:
@@ -71,6 +73,8 @@ class TemporalOrder:
         self.variant = variant
         self.windows = WINDOWS[variant]
         self.n_outputs = 2 ** len(self.windows)
+        # Class k is the X/Y string of k in binary (X = 0, first most significant): XX, XY, YX, YY.
+        self.output_symbols = tuple("".join(letters) for letters in product("XY", repeat=len(self.windows)))
         self.continual = continual
 
     def sample(self, rng: np.random.Generator) -> Sequence:

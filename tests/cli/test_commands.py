@@ -35,6 +35,29 @@ def test_every_command_has_help(command):
     assert result.returncode == 0 and "Usage:" in result.stdout
 
 
+# Runs the click command in process, then names the heavy modules it imported (last line).
+_IMPORTS_SCRIPT = """
+import sys
+from lstmgraph_cli.main import main
+code = main(sys.argv[1:], prog_name="lstmgraph", standalone_mode=False)
+print("imported:", ",".join(m for m in ("numba", "llvmlite", "matplotlib") if m in sys.modules))
+print("code:", code or 0)
+"""
+
+
+@pytest.mark.parametrize("command, printed", [
+    (["--version"], "lstmgraph, version"), (["--help"], "Usage: lstmgraph"),
+    (["validate", "{spec}"], "gers2000_cerg: valid"), (["render", "{spec}", "-o", "{out}"], "wrote")])
+def test_version_validate_and_render_import_neither_numba_nor_matplotlib(command, printed, tmp_path):
+    args = [arg.format(spec=SPECS / "gers2000_cerg.yaml", out=tmp_path / "net.dot") for arg in command]
+    result = subprocess.run([sys.executable, "-c", _IMPORTS_SCRIPT, *args], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    *output, imported, code = result.stdout.splitlines()
+    assert printed in "\n".join(output) and code == "code: 0", result.stdout
+    assert imported == "imported: "
+
+
 def test_validate_json_reports_the_cerg_count():
     result = run("validate", str(SPECS / "gers2000_cerg.yaml"), "--json")
     assert result.returncode == 0, result.stderr

@@ -110,6 +110,22 @@ def test_side_by_side_runs_share_rows_and_show_what_is_missing(runs):
     assert any(text.get_text() == "no forget gate units" for text in grid[3, 1].texts)
 
 
+def test_a_task_s_unit_symbols_label_the_steps_and_the_output_units(runs):
+    run = load_run(runs["cerg"])
+    trace = trace_run(run, steps=40)
+    assert trace.input_symbols == trace.output_symbols == tuple("BTPSXVE")  # the task names them
+    figure = draw_figure([run], [trace], panels=["cell_state", "output"])
+    outputs = figure.axes[2]  # below the learning curve and the cell states
+    assert [label.get_text() for label in outputs.get_yticklabels()] == list("BTPSXVE")
+    steps = [label.get_text() for label in outputs.get_xticklabels()]
+    assert steps == ["BTPSXVE"[i] for i in trace.inputs.argmax(axis=1)] and steps[0] == "B"
+    adding = load_run(runs["adding"])
+    trace = trace_run(adding, steps=40)
+    assert trace.input_symbols is None and trace.output_symbols is None
+    figure = draw_figure([adding], [trace], panels=["output"])
+    assert not {label.get_text() for label in figure.axes[1].get_xticklabels()} & set("BTPSXVE")
+
+
 def test_plot_writes_valid_png_svg_and_pdf(runs, tmp_path):
     written, lines = plot_runs([runs["cerg"], runs["no_forget"]], tmp_path / "both.png", steps=30)
     assert written.read_bytes()[:8] == PNG_MAGIC and len(lines) == 2

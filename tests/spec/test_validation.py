@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import lstmgraph
 from conftest import located
 
 
@@ -64,6 +67,35 @@ def test_unknown_kind_and_activation_suggest_the_closest(spec_error):
     assert ("groups[1].activation", 4, "'sofmax' is not allowed") in rows
     text = error.format()
     assert "did you mean 'input'?" in text and "did you mean 'softmax'?" in text
+
+
+def test_sigmoid_is_read_as_logistic(write_spec):
+    path = write_spec("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: h, kind: hidden, size: 3, activation: sigmoid}
+          - {name: m, kind: memory_block, blocks: 1, gate_activation: sigmoid}
+          - {name: y, kind: output, size: 1, activation: sigmoid}
+        connections:
+          - {from: x, to: [h, m.cell_input, m.input_gate, m.output_gate]}
+          - {from: [h, m.cell_output], to: y}
+        """)
+    plan = lstmgraph.compile_spec(path)
+    activations = {unit.name: unit.activation for unit in plan.units}
+    assert activations["h"] == activations["m.input_gate"] == activations["y"] == "logistic"
+    # The validated spec (what a run directory's spec.yaml is written from) holds the name too.
+    assert "sigmoid" not in json.dumps(lstmgraph.load_spec(path).spec.model_dump(mode="json"))
+
+
+def test_misspelt_sigmoid_suggests_sigmoid(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: y, kind: output, size: 1, activation: sigmod}
+        """)
+    assert located(error) == [("groups[0].activation", 3, "'sigmod' is not allowed")]
+    assert "did you mean 'sigmoid'?" in error.format()
 
 
 def test_softmax_is_for_outputs_only(spec_error):

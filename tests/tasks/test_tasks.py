@@ -9,7 +9,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from lstmgraph.tasks import TASKS, RecallFirst, TaskError, make_task
+from lstmgraph.tasks import TASKS, RecallFirst, TaskError, make_task, unit_symbols
+from lstmgraph.tasks.temporal_order import class_of
 
 
 # ---------------------------------------------------------------------- recall_first
@@ -78,6 +79,20 @@ def test_every_registered_task_has_the_interface():
         assert seq.inputs.shape[1] == task.n_inputs and seq.targets.shape[1] == task.n_outputs
         assert not np.isnan(seq.inputs).any()
         assert not np.isnan(seq.targets).all(axis=1).all()
+
+
+def test_unit_symbols_name_each_unit_of_the_symbol_tasks_only():
+    for name in TASKS:
+        task = make_task(name)
+        inputs, outputs = unit_symbols(task)
+        assert inputs is None or len(inputs) == task.n_inputs, name
+        assert outputs is None or len(outputs) == task.n_outputs, name
+    for name in ("reber", "embedded_reber", "continual_embedded_reber"):
+        assert unit_symbols(make_task(name)) == (tuple("BTPSXVE"), tuple("BTPSXVE"))
+    inputs, outputs = unit_symbols(make_task("temporal_order", {"variant": "6b"}))
+    assert inputs == ("a", "b", "c", "d", "X", "Y", "E", "B")
+    assert outputs[:2] == ("XXX", "XXY") and [class_of(s) for s in outputs] == list(range(8))
+    assert unit_symbols(make_task("adding")) == (None, None)
 
 
 def test_make_task_errors():

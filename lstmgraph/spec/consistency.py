@@ -1,0 +1,39 @@
+"""The training section against the groups of a schema-valid spec.
+
+The loss must suit the output activations, and the task must exist, accept its options and
+have as many inputs and outputs as the spec's input and output groups hold. These need only
+the spec itself (input and output units are exactly the input and output groups), so they run
+at validation, where `lstmgraph validate` reports them with the spec's other problems.
+"""
+
+from __future__ import annotations
+
+from ..errors import Problem
+from ..tasks import TaskError, make_task
+from .models import InputGroup, NetworkSpec, OutputGroup
+
+
+def training_problems(spec: NetworkSpec) -> list[Problem]:
+    """Every way the training section does not fit the network (none without a section)."""
+    training = spec.training
+    if training is None:
+        return []
+    problems = []
+    outputs = [group for group in spec.groups if isinstance(group, OutputGroup)]
+    if training.loss == "cross_entropy":
+        for group in outputs:
+            if group.activation not in ("softmax", "logistic"):
+                problems.append(Problem(("training", "loss"), f"cross_entropy needs softmax or logistic "
+                                        f"outputs; '{group.name}' is {group.activation}",
+                                        suggestion="use loss: sum_of_squares"))
+    if training.task is not None:
+        try:
+            task = make_task(training.task.name, training.task.options)
+        except TaskError as error:
+            return problems + [Problem(("training", "task"), str(error))]
+        inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
+        width = sum(group.size for group in outputs)
+        if (task.n_inputs, task.n_outputs) != (inputs, width):
+            problems.append(Problem(("training", "task"), f"task '{task.name}' has {task.n_inputs} inputs "
+                                    f"and {task.n_outputs} outputs, the network {inputs} and {width}"))
+    return problems

@@ -1,0 +1,38 @@
+"""The training section against the groups: loss and output activations, task name, options, sizes."""
+
+from __future__ import annotations
+
+from conftest import located
+
+
+def test_training_section_is_checked_against_the_network(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1, activation: identity}
+        connections:
+          - {from: x, to: y}
+        training:
+          learning_rate: 0.1
+          loss: cross_entropy
+          task: {name: adding_problem}
+        """)
+    rows = located(error)
+    assert ("training.loss", 9, "cross_entropy needs softmax or logistic outputs; 'y' is identity") in rows
+    ((path, line, message),) = [row for row in rows if row[0] == "training.task"]
+    assert line == 10 and "unknown task 'adding_problem'" in message and "did you mean 'adding'?" in message
+
+
+def test_task_sizes_must_fit_the_network(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 3}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: adding}}
+        """)
+    ((path, _, message),) = located(error)
+    assert path == "training.task" and message == "task 'adding' has 2 inputs and 1 outputs, the network 3 and 1"

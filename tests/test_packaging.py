@@ -1,0 +1,78 @@
+"""The wheel: built from a copy of the checkout, installed (not editable) into a fresh virtual
+environment, it carries every module and the bundled specs, and its `lstmgraph` command lists
+the experiments and validates a bundled spec there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SPECS
+
+# What the build reads: pyproject.toml and the folders its package-dir maps.
+SOURCES = ("pyproject.toml", "README.md", "lstmgraph", "cli", "specs")
+
+
+def _run(*command: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(part) for part in command], capture_output=True, text=True,
+                            cwd=cwd, timeout=600)
+    assert result.returncode == 0, f"{command}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of a copy of the checkout (so no build/ folder is left in the repository)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in SOURCES:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / name, source / name)
+    out = tmp_path_factory.mktemp("wheel")
+    # Build isolation fetches the build backend (setuptools, wheel) from the package index.
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", out, source)
+    (built,) = out.glob("lstmgraph-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory) -> Path:
+    """A fresh virtual environment with the wheel installed; the dependencies are read from
+    this interpreter's site-packages (a .pth file), so nothing else is downloaded."""
+    venv = tmp_path_factory.mktemp("venv")
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    site = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip()
+    ours = [path for path in sys.path if path.endswith("site-packages")]
+    (Path(site) / "dependencies.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
+         "--quiet", wheel)
+    return venv
+
+
+def test_the_wheel_holds_every_module_and_the_bundled_specs(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {f"lstmgraph/{path.relative_to(REPO / 'lstmgraph').as_posix()}"
+               for path in (REPO / "lstmgraph").rglob("*.py")}
+    modules |= {f"lstmgraph_cli/{path.name}" for path in (REPO / "cli").glob("*.py")}
+    assert modules <= names, f"not in the wheel: {sorted(modules - names)}"
+    specs = {f"lstmgraph/specs/{path.name}" for path in SPECS.glob("*.yaml")}
+    assert len(specs) >= 11 and specs <= names
+
+
+def test_the_installed_command_lists_experiments_and_validates_a_bundled_spec(installed, tmp_path):
+    command = installed / "bin" / "lstmgraph"
+    where = _run(installed / "bin" / "python", "-c",
+                 "import lstmgraph.files as f; print(f.__file__); print(f.BUNDLED_SPECS)", cwd=tmp_path)
+    module, specs = map(Path, where.stdout.split())
+    assert module.is_relative_to(installed) and specs.is_relative_to(installed)  # not the checkout
+    listing = _run(command, "reproduce", "--list", cwd=tmp_path).stdout
+    assert "gers2000-cerg-forget" in listing and "specs/gers2000_cerg.yaml" in listing
+    result = _run(command, "validate", specs / "gers2000_cerg.yaml", "--json", cwd=tmp_path)
+    assert '"parameters": 424' in result.stdout
