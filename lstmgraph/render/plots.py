@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -235,9 +235,11 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
     return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source)
 
 
-def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
-                     ) -> tuple[list[TaskSequence], bool, str]:
-    """Sequences of the run's task or data file, cut to ``steps`` steps in all."""
+def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = None
+                    ) -> tuple[Callable[[], TaskSequence | None], bool, str]:
+    """(draw, continual, source): fresh sequences of the run's task from
+    ``numpy.random.default_rng(seed)``, or a data file's sequences in order from its start
+    (``epochs`` passes, None for no end; `draw` returns None after the last)."""
     training = training_section(run.plan)
     if training.task is not None:
         try:
@@ -245,16 +247,21 @@ def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
         except TaskError as error:
             raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
         rng = np.random.default_rng(seed)
-        draw, continual, source = (lambda: task.sample(rng)), task.continual, task.name
-    else:
-        data = Path(training.data)
-        if not data.is_absolute():
-            data = run.path / data
-        try:
-            file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=None)
-        except DataError as error:
-            raise PlotError(str(error)) from None
-        draw, continual, source = file.next, file.continual, data.name
+        return (lambda: task.sample(rng)), task.continual, task.name
+    data = Path(training.data)
+    if not data.is_absolute():
+        data = run.path / data
+    try:
+        file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=epochs)
+    except DataError as error:
+        raise PlotError(str(error)) from None
+    return file.next, file.continual, data.name
+
+
+def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
+                     ) -> tuple[list[TaskSequence], bool, str]:
+    """Sequences of the run's task or data file, cut to ``steps`` steps in all."""
+    draw, continual, source = sequence_source(run, sim, seed)
     sequences, count = [], 0
     while count < steps:
         sequence = draw()
