@@ -15,7 +15,7 @@ from .common import report_spec_error
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in a minute.")
+@click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in about a minute (quiet machine, kernels cached).")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 def bench(as_json: bool, quick: bool, specs: Path) -> None:

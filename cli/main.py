@@ -20,6 +20,7 @@ from lstmgraph.spec.models import NetworkSpec
 
 from .common import SPEC_ARGUMENT, compile_or_exit
 from .bench import bench
+from .evaluate import evaluate
 from .gradcheck import gradcheck
 from .reproduce import reproduce
 from .plot import plot
@@ -95,6 +96,7 @@ main.add_command(gradcheck)
 main.add_command(bench)
 main.add_command(reproduce)
 main.add_command(plot)
+main.add_command(evaluate)
 
 if __name__ == "__main__":
     main()

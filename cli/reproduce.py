@@ -66,7 +66,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
 
     Trials run in worker processes; the table shows our success rate and the mean and standard
     deviation of sequences (or training streams) to success next to the published figures.
-    Results are written as JSON and CSV."""
+    Results are written as JSON, CSV and a PNG figure to the results folder, each trial's
+    trained network to OUT/trials/SEED/ (for plot and evaluate)."""
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.figures import draw_results

@@ -2,18 +2,20 @@
 
 `to_dot` is a pure function of the plan (node ids are unit and connection names, so the text
 is deterministic and tests need no graphviz binary); `render_plan` writes a file whose format
-follows its extension. Each gated connection passes through a small "x" node that its gate
-feeds, so a diagram shows where every gate multiplies.
+follows its extension. Each gated connection passes through a small multiplication node
+that its gate feeds, so a diagram shows where every gate multiplies. Edge styles are kept in
+one table, `EDGE_STYLES`; the legend shows the ones a diagram uses.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
+from html import escape
 from pathlib import Path
 
 import graphviz
 
-from ..operations import FORMULAS
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
 from ..plan import Plan
@@ -40,9 +42,33 @@ _PORT_TITLE = {
     "output_gate": "output gate", "state": "cell state s", "squashed_state": "h(s)",
     "cell_output": "cell output",
 }
+# Activations by name (a formula in x would read like the multiplication nodes, or an input x).
+_ACTIVATION_LABEL = {
+    "logistic": "logistic", "tanh": "tanh", "identity": "identity", "relu": "relu",
+    "four_logistic_minus_two": "4 logistic - 2", "two_logistic_minus_one": "2 logistic - 1",
+    "softmax": "softmax",
+}
 _GATE_COLOUR = "#2e7d32"
-_PEEPHOLE_COLOUR = "#7b1fa2"
 _TRUNCATED_COLOUR = "#9e9e9e"
+
+#: Edge kind -> (legend text, legend sample, graphviz attributes). An edge's attributes are
+#: those of its kinds merged in this order (so ``delayed`` and ``peephole`` modify the base
+#: ``carries`` or ``truncated``); the legend lists the kinds a diagram uses.
+EDGE_STYLES: dict[str, tuple[str, str, dict[str, str]]] = {
+    "carries": ("same step, carries gradient", "\u2014\u2014\u25b6",
+                dict(style="solid", color="black", arrowhead="normal", penwidth="1.6")),
+    "truncated": ("truncated: no gradient", "\u2014\u2014\u25b7",
+                  dict(style="solid", color=_TRUNCATED_COLOUR, arrowhead="empty", penwidth="1.0")),
+    "peephole": ("peephole", "\u2014\u2014\u25b7", dict(color="#7b1fa2")),
+    # Previous-step edges do not constrain the layout, which then follows the order of a step.
+    "delayed": ("previous step (delay 1)", "- - -\u25b6", dict(style="dashed", constraint="false")),
+    "gate": ("gate multiplies at \u00d7", "\u2014\u2014\u25cf",
+             dict(style="solid", color=_GATE_COLOUR, arrowhead="dot", penwidth="1.4")),
+}
+_MULTIPLY = "\u00d7"
+#: Ports of a gated self-connection (the GRU's carry of h) by rankdir: it leaves its unit
+#: against the flow and comes back from the side, apart from the unit's other edges.
+_LOOP_PORTS = {"LR": ("w", "s"), "RL": ("e", "s"), "TB": ("n", "e"), "BT": ("s", "e")}
 
 
 class RenderError(Exception):
@@ -58,38 +84,50 @@ def _unit_label(unit: Unit) -> str:
     detail = f"{unit.role} ({unit.size})" if unit.group == unit.name else f"({unit.size})"
     if unit.role in ("state", "cell_output"):
         return f"{title}\n{detail}"
-    return f"{title}\n{detail} {FORMULAS[unit.activation]}"
+    return f"{title}\n{detail}, {_ACTIVATION_LABEL[unit.activation]}"
 
 
-def _edge_style(connection: Connection) -> dict[str, str]:
-    # Previous-step edges do not constrain the layout, which then follows the order of a step.
-    style = {"style": "dashed", "constraint": "false"} if connection.delay else {"style": "solid"}
+def _edge_kinds(connection: Connection) -> list[str]:
+    kinds = ["carries" if connection.gradient else "truncated"]
     if connection.pattern == "peephole":
-        style["color"] = _PEEPHOLE_COLOUR
-    elif not connection.gradient:
-        style["color"] = _TRUNCATED_COLOUR
-    else:
-        style["color"] = "black"
-    style["arrowhead"] = "normal" if connection.gradient else "empty"
-    style["penwidth"] = "1.6" if connection.gradient else "1.0"
+        kinds.append("peephole")
+    if connection.delay:
+        kinds.append("delayed")
+    return kinds
+
+
+def _edge_style(kinds: list[str]) -> dict[str, str]:
+    style: dict[str, str] = {}
+    for kind in kinds:
+        style.update(EDGE_STYLES[kind][2])
     return style
 
 
 def _edge_label(connection: Connection) -> str:
+    """What the drawing does not already say: the CEC's weight, a connection's own name, a
+    pattern other than full (a full matrix is target size x source size, both on the nodes;
+    peepholes have their colour), and weights that are fixed. Inside a memory block all but the
+    CEC are fixed one-to-one connections of weight 1, and go unlabelled."""
     if connection.is_cec:
         return f"CEC {float(connection.init.constant)}"  # 1.0 in the papers; state_decay below 1
+    if connection.internal:
+        return ""
+    parts = []
+    if connection.name != f"{connection.source}->{connection.target}":
+        parts.append(connection.name)
+    if connection.pattern == "one_to_one":
+        parts.append("one-to-one")
     if not connection.trainable:
-        return "fixed"
-    shape = "x".join(map(str, connection.shape))
-    return f"{connection.pattern} {shape}" if connection.pattern != "full" else shape
+        parts.append("fixed")
+    return ", ".join(parts)
 
 
 def to_dot(plan: Plan, rankdir: str = "LR") -> str:
     """The DOT source of a plan's diagram."""
+    kinds_used: set[str] = set()
     dot = graphviz.Digraph(name=plan.name, graph_attr={
-        "rankdir": rankdir, "label": f"{plan.name}  ({plan.n_parameters} parameters)",
-        "labelloc": "t", "fontname": "Helvetica", "fontsize": "16", "compound": "true",
-        "newrank": "true"}, node_attr={"fontname": "Helvetica", "fontsize": "11"},
+        "rankdir": rankdir, "labelloc": "t", "fontname": "Helvetica", "compound": "true",
+        "newrank": "true", "nodesep": "0.45"}, node_attr={"fontname": "Helvetica", "fontsize": "11"},
         edge_attr={"fontname": "Helvetica", "fontsize": "9"})
     groups: dict[str, list[Unit]] = {}
     for unit in plan.units:
@@ -100,18 +138,20 @@ def to_dot(plan: Plan, rankdir: str = "LR") -> str:
             continue
         spec_group = plan.document.spec.groups[units[0].spec_path[1]]
         with dot.subgraph(name=f"cluster_{group_name}") as cluster:
-            cluster.attr(label=f"memory block '{group_name}': {spec_group.blocks} block(s) x "
-                               f"{spec_group.cells_per_block} cell(s)",
-                         style="rounded,filled", fillcolor="#fffaf0", color="#c08a3e")
+            cluster.attr(style="rounded,filled", fillcolor="#fffaf0", color="#c08a3e")
+            # The title is a node, not the cluster's label: edges are routed around nodes, so
+            # neither an edge nor its label can cross it.
+            cluster.node(f"title/{group_name}", f"memory block '{group_name}'\n{spec_group.blocks} "
+                         f"block(s) x {spec_group.cells_per_block} cell(s)", shape="plaintext",
+                         fontsize="13")
             for unit in units:
                 cluster.node(unit.name, _unit_label(unit), **_ROLE_STYLE[unit.role])
             for connection in plan.connections:
                 if connection.internal and connection.gate and connection.source.startswith(group_name + "."):
-                    cluster.node(_multiplier(connection), _multiplier_label(connection),
-                                 shape="circle", width="0.25", fixedsize="true", fontsize="10")
+                    _multiplier_node(cluster, connection)
     for connection in plan.connections:
-        _draw_connection(dot, connection)
-    _legend(dot)
+        kinds_used.update(_draw_connection(dot, connection, rankdir))
+    dot.attr(label=_title_and_legend(plan, kinds_used))
     return dot.source
 
 
@@ -119,42 +159,49 @@ def _multiplier(connection: Connection) -> str:
     return f"multiply/{connection.name}"
 
 
-def _multiplier_label(connection: Connection) -> str:
-    return "1-x" if connection.gate_complement else "x"
+def _multiplier_node(dot: graphviz.Digraph, connection: Connection) -> None:
+    label = f"1-g {_MULTIPLY}" if connection.gate_complement else _MULTIPLY
+    dot.node(_multiplier(connection), label, shape="circle", margin="0.02", width="0.25",
+             fontsize="10")
 
 
-def _draw_connection(dot: graphviz.Digraph, connection: Connection) -> None:
-    style = _edge_style(connection)
+def _draw_connection(dot: graphviz.Digraph, connection: Connection, rankdir: str) -> list[str]:
+    """Draw one connection (through its multiplication node if gated); returns its edge kinds."""
+    kinds = _edge_kinds(connection)
+    style = _edge_style(kinds)
     label = _edge_label(connection)
     if connection.gate is None:
         dot.edge(connection.source, connection.target, label=label, **style)
-        return
+        return kinds
     multiplier = _multiplier(connection)
     if not connection.internal:
-        dot.node(multiplier, _multiplier_label(connection), shape="circle", width="0.25",
-                 fixedsize="true", fontsize="10")
-    dot.edge(connection.source, multiplier, label=label, arrowhead="none",
+        _multiplier_node(dot, connection)
+    tail, head = connection.source, connection.target
+    if tail == head and not connection.internal:
+        out_port, in_port = _LOOP_PORTS[rankdir]
+        tail, head = f"{tail}:{out_port}", f"{head}:{in_port}"
+    dot.edge(tail, multiplier, label=label, arrowhead="none",
              **{k: v for k, v in style.items() if k != "arrowhead"})
-    dot.edge(multiplier, connection.target, **style)
-    dot.edge(connection.gate, multiplier, color=_GATE_COLOUR, arrowhead="dot", penwidth="1.4",
-             style="solid")
+    dot.edge(multiplier, head, **style)
+    dot.edge(connection.gate, multiplier, **EDGE_STYLES["gate"][2])
+    return kinds + ["gate"]
 
 
-def _legend(dot: graphviz.Digraph) -> None:
-    samples = [
-        ("same step, carries gradient", dict(style="solid", color="black", arrowhead="normal", penwidth="1.6")),
-        ("previous step (delay 1)", dict(style="dashed", color="black", arrowhead="normal", penwidth="1.6")),
-        ("truncated: no gradient", dict(style="solid", color=_TRUNCATED_COLOUR, arrowhead="empty", penwidth="1.0")),
-        ("peephole (dashed when it reads s(t-1))", dict(style="solid", color=_PEEPHOLE_COLOUR, arrowhead="empty", penwidth="1.0")),
-        ("gate multiplies at x", dict(style="solid", color=_GATE_COLOUR, arrowhead="dot", penwidth="1.4")),
-    ]
-    with dot.subgraph(name="cluster_legend") as legend:
-        legend.attr(label="legend", style="rounded", color="#bdbdbd", fontsize="11")
-        for index, (text, style) in enumerate(samples):
-            start, end = f"legend/{index}/from", f"legend/{index}/to"
-            legend.node(start, "", shape="point", width="0.05")
-            legend.node(end, text, shape="plaintext", fontsize="10")
-            legend.edge(start, end, **style)
+def _title_and_legend(plan: Plan, kinds_used: set[str]) -> str:
+    """An HTML-like graph label: the title, and a sample of each edge style the diagram uses.
+    Graphviz places the graph's label outside the drawing, so nothing can cover it."""
+    cells = []
+    for kind, (text, sample, attributes) in EDGE_STYLES.items():
+        if kind in kinds_used:
+            colour = attributes.get("color", "black")
+            cells.append(f'<td align="left"><font point-size="10"><font color="{colour}">'
+                         f'{escape(sample)}</font> {escape(text)}</font></td>')
+    per_row = math.ceil(len(cells) / math.ceil(len(cells) / 3))  # at most 3 a row, balanced
+    rows = "".join(f"<tr>{''.join(cells[i:i + per_row])}</tr>" for i in range(0, len(cells), per_row))
+    title = escape(f"{plan.name}  ({plan.n_parameters} parameters)")
+    return (f'<<table border="0" cellspacing="0" cellpadding="2"><tr><td><font point-size="16">'
+            f'{title}</font></td></tr><tr><td><table border="0" cellspacing="6" cellpadding="0">'
+            f'{rows}</table></td></tr></table>>')
 
 
 def render_plan(plan: Plan, output: str | Path, rankdir: str = "LR") -> Path:

@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -235,10 +235,12 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
     return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source, *symbols)
 
 
-def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
-                     ) -> tuple[list[TaskSequence], bool, str, tuple]:
-    """Sequences of the run's task or data file, cut to ``steps`` steps in all; whether they
-    form a continual stream, where they come from, and the task's `unit_symbols`."""
+def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = None
+                    ) -> tuple[Callable[[], TaskSequence | None], bool, str, tuple]:
+    """(draw, continual, source, symbols): fresh sequences of the run's task from
+    ``numpy.random.default_rng(seed)``, or a data file's sequences in order from its start
+    (``epochs`` passes, None for no end; `draw` returns None after the last), and the task's
+    `unit_symbols` ((None, None) for a data file)."""
     training = training_section(run.plan)
     if training.task is not None:
         try:
@@ -246,18 +248,22 @@ def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
         except TaskError as error:
             raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
         rng = np.random.default_rng(seed)
-        draw, continual, source = (lambda: task.sample(rng)), task.continual, task.name
-        symbols = unit_symbols(task)
-    else:
-        data = Path(training.data)
-        if not data.is_absolute():
-            data = run.path / data
-        try:
-            file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=None)
-        except DataError as error:
-            raise PlotError(str(error)) from None
-        draw, continual, source = file.next, file.continual, data.name
-        symbols = (None, None)
+        return (lambda: task.sample(rng)), task.continual, task.name, unit_symbols(task)
+    data = Path(training.data)
+    if not data.is_absolute():
+        data = run.path / data
+    try:
+        file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=epochs)
+    except DataError as error:
+        raise PlotError(str(error)) from None
+    return file.next, file.continual, data.name, (None, None)
+
+
+def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
+                     ) -> tuple[list[TaskSequence], bool, str, tuple]:
+    """Sequences of the run's task or data file, cut to ``steps`` steps in all; whether they
+    form a continual stream, where they come from, and the task's `unit_symbols`."""
+    draw, continual, source, symbols = sequence_source(run, sim, seed)
     sequences, count = [], 0
     while count < steps:
         sequence = draw()
@@ -347,7 +353,9 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
 def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
     metrics = run.metrics
     trial_note = "" if run.trials == 1 else f", {run.trials} trials"
-    ax.set_title(f"{run.path.name}: {run.plan.name}, {run.steps_trained} steps{trial_note}"
+    # The run folder's name, and the network's where the folder does not already say it.
+    name = run.path.name if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}"
+    ax.set_title(f"{name}, {run.steps_trained} steps{trial_note}"
                  + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"),
                  fontsize=10)
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
@@ -359,19 +367,37 @@ def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
     x = metrics.step if curve_x == "step" else metrics.sequence
     values = metrics.curves(per_step)
     window = max(1, len(x) // 50)
-    for index in range(values.shape[1]):
+    curves = [moving_average(values[:, index], window) for index in range(values.shape[1])]
+    finite = np.concatenate(curves)
+    finite = finite[np.isfinite(finite)]
+    log = bool(finite.size and finite.min() > 0 and finite.max() / finite.min() > 10)
+    for index, curve in enumerate(curves):
         label = (f"trial {index}" if values.shape[1] > 1
                  else "each sequence" if window == 1 else f"mean of {window} sequences")
-        line = ax.plot(x[window - 1:], moving_average(values[:, index], window), linewidth=1.4,
-                       zorder=3, label=label)[0]
-        if window > 1:
-            ax.plot(x, values[:, index], linewidth=0.5, alpha=0.3, color=line.get_color())
-    finite = values[np.isfinite(values)]
-    if finite.size and finite.min() > 0 and finite.max() / finite.min() > 10:
+        line = ax.plot(x[window - 1:], curve, linewidth=1.4, zorder=3, label=label)[0]
+        if window > 1 and values.shape[1] == 1:
+            ends, low, high = window_quantiles(x, values[:, index], window)
+            if log:  # a sequence with a loss of 1e-12 would stretch the axis over the curve
+                low = np.maximum(low, 10.0 ** np.floor(np.log10(finite.min())))
+            ax.fill_between(ends, low, high, step="pre", alpha=0.2, linewidth=0,
+                            color=line.get_color(), label="10-90 % of each window")
+    if log:
         ax.set_yscale("log")
     if values.shape[1] <= _MAX_LINES_WITH_LEGEND:
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)  # off the curve
     ax.grid(True, which="major", alpha=0.3)
+
+
+def window_quantiles(x: np.ndarray, values: np.ndarray, window: int, quantiles=(0.1, 0.9)
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The spread of the values in consecutive windows of ``window`` rows (the last one
+    shorter): x at each window's start and end, and the two quantiles of each window; drawn as
+    steps, one per window, from its first x to its last."""
+    starts = np.arange(0, len(values), window)
+    low = np.array([np.nanquantile(values[a:a + window], quantiles[0]) for a in starts])
+    high = np.array([np.nanquantile(values[a:a + window], quantiles[1]) for a in starts])
+    ends = x[np.minimum(starts + window, len(values)) - 1]
+    return np.concatenate([[x[0]], ends]), np.concatenate([low[:1], low]), np.concatenate([high[:1], high])
 
 
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:
@@ -429,8 +455,8 @@ def _outputs(ax: "Axes", run: Run, trace: Trace, groups: list[str], trial: int) 
                        linewidths=0.6, label="target 1")
         labels = [symbols[first[g] + i] for g, i in units] if symbols else [str(i) for i in range(len(units))]
         ax.set_yticks(range(len(units)), labels, fontsize=6)
-    ax.text(0.995, 0.97, f"loss/step {loss:.4g}", transform=ax.transAxes, ha="right", va="top",
-            fontsize=7, bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
+    # In the title row, where it covers neither the curves nor a legend.
+    ax.set_title(f"loss/step {loss:.4g}", fontsize=8, loc="right")
 
 
 def _sequence_marks(ax: "Axes", trace: Trace) -> None:

@@ -240,6 +240,30 @@ class LearningRateDecay(_Model):
         return self
 
 
+class OptimizerSpec(_Model):
+    """The update rule: ``sgd`` (momentum SGD, the papers' rule and the default) or ``adam``
+    (Kingma & Ba 2015) with its decay rates ``beta1``, ``beta2`` and ``epsilon``."""
+
+    name: Literal["sgd", "adam"] = "sgd"
+    beta1: Annotated[float, Field(strict=True, ge=0, lt=1)] | None = None
+    beta2: Annotated[float, Field(strict=True, ge=0, lt=1)] | None = None
+    epsilon: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = None
+
+    @model_validator(mode="after")
+    def _adam_options_for_adam(self) -> "OptimizerSpec":
+        given = [key for key in ("beta1", "beta2", "epsilon") if getattr(self, key) is not None]
+        if self.name != "adam" and given:
+            raise ValueError(f"{', '.join(given)} apply to name: adam only; sgd takes "
+                             f"training.momentum")
+        return self
+
+    @property
+    def adam(self) -> tuple[float, float, float]:
+        """(beta1, beta2, epsilon) with the usual defaults 0.9, 0.999, 1e-8."""
+        return (0.9 if self.beta1 is None else self.beta1, 0.999 if self.beta2 is None else self.beta2,
+                1e-8 if self.epsilon is None else self.epsilon)
+
+
 class TaskSpec(BaseModel):
     """A built-in task by name, with its options as further keys (checked by the task)."""
 
@@ -261,6 +285,8 @@ class TrainingSpec(_Model):
     learning_rate: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
     momentum: Annotated[float, Field(strict=True, ge=0, lt=1)] = 0.0
     learning_rate_decay: LearningRateDecay = Field(default_factory=LearningRateDecay)
+    optimizer: OptimizerSpec = Field(default_factory=OptimizerSpec)
+    clip_norm: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = None
     reset: Literal["sequence", "never"] | None = None
     task: TaskSpec | None = None
     data: str | None = None
@@ -282,6 +308,12 @@ class TrainingSpec(_Model):
             raise ValueError("bptt_window applies to learning_rule: bptt only")
         if self.epochs is not None and self.data is None:
             raise ValueError("epochs count passes over a data file; a task runs for steps")
+        if self.optimizer.name != "sgd" and self.momentum:
+            raise ValueError("momentum applies to the sgd optimizer; adam has optimizer.beta1")
+        if self.update_mode == "online" and (self.optimizer.name != "sgd" or self.clip_norm is not None):
+            raise ValueError("optimizer adam and clip_norm apply to per-sequence or per-window "
+                             "updates (update: sequence, or learning_rule: bptt); online updates "
+                             "use momentum SGD, the papers' rule")
         return self
 
     @property

@@ -84,7 +84,7 @@ class Trainer:
         self.source = data_source(plan, training, training.seed if training.seed is not None else init_seed)
         self.reset_each_sequence = (training.reset == "sequence" if training.reset
                                     else not self.source.continual)
-        self.optimizer = Optimizer(training.learning_rate, training.momentum, training.learning_rate_decay)
+        self.optimizer = Optimizer.for_training(training)
         backend = CompiledEngine if self.engine == "compiled" else NumpyEngine
         self.backend = backend(plan, training, trials, self.optimizer, weights)
         self.steps = 0

@@ -3,6 +3,7 @@ bad run directory is a clear error (exit 2), never a traceback."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from lstmgraph.engine import Simulator, load_weights
-from lstmgraph.render.plots import (DEFAULT_PANELS, PlotError, draw_figure, load_run, moving_average,
-                                    panel_groups, plot_runs, read_metrics, save_figure, trace_run)
+from lstmgraph.render.plots import (DEFAULT_PANELS, Metrics, PlotError, draw_figure, load_run,
+                                    moving_average, panel_groups, plot_runs, read_metrics, save_figure,
+                                    trace_run, window_quantiles)
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph_cli.main import main
 
@@ -225,3 +227,39 @@ def test_read_metrics_of_an_empty_file(tmp_path):
     (tmp_path / "metrics.jsonl").write_text("")
     metrics = read_metrics(tmp_path / "metrics.jsonl")
     assert len(metrics) == 0 and metrics.loss_trials is None
+
+
+def test_titles_do_not_repeat_and_the_loss_sits_in_the_title_row(runs):
+    run = load_run(runs["cerg"])  # folder and network both named gers2000_cerg
+    figure = draw_figure([run], [trace_run(run, steps=30)], panels=["output"])
+    curve, outputs = figure.axes[0], figure.axes[1]
+    assert curve.get_title() == f"gers2000_cerg, {run.steps_trained} steps"
+    renamed = dataclasses.replace(run, path=run.path.with_name("peep"))
+    figure = draw_figure([renamed], [trace_run(run, steps=30)], panels=["output"])
+    assert figure.axes[0].get_title() == f"peep: gers2000_cerg, {run.steps_trained} steps"
+    assert outputs.get_title(loc="right").startswith("loss/step ") and not outputs.texts
+
+
+def test_window_quantiles_give_each_window_its_spread():
+    x = np.arange(1, 11) * 10
+    ends, low, high = window_quantiles(x, np.arange(10.0), 4)
+    np.testing.assert_array_equal(ends, [10, 40, 80, 100])  # windows rows 0-3, 4-7, 8-9
+    np.testing.assert_allclose(low, [0.3, 0.3, 4.3, 8.1])
+    np.testing.assert_allclose(high, [2.7, 2.7, 6.7, 8.9])
+
+
+def test_a_few_tiny_losses_do_not_stretch_the_learning_curve(runs):
+    run = load_run(runs["adding"])
+    rows = 400
+    rng = np.random.default_rng(0)
+    per_step = 10.0 ** (np.linspace(-1, -3, rows) + rng.uniform(-0.3, 0.3, rows))
+    per_step[::37] = 1e-12  # now and then a sequence with almost no loss
+    steps = np.arange(1, rows + 1) * 10
+    metrics = Metrics(np.arange(1, rows + 1), steps, per_step * 10, per_step, None)
+    figure = draw_figure([dataclasses.replace(run, metrics=metrics)], [trace_run(run, steps=20)],
+                         panels=["output"])
+    curve = figure.axes[0]
+    assert curve.get_yscale() == "log"
+    assert curve.get_ylim()[0] > 1e-4  # the band is clipped to the mean curve's decades
+    (band,) = curve.collections
+    assert band.get_label() == "10-90 % of each window"

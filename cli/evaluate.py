@@ -1,0 +1,65 @@
+"""`lstmgraph evaluate`: a trained run judged on fresh sequences of its task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from lstmgraph.errors import SpecError
+from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
+from lstmgraph.render.plots import PlotError
+
+from .common import fail, report_spec_error
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--sequences", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Fresh sequences of the run's task to judge (a data file: at most one pass).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the fresh sequences.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+def evaluate(run_dir: Path, sequences: int, seed: int, as_json: bool) -> None:
+    """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task.
+
+    Prints, per network: sequences correct by the task's success test, the mean squared error
+    per output and over all, the loss per step and, for a continual task, the sequences and
+    steps before the first error (the 2000/2002 papers' test-stream figure).
+    """
+    try:
+        result = evaluate_run(run_dir, sequences, seed)
+    except (PlotError, EvaluationError) as error:
+        fail(str(error))
+    except SpecError as error:
+        report_spec_error(run_dir / "spec.yaml", error)
+    click.echo(json.dumps(result.as_dict(), indent=2) if as_json else _table(result))
+
+
+def _table(result: Evaluation) -> str:
+    lines = [f"{result.run}: {result.network}, {result.steps_trained} steps trained"
+             + ("" if result.weights_file == "weights.npz" else f" (unfinished: weights of {result.weights_file})"),
+             f"{result.sequences} fresh sequences ({result.steps} steps) of {result.source}, seed {result.seed}, "
+             + ("activations reset before each" if result.reset else "one stream, no reset"),
+             f"success test: {result.success_test.describe()}", ""]
+    continual = result.trials[0].sequences_before_error is not None
+    header = ["trial", "correct", "wrong", "% correct", "mse", "loss/step"]
+    header += ["sequences before error", "steps before error"] if continual else []
+    rows = []
+    for trial in result.trials:
+        row = [str(trial.trial), str(trial.correct), str(trial.wrong), f"{100 * trial.fraction_correct:.1f}",
+               f"{trial.mse:.4g}", f"{trial.loss_per_step:.4g}"]
+        rows.append(row + ([str(trial.sequences_before_error), str(trial.steps_before_error)] if continual else []))
+    lines += _aligned(header, rows) + ["", "mean squared error per output:"]
+    outputs = list(result.trials[0].mse_per_output)
+    lines += _aligned(["output", *(f"trial {t.trial}" for t in result.trials)],
+                      [[name, *(f"{t.mse_per_output[name]:.4g}" for t in result.trials)] for name in outputs])
+    return "\n".join(lines)
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Right-aligned columns (the first left-aligned), two spaces apart."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    return ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(row, widths))) for row in [header, *rows]]

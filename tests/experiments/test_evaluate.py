@@ -1,0 +1,117 @@
+"""`lstmgraph evaluate`: a trained run's figures equal those computed by hand from its weights
+with `Simulator.run` on the same fresh sequences."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import lstmgraph
+from lstmgraph.engine import Simulator, load_weights
+from lstmgraph.experiments.evaluate import evaluate_run, success_test
+from lstmgraph.experiments.success import most_active_correct, within_tolerance
+from lstmgraph.tasks import make_task
+from lstmgraph_cli.main import main
+
+from conftest import SPECS
+
+
+def _train(base: Path, name: str, *options: str) -> Path:
+    out = base / name
+    result = CliRunner().invoke(main, ["train", str(SPECS / f"{name}.yaml"), "--out", str(out), "--quiet",
+                                       "--engine", "numpy", *options])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("evaluate")
+    return {"timing": _train(base, "gers2002_timing", "--steps", "1500", "--trials", "2"),
+            "gru": _train(base, "gru", "--steps", "1600")}
+
+
+def _by_hand(run: Path, sequences: int, seed: int, reset: bool, correct_at):
+    """Per trial: sequences correct, mean squared error per output, sequences before the first
+    error; straight from weights.npz, the task and `Simulator.run`."""
+    plan = lstmgraph.compile_spec(run / "spec.yaml")
+    weights = load_weights(run / "weights.npz", plan)
+    task = plan.document.spec.training.task
+    task = make_task(task.name, task.options)
+    rng = np.random.default_rng(seed)
+    sim = Simulator(plan)
+    trials = next(iter(weights.values())).shape[0]
+    state, outputs, targets, correct = None, [], [], []
+    for _ in range(sequences):
+        sequence = task.sample(rng)
+        if reset or state is None:
+            state = sim.zero_state(trials)
+        records, state = sim.run(weights, sequence.inputs, state)
+        y = np.stack([np.concatenate([r.y[u.name] for u in sim.outputs], axis=1) for r in records])
+        outputs.append(y)
+        targets.append(sequence.targets)
+        correct.append([bool(correct_at(y[:, k], sequence.judged).all()) for k in range(trials)])
+    y, t, correct = np.concatenate(outputs), np.concatenate(targets), np.array(correct)
+    mse = [[float(np.nanmean((y[:, k, i] - t[:, i]) ** 2)) for i in range(t.shape[1])] for k in range(trials)]
+    first_wrong = [int(np.argmin(correct[:, k])) if not correct[:, k].all() else sequences for k in range(trials)]
+    return correct.sum(axis=0).tolist(), mse, first_wrong
+
+
+def test_timing_net_population_matches_a_computation_by_hand(runs):
+    result = evaluate_run(runs["timing"], sequences=30, seed=4)
+    assert result.success_test == success_test("periodic_function") and result.success_test.tolerance == 0.3
+    assert not result.reset and result.sequences == 30 and len(result.trials) == 2
+    correct, mse, first_wrong = _by_hand(runs["timing"], 30, 4, reset=False,
+                                         correct_at=lambda y, t: within_tolerance(y, t, 0.3))
+    assert [trial.correct for trial in result.trials] == correct
+    assert [trial.sequences_before_error for trial in result.trials] == first_wrong
+    for trial, expected in zip(result.trials, mse):
+        np.testing.assert_allclose(list(trial.mse_per_output.values()), expected, rtol=1e-12)
+        assert trial.wrong == 30 - trial.correct
+
+
+def test_gru_matches_a_computation_by_hand_and_the_cli_prints_it(runs):
+    result = evaluate_run(runs["gru"], sequences=200, seed=1)
+    assert result.reset and result.success_test.kind == "most_active"
+    correct, mse, _ = _by_hand(runs["gru"], 200, 1, reset=True, correct_at=most_active_correct)
+    (trial,) = result.trials
+    assert trial.correct == correct[0] and trial.sequences_before_error is None
+    np.testing.assert_allclose(list(trial.mse_per_output.values()), mse[0], rtol=1e-12)
+    assert list(trial.mse_per_output) == ["class[0]", "class[1]", "class[2]"]
+    cli = CliRunner().invoke(main, ["evaluate", str(runs["gru"]), "--sequences", "200", "--seed", "1", "--json"])
+    assert cli.exit_code == 0, cli.output
+    data = json.loads(cli.output)
+    assert data["trials"][0]["correct"] == correct[0] and data["success_test"]["kind"] == "most_active"
+    table = CliRunner().invoke(main, ["evaluate", str(runs["gru"]), "--sequences", "200", "--seed", "1"])
+    assert f"{correct[0]}  " in table.output and "class[2]" in table.output
+
+
+def test_an_unfinished_run_is_judged_by_its_checkpoint(runs, tmp_path):
+    copy = tmp_path / "unfinished"
+    shutil.copytree(runs["gru"], copy)
+    (copy / "weights.npz").unlink()
+    result = evaluate_run(copy, sequences=20)
+    assert result.weights_file == "checkpoint.npz"
+    assert result.trials == evaluate_run(runs["gru"], sequences=20).trials  # the final checkpoint
+
+
+@pytest.mark.parametrize("args,message", [
+    (["/nonexistent/run"], "no such run directory"),
+    (["--sequences", "0", "RUN"], "0 is not in the range"),
+])
+def test_bad_requests_exit_2(runs, args, message):
+    args = [str(runs["gru"]) if a == "RUN" else a for a in args]
+    result = CliRunner().invoke(main, ["evaluate", *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_success_tests_come_from_the_catalogue():
+    assert success_test("embedded_reber").kind == "most_active"
+    assert success_test("adding").tolerance == 0.04
+    assert success_test("continual_embedded_reber").tolerance == 0.49
+    assert success_test(None).tolerance == 0.49  # a data file
