@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .executor import new_values, run_ops
+from .executor import run_ops
 from .simulator import Simulator, StepRecord, _step_columns
 from .weights import Weights
 

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..engine.losses import loss_and_delta
 from ..engine.simulator import Simulator
 from ..render.plots import Run, load_run, sequence_source
 from ..training.trainer import training_section
@@ -140,8 +139,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0) -> Eval
             outputs.append(y)  # (T, trials, n_outputs)
             judged.append(sequence.judged)
             targets.append(sequence.targets)
-            losses.append(sum(loss_and_delta(training.loss, sim.outputs, r.net, r.y, t)[0]
-                              for r, t in zip(records, sequence.targets)))
+            losses.append(sum(sim.loss(r, t, training.loss) for r, t in zip(records, sequence.targets)))
             correct_steps.append(np.stack([test.steps_correct(y[:, k], sequence.judged)
                                            for k in range(run.trials)], axis=1))  # (T, trials)
     if not outputs:

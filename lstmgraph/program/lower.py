@@ -22,7 +22,6 @@ Everything the executors need is resolved here; nothing after this stage reads t
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
