@@ -28,6 +28,9 @@ BUNDLED = {
     "modern_lstm": (443, MODERN + ("class",)),
     "gru": (339, ("reset", "update", "candidate", "h", "class")),
     "rnn": (131, ("h", "class")),
+    "textbook_single_forget_gate": (72, ("forget", "candidate", "h", "output_gate", "squashed", "y")),
+    "textbook_multiple_forget_gates": (144, ("forget_1", "forget_2", "forget_3", "candidate_2",
+                                             "candidate_3", "h", "output_gate", "squashed", "y")),
 }
 
 
