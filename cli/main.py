@@ -53,7 +53,8 @@ def validate(spec: Path, as_json: bool) -> None:
     click.echo(header)
     for row in summary["connections"]:
         shape = "x".join(map(str, row["shape"]))
-        gate = ("1-" if row["gate_complement"] else "") + (row["gated_by"] or "-")
+        gate = ("1-" if row["gate_complement"] else "") + (row["gated_by"] or "-") \
+            + (" (target)" if row["gated_by"] and row["gate_side"] == "target" else "")
         flag = "carries" if row["gradient"] else "truncated"
         params = str(row["parameters"]) if row["trainable"] else "fixed"
         click.echo(f"  {row['name']:<48} {row['pattern']:<10} {row['delay']:>5}  {flag:<9} "

@@ -150,14 +150,16 @@ class GateSide:
     divides: str
     gate_unit: Callable[[int, int, int], int]  # (i, j, units per gate unit) -> gate unit
     describe: str
+    #: What a diagram writes in the multiplication node of such a connection.
+    mark: str
 
 
 GATE_SIDES: dict[str, GateSide] = {s.name: s for s in (
     GateSide("source", "source", lambda i, j, block: j // block,
-             "gate unit k multiplies the k-th block of the source's units before the weights"),
+             "gate unit k multiplies the k-th block of the source's units before the weights", "\u00d7"),
     GateSide("target", "target", lambda i, j, block: i // block,
              "gate unit k multiplies the k-th block of the weighted sums this connection adds "
-             "to the target"),
+             "to the target", "\u00d7\u03a3"),
 )}
 
 #: Per-step losses (targets concatenated over output groups; NaN: no target there).

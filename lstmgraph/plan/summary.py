@@ -20,7 +20,8 @@ def summarize(plan: Plan) -> dict[str, Any]:
         "connections": [{
             "name": c.name, "from": c.source, "to": c.target, "pattern": c.pattern,
             "delay": c.delay, "gradient": c.gradient, "trainable": c.trainable,
-            "gated_by": c.gate, "gate_complement": c.gate_complement, "shape": list(c.shape),
+            "gated_by": c.gate, "gate_complement": c.gate_complement, "gate_side": c.gate_side,
+            "shape": list(c.shape),
             "parameters": c.size if c.trainable else 0, "internal": c.internal,
         } for c in plan.connections],
         "parameters_per_connection": {slot.connection: slot.size for slot in plan.parameters},

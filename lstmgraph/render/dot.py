@@ -18,6 +18,7 @@ import graphviz
 
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
+from ..operations import GATE_SIDES
 from ..plan import Plan
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -65,7 +66,6 @@ EDGE_STYLES: dict[str, tuple[str, str, dict[str, str]]] = {
     "gate": ("gate multiplies at \u00d7", "\u2014\u2014\u25cf",
              dict(style="solid", color=_GATE_COLOUR, arrowhead="dot", penwidth="1.4")),
 }
-_MULTIPLY = "\u00d7"
 #: Ports of a gated self-connection (the GRU's carry of h) by rankdir: it leaves its unit
 #: against the flow and comes back from the side, apart from the unit's other edges.
 _LOOP_PORTS = {"LR": ("w", "s"), "RL": ("e", "s"), "TB": ("n", "e"), "BT": ("s", "e")}
@@ -160,7 +160,8 @@ def _multiplier(connection: Connection) -> str:
 
 
 def _multiplier_node(dot: graphviz.Digraph, connection: Connection) -> None:
-    label = f"1-g {_MULTIPLY}" if connection.gate_complement else _MULTIPLY
+    mark = GATE_SIDES[connection.gate_side].mark  # after the weights on the target side
+    label = f"1-g {mark}" if connection.gate_complement else mark
     dot.node(_multiplier(connection), label, shape="circle", margin="0.02", width="0.25",
              fontsize="10")
 
