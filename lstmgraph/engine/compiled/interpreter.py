@@ -151,11 +151,17 @@ def source() -> str:
                       f"                        x = V[n, l]\n"
                       f"                        y = V[m, l]\n"
                       f"                        V[o, l] = {activation.scalar_derivative}")
+    scalar_activate = [line.replace("for l in range(L):", "if True:").replace("V[n, l]", "v[n]")
+                       .replace("V[m, l]", "v[m]").replace("V[o, l]", "v[o]") for line in activate]
+    scalar_derive = [line.replace("for l in range(L):", "if True:").replace("V[n, l]", "v[n]")
+                     .replace("V[m, l]", "v[m]").replace("V[o, l]", "v[o]") for line in derive]
     constants = "".join(f"{name.upper()} = {code}\n" for name, code in KIND_CODE.items())
     constants += "".join(f"PHASE_{name.upper()} = {code}\n" for name, code in PHASE_CODE.items())
     return (_TEMPLATE.replace("#CONSTANTS\n", constants)
             .replace("#ACTIVATE\n", "\n".join(activate) + "\n")
-            .replace("#DERIVE\n", "\n".join(derive) + "\n"))
+            .replace("#DERIVE\n", "\n".join(derive) + "\n")
+            .replace("#ACTIVATE_SCALAR\n", "\n".join(scalar_activate) + "\n")
+            .replace("#DERIVE_SCALAR\n", "\n".join(scalar_derive) + "\n"))
 
 
 def compiled_before(module: ModuleType) -> bool:
@@ -203,6 +209,31 @@ def activate(code, rs, re, R, V, L):
 @numba.njit(cache=True, nogil=True)
 def derive(code, rs, re, R, V, L):
 #DERIVE
+
+
+@numba.njit(cache=True, nogil=True)
+def activate_scalar(code, rs, re, R, v):
+#ACTIVATE_SCALAR
+
+
+@numba.njit(cache=True, nogil=True)
+def derive_scalar(code, rs, re, R, v):
+#DERIVE_SCALAR
+
+
+@numba.njit(cache=True, nogil=True)
+def update_scalar(rs, re, R, v, rate, momentum, decay):
+    for r in range(rs, re):
+        for i in range(R[r, 0]):
+            o = R[r, 2] + i * R[r, 3]
+            w = R[r, 5] + i * R[r, 6]
+            g = R[r, 8] + i * R[r, 9]
+            oj, wj, gj = R[r, 4], R[r, 7], R[r, 10]
+            for j in range(R[r, 1]):
+                change = v[w + j * wj] * momentum - rate[0] * v[g + j * gj]
+                v[w + j * wj] = change
+                v[o + j * oj] += change
+    rate[0] *= decay
 
 
 @numba.njit(cache=True, nogil=True)
@@ -412,15 +443,24 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
                 else:
                     mac(rs, re, R, V, L)
             elif kd == ACTIVATE:
-                activate(code[op], rs, re, R, V, L)
+                if L == 1:
+                    activate_scalar(code[op], rs, re, R, v)
+                else:
+                    activate(code[op], rs, re, R, V, L)
             elif kd == DERIVE:
-                derive(code[op], rs, re, R, V, L)
+                if L == 1:
+                    derive_scalar(code[op], rs, re, R, v)
+                else:
+                    derive(code[op], rs, re, R, V, L)
             elif kd == SOFTMAX:
                 softmax(rs, R, V, L)
             elif kd == LOSS:
                 loss(code[op], mode[op], rs, R, V, L, targets, t, tolerance, active, wrong, sums, record)
             elif kd == UPDATE:
-                update(rs, re, R, V, L, rate, momentum, decay, active)
+                if L > 1:
+                    update(rs, re, R, V, L, rate, momentum, decay, active)
+                elif active[0]:
+                    update_scalar(rs, re, R, v, rate, momentum, decay)
             elif L == 1:
                 if active[0] or ph < PHASE_UPDATE:
                     elementwise_scalar(kd, rs, re, R, v, inputs, t)
