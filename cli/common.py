@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from lstmgraph.errors import SpecError
+from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.plan import Plan, compile_plan
 from lstmgraph.spec import SpecDocument
 from lstmgraph.spec.loader import read_spec_file
@@ -27,6 +27,9 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
     """Print a spec's problems (also as JSON on stdout) and exit with code 2."""
     if as_json:
         click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
+    if isinstance(error, SpecFileError):
+        click.echo(f"error: {error.format()}", err=True)
+        sys.exit(2)
     count = len(error.problems)
     click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})", err=True)
     click.echo(error.format(), err=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import click
@@ -14,6 +13,7 @@ from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
 from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer, TrainingDiverged
+from lstmgraph.training.rundir import default_run_path
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
@@ -70,7 +70,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             overrides["training"]["seed"] = seed
             overrides["init"]["seed"] = seed
         plan = compile_or_exit(spec, overrides=overrides)
-        out = out or Path("runs") / f"{plan.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        out = out or default_run_path(plan.name)
         run_dir = RunDirectory(out)
         if run_dir.exists():
             fail(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")

@@ -15,11 +15,16 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSch
                       model_validator)
 
 from ..activations import OutputActivation, UnitActivation
+from .limits import MAX_GROUP_SIZE, MAX_NAME_LENGTH, NAME_PATTERN
 
 SPEC_VERSION = 1
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
 Size = Annotated[int, Field(strict=True, gt=0)]
+#: The number of units of a group (limits.py bounds it).
+Units = Annotated[int, Field(strict=True, gt=0, le=MAX_GROUP_SIZE)]
+#: A network's name; it becomes part of the default run directory's name.
+NetworkName = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME_LENGTH)]
 Real = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 GateName = Literal["input", "forget", "output"]
 
@@ -69,7 +74,7 @@ class InputGroup(_Model):
 
     kind: Literal["input"]
     name: Name
-    size: Size
+    size: Units
 
 
 class HiddenGroup(_Model):
@@ -77,7 +82,7 @@ class HiddenGroup(_Model):
 
     kind: Literal["hidden"]
     name: Name
-    size: Size
+    size: Units
     activation: UnitActivation = "logistic"
 
 
@@ -86,7 +91,7 @@ class GateGroup(_Model):
 
     kind: Literal["gate"]
     name: Name
-    size: Size
+    size: Units
     activation: UnitActivation = "logistic"
 
 
@@ -95,7 +100,7 @@ class OutputGroup(_Model):
 
     kind: Literal["output"]
     name: Name
-    size: Size
+    size: Units
     activation: OutputActivation = "logistic"
 
 
@@ -108,8 +113,8 @@ class MemoryBlockGroup(_Model):
 
     kind: Literal["memory_block"]
     name: Name
-    blocks: Size
-    cells_per_block: Size = 1
+    blocks: Units
+    cells_per_block: Units = 1
     gates: list[GateName] = Field(default_factory=lambda: ["input", "output"])
     cell_input_activation: UnitActivation = "four_logistic_minus_two"
     cell_output_activation: UnitActivation = "two_logistic_minus_one"
@@ -277,7 +282,7 @@ class NetworkSpec(_Model):
     schema_reference: str | None = Field(default=None, alias="$schema",
                                          description="optional: where editors find this schema")
     version: Annotated[int, Field(strict=True)]
-    name: str | None = None
+    name: NetworkName | None = None
     description: str | None = None
     groups: list[Group] = Field(min_length=1)
     connections: list[ConnectionSpec] = Field(default_factory=list)

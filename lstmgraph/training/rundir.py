@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,13 @@ import yaml
 from ..files import write_atomically
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
+
+
+def default_run_path(name: str) -> Path:
+    """``runs/NAME-YYYYMMDD-HHMMSS`` (UTC). A spec's name is checked, but a name taken from its
+    file's stem may hold anything, so NAME keeps only safe characters and 64 of them."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:64] or "network"
+    return Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
 
 
 class RunDirectory:

@@ -46,9 +46,9 @@ def test_wrong_type_and_range(spec_error):
           - {name: z, kind: hidden, size: true}
         """)
     rows = located(error)
-    assert ("groups[0].size", 3, "invalid value 'two'") in rows
+    assert ("groups[0].size", 3, "invalid value 'two' (a string)") in rows
     assert ("groups[1].size", 4, "invalid value 0") in rows
-    assert ("groups[2].size", 5, "invalid value True") in rows
+    assert ("groups[2].size", 5, "invalid value True (a boolean)") in rows
     assert "expected: greater than 0" in error.format()
 
 
