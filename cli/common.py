@@ -10,12 +10,26 @@ from typing import Any
 import click
 
 from lstmgraph.errors import SpecError, SpecFileError
+from lstmgraph.files import OutputError
 from lstmgraph.plan import Plan, compile_plan
 from lstmgraph.spec import SpecDocument
 from lstmgraph.spec.loader import read_spec_file
 from lstmgraph.spec.validation import validate_spec_data
 
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+
+
+class Commands(click.Group):
+    """The command group: any command that cannot write a file (read-only or full disk, a file
+    where a folder should be) or runs out of memory ends with a message and exit code 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OutputError as error:
+            fail(str(error))
+        except MemoryError:
+            fail("not enough memory for this network (docs/spec.md, Limits)")
 
 
 def fail(message: str, code: int = 2) -> None:

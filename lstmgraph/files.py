@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -10,18 +11,53 @@ from pathlib import Path
 BUNDLED_SPECS = Path(__file__).resolve().parents[1] / "specs"
 
 
+class OutputError(OSError):
+    """A file or folder that cannot be written (read-only or full disk, a file where a folder
+    should be, ...); the message names the path. The CLI reports it with exit code 2."""
+
+    def __init__(self, path: Path | str, error: OSError):
+        reason = error.strerror or str(error) or type(error).__name__
+        super().__init__(error.errno, f"cannot write {path}: {reason}")
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
 def write_atomically(path: Path, content: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it into place, so a reader
-    (or a run killed mid-write) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write through a temporary file in the same folder, fsync it, rename it into place and
+    fsync the folder, so a reader, a killed run or a power cut never leaves half a file.
+    Raises `OutputError` naming ``path``."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise OutputError(path, error) from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(temporary, path)
+        sync_folder(path.parent)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise OutputError(path, error) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder so that a rename in it survives a power cut (where the system allows it)."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise  # some file systems cannot sync a folder; nothing more can be done there
+    finally:
+        os.close(handle)
