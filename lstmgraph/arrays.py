@@ -45,6 +45,8 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
                              "kind of file)") from None
     except _DAMAGE as error:
         raise ArrayFileError(f"{path}: a damaged .npz archive ({_reason(error)})") from None
+    except MemoryError:
+        raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
 
 
 def read_array(path: Path, name: str = "inputs") -> np.ndarray:
@@ -67,12 +69,17 @@ def read_array(path: Path, name: str = "inputs") -> np.ndarray:
                              f"{', '.join(ARRAY_SUFFIXES)}")
     _check_file(path)
     try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+        if magic.startswith(b"PK\x03\x04"):
+            raise ArrayFileError(f"{path}: an .npz archive named .npy; rename it to .npz")
+        if magic != b"\x93NUMPY":
+            raise ArrayFileError(f"{path}: not an .npy file (it does not begin with the .npy header)")
         array = np.load(path, allow_pickle=False)
     except _DAMAGE as error:
         raise ArrayFileError(f"{path}: not a readable .npy array ({_reason(error)})") from None
-    if not isinstance(array, np.ndarray):
-        array.close()
-        raise ArrayFileError(f"{path}: an .npz archive named .npy; rename it to .npz")
+    except MemoryError:
+        raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
     return array
 
 

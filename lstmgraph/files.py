@@ -32,6 +32,9 @@ def write_atomically(path: Path, content: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
+        blocking = next((folder for folder in path.parents if folder.exists()), None)
+        if blocking is not None and not blocking.is_dir():
+            error = OSError(errno.ENOTDIR, f"{blocking} is a file, not a folder")
         raise OutputError(path, error) from None
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -13,7 +13,7 @@ MAX_SPEC_BYTES = 1 << 20
 MAX_DEPTH = 32
 #: Values (scalars, lists and mappings) of the document, each alias counted as the values it
 #: stands for: bounds alias expansion ("billion laughs") and the work of validating.
-MAX_VALUES = 100_000
+MAX_VALUES = 50_000
 #: Units of one unit group (a memory block's cells: blocks x cells_per_block).
 MAX_GROUP_SIZE = 100_000
 #: Weights of all connections together, trainable or not (8 bytes each per trial).

@@ -27,7 +27,7 @@ def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
         raise SpecError([Problem((), "the spec is empty",
                                  expected="a mapping with version, groups and connections")], source)
     if not isinstance(data, dict):
-        raise SpecError([Problem((), f"the spec is a {type(data).__name__}",
+        raise SpecError([Problem((), f"the spec is {_KINDS.get(type(data), type(data).__name__)}",
                                  expected="a mapping with version, groups and connections")], source)
     try:
         return NetworkSpec.model_validate(data)

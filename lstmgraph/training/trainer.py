@@ -181,7 +181,8 @@ class Trainer:
             if model is None:
                 problems.append(f"unknown array '{name}' (a checkpoint of another network?)")
             elif array.dtype.kind != model.dtype.kind and not (array.dtype.kind in "iu" and model.dtype.kind in "iu"):
-                problems.append(f"'{name}' holds {array.dtype} values, expected {model.dtype.kind} ({model.dtype})")
+                problems.append(f"'{name}' holds {_KINDS.get(array.dtype.kind, array.dtype)}, "
+                                f"expected {_KINDS.get(model.dtype.kind, model.dtype)}")
             elif not _shape_fits(name, array.shape, model.shape, self.training.stop_window):
                 problems.append(f"'{name}' has shape {array.shape}, expected {model.shape}")
             elif array.dtype.kind == "f" and not np.isfinite(array).all():
@@ -205,6 +206,9 @@ class Trainer:
             self.source.restore(str(arrays["data_position"]))
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise CheckpointError(f"'data_position' is not a data position of this run ({error})") from None
+
+
+_KINDS = {"f": "real numbers", "i": "integers", "u": "integers", "U": "a string", "b": "booleans"}
 
 
 class CheckpointError(ValueError):
