@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lstmgraph_cli.main import main
 
@@ -159,3 +161,58 @@ def test_the_default_run_directory_stays_in_runs(tmp_path, monkeypatch):
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert re.fullmatch(r"___x___s{57}-\d{8}-\d{6}", run_dir.name), run_dir.name
     assert json.loads((run_dir / "summary.json").read_text())["steps"] >= 10
+
+
+# -- property-based: byte-level damage of the files run and resume read ------------------------
+
+DAMAGE_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@st.composite
+def damage(draw, size: int):
+    """A truncation, some overwritten bytes, or appended bytes, as a function of the content."""
+    how = draw(st.sampled_from(["truncate", "overwrite", "append"]))
+    if how == "truncate":
+        at = draw(st.integers(0, size - 1))
+        return lambda raw: raw[:at]
+    if how == "append":
+        extra = draw(st.binary(min_size=1, max_size=64))
+        return lambda raw: raw + extra
+    spots = draw(st.lists(st.tuples(st.integers(0, size - 1), st.binary(min_size=1, max_size=8)),
+                          min_size=1, max_size=4))
+
+    def overwrite(raw: bytes) -> bytes:
+        for at, data in spots:
+            raw = raw[:at] + data + raw[at + len(data):]
+        return raw
+    return overwrite
+
+
+def _outcome(args) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert "Traceback" not in result.output and result.exit_code in (0, 2), result.output
+    return result.exit_code, result.output
+
+
+@DAMAGE_SETTINGS
+@given(data=st.data())
+def test_damaged_weights_never_end_in_a_traceback(runs, tmp_path, data):
+    raw = (runs / "one" / "weights.npz").read_bytes()
+    broken = tmp_path / "weights.npz"
+    broken.write_bytes(data.draw(damage(len(raw)))(raw))
+    np.save(tmp_path / "x.npy", np.zeros((2, 4)))
+    code, output = _outcome(["run", RNN, "--weights", broken, "--inputs", tmp_path / "x.npy"])
+    assert code == 0 or f"error: {broken}: " in output, output
+
+
+@DAMAGE_SETTINGS
+@given(data=st.data(), name=st.sampled_from(["checkpoint.npz", "run.json", "metrics.jsonl", "spec.yaml"]))
+def test_damaged_run_directories_never_end_in_a_traceback(runs, tmp_path_factory, data, name):
+    copy = tmp_path_factory.mktemp("damaged") / "run"
+    shutil.copytree(runs / "two", copy)
+    raw = (copy / name).read_bytes()
+    (copy / name).write_bytes(data.draw(damage(len(raw)))(raw))
+    code, output = _outcome(["train", "--resume", copy, "--quiet"])
+    assert code == 0 or f"{copy}" in output, output
