@@ -14,10 +14,12 @@ import json
 import os
 import signal
 import statistics
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import yaml
@@ -38,6 +40,27 @@ class ResultsConflict(Exception):
 def _ignore_interrupts() -> None:
     """Workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, then raise it: a worker whose start is cut short reads
+    half its start-up data and prints a traceback. The handler defers it in this process (any
+    thread may receive the signal); the signal mask, which started workers inherit, keeps a
+    terminal's Ctrl-C from reaching them before they ignore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals
+        return
+    caught: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str, out: str) -> dict[str, Any]:
@@ -104,8 +127,9 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
                                    initializer=_ignore_interrupts)
         try:
-            futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
-                       for seed in todo]
+            with _interrupts_deferred():  # submitting starts the workers
+                futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
+                           for seed in todo]
             for future in as_completed(futures):
                 row = future.result()
                 with rows_path.open("a") as stream:
