@@ -165,7 +165,7 @@ def test_the_default_run_directory_stays_in_runs(tmp_path, monkeypatch):
 
 # -- property-based: byte-level damage of the files run and resume read ------------------------
 
-DAMAGE_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+DAMAGE_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

@@ -16,7 +16,7 @@ import lstmgraph
 from lstmgraph.engine import Simulator, gradient_check, initial_weights
 from lstmgraph_cli.main import main
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 ACTIVATIONS = ["logistic", "tanh", "identity", "four_logistic_minus_two", "two_logistic_minus_one"]
 
