@@ -86,11 +86,11 @@ def read_array(path: Path, name: str = "inputs") -> np.ndarray:
 def numbers(path: Path, label: str, array: np.ndarray) -> np.ndarray:
     """``array`` as float64; strings, objects or complex numbers, NaN and infinity are errors."""
     if array.dtype.kind not in "biuf":
-        raise ArrayFileError(f"{path}: {label} holds {_kind(array)} values, not real numbers")
+        raise ArrayFileError(f"{path}: {_kind(array)} values in {label}, not real numbers")
     values = array.astype(np.float64)
     if not np.isfinite(values).all():
         bad = np.argwhere(~np.isfinite(values))[0]
-        raise ArrayFileError(f"{path}: {label} holds NaN or infinite values "
+        raise ArrayFileError(f"{path}: NaN or infinite values in {label} "
                              f"(the first at index {tuple(int(i) for i in bad)})")
     return values
 

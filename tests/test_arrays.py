@@ -84,7 +84,7 @@ def test_only_real_finite_numbers_pass(tmp_path):
     path = tmp_path / "x.npy"
     assert numbers(path, "x", np.array([1, 2], dtype=np.int32)).dtype == np.float64
     for array, words in ((np.array(["a"]), "string values"), (np.array([1j]), "complex values"),
-                         (np.array([[0.0, np.inf]]), "NaN or infinite values (the first at index (0, 1))")):
+                         (np.array([[0.0, np.inf]]), "NaN or infinite values in x (the first at index (0, 1))")):
         with pytest.raises(ArrayFileError, match=words.replace("(", r"\(").replace(")", r"\)")):
             numbers(path, "x", array)
 

@@ -80,12 +80,12 @@ def test_run_refuses_bad_weights_inputs_and_outputs(runs, tmp_path):
     (tmp_path / "plain").write_text("a file")
     good = ("--weights", weights, "--inputs", tmp_path / "x.npy")
     cases = {
-        ("--weights", tmp_path / "nan.npz", "--inputs", tmp_path / "x.npy"): "'x->h' holds NaN or infinite",
+        ("--weights", tmp_path / "nan.npz", "--inputs", tmp_path / "x.npy"): "NaN or infinite values in 'x->h'",
         ("--weights", tmp_path / "meta.npz", "--inputs", tmp_path / "x.npy"): "'__meta__' is not the JSON object",
         ("--weights", tmp_path / "x.npy", "--inputs", tmp_path / "x.npy"): "not an .npz archive",
         ("--weights", weights, "--inputs", tmp_path / "empty.npy"): "at least one step",
-        ("--weights", weights, "--inputs", tmp_path / "inf.npy"): "the inputs holds NaN or infinite",
-        ("--weights", weights, "--inputs", tmp_path / "text.npy"): "string values, not real numbers",
+        ("--weights", weights, "--inputs", tmp_path / "inf.npy"): "NaN or infinite values in the inputs",
+        ("--weights", weights, "--inputs", tmp_path / "text.npy"): "string values in the inputs, not real numbers",
         good + ("--record", tmp_path / "plain" / "r.npz"): f"cannot write {tmp_path}/plain/r.npz: "
                                                              f"{tmp_path}/plain is a file, not a folder",
         good + ("--outputs", tmp_path / "y.txt"): "expected a file ending in .npy or .csv",
