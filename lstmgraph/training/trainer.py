@@ -171,11 +171,12 @@ class Trainer:
         """What keeps ``arrays`` from being restored here: measured against what this trainer's
         own `checkpoint` writes (so it follows any engine), every array must be present with
         that shape and kind of dtype, floats finite, and nothing unknown. Velocities may be
-        absent (an optimiser with momentum creates them at its first update)."""
+        absent (the numpy engine writes them only with momentum, after the first update)."""
         expected = self.checkpoint()
         optional = {f"optimizer/velocity/{slot.connection}": expected[f"weights/{slot.connection}"]
                     for slot in self.plan.parameters}
-        problems = [f"missing array '{name}'" for name in expected if name not in arrays]
+        problems = [f"missing array '{name}'" for name in expected
+                    if name not in arrays and name not in optional]
         for name, array in arrays.items():
             model = expected.get(name, optional.get(name))
             if model is None:
