@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 
 from ..engine.weights import save_weights
-from ..files import BUNDLED_SPECS, write_atomically
+from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from .catalogue import Experiment, find_experiment
 from .network import OnlineNetwork
 from .protocols import run_trial
@@ -95,21 +95,39 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows = []
-    for line in path.read_text().splitlines():
+    for line in _read_text(path).splitlines():
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             break  # a line cut by a kill: that trial runs again
+        if not isinstance(row, dict) or type(row.get("seed")) is not int:
+            raise ResultsConflict(f"{path}: a line is not a trial's row; delete the file to run "
+                                  "the trials again, or choose another --out")
+        rows.append(row)
     return rows
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ResultsConflict(f"{path}: cannot read it ({error}); delete it or choose another --out") from None
+
+
+def _stored_settings(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError:
+        raise ResultsConflict(f"{path}: not JSON; delete it or choose another --out") from None
 
 
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept) and summarise."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     wanted = settings(experiment, budget_steps, specs)
     settings_path = out / "experiment.json"
-    if settings_path.exists() and json.loads(settings_path.read_text()) != json.loads(json.dumps(wanted)):
+    if settings_path.exists() and _stored_settings(settings_path) != json.loads(json.dumps(wanted)):
         raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
                               f"choose another --out or delete it")
     write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
@@ -132,10 +150,13 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
                            for seed in todo]
             for future in as_completed(futures):
                 row = future.result()
-                with rows_path.open("a") as stream:
-                    stream.write(json.dumps(row) + "\n")
-                    stream.flush()
-                    os.fsync(stream.fileno())
+                try:
+                    with rows_path.open("a") as stream:
+                        stream.write(json.dumps(row) + "\n")
+                        stream.flush()
+                        os.fsync(stream.fileno())
+                except OSError as error:
+                    raise OutputError(rows_path, error) from None
                 rows.append(row)
                 trial_done(row)
         except BaseException:

@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from ..arrays import ArrayFileError, read_npz
-from ..files import OutputError, write_atomically
+from ..files import OutputError, make_folder, write_atomically
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 
@@ -51,12 +51,12 @@ class RunDirectory:
         return (self.path / "run.json").exists()
 
     def create(self, spec_data: dict, run_info: dict) -> None:
+        make_folder(self.path)
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
             for name in ("metrics.jsonl", "metrics.csv"):
                 (self.path / name).unlink(missing_ok=True)
         except OSError as error:
-            raise OutputError(self.path, error) from None
+            raise OutputError(self.path / name, error) from None
         write_atomically(self.path / "spec.yaml", yaml.safe_dump(spec_data, sort_keys=False).encode())
         self.write_json("run.json", run_info)
         write_atomically(self.path / "metrics.csv", (",".join(METRIC_COLUMNS) + "\n").encode())
