@@ -83,15 +83,17 @@ def read_array(path: Path, name: str = "inputs") -> np.ndarray:
     return array
 
 
-def numbers(path: Path, label: str, array: np.ndarray) -> np.ndarray:
-    """``array`` as float64; strings, objects or complex numbers, NaN and infinity are errors."""
+def numbers(path: Path, label: str, array: np.ndarray, nan: str | None = None) -> np.ndarray:
+    """``array`` as float64; strings, objects or complex numbers, NaN and infinity are errors
+    (NaN is allowed where it has a meaning, given as ``nan``, e.g. "no target")."""
     if array.dtype.kind not in "biuf":
         raise ArrayFileError(f"{path}: {_kind(array)} values in {label}, not real numbers")
     values = array.astype(np.float64)
-    if not np.isfinite(values).all():
-        bad = np.argwhere(~np.isfinite(values))[0]
-        raise ArrayFileError(f"{path}: NaN or infinite values in {label} "
-                             f"(the first at index {tuple(int(i) for i in bad)})")
+    bad = np.isinf(values) if nan else ~np.isfinite(values)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "infinite values" if nan else "NaN or infinite values"
+        raise ArrayFileError(f"{path}: {what} in {label} (the first at index {where})")
     return values
 
 
