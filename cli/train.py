@@ -14,9 +14,9 @@ from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
 from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
-from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer, TrainingDiverged
-from lstmgraph.training.rundir import RunDirectoryError, default_run_path
-from lstmgraph.training.trainer import CheckpointError
+from lstmgraph.training import (CheckpointError, DataError, EngineError, RunDirectory, RunDirectoryError, Trainer,
+                                TrainingDiverged)
+from lstmgraph.training.rundir import default_run_path
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
