@@ -28,8 +28,8 @@ class Commands(click.Group):
             return super().invoke(ctx)
         except OutputError as error:
             fail(str(error))
-        except MemoryError:
-            fail("not enough memory for this network (docs/spec.md, Limits)")
+        except MemoryError as error:
+            fail(str(error) or "not enough memory for this network (docs/spec.md, Limits)")
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -16,6 +16,7 @@ updates). The loop, the data, the schedule's bookkeeping, metrics and checkpoint
 from __future__ import annotations
 
 import math
+import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,17 @@ def data_source(plan: Plan, training: TrainingSpec, sim: Simulator, seed: int):
     return TaskStream(make_task(training.task.name, training.task.options), seed)
 
 
+def _check_memory(plan: Plan, trials: int) -> None:
+    """Refuse before allocating when the weights and their gradients alone (a lower bound: the
+    optimiser and the traces need more) would not fit in this machine's memory."""
+    weights = sum(math.prod(connection.shape) for connection in plan.connections)
+    needed = 2 * 8 * weights * trials
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed > memory:
+        raise MemoryError(f"{trials} trials of {plan.name} need more than {needed / 2**30:,.1f} GiB; "
+                          f"this machine has {memory / 2**30:,.1f} GiB (fewer --trials, or a smaller network)")
+
+
 class Trainer:
     """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
 
@@ -79,6 +91,7 @@ class Trainer:
             raise SpecError([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.document.source)
         self.trials = trials
+        _check_memory(plan, trials)
         self.engine, self.engine_note = select_engine(plan, training, engine)
         init_seed = plan.document.spec.init.seed
         weights = initial_weights(plan, [init_seed + i for i in range(trials)])

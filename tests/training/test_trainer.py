@@ -124,3 +124,9 @@ def test_a_blow_up_names_the_step_and_the_group():
     message = str(caught.value)
     assert message.startswith(f"non-finite values at step {caught.value.step} in ")
     assert "unit group '" in message or "the weights of '" in message
+
+
+def test_a_population_too_large_for_the_memory_is_refused_before_allocating():
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    with pytest.raises(MemoryError, match=r"1000000000 trials of rnn need more than [\d,.]+ GiB; this machine has"):
+        Trainer(plan, trials=10**9)
