@@ -18,6 +18,8 @@ MAX_VALUES = 50_000
 MAX_GROUP_SIZE = 100_000
 #: Weights of all connections together, trainable or not (8 bytes each per trial).
 MAX_WEIGHTS = 10_000_000
+#: An integer option of a built-in task (lengths, periods, counts: they size the sequences).
+MAX_TASK_INTEGER = 10_000_000
 #: A network name: it becomes part of file names (the default run directory).
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 MAX_NAME_LENGTH = 64

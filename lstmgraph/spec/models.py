@@ -15,7 +15,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSch
                       model_validator)
 
 from ..activations import OutputActivation, UnitActivation
-from .limits import MAX_GROUP_SIZE, MAX_NAME_LENGTH, NAME_PATTERN
+from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_TASK_INTEGER, NAME_PATTERN
 
 SPEC_VERSION = 1
 
@@ -228,10 +228,19 @@ class LearningRateDecay(_Model):
 
 
 class TaskSpec(BaseModel):
-    """A built-in task by name, with its options as further keys (checked by the task)."""
+    """A built-in task by name, with its options as further keys (checked by the task; integers
+    bounded here, for every task, as they size the sequences)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     name: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _bounded_integers(self) -> "TaskSpec":
+        for option, value in self.options.items():
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TASK_INTEGER:
+                raise ValueError(f"option {option}: {value} is beyond {MAX_TASK_INTEGER:,} "
+                                 f"({LIMITS_HINT})")
+        return self
 
     @property
     def options(self) -> dict[str, Any]:

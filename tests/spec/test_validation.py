@@ -176,3 +176,18 @@ def test_sizes_and_weights_are_bounded(spec_error):
     assert "1,000 blocks of 1,000 cells make 1,000,000 cells" in error.format()
     # h->h 5000x5000 and the block's four fixed one-to-one connections of 1,000,000 cells
     assert "the connections hold 29,000,000 weights" in error.format()
+
+
+def test_integer_task_options_are_bounded(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: adding, length: 1000000000000}}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("training.task", 7)
+    assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"
