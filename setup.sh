@@ -12,8 +12,10 @@ if ! command -v dot >/dev/null 2>&1; then
     echo "setup: cannot install graphviz without root; run 'apt-get install graphviz' as root." >&2
     echo "setup: continuing: lstmgraph render will write .dot files only." >&2
   else
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends graphviz >/dev/null
+    # Wait (up to 10 minutes) for another apt or dpkg run to release its lock instead of failing.
+    APT="apt-get -o DPkg::Lock::Timeout=600"
+    $SUDO env DEBIAN_FRONTEND=noninteractive $APT update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive $APT install -y -qq --no-install-recommends graphviz >/dev/null
   fi
 fi
 
@@ -22,5 +24,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The editable install follows code changes by itself; it is redone only when pyproject.toml
+# (dependencies, entry points) has changed since the last successful install, or is broken.
+STAMP=.venv/.lstmgraph-installed
+WANTED=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANTED" ] || ! .venv/bin/lstmgraph --version >/dev/null 2>&1; then
+  rm -f "$STAMP"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  echo "$WANTED" > "$STAMP"
+fi
 echo "setup: done ($(.venv/bin/lstmgraph --version))"

@@ -9,13 +9,27 @@ from typing import Any
 
 import click
 
-from lstmgraph.errors import SpecError
+from lstmgraph.errors import SpecError, SpecFileError
+from lstmgraph.files import OutputError
 from lstmgraph.plan import Plan, compile_plan
 from lstmgraph.spec import SpecDocument
 from lstmgraph.spec.loader import read_spec_file
 from lstmgraph.spec.validation import validate_spec_data
 
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+
+
+class Commands(click.Group):
+    """The command group: any command that cannot write a file (read-only or full disk, a file
+    where a folder should be) or runs out of memory ends with a message and exit code 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OutputError as error:
+            fail(str(error))
+        except MemoryError as error:
+            fail(str(error) or "not enough memory for this network (docs/spec.md, Limits)")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -27,6 +41,9 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
     """Print a spec's problems (also as JSON on stdout) and exit with code 2."""
     if as_json:
         click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
+    if isinstance(error, SpecFileError):
+        click.echo(f"error: {error.format()}", err=True)
+        sys.exit(2)
     count = len(error.problems)
     click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})", err=True)
     click.echo(error.format(), err=True)

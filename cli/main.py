@@ -18,7 +18,7 @@ from lstmgraph.plan.summary import summarize
 from lstmgraph.render import RenderError, render_plan
 from lstmgraph.spec.models import NetworkSpec
 
-from .common import SPEC_ARGUMENT, compile_or_exit
+from .common import SPEC_ARGUMENT, Commands, compile_or_exit
 from .bench import bench
 from .evaluate import evaluate
 from .gradcheck import gradcheck
@@ -26,7 +26,7 @@ from .reproduce import reproduce
 from .plot import plot
 from .train import run, train
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(lstmgraph.__version__, prog_name="lstmgraph")
 def main() -> None:
     """Declarative LSTM-family networks: validate, draw, train and run spec files."""

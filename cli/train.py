@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import io
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,8 +11,13 @@ import click
 import numpy as np
 
 import lstmgraph
+from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
+from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
+from lstmgraph.training import (CheckpointError, DataError, EngineError, RunDirectory, RunDirectoryError, Trainer,
+                                TrainingDiverged)
+from lstmgraph.training.rundir import default_run_path
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
@@ -55,9 +60,13 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         run_dir = RunDirectory(resume)
         if not run_dir.exists() or not run_dir.checkpoint_path.exists():
             fail(f"{resume} holds no run with a checkpoint to resume")
-        info = run_dir.read_json("run.json")
+        try:
+            info = run_dir.read_info()
+            trials = info["trials"]
+            checkpoint = run_dir.load_checkpoint(trials)
+        except RunDirectoryError as error:
+            fail(str(error))
         plan = compile_or_exit(run_dir.path / "spec.yaml")
-        trials = int(info["trials"])
         engine = info.get("engine", "numpy")  # runs from before the compiled engine used numpy
     else:
         if spec is None:
@@ -77,7 +86,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             overrides["training"]["seed"] = seed
             overrides["init"]["seed"] = seed
         plan = compile_or_exit(spec, overrides=overrides)
-        out = out or Path("runs") / f"{plan.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        out = out or default_run_path(plan.name)
         run_dir = RunDirectory(out)
         if run_dir.exists():
             fail(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
@@ -96,8 +105,14 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             click.echo("note: compiling the compiled engine (once per installation, about 10-30 s; "
                        f"cached in {trainer.backend.network.cache})", err=True)
     if resume is not None:
-        trainer.restore(run_dir.load_checkpoint())
-        run_dir.cut_metrics(trainer.metric_rows)
+        try:
+            trainer.restore(checkpoint)
+        except CheckpointError as error:
+            fail(f"{run_dir.checkpoint_path}: does not fit {run_dir.path / 'spec.yaml'}: {error}")
+        try:
+            run_dir.cut_metrics(trainer.metric_rows)
+        except RunDirectoryError as error:
+            fail(str(error))
     else:
         spec_data = _resolved_spec(plan)
         if spec_data.get("training", {}).get("data"):
@@ -175,34 +190,42 @@ def _loss_windows(run_dir: RunDirectory) -> tuple[int, float, float]:
 @click.option("--weights", "weights_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Weights .npz (e.g. weights.npz of a run directory).")
 @click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Input sequence .npy of shape (steps, inputs).")
+              help="Input sequence of shape (steps, inputs): .npy, .npz (its one array, or the one "
+                   "named 'inputs') or .csv (one row per step).")
+@click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the outputs, one row per step, to this .npy or .csv file.")
 @click.option("--record", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every unit group's activations per step to this .npz.")
-def run(spec: Path, weights_file: Path, inputs_file: Path, record: Path | None) -> None:
+def run(spec: Path, weights_file: Path, inputs_file: Path, outputs_file: Path | None,
+        record: Path | None) -> None:
     """Run SPEC forward on an input sequence; print the outputs as CSV (one row per step)."""
-    from lstmgraph.engine import Simulator, WeightsError, load_weights
-
+    for path, suffixes in ((outputs_file, (".npy", ".csv")), (record, (".npz",))):
+        if path is not None and path.suffix.lower() not in suffixes:
+            fail(f"{path}: cannot tell the format; expected a file ending in {' or '.join(suffixes)}")
     plan = compile_or_exit(spec)
+    sim = Simulator(plan)
     try:
         weights = load_weights(weights_file, plan)
-    except WeightsError as error:
+        for name, values in weights.items():
+            numbers(weights_file, f"'{name}'", values)
+        inputs = numbers(inputs_file, "the inputs", read_array(inputs_file))
+    except (WeightsError, ArrayFileError) as error:
         fail(str(error))
-    try:
-        inputs = np.load(inputs_file, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        fail(f"{inputs_file}: cannot read a .npy array ({error})")
-    sim = Simulator(plan)
     if inputs.ndim == 1 and sim.n_inputs == 1:
         inputs = inputs[:, None]
-    if inputs.ndim != 2 or inputs.shape[1] != sim.n_inputs:
-        fail(f"{inputs_file}: inputs have shape {inputs.shape}; the network needs (steps, {sim.n_inputs})")
-    records, _ = sim.run(weights, inputs.astype(np.float64))
+    if inputs.ndim != 2 or inputs.shape[1] != sim.n_inputs or len(inputs) == 0:
+        fail(f"{inputs_file}: inputs have shape {inputs.shape}; the network needs (steps, {sim.n_inputs}) "
+             "with at least one step")
+    records, _ = sim.run(weights, inputs)
     signals = {name: values[:, 0] if values.shape[1] == 1 else values
                for name, values in sim.signals(records).items()}
-    for step, values in enumerate(np.concatenate([signals[u.name] for u in sim.outputs], axis=-1)):
-        click.echo(",".join(f"{v:.10g}" for v in np.ravel(values)))
+    # One row per step: the output groups side by side (trial by trial for a population).
+    outputs = np.concatenate([signals[u.name] for u in sim.outputs], axis=-1).reshape(len(inputs), -1)
+    for values in outputs:
+        click.echo(",".join(f"{v:.10g}" for v in values))
+    if outputs_file is not None:
+        write_array(outputs_file, outputs)
     if record is not None:
-        import io
         buffer = io.BytesIO()
         np.savez(buffer, inputs=inputs, **signals)
         write_atomically(record, buffer.getvalue())

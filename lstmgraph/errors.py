@@ -79,6 +79,13 @@ class SpecError(Exception):
         return "\n".join(lines)
 
 
+class SpecFileError(SpecError):
+    """A spec file that cannot be read at all: missing, a folder, too large, not text."""
+
+    def __init__(self, filename: str, message: str, expected: str | None = None):
+        super().__init__([Problem((), message, expected=expected)], SpecSource(filename))
+
+
 class SpecSource:
     """Where a spec came from: its file name and the line/column of every field."""
 

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..arrays import ArrayFileError, read_npz
 from ..files import write_atomically
 from ..graph.units import Connection
 from ..plan import Plan
@@ -106,17 +107,15 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
     """Read weights written by `save_weights` (or by hand: one array per connection name)."""
     path = Path(path)
     try:
-        archive = np.load(path, allow_pickle=False)
-        if not isinstance(archive, np.lib.npyio.NpzFile):
-            raise WeightsError(f"{path}: a single array, not a weights .npz archive")
-        with archive:
-            stored = {name: archive[name] for name in archive.files}
-    except FileNotFoundError:
-        raise WeightsError(f"{path}: no such file") from None
-    except (OSError, ValueError) as error:
-        raise WeightsError(f"{path}: not a weights .npz file ({error})") from None
-    meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
-    trials = int(meta.get("trials", 1))
+        stored = read_npz(path)
+        meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
+        trials = int(meta.get("trials", 1))
+    except ArrayFileError as error:
+        raise WeightsError(str(error)) from None
+    except (ValueError, TypeError, AttributeError):
+        raise WeightsError(f"{path}: '__meta__' is not the JSON object save_weights writes") from None
+    if trials < 1:
+        raise WeightsError(f"{path}: '__meta__' says {trials} trials")
     missing = [c.name for c in plan.connections if c.name not in stored and not c.internal]
     unknown = sorted(set(stored) - {c.name for c in plan.connections})
     if missing or unknown:
@@ -128,6 +127,9 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
         if connection.name not in stored:  # fixed internal connections may be left out
             weights[connection.name] = np.ones((trials,) + connection.shape)
             continue
+        if stored[connection.name].dtype.kind not in "biuf":
+            raise WeightsError(f"{path}: '{connection.name}' holds {stored[connection.name].dtype} "
+                               "values, not real numbers")
         values = np.asarray(stored[connection.name], dtype=np.float64)
         expected = connection.shape if trials == 1 else (trials,) + connection.shape
         if values.shape != expected:

@@ -14,16 +14,18 @@ import json
 import os
 import signal
 import statistics
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import yaml
 
 from ..engine.weights import save_weights
-from ..files import BUNDLED_SPECS, write_atomically
+from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from .catalogue import Experiment, find_experiment
 from .network import OnlineNetwork
 from .protocols import run_trial
@@ -38,6 +40,27 @@ class ResultsConflict(Exception):
 def _ignore_interrupts() -> None:
     """Workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, then raise it: a worker whose start is cut short reads
+    half its start-up data and prints a traceback. The handler defers it in this process (any
+    thread may receive the signal); the signal mask, which started workers inherit, keeps a
+    terminal's Ctrl-C from reaching them before they ignore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals
+        return
+    caught: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str, out: str) -> dict[str, Any]:
@@ -72,21 +95,39 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows = []
-    for line in path.read_text().splitlines():
+    for line in _read_text(path).splitlines():
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             break  # a line cut by a kill: that trial runs again
+        if not isinstance(row, dict) or type(row.get("seed")) is not int:
+            raise ResultsConflict(f"{path}: a line is not a trial's row; delete the file to run "
+                                  "the trials again, or choose another --out")
+        rows.append(row)
     return rows
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ResultsConflict(f"{path}: cannot read it ({error}); delete it or choose another --out") from None
+
+
+def _stored_settings(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError:
+        raise ResultsConflict(f"{path}: not JSON; delete it or choose another --out") from None
 
 
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept) and summarise."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     wanted = settings(experiment, budget_steps, specs)
     settings_path = out / "experiment.json"
-    if settings_path.exists() and json.loads(settings_path.read_text()) != json.loads(json.dumps(wanted)):
+    if settings_path.exists() and _stored_settings(settings_path) != json.loads(json.dumps(wanted)):
         raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
                               f"choose another --out or delete it")
     write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
@@ -104,14 +145,18 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
                                    initializer=_ignore_interrupts)
         try:
-            futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
-                       for seed in todo]
+            with _interrupts_deferred():  # submitting starts the workers
+                futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
+                           for seed in todo]
             for future in as_completed(futures):
                 row = future.result()
-                with rows_path.open("a") as stream:
-                    stream.write(json.dumps(row) + "\n")
-                    stream.flush()
-                    os.fsync(stream.fileno())
+                try:
+                    with rows_path.open("a") as stream:
+                        stream.write(json.dumps(row) + "\n")
+                        stream.flush()
+                        os.fsync(stream.fileno())
+                except OSError as error:
+                    raise OutputError(rows_path, error) from None
                 rows.append(row)
                 trial_done(row)
         except BaseException:

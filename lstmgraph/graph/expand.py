@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import Problem, SpecPath, did_you_mean, format_path
 from ..operations import GATE_SIDES, PATTERNS
+from ..spec.limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_WEIGHTS
 from ..spec.models import ConnectionInit, ConnectionSpec, MemoryBlockGroup, NetworkSpec
 from .units import BIAS, MEMORY_PORTS, MEMORY_TARGET_PORTS, Connection, Unit
 
@@ -54,6 +55,10 @@ class _Expansion:
 
     def _add_memory_block(self, group: MemoryBlockGroup, path: SpecPath) -> None:
         cells = group.blocks * group.cells_per_block
+        if cells > MAX_GROUP_SIZE:
+            self.problems.append(Problem(path + ("cells_per_block",), f"{group.blocks:,} blocks of "
+                                         f"{group.cells_per_block:,} cells make {cells:,} cells",
+                                         expected=f"at most {MAX_GROUP_SIZE:,} ({LIMITS_HINT})"))
         parts = {
             "forget_gate": ("forget" in group.gates, group.blocks, group.gate_activation),
             "input_gate": ("input" in group.gates, group.blocks, group.gate_activation),
@@ -246,6 +251,10 @@ def expand(spec: NetworkSpec, data: Any) -> tuple[list[Unit], list[Connection], 
     expansion = _Expansion(spec, data if isinstance(data, dict) else {})
     expansion.add_groups()
     expansion.add_connections()
+    weights = sum(math.prod(connection.shape) for connection in expansion.connections)
+    if weights > MAX_WEIGHTS:
+        expansion.problems.append(Problem(("connections",), f"the connections hold {weights:,} weights",
+                                          expected=f"at most {MAX_WEIGHTS:,} ({LIMITS_HINT})"))
     # The always-on bias unit, when used, is listed first with the other given values.
     units = sorted(expansion.units.values(), key=lambda unit: unit.role != "bias")
     return units, expansion.connections, expansion.problems

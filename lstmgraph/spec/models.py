@@ -15,11 +15,16 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSch
                       model_validator)
 
 from ..operations import ALIASES, OUTPUT_ACTIVATIONS, UNIT_ACTIVATIONS, OutputActivation, UnitActivation
+from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_TASK_INTEGER, NAME_PATTERN
 
 SPEC_VERSION = 1
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
 Size = Annotated[int, Field(strict=True, gt=0)]
+#: The number of units of a group (limits.py bounds it).
+Units = Annotated[int, Field(strict=True, gt=0, le=MAX_GROUP_SIZE)]
+#: A network's name; it becomes part of the default run directory's name.
+NetworkName = Annotated[str, Field(pattern=NAME_PATTERN, max_length=MAX_NAME_LENGTH)]
 Real = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 GateName = Literal["input", "forget", "output"]
 
@@ -84,7 +89,7 @@ class InputGroup(_Model):
 
     kind: Literal["input"]
     name: Name
-    size: Size
+    size: Units
 
 
 class HiddenGroup(_Model):
@@ -92,7 +97,7 @@ class HiddenGroup(_Model):
 
     kind: Literal["hidden"]
     name: Name
-    size: Size
+    size: Units
     activation: UnitActivationName = "logistic"
 
 
@@ -101,7 +106,7 @@ class GateGroup(_Model):
 
     kind: Literal["gate"]
     name: Name
-    size: Size
+    size: Units
     activation: UnitActivationName = "logistic"
 
 
@@ -110,7 +115,7 @@ class OutputGroup(_Model):
 
     kind: Literal["output"]
     name: Name
-    size: Size
+    size: Units
     activation: OutputActivationName = "logistic"
 
 
@@ -123,8 +128,8 @@ class MemoryBlockGroup(_Model):
 
     kind: Literal["memory_block"]
     name: Name
-    blocks: Size
-    cells_per_block: Size = 1
+    blocks: Units
+    cells_per_block: Units = 1
     gates: list[GateName] = Field(default_factory=lambda: ["input", "output"])
     cell_input_activation: UnitActivationName = "four_logistic_minus_two"
     cell_output_activation: UnitActivationName = "two_logistic_minus_one"
@@ -265,10 +270,19 @@ class OptimizerSpec(_Model):
 
 
 class TaskSpec(BaseModel):
-    """A built-in task by name, with its options as further keys (checked by the task)."""
+    """A built-in task by name, with its options as further keys (checked by the task; integers
+    bounded here, for every task, as they size the sequences)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     name: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _bounded_integers(self) -> "TaskSpec":
+        for option, value in self.options.items():
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TASK_INTEGER:
+                raise ValueError(f"option {option}: {value} is beyond {MAX_TASK_INTEGER:,} "
+                                 f"({LIMITS_HINT})")
+        return self
 
     @property
     def options(self) -> dict[str, Any]:
@@ -327,7 +341,7 @@ class NetworkSpec(_Model):
     schema_reference: str | None = Field(default=None, alias="$schema",
                                          description="optional: where editors find this schema")
     version: Annotated[int, Field(strict=True)]
-    name: str | None = None
+    name: NetworkName | None = None
     description: str | None = None
     groups: list[Group] = Field(min_length=1)
     connections: list[ConnectionSpec] = Field(default_factory=list)

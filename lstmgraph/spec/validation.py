@@ -12,9 +12,15 @@ from pydantic import BaseModel, ValidationError
 from ..operations import ALIASES
 from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
 from .consistency import training_problems
+from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
 from .models import NetworkSpec
 
 _NAME_RULE = "a name of letters, digits and underscores, not starting with a digit"
+_NETWORK_NAME_RULE = (f"at most {MAX_NAME_LENGTH} letters, digits, '_', '.' and '-', not starting "
+                      "with '.' or '-' (the name becomes part of file names)")
+_KINDS = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", type(None): "null",
+          list: "a list", dict: "a mapping"}
+_NUMBER_TYPES = ("int_type", "float_type", "int_from_float", "bool_type")
 
 
 def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
@@ -24,7 +30,7 @@ def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
         raise SpecError([Problem((), "the spec is empty",
                                  expected="a mapping with version, groups and connections")], source)
     if not isinstance(data, dict):
-        raise SpecError([Problem((), f"the spec is a {type(data).__name__}",
+        raise SpecError([Problem((), f"the spec is {_KINDS.get(type(data), type(data).__name__)}",
                                  expected="a mapping with version, groups and connections")], source)
     try:
         spec = NetworkSpec.model_validate(data)
@@ -72,16 +78,40 @@ def _problem(detail: dict, data: Any) -> Problem:
     if kind == "union_tag_not_found":
         return Problem(path, "missing required key 'kind'",
                        expected="kind: input, hidden, gate, output or memory_block")
+    if kind in ("string_pattern_mismatch", "string_too_long") and path == ("name",):
+        return Problem(path, f"invalid name {_shown(given)}", expected=_NETWORK_NAME_RULE)
     if kind == "string_pattern_mismatch":
         rule = _NAME_RULE if path[-1] == "name" and path[0] == "groups" else "no spaces or slashes"
-        return Problem(path, f"invalid name {given!r}", expected=rule)
+        return Problem(path, f"invalid name {_shown(given)}", expected=rule)
     if kind == "too_short":
         return Problem(path, "is empty", expected=f"at least {context.get('min_length', 1)} item(s)")
     if kind == "value_error":
         return Problem(path, str(context.get("error", detail["msg"])))
     expected = re.sub(r"^Input should (be )?", "", detail["msg"])
-    shown = f"{given!r}" if not isinstance(given, (dict, list)) else type(given).__name__
-    return Problem(path, f"invalid value {shown}", expected=expected)
+    if kind == "less_than_equal" and context.get("le") == MAX_GROUP_SIZE:
+        expected += f" ({LIMITS_HINT})"
+    if isinstance(given, (dict, list)):
+        return Problem(path, f"invalid value: {_KINDS[type(given)]}", expected=expected)
+    message = f"invalid value {_shown(given)}"
+    if kind in _NUMBER_TYPES and type(given) in _KINDS:
+        message += f" ({_KINDS[type(given)]})"
+    unquoted = isinstance(given, str) and kind in _NUMBER_TYPES and _is_number(given)
+    return Problem(path, message, expected=expected,
+                   suggestion=f"write it without quotes: {given.strip()}" if unquoted else None)
+
+
+def _shown(value: Any) -> str:
+    """A value as the message quotes it, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _suggest(word: Any, options: list[str]) -> str | None:

@@ -3,8 +3,8 @@
 from .data import DataError, DataFile, TaskStream
 from .engines import ENGINES, EngineError, TrainingDiverged, select_engine
 from .optim import Optimizer
-from .rundir import RunDirectory
-from .trainer import Summary, Trainer
+from .rundir import RunDirectory, RunDirectoryError
+from .trainer import CheckpointError, Summary, Trainer
 
-__all__ = ["DataError", "DataFile", "ENGINES", "EngineError", "Optimizer", "RunDirectory", "Summary",
-           "TaskStream", "Trainer", "TrainingDiverged", "select_engine"]
+__all__ = ["CheckpointError", "DataError", "DataFile", "ENGINES", "EngineError", "Optimizer", "RunDirectory",
+           "RunDirectoryError", "Summary", "TaskStream", "Trainer", "TrainingDiverged", "select_engine"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arrays import ArrayFileError, numbers, read_npz
 from ..tasks import Sequence, Task
 
 
@@ -47,17 +48,17 @@ class DataFile:
     def __init__(self, path: str | Path, n_inputs: int, n_outputs: int, epochs: int | None):
         path = Path(path)
         try:
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {name: archive[name] for name in archive.files}
-        except FileNotFoundError:
-            raise DataError(f"{path}: no such file") from None
-        except (OSError, ValueError) as error:
-            raise DataError(f"{path}: not an .npz file without pickled objects ({error})") from None
-        for key in ("inputs", "targets"):
-            if key not in arrays:
-                raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
-        inputs = np.asarray(arrays["inputs"], dtype=np.float64)
-        targets = np.asarray(arrays["targets"], dtype=np.float64)
+            arrays = read_npz(path)
+            for key in ("inputs", "targets"):
+                if key not in arrays:
+                    raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
+            inputs = numbers(path, "'inputs'", arrays["inputs"])
+            targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
+            starts = arrays.get("starts", np.zeros(1, dtype=np.int64))
+            if starts.dtype.kind not in "iu":
+                raise DataError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
+        except ArrayFileError as error:
+            raise DataError(str(error)) from None
         if inputs.ndim == 1 and n_inputs == 1:
             inputs = inputs[:, None]
         if targets.ndim == 1 and n_outputs == 1:
@@ -67,9 +68,7 @@ class DataFile:
         if targets.shape != (len(inputs), n_outputs):
             raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
                             f"({len(inputs)}, {n_outputs}), one row per input step")
-        if not np.isfinite(inputs).all():
-            raise DataError(f"{path}: 'inputs' holds NaN or infinite values")
-        starts = np.asarray(arrays.get("starts", [0]), dtype=np.int64).ravel()
+        starts = starts.astype(np.int64).ravel()
         if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= len(inputs):
             raise DataError(f"{path}: 'starts' must begin at 0 and increase strictly within the {len(inputs)} steps")
         bounds = list(starts) + [len(inputs)]

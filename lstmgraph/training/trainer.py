@@ -16,6 +16,7 @@ updates). The loop, the data, the schedule's bookkeeping, metrics and checkpoint
 from __future__ import annotations
 
 import math
+import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,17 @@ def data_source(plan: Plan, training: TrainingSpec, seed: int):
     return TaskStream(make_task(training.task.name, training.task.options), seed)
 
 
+def _check_memory(plan: Plan, trials: int) -> None:
+    """Refuse before allocating when the weights and their gradients alone (a lower bound: the
+    optimiser and the traces need more) would not fit in this machine's memory."""
+    weights = sum(math.prod(connection.shape) for connection in plan.connections)
+    needed = 2 * 8 * weights * trials
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed > memory:
+        raise MemoryError(f"{trials} trials of {plan.name} need more than {needed / 2**30:,.1f} GiB; "
+                          f"this machine has {memory / 2**30:,.1f} GiB (fewer --trials, or a smaller network)")
+
+
 class Trainer:
     """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
 
@@ -78,6 +90,7 @@ class Trainer:
             raise SpecError([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.document.source)
         self.trials = trials
+        _check_memory(plan, trials)
         self.engine, self.engine_note = select_engine(plan, training, engine)
         init_seed = plan.document.spec.init.seed
         weights = initial_weights(plan, [init_seed + i for i in range(trials)])
@@ -164,12 +177,57 @@ class Trainer:
         arrays["counters"] = np.array([self.steps, self.sequences, self.metric_rows, self.trials])
         return arrays
 
+    def checkpoint_problems(self, arrays: dict[str, np.ndarray]) -> list[str]:
+        """What keeps ``arrays`` from being restored here: measured against what this trainer's
+        own `checkpoint` writes (so it follows any engine), every array must be present with
+        that shape and kind of dtype, floats finite, and nothing unknown. Velocities may be
+        absent (the numpy engine writes them only with momentum, after the first update)."""
+        expected = self.checkpoint()
+        optional = {f"optimizer/velocity/{slot.connection}": expected[f"weights/{slot.connection}"]
+                    for slot in self.plan.parameters}
+        problems = [f"missing array '{name}'" for name in expected
+                    if name not in arrays and name not in optional]
+        for name, array in arrays.items():
+            model = expected.get(name, optional.get(name))
+            if model is None:
+                problems.append(f"unknown array '{name}' (a checkpoint of another network?)")
+            elif array.dtype.kind != model.dtype.kind and not (array.dtype.kind in "iu" and model.dtype.kind in "iu"):
+                problems.append(f"'{name}' holds {_KINDS.get(array.dtype.kind, array.dtype)}, "
+                                f"expected {_KINDS.get(model.dtype.kind, model.dtype)}")
+            elif not _shape_fits(name, array.shape, model.shape, self.training.stop_window):
+                problems.append(f"'{name}' has shape {array.shape}, expected {model.shape}")
+            elif array.dtype.kind == "f" and not np.isfinite(array).all():
+                problems.append(f"'{name}' holds NaN or infinite values")
+        return problems
+
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Continue from a checkpoint; `CheckpointError` if it does not fit (`checkpoint_problems`)."""
+        problems = self.checkpoint_problems(arrays)
+        if problems:
+            raise CheckpointError("; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
+                                                              if len(problems) > 5 else ""))
         self.steps, self.sequences, self.metric_rows, trials = (int(v) for v in arrays["counters"])
-        if trials != self.trials:
-            raise ValueError(f"the checkpoint holds {trials} trials, not {self.trials}")
+        if trials != self.trials or min(self.steps, self.sequences, self.metric_rows) < 0:
+            raise CheckpointError(f"'counters' {arrays['counters'].tolist()} do not fit {self.trials} trials")
         self.optimizer.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("optimizer/")})
         self.backend.restore(arrays)
         self.recent.clear()
         self.recent.extend(np.array(row) for row in arrays["recent_losses"])
-        self.source.restore(str(arrays["data_position"]))
+        try:
+            self.source.restore(str(arrays["data_position"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise CheckpointError(f"'data_position' is not a data position of this run ({error})") from None
+
+
+_KINDS = {"f": "real numbers", "i": "integers", "u": "integers", "U": "a string", "b": "booleans"}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that does not fit the trainer it is restored into."""
+
+
+def _shape_fits(name: str, shape: tuple, model: tuple, stop_window: int) -> bool:
+    """Shapes match, except that ``recent_losses`` holds up to ``stop_window`` rows."""
+    if name == "recent_losses":
+        return len(shape) == 2 and shape[1] == model[1] and shape[0] <= stop_window
+    return shape == model

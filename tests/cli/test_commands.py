@@ -6,7 +6,9 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -17,10 +19,25 @@ from conftest import SPECS
 SCRIPT = Path(sys.executable).with_name("lstmgraph")
 
 
+#: A guard against a hung command, not a measure of speed: a first run compiles kernels (10-60 s
+#: each), and the machine may be loaded.
+GUARD_SECONDS = 1800
+
+
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     executable = str(SCRIPT) if SCRIPT.exists() else shutil.which("lstmgraph")
     assert executable, "the lstmgraph console script is not installed (run bash setup.sh)"
-    return subprocess.run([executable, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run([executable, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=GUARD_SECONDS)
+
+
+def wait_for(condition: Callable[[], bool]) -> None:
+    """Poll ``condition`` until it holds (what a test waits for: a file, a process ending),
+    failing only after `GUARD_SECONDS`."""
+    deadline = time.monotonic() + GUARD_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, "gave up waiting after the guard time"
+        time.sleep(0.005)
 
 
 def test_version():

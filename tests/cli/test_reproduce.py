@@ -44,17 +44,42 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert other.returncode == 2 and "other settings" in other.stderr
 
 
+def _workers(pid: int) -> list[int]:
+    """The pool's worker processes of ``pid`` (spawned: their command line runs spawn_main)."""
+    from pathlib import Path
+    workers = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in listing.read_text().split():
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:  # it has just ended
+                continue
+            if b"spawn_main" in command and b"resource_tracker" not in command:
+                workers.append(int(child))
+    return workers
+
+
+def _gone(pid: int) -> bool:
+    from pathlib import Path
+    status = Path(f"/proc/{pid}/status")
+    return not status.exists() or "State:\tZ" in status.read_text()
+
+
 def test_ctrl_c_stops_the_workers_and_says_how_to_resume(tmp_path):
     import signal
     import subprocess
-    import time
 
-    from test_commands import SCRIPT
-    process = subprocess.Popen([str(SCRIPT), "reproduce", "gers2000-cerg-forget", "--trials", "4", "--out",
-                                str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    from test_commands import SCRIPT, wait_for
+    out = tmp_path / "out"
+    process = subprocess.Popen([str(SCRIPT), "reproduce", "gers2000-cerg-forget", "--trials", "4", "--jobs", "2",
+                                "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(6)
+    # Interrupt once the workers run (no fixed wait: however long the kernel takes to compile).
+    wait_for(lambda: _workers(process.pid) or process.poll() is not None)
+    workers = _workers(process.pid)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 130
+    _, err = process.communicate(timeout=600)  # a guard only: the run stops at once
+    assert process.returncode == 130, err
     assert "run the same command to resume" in err and "Traceback" not in err
+    assert workers
+    wait_for(lambda: all(_gone(worker) for worker in workers))  # terminated, not left running

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 
 import numpy as np
 import yaml
 
 from conftest import EXPLODING, SPECS
-from test_commands import SCRIPT, run
+from test_commands import SCRIPT, run, wait_for
 
 
 def _short_spec(tmp_path, name: str = "gers2000_cerg", **training) -> str:
@@ -47,10 +46,12 @@ def test_a_killed_run_resumes_bit_identical(tmp_path):
     assert run("train", spec, "--out", str(whole), "--quiet").returncode == 0
     assert json.loads((whole / "run.json").read_text())["engine"] == "compiled"
     process = subprocess.Popen([str(SCRIPT), "train", spec, "--out", str(broken), "--quiet"])
-    deadline = time.time() + 60
-    while not (broken / "checkpoint.npz").exists() and time.time() < deadline:
-        time.sleep(0.005)
-    time.sleep(0.2)
+    checkpoint = broken / "checkpoint.npz"
+    wait_for(lambda: checkpoint.exists() or process.poll() is not None)
+    first = checkpoint.stat().st_ino
+    # Kill once a later checkpoint has replaced the first (a rename: a new inode), with rows
+    # appended since: whatever the machine's speed, about 48 of 50 checkpoints are still to come.
+    wait_for(lambda: checkpoint.stat().st_ino != first or process.poll() is not None)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert not (broken / "weights.npz").exists(), "the run finished before it could be killed"

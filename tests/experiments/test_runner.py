@@ -96,3 +96,21 @@ def test_the_comparison_prints_test_figures_with_their_precision():
                  comparison({"summary": summarise(experiment, rows), "experiment": experiment.describe()}))
     assert table["test MSE"] == ("0.0123", "0.0223")
     assert table["test sequences wrong (of 2,560)"] == ("120.0", "139")
+
+
+def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
+    from lstmgraph.experiments.runner import settings
+    from lstmgraph.files import BUNDLED_SPECS, OutputError
+    experiment = find_experiment("gers2000-cerg-forget")
+    (tmp_path / "plain").write_text("a file")
+    with pytest.raises(OutputError, match=f"cannot write {tmp_path}/plain/out: {tmp_path}/plain is a file"):
+        run_experiment(experiment, 1, 1, tmp_path / "plain" / "out", 100)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "experiment.json").write_text("{cut")
+    with pytest.raises(ResultsConflict, match="experiment.json: not JSON"):
+        run_experiment(experiment, 1, 1, out, 100)
+    (out / "experiment.json").write_text(json.dumps(settings(experiment, 100, BUNDLED_SPECS)))
+    (out / "trials.jsonl").write_text('[1, 2]\n')
+    with pytest.raises(ResultsConflict, match="trials.jsonl: a line is not a trial's row"):
+        run_experiment(experiment, 1, 1, out, 100)

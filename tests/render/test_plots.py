@@ -202,10 +202,10 @@ def test_bad_options_exit_2(runs, args, message):
 
 def test_installed_command_has_help_and_no_traceback(tmp_path):
     script = Path(sys.executable).with_name("lstmgraph")
-    help_text = subprocess.run([str(script), "plot", "--help"], capture_output=True, text=True, timeout=60)
+    help_text = subprocess.run([str(script), "plot", "--help"], capture_output=True, text=True, timeout=600)
     assert help_text.returncode == 0 and "RUN_DIR..." in help_text.stdout
     result = subprocess.run([str(script), "plot", str(tmp_path / "nowhere")], capture_output=True,
-                            text=True, timeout=60)
+                            text=True, timeout=600)  # guards only
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == f"error: {tmp_path / 'nowhere'}: no such run directory"
 

@@ -77,3 +77,98 @@ def test_positions_of_nested_fields():
     assert source.position(("a", 0, "b")) == (2, 5)
     assert source.position(("a", 0, "c", 1)) == (3, 12)
     assert source.position(("a", 0, "missing")) == (2, 5)
+
+
+# -- hostile documents: limits, aliases, JSON positions, numbers as people write them -----------
+
+LAUGHS = "version: 1\na: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(9))
+
+
+@pytest.mark.parametrize("text, fmt, words", [
+    (LAUGHS, "yaml", "more than 50,000 values"),
+    ("[" * 100_000 + "]" * 100_000, "yaml", "nested more than 32 deep"),
+    ("{a: " * 100_000 + "1" + "}" * 100_000, "yaml", "nested more than 32 deep"),
+    ("".join(" " * level + "a:\n" for level in range(200)), "yaml", "nested more than 32 deep"),
+    ("a: &a " + "[" * 30 + "]" * 30 + "\nb: [[[[*a]]]]\n", "yaml", "nested more than 32 deep"),
+    ("[" * 100_000 + "]" * 100_000, "json", "nested more than 32 deep"),
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, "json", "nested more than 32 deep"),
+    ("[" + "1," * 60_000 + "1]", "json", "more than 50,000 values"),
+])
+def test_limits_stop_hostile_documents_with_a_located_error(text, fmt, words):
+    with pytest.raises(SpecError) as caught:
+        parse_spec_text(text, "net", fmt)
+    message = caught.value.format()
+    assert "the spec is too large" in message and words in message
+    assert "docs/spec.md, Limits" in message
+    assert caught.value.source.position(()) is not None
+
+
+def test_an_alias_inside_its_own_value_is_an_error():
+    with pytest.raises(SpecError) as caught:
+        parse_spec_text("version: 1\ngroups: &a [*a]\n")
+    assert "the alias *a is inside the value it refers to" in caught.value.format()
+    assert caught.value.source.position(()) == (2, 13)
+
+
+def test_aliases_within_the_limits_still_work():
+    data, source = parse_spec_text("x: &x {kind: input, size: 2}\ngroups: [*x, *x]\n")
+    assert data["groups"] == [{"kind": "input", "size": 2}] * 2
+    assert source.position(("groups", 1)) == (1, 4)  # an alias is located at its anchor
+
+
+@pytest.mark.parametrize("text, value", [("1e-3", 0.001), ("1E3", 1000.0), ("-2.5e-2", -0.025),
+                                         (".5e1", 5.0), ("1.0e-3", 0.001), ("12", 12), ("1_000", 1000)])
+def test_yaml_numbers_as_people_write_them(text, value):
+    data, _ = parse_spec_text(f"a: {text}\n")
+    assert data["a"] == value and type(data["a"]) is type(value)
+
+
+@pytest.mark.parametrize("text, words", [("a: " + "9" * 5000, "Exceeds the limit"),
+                                         ("a: 2024-13-45", "month must be in 1..12")])
+def test_values_python_cannot_hold_are_located(text, words):
+    with pytest.raises(SpecError) as caught:
+        parse_spec_text("\n" + text + "\n")
+    assert words in caught.value.format() and caught.value.source.position(()) == (2, 4)
+
+
+def test_json_with_tabs_keeps_positions_and_reports_repeated_keys():
+    text = '{\n\t"version": 1,\n\t"groups": [\n\t\t{"name": "x"}\n\t],\n\t"version": 2\n}'
+    with pytest.raises(SpecError) as caught:
+        parse_spec_text(text, "net.json", "json")
+    ((path, line, message),) = located(caught.value)
+    assert (path, line) == ("version", 6) and "more than once" in message
+    data, source = parse_spec_text(text.replace('"version": 2', '"name": "n"'), "net.json", "json")
+    assert data["groups"] == [{"name": "x"}]
+    assert source.position(("groups", 0, "name")) == (4, 4)
+
+
+def test_json_reader_matches_json_loads():
+    text = json.dumps({"a": [1, 2.5, -3e-2, True, None, "\u00e9\\n\""], "b": {}, "c": []}, indent="\t")
+    assert parse_spec_text(text, "x.json", "json")[0] == json.loads(text)
+
+
+@pytest.mark.parametrize("text, words", [('{"a": NaN}', "expected a value, found 'N'"),
+                                         ('{"a": 1} x', "extra data"), ('{"a" 1}', "expected ':'"),
+                                         ('{"a": [1 2]}', "expected ',' or ']'"), ("", "ends where a value")])
+def test_json_syntax_errors_are_located(text, words):
+    with pytest.raises(SpecError) as caught:
+        parse_spec_text(text, "x.json", "json")
+    assert "invalid JSON" in caught.value.format() and words in caught.value.format()
+    assert caught.value.source.position(()) is not None
+
+
+def test_files_that_cannot_be_read_say_why(tmp_path):
+    import os
+
+    from lstmgraph.errors import SpecFileError
+    (tmp_path / "folder.yaml").mkdir()
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it would block: refused unopened
+    (tmp_path / "big.yaml").write_text("#" * (2 << 20))
+    (tmp_path / "latin.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    for name, words in (("absent.yaml", "no such file"), ("folder.yaml", "is a folder"),
+                        ("pipe.yaml", "not a regular file"), ("big.yaml", "larger than 1,048,576 bytes"),
+                        ("latin.yaml", "not UTF-8 text (byte 9 is 0xe9)")):
+        with pytest.raises(SpecFileError) as caught:
+            lstmgraph.load_spec(tmp_path / name)
+        assert words in caught.value.format(), name

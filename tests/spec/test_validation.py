@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import lstmgraph
+import pytest
+
 from conftest import located
 
 
@@ -49,9 +51,9 @@ def test_wrong_type_and_range(spec_error):
           - {name: z, kind: hidden, size: true}
         """)
     rows = located(error)
-    assert ("groups[0].size", 3, "invalid value 'two'") in rows
+    assert ("groups[0].size", 3, "invalid value 'two' (a string)") in rows
     assert ("groups[1].size", 4, "invalid value 0") in rows
-    assert ("groups[2].size", 5, "invalid value True") in rows
+    assert ("groups[2].size", 5, "invalid value True (a boolean)") in rows
     assert "expected: greater than 0" in error.format()
 
 
@@ -158,3 +160,64 @@ def test_name_needs_one_source_and_target(spec_error):
         """)
     ((path, line, message),) = located(error)
     assert (path, line) == ("connections[0]", 5) and "'name'" in message
+
+
+def test_a_quoted_number_says_it_is_a_string_and_how_to_fix_it(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: "2"}
+        """)
+    assert "groups[0].size: invalid value '2' (a string)" in error.format()
+    assert "write it without quotes: 2" in error.format()
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a\x00b", "n" * 65, ".hidden", "a b"])
+def test_network_names_that_could_become_paths_are_refused(spec_error, name):
+    error = spec_error(f"version: 1\nname: {json.dumps(name)}\ngroups: [{{name: y, kind: output, size: 1}}]\n")
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("name", 2) and message.startswith("invalid name")
+    assert "becomes part of file names" in error.format()
+
+
+def test_sizes_and_weights_are_bounded(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1000000000000}
+          - {name: m, kind: memory_block, blocks: 1000, cells_per_block: 1000}
+          - {name: h, kind: hidden, size: 5000}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: h, to: h}
+        """)
+    assert "groups[0].size: invalid value 1000000000000" in error.format()
+    assert "less than or equal to 100000 (docs/spec.md, Limits)" in error.format()
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: m, kind: memory_block, blocks: 1000, cells_per_block: 1000}
+          - {name: h, kind: hidden, size: 5000}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: h, to: h}
+        """)
+    assert "1,000 blocks of 1,000 cells make 1,000,000 cells" in error.format()
+    # h->h 5000x5000 and the block's four fixed one-to-one connections of 1,000,000 cells
+    assert "the connections hold 29,000,000 weights" in error.format()
+
+
+def test_integer_task_options_are_bounded(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: adding, length: 1000000000000}}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("training.task", 7)
+    assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"

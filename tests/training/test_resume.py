@@ -63,3 +63,20 @@ def test_every_bundled_spec_trains_out_of_the_box(path):
     trainer = Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(path))))
     summary = trainer.run()
     assert summary.steps >= 60 and np.isfinite(summary.final_loss_per_step)
+
+
+def test_a_numpy_checkpoint_restores_into_the_compiled_engine_and_damage_is_named():
+    numpy = Trainer(_plan("gers2000_cerg", steps=100), trials=2, engine="numpy")
+    numpy.run()
+    arrays = numpy.checkpoint()
+    assert not any(name.startswith("optimizer/velocity/") for name in arrays)  # no momentum
+    compiled = Trainer(_plan("gers2000_cerg", steps=200), trials=2, engine="compiled")
+    compiled.restore(arrays)
+    assert compiled.steps == numpy.steps
+    weight = next(name for name in arrays if name.startswith("weights/"))
+    damaged = {**arrays, weight: arrays[weight][:1], "extra": np.zeros(1)}
+    del damaged["counters"]
+    problems = compiled.checkpoint_problems(damaged)
+    assert problems == ["missing array 'counters'",
+                        f"'{weight}' has shape {arrays[weight][:1].shape}, expected {arrays[weight].shape}",
+                        "unknown array 'extra' (a checkpoint of another network?)"]

@@ -84,6 +84,19 @@ def test_bad_data_files_are_explained(tmp_path):
     plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))
     with pytest.raises(DataError, match=r"'inputs' has shape \(5, 2\); the network needs \(steps, 4\)"):
         Trainer(plan)
+    targets = np.full((5, 3), np.nan)  # NaN: no target
+    for arrays, words in (({"inputs": np.zeros((5, 4)), "targets": targets, "starts": [0.5]}, "'starts' holds float64"),
+                          ({"inputs": np.full((5, 4), np.inf), "targets": targets}, "NaN or infinite values in 'inputs'"),
+                          ({"inputs": np.zeros((5, 4)), "targets": np.full((5, 3), np.inf)}, "infinite values in 'targets'"),
+                          ({"inputs": np.zeros((5, 4)), "targets": targets.astype(str)}, "string values in 'targets'")):
+        np.savez(tmp_path / "data.npz", **arrays)
+        with pytest.raises(DataError, match=words):
+            Trainer(plan)
+    (tmp_path / "data.npz").write_bytes((tmp_path / "data.npz").read_bytes()[:100])
+    with pytest.raises(DataError, match="data.npz: not an .npz archive"):
+        Trainer(plan)
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 4)), targets=targets)
+    assert Trainer(plan).source.sequences[0].targets.shape == (5, 3)  # NaN targets are fine
 
 
 def test_learning_rate_schedules():
@@ -111,3 +124,9 @@ def test_a_blow_up_names_the_step_and_the_group():
     message = str(caught.value)
     assert message.startswith(f"non-finite values at step {caught.value.step} in ")
     assert "unit group '" in message or "the weights of '" in message
+
+
+def test_a_population_too_large_for_the_memory_is_refused_before_allocating():
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    with pytest.raises(MemoryError, match=r"1000000000 trials of rnn need more than [\d,.]+ GiB; this machine has"):
+        Trainer(plan, trials=10**9)

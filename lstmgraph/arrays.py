@@ -1,0 +1,159 @@
+"""Reading and writing arrays in files a user hands over: .npz, .npy and .csv, damaged or not.
+
+Every failure is an `ArrayFileError` whose message names the file and what is wrong: missing,
+a folder, truncated or corrupted, pickled objects, strings where numbers belong, NaN or
+infinity. No pickle is ever loaded; an archive's declared size is checked before reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .files import write_atomically
+
+#: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
+MAX_ARCHIVE_BYTES = 1 << 31
+#: What `read_array` reads, by suffix.
+ARRAY_SUFFIXES = (".npy", ".npz", ".csv")
+
+_DAMAGE = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyError, NotImplementedError)
+
+
+class ArrayFileError(Exception):
+    """A file of arrays that cannot be used; the message names the file."""
+
+
+def read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an .npz archive."""
+    _check_file(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            size = sum(member.file_size for member in archive.infolist())
+        if size > MAX_ARCHIVE_BYTES:
+            raise ArrayFileError(f"{path}: the archive unpacks to {size:,} bytes, more than "
+                                 f"{MAX_ARCHIVE_BYTES:,}")
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except zipfile.BadZipFile:
+        raise ArrayFileError(f"{path}: not an .npz archive (truncated, corrupted or another "
+                             "kind of file)") from None
+    except _DAMAGE as error:
+        raise ArrayFileError(f"{path}: a damaged .npz archive ({_reason(error)})") from None
+    except MemoryError:
+        raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
+
+
+def read_array(path: Path, name: str = "inputs") -> np.ndarray:
+    """One array from an .npy file, an .npz archive (its only array, or the one called
+    ``name``) or a .csv file (rows of numbers, optionally under a header row)."""
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        arrays = read_npz(path)
+        if name in arrays:
+            return arrays[name]
+        if len(arrays) != 1:
+            raise ArrayFileError(f"{path}: holds {len(arrays)} arrays "
+                                 f"({', '.join(sorted(arrays)) or 'none'}), none named '{name}'; "
+                                 f"give one array, or name it '{name}'")
+        return next(iter(arrays.values()))
+    if suffix == ".csv":
+        return _read_csv(path)
+    if suffix != ".npy":
+        raise ArrayFileError(f"{path}: cannot tell the format; expected a file ending in "
+                             f"{', '.join(ARRAY_SUFFIXES)}")
+    _check_file(path)
+    try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+        if magic.startswith(b"PK\x03\x04"):
+            raise ArrayFileError(f"{path}: an .npz archive named .npy; rename it to .npz")
+        if magic != b"\x93NUMPY":
+            raise ArrayFileError(f"{path}: not an .npy file (it does not begin with the .npy header)")
+        array = np.load(path, allow_pickle=False)
+    except _DAMAGE as error:
+        raise ArrayFileError(f"{path}: not a readable .npy array ({_reason(error)})") from None
+    except MemoryError:
+        raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
+    return array
+
+
+def numbers(path: Path, label: str, array: np.ndarray, nan: str | None = None) -> np.ndarray:
+    """``array`` as float64; strings, objects or complex numbers, NaN and infinity are errors
+    (NaN is allowed where it has a meaning, given as ``nan``, e.g. "no target")."""
+    if array.dtype.kind not in "biuf":
+        raise ArrayFileError(f"{path}: {_kind(array)} values in {label}, not real numbers")
+    values = array.astype(np.float64)
+    bad = np.isinf(values) if nan else ~np.isfinite(values)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "infinite values" if nan else "NaN or infinite values"
+        raise ArrayFileError(f"{path}: {what} in {label} (the first at index {where})")
+    return values
+
+
+def write_array(path: Path, array: np.ndarray) -> None:
+    """Write ``array`` (at most 2-D) as .npy or .csv, by ``path``'s suffix, atomically."""
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        write_atomically(path, buffer.getvalue())
+    elif suffix == ".csv":
+        text = "".join(",".join(f"{value:.17g}" for value in np.atleast_1d(row)) + "\n" for row in array)
+        write_atomically(path, text.encode())
+    else:
+        raise ArrayFileError(f"{path}: cannot tell the format; expected a file ending in .npy or .csv")
+
+
+def _check_file(path: Path) -> None:
+    """A missing file or a folder is named as such (and a FIFO is not opened: it would block)."""
+    if not path.exists():
+        raise ArrayFileError(f"{path}: no such file")
+    if path.is_dir():
+        raise ArrayFileError(f"{path}: is a folder, not a file")
+    if not path.is_file():
+        raise ArrayFileError(f"{path}: is not a regular file")
+
+
+def _read_csv(path: Path) -> np.ndarray:
+    _check_file(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as stream:
+            rows = [row for row in csv.reader(stream) if row and any(cell.strip() for cell in row)]
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise ArrayFileError(f"{path}: cannot read the CSV file ({_reason(error)})") from None
+    if rows and not all(_is_number(cell) for cell in rows[0]):
+        rows = rows[1:]  # a header row
+    values = []
+    for line, row in enumerate(rows, start=1):
+        for cell in row:
+            if not _is_number(cell):
+                raise ArrayFileError(f"{path}: row {line}: {cell.strip()[:40]!r} is not a number")
+        if len(row) != len(rows[0]):
+            raise ArrayFileError(f"{path}: row {line} has {len(row)} columns, row 1 has {len(rows[0])}")
+        values.append([float(cell) for cell in row])
+    return np.array(values, dtype=np.float64).reshape(len(values), len(rows[0]) if rows else 0)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _kind(array: np.ndarray) -> str:
+    return {"U": "string", "S": "bytes", "O": "object", "c": "complex", "V": "structured",
+            "M": "date", "m": "time"}.get(array.dtype.kind, str(array.dtype))
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."

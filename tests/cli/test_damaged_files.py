@@ -1,0 +1,218 @@
+"""`run` and `train --resume` on damaged, odd or unwritable files: exit 2 naming the file, never
+a traceback (in-process through click's runner, on the small rnn spec and the numpy engine)."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lstmgraph_cli.main import main
+
+from conftest import SPECS
+
+RNN = str(SPECS / "rnn.yaml")
+
+
+def invoke(*args) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A finished single-network run and a two-trial run of rnn.yaml (40 steps)."""
+    root = tmp_path_factory.mktemp("runs")
+    for name, trials in (("one", "1"), ("two", "2")):
+        code, output = invoke("train", RNN, "--steps", "40", "--trials", trials, "--quiet",
+                              "--out", root / name)
+        assert code == 0, output
+    return root
+
+
+def _save(path, arrays):
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    path.write_bytes(buffer.getvalue())
+
+
+def test_run_reads_csv_and_npz_inputs_and_writes_the_outputs(runs, tmp_path):
+    inputs = np.random.default_rng(1).uniform(size=(5, 4))
+    np.save(tmp_path / "x.npy", inputs)
+    np.savetxt(tmp_path / "x.csv", inputs, delimiter=",", fmt="%.17g", header="a,b,c,d", comments="")
+    _save(tmp_path / "x.npz", {"inputs": inputs, "notes": np.zeros(1)})
+    weights = runs / "one" / "weights.npz"
+    code, printed = invoke("run", RNN, "--weights", weights, "--inputs", tmp_path / "x.npy",
+                           "--outputs", tmp_path / "y.csv")
+    assert code == 0, printed
+    rows = np.array([[float(v) for v in line.split(",")] for line in printed.splitlines()])
+    assert rows.shape == (5, 3)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "y.csv", delimiter=","), rows, rtol=1e-9)
+    for name in ("x.csv", "x.npz"):
+        code, again = invoke("run", RNN, "--weights", weights, "--inputs", tmp_path / name,
+                             "--outputs", tmp_path / "y.npy")
+        assert code == 0 and again == printed, name
+        np.testing.assert_allclose(np.load(tmp_path / "y.npy"), rows, rtol=1e-9)
+
+
+def test_run_refuses_bad_weights_inputs_and_outputs(runs, tmp_path):
+    weights = runs / "one" / "weights.npz"
+    with np.load(weights) as archive:
+        stored = {name: archive[name] for name in archive.files}
+    _save(tmp_path / "nan.npz", {**stored, "x->h": stored["x->h"] * np.nan})
+    _save(tmp_path / "meta.npz", {**stored, "__meta__": np.array("{not json")})
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    np.save(tmp_path / "empty.npy", np.zeros((0, 4)))
+    np.save(tmp_path / "inf.npy", np.full((3, 4), np.inf))
+    np.save(tmp_path / "text.npy", np.array([["a"] * 4]))
+    (tmp_path / "plain").write_text("a file")
+    good = ("--weights", weights, "--inputs", tmp_path / "x.npy")
+    cases = {
+        ("--weights", tmp_path / "nan.npz", "--inputs", tmp_path / "x.npy"): "NaN or infinite values in 'x->h'",
+        ("--weights", tmp_path / "meta.npz", "--inputs", tmp_path / "x.npy"): "'__meta__' is not the JSON object",
+        ("--weights", tmp_path / "x.npy", "--inputs", tmp_path / "x.npy"): "not an .npz archive",
+        ("--weights", weights, "--inputs", tmp_path / "empty.npy"): "at least one step",
+        ("--weights", weights, "--inputs", tmp_path / "inf.npy"): "NaN or infinite values in the inputs",
+        ("--weights", weights, "--inputs", tmp_path / "text.npy"): "string values in the inputs, not real numbers",
+        good + ("--record", tmp_path / "plain" / "r.npz"): f"cannot write {tmp_path}/plain/r.npz: "
+                                                             f"{tmp_path}/plain is a file, not a folder",
+        good + ("--outputs", tmp_path / "y.txt"): "expected a file ending in .npy or .csv",
+    }
+    for args, words in cases.items():
+        code, output = invoke("run", RNN, *args)
+        assert code == 2 and words in output, (args, output)
+
+
+DAMAGE = {
+    "checkpoint.npz truncated": lambda d: (d / "checkpoint.npz").write_bytes((d / "checkpoint.npz").read_bytes()[:500]),
+    "checkpoint.npz a folder": lambda d: ((d / "checkpoint.npz").unlink(), (d / "checkpoint.npz").mkdir()),
+    "run.json not JSON": lambda d: (d / "run.json").write_text("{trials: 2"),
+    "run.json without trials": lambda d: (d / "run.json").write_text('{"engine": "numpy"}'),
+    "run.json trial count": lambda d: (d / "run.json").write_text('{"trials": 3, "engine": "numpy"}'),
+    "spec.yaml of another network": lambda d: shutil.copy(SPECS / "gru.yaml", d / "spec.yaml"),
+    "metrics.jsonl cut short": lambda d: (d / "metrics.jsonl").write_text(""),
+}
+
+
+@pytest.mark.parametrize("damage, words", [
+    ("checkpoint.npz truncated", "checkpoint.npz: not an .npz archive"),
+    ("checkpoint.npz a folder", "checkpoint.npz: is a folder"),
+    ("run.json not JSON", "run.json: cannot read it as JSON"),
+    ("run.json without trials", "run.json: expected a JSON object whose 'trials' is an integer > 0"),
+    ("run.json trial count", "checkpoint.npz: holds 2 trials, but"),
+    ("spec.yaml of another network", "missing array 'weights/x->reset'"),
+    ("metrics.jsonl cut short", "metrics.jsonl: holds 0 rows, but the checkpoint was written after 5"),
+])
+def test_resume_names_what_is_damaged(runs, tmp_path, damage, words):
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "two", copy)
+    DAMAGE[damage](copy)
+    code, output = invoke("train", "--resume", copy, "--quiet")
+    assert code == 2 and words in output, output
+
+
+def test_resume_refuses_a_checkpoint_that_does_not_fit(runs, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "two", copy)
+    with np.load(copy / "checkpoint.npz") as archive:
+        stored = {name: archive[name] for name in archive.files}
+    for change, words in (({"weights/h->h": stored["weights/h->h"] * np.nan}, "'weights/h->h' holds NaN"),
+                          ({"weights/h->h": stored["weights/h->h"][..., :2]}, "'weights/h->h' has shape (2, 8, 2), expected (2, 8, 8)"),
+                          ({"data_position": np.array("{broken")}, "'data_position' is not a data position")):
+        _save(copy / "checkpoint.npz", {**stored, **change})
+        code, output = invoke("train", "--resume", copy, "--quiet")
+        assert code == 2 and f"{copy}/checkpoint.npz: does not fit" in output and words in output, output
+
+
+def test_unwritable_and_full_output_exit_2(tmp_path, monkeypatch):
+    (tmp_path / "plain").write_text("a file")
+    code, output = invoke("train", RNN, "--steps", "10", "--quiet", "--out", tmp_path / "plain" / "run")
+    assert code == 2 and f"cannot write {tmp_path}/plain/run" in output
+
+    def full(handle):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, output = invoke("train", RNN, "--steps", "10", "--quiet", "--out", tmp_path / "full")
+    assert code == 2 and f"cannot write {tmp_path}/full/spec.yaml: No space left on device" in output
+
+
+def test_the_default_run_directory_stays_in_runs(tmp_path, monkeypatch):
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    del data["name"]  # the name then comes from the file's stem, which may hold anything
+    spec = tmp_path / "specs" / (" $(x);'" + "s" * 240 + ".yaml")
+    spec.parent.mkdir()
+    spec.write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)
+    code, output = invoke("train", spec, "--steps", "10", "--quiet")
+    assert code == 0, output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert re.fullmatch(r"___x___s{57}-\d{8}-\d{6}", run_dir.name), run_dir.name
+    assert json.loads((run_dir / "summary.json").read_text())["steps"] >= 10
+
+
+# -- property-based: byte-level damage of the files run and resume read ------------------------
+
+DAMAGE_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@st.composite
+def damage(draw, size: int):
+    """A truncation, some overwritten bytes, or appended bytes, as a function of the content."""
+    how = draw(st.sampled_from(["truncate", "overwrite", "append"]))
+    if how == "truncate":
+        at = draw(st.integers(0, size - 1))
+        return lambda raw: raw[:at]
+    if how == "append":
+        extra = draw(st.binary(min_size=1, max_size=64))
+        return lambda raw: raw + extra
+    spots = draw(st.lists(st.tuples(st.integers(0, size - 1), st.binary(min_size=1, max_size=8)),
+                          min_size=1, max_size=4))
+
+    def overwrite(raw: bytes) -> bytes:
+        for at, data in spots:
+            raw = raw[:at] + data + raw[at + len(data):]
+        return raw
+    return overwrite
+
+
+def _outcome(args) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert "Traceback" not in result.output and result.exit_code in (0, 2), result.output
+    return result.exit_code, result.output
+
+
+@DAMAGE_SETTINGS
+@given(data=st.data())
+def test_damaged_weights_never_end_in_a_traceback(runs, tmp_path, data):
+    raw = (runs / "one" / "weights.npz").read_bytes()
+    broken = tmp_path / "weights.npz"
+    broken.write_bytes(data.draw(damage(len(raw)))(raw))
+    np.save(tmp_path / "x.npy", np.zeros((2, 4)))
+    code, output = _outcome(["run", RNN, "--weights", broken, "--inputs", tmp_path / "x.npy"])
+    assert code == 0 or f"error: {broken}: " in output, output
+
+
+@DAMAGE_SETTINGS
+@given(data=st.data(), name=st.sampled_from(["checkpoint.npz", "run.json", "metrics.jsonl", "spec.yaml"]))
+def test_damaged_run_directories_never_end_in_a_traceback(runs, tmp_path_factory, data, name):
+    copy = tmp_path_factory.mktemp("damaged") / "run"
+    shutil.copytree(runs / "two", copy)
+    raw = (copy / name).read_bytes()
+    (copy / name).write_bytes(data.draw(damage(len(raw)))(raw))
+    code, output = _outcome(["train", "--resume", copy, "--quiet"])
+    assert code == 0 or f"{copy}" in output, output

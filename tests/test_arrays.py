@@ -1,0 +1,97 @@
+"""Array files a user hands over: every kind of damage is an ArrayFileError naming the file."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+
+from lstmgraph.arrays import ArrayFileError, numbers, read_array, read_npz, write_array
+
+
+def _npz(path, **arrays):
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_inputs_from_npy_npz_and_csv(tmp_path):
+    values = np.arange(6.0).reshape(3, 2)
+    np.save(tmp_path / "x.npy", values)
+    _npz(tmp_path / "one.npz", anything=values)
+    _npz(tmp_path / "named.npz", inputs=values, other=np.zeros(2))
+    (tmp_path / "x.csv").write_text("a,b\n0,1\n2,3\n4,5\n")
+    (tmp_path / "bare.csv").write_text("0,1\n2,3\n\n4,5\n")
+    for name in ("x.npy", "one.npz", "named.npz", "x.csv", "bare.csv"):
+        np.testing.assert_array_equal(read_array(tmp_path / name), values, err_msg=name)
+
+
+def test_outputs_round_trip_as_npy_and_csv(tmp_path):
+    values = np.array([[0.1, 1 / 3], [2e-300, -5.0]])
+    write_array(tmp_path / "y.npy", values)
+    write_array(tmp_path / "y.csv", values)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), values)
+    np.testing.assert_array_equal(read_array(tmp_path / "y.csv"), values)  # 17 digits: exact
+    with pytest.raises(ArrayFileError, match="expected a file ending in .npy or .csv"):
+        write_array(tmp_path / "y.txt", values)
+
+
+def _damaged(tmp_path):
+    good = _npz(tmp_path / "good.npz", w=np.ones((3, 2)))
+    raw = good.read_bytes()
+    (tmp_path / "folder.npz").mkdir()
+    (tmp_path / "truncated.npz").write_bytes(raw[: len(raw) // 2])
+    (tmp_path / "corrupted.npz").write_bytes(raw[:40] + bytes(80) + raw[120:])
+    (tmp_path / "text.npz").write_text("not an archive")
+    np.save(tmp_path / "objects.npy", np.array([None], dtype=object), allow_pickle=True)
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (10000000000000,), }"
+    header += b" " * (118 - len(header)) + b"\n"
+    (tmp_path / "bomb.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    (tmp_path / "zip.npy").write_bytes(raw)
+    (tmp_path / "text.npy").write_text("hello")
+    _npz(tmp_path / "two.npz", a=np.ones(2), b=np.ones(2))
+    (tmp_path / "bad.csv").write_text("1,2\n3,x\n")
+    (tmp_path / "ragged.csv").write_text("1,2\n3\n")
+    return {"absent.npz": "no such file", "folder.npz": "is a folder",
+            "truncated.npz": "not an .npz archive", "corrupted.npz": "not an .npz archive",
+            "text.npz": "not an .npz archive", "objects.npy": "Object arrays cannot be loaded",
+            "bomb.npy": "declares an array larger than the memory", "zip.npy": "rename it to .npz",
+            "text.npy": "does not begin with the .npy header",
+            "two.npz": "holds 2 arrays (a, b), none named 'inputs'",
+            "bad.csv": "row 2: 'x' is not a number", "ragged.csv": "row 2 has 1 columns, row 1 has 2",
+            "x.txt": "cannot tell the format"}
+
+
+def test_every_kind_of_damage_names_the_file(tmp_path):
+    for name, words in _damaged(tmp_path).items():
+        with pytest.raises(ArrayFileError) as caught:
+            read_array(tmp_path / name)
+        assert str(caught.value).startswith(f"{tmp_path / name}: ") and words in str(caught.value), name
+
+
+def test_an_archive_is_measured_before_it_is_unpacked(tmp_path, monkeypatch):
+    monkeypatch.setattr("lstmgraph.arrays.MAX_ARCHIVE_BYTES", 10_000)
+    with zipfile.ZipFile(tmp_path / "bomb.npz", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("w.npy", bytes(20_000))  # compresses to a few dozen bytes
+    with pytest.raises(ArrayFileError, match="unpacks to 20,000 bytes, more than 10,000"):
+        read_npz(tmp_path / "bomb.npz")
+
+
+def test_only_real_finite_numbers_pass(tmp_path):
+    path = tmp_path / "x.npy"
+    assert numbers(path, "x", np.array([1, 2], dtype=np.int32)).dtype == np.float64
+    for array, words in ((np.array(["a"]), "string values"), (np.array([1j]), "complex values"),
+                         (np.array([[0.0, np.inf]]), "NaN or infinite values in x (the first at index (0, 1))")):
+        with pytest.raises(ArrayFileError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            numbers(path, "x", array)
+
+
+def test_read_npz_refuses_pickles(tmp_path):
+    buffer = io.BytesIO()
+    np.savez(buffer, evil=np.array([object()], dtype=object))
+    (tmp_path / "evil.npz").write_bytes(buffer.getvalue())
+    with pytest.raises(ArrayFileError, match="Object arrays cannot be loaded"):
+        read_npz(tmp_path / "evil.npz")

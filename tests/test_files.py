@@ -1,0 +1,48 @@
+"""write_atomically: whole files or nothing, synced to disk, and write errors that name the path."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import pytest
+
+from lstmgraph.files import OutputError, write_atomically
+
+
+def test_the_file_and_its_folder_are_synced(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def record(handle):
+        synced.append(stat.S_ISDIR(os.fstat(handle).st_mode))
+        real_fsync(handle)
+
+    monkeypatch.setattr(os, "fsync", record)
+    write_atomically(tmp_path / "a" / "f.txt", b"data")
+    assert (tmp_path / "a" / "f.txt").read_bytes() == b"data"
+    assert synced == [False, True]  # the file's contents before the rename, the folder after
+
+
+def test_a_full_disk_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    write_atomically(target, b"old")
+
+    def full(handle):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OutputError) as caught:
+        write_atomically(target, b"new")
+    assert str(caught.value) == f"cannot write {target}: No space left on device"
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["f.txt"]
+
+
+def test_a_file_where_a_folder_should_be_is_named(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(OutputError) as caught:
+        write_atomically(tmp_path / "plain" / "sub" / "f.npz", b"")
+    assert str(caught.value) == (f"cannot write {tmp_path}/plain/sub/f.npz: "
+                                 f"{tmp_path}/plain is a file, not a folder")
+    assert isinstance(caught.value, OSError)  # callers that handle OSError still do
