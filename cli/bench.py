@@ -21,7 +21,7 @@ from .common import report_spec_error
 def bench(as_json: bool, quick: bool, specs: Path) -> None:
     """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials), time per step
     against W for truncated and exact RTRL with fitted exponents, peak memory, PyTorch ratio.
-    The first run compiles about a dozen kernels (minutes); later runs reuse them."""
+    The first run of an installation compiles the interpreter once; later runs reuse it."""
     from lstmgraph.benchmark import run_benchmarks  # the compiled executor: not for other commands
 
     progress = (lambda message: None) if as_json else (lambda message: click.echo(f"... {message}", err=True))
@@ -32,6 +32,8 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
+    click.echo(f"first lstmgraph train of a spec never seen (1,000 steps, start-up included): "
+               f"{results['first_train_seconds']:.1f} s")
     click.echo(f"CERG net ({results['cerg_weights']} weights), online truncated RTRL, float64:")
     click.echo(f"  1 trial       {results['cerg_steps_per_s']:>14,.0f} steps/s "
                f"(forward pass and loss alone: {results['cerg_forward_only_steps_per_s']:,.0f})")

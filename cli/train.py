@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -20,10 +19,6 @@ from lstmgraph.training import (CheckpointError, DataError, EngineError, RunDire
 from lstmgraph.training.rundir import default_run_path
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
-
-if TYPE_CHECKING:
-    from lstmgraph.training import RunDirectory, Trainer
-
 
 @click.command()
 @click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
@@ -48,11 +43,6 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
           quiet: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
-    # The engines and the trainer are imported by the commands that use them only, so that
-    # `lstmgraph --version`, `validate` and `render` start without them (and without numba).
-    from lstmgraph.engine import save_weights
-    from lstmgraph.training import DataError, EngineError, RunDirectory, Trainer
-
     if resume is not None:
         if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine))
                 or trials != 1):
@@ -150,8 +140,6 @@ def _task_options(plan) -> dict:
 
 
 def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):
-    from lstmgraph.training import TrainingDiverged
-
     try:
         if quiet or not click.get_text_stream("stderr").isatty():
             return trainer.run(run_dir)  # a progress bar only where someone watches it

@@ -128,12 +128,12 @@ def _read_csv(path: Path) -> np.ndarray:
             rows = [row for row in csv.reader(stream) if row and any(cell.strip() for cell in row)]
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ArrayFileError(f"{path}: cannot read the CSV file ({_reason(error)})") from None
-    if rows and not all(_is_number(cell) for cell in rows[0]):
+    if rows and not all(is_number(cell) for cell in rows[0]):
         rows = rows[1:]  # a header row
     values = []
     for line, row in enumerate(rows, start=1):
         for cell in row:
-            if not _is_number(cell):
+            if not is_number(cell):
                 raise ArrayFileError(f"{path}: row {line}: {cell.strip()[:40]!r} is not a number")
         if len(row) != len(rows[0]):
             raise ArrayFileError(f"{path}: row {line} has {len(row)} columns, row 1 has {len(rows[0])}")
@@ -141,7 +141,8 @@ def _read_csv(path: Path) -> np.ndarray:
     return np.array(values, dtype=np.float64).reshape(len(values), len(rows[0]) if rows else 0)
 
 
-def _is_number(cell: str) -> bool:
+def is_number(cell: str) -> bool:
+    """Whether Python reads the text as a float."""
     try:
         float(cell)
     except ValueError:

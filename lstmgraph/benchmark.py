@@ -65,6 +65,27 @@ def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: b
     return steps * trials / best
 
 
+def first_train_seconds(spec: Path, steps: int = 1000) -> float:
+    """Wall time of `lstmgraph train` on a spec it has never seen (a renamed copy of ``spec``),
+    ``steps`` steps, process start-up included: what a user waits for on a new network."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import yaml
+
+    with tempfile.TemporaryDirectory() as folder:
+        data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        data["name"] = f"unseen_{time.time_ns()}"
+        copy = Path(folder) / f"{data['name']}.yaml"
+        copy.write_text(yaml.safe_dump(data), encoding="utf-8")
+        command = [sys.executable, "-m", "lstmgraph_cli.main", "train", str(copy), "--steps", str(steps),
+                   "--out", str(Path(folder) / "run"), "--quiet"]
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        return time.perf_counter() - start
+
+
 def numpy_steps_per_second(plan: Plan, steps: int) -> float:
     """The numpy reference engine on the same kind of stream, one trial, for comparison."""
     from .engine import RealTimeRecurrentLearning, Simulator
@@ -133,6 +154,8 @@ def run_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda
     results: dict[str, Any] = {}
     cerg = compile_spec(specs / "gers2000_cerg.yaml")
     timing = compile_spec(specs / "gers2002_timing.yaml")
+    progress("first use of a new spec: lstmgraph train, 1,000 steps")
+    results["first_train_seconds"] = first_train_seconds(specs / "gers2000_cerg.yaml")
     progress("CERG net, 1 / 10 / 100 trials")
     results["cerg_weights"] = cerg.n_parameters
     results["cerg_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1)

@@ -40,8 +40,8 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
         if kind == "mac":
             if op.distinct:
                 V[op.out] += V[op.a] * V[op.b] * V[op.c]
-            else:  # adds in entry order, as the compiled executor does
-                np.add.at(V, op.out, V[op.a] * V[op.b] * V[op.c])
+            else:
+                _accumulate(op, V)
         elif kind == "zero":
             V[op.out] = 0.0
         elif kind == "copy":
@@ -66,6 +66,20 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
         else:  # pragma: no cover - the program only holds the kinds above
             raise ValueError(f"unknown operation {kind!r}")
     return loss, wrong
+
+
+def _accumulate(op: Op, V: np.ndarray) -> None:
+    """V[out] += V[a] V[b] V[c] where entries share slots: each slot's own value and then its
+    entries, in entry order, summed by one `np.add.reduceat` (sequentially down the rows), so
+    every sum is the one the compiled executor forms."""
+    slots, starts, rows, a, b, c = op.segments
+    terms = np.empty((len(rows) + len(slots), V.shape[1]))
+    terms[starts] = V[slots]
+    product = np.take(V, a, axis=0)
+    product *= np.take(V, b, axis=0)
+    product *= np.take(V, c, axis=0)
+    terms[rows] = product
+    V[slots] = np.add.reduceat(terms, starts, axis=0)
 
 
 def _columns(values: np.ndarray, trials: int) -> np.ndarray:

@@ -100,15 +100,21 @@ def drive(program, V, rows, rate, momentum, tolerance, rate_decay,
     reset_each, max_streams, budget = settings[4] == 1, settings[5], settings[6]
     while True:
         phase = counters[PHASE]
-        if phase == 0:
-            if counters[STREAMS] >= max_streams or (budget >= 0 and counters[STEPS] >= budget):
-                return DONE
-            if _available(train_counts, len(train_inputs), counters[TRAIN_POSITION], steps_unit) < train_limit:
-                return NEED_TRAINING
-            right, steps, position = _stream(program, V, rows, rate, momentum,
-                                             tolerance, train_inputs, train_targets, train_ends, train_counts,
-                                             counters[TRAIN_POSITION], train_limit, steps_unit, reset_each, True,
-                                             record, active, out_steps, out_loss)
+        training = phase == 0
+        if training and (counters[STREAMS] >= max_streams or (budget >= 0 and counters[STEPS] >= budget)):
+            return DONE
+        if training:
+            inputs, targets, ends, counts = train_inputs, train_targets, train_ends, train_counts
+            position, limit, short = counters[TRAIN_POSITION], train_limit, NEED_TRAINING
+        else:
+            inputs, targets, ends, counts = test_inputs, test_targets, test_ends, test_counts
+            position, limit, short = counters[TEST_POSITION], test_limit, NEED_TEST
+        if _available(counts, len(inputs), position, steps_unit) < limit:
+            return short
+        right, steps, position = _stream(program, V, rows, rate, momentum, tolerance, inputs, targets, ends,
+                                         counts, position, limit, steps_unit, reset_each, training, record,
+                                         active, out_steps, out_loss)
+        if training:
             counters[STREAMS] += 1
             counters[STEPS] += steps
             counters[TRAIN_POSITION] = position
@@ -117,22 +123,16 @@ def drive(program, V, rows, rate, momentum, tolerance, rate_decay,
             if not np.isfinite(V[rows[4]:rows[5], 0]).all():
                 return DIVERGED
             counters[PHASE] = 1
-        else:
-            if _available(test_counts, len(test_inputs), counters[TEST_POSITION], steps_unit) < test_limit:
-                return NEED_TEST
-            right, steps, position = _stream(program, V, rows, rate, momentum,
-                                             tolerance, test_inputs, test_targets, test_ends, test_counts,
-                                             counters[TEST_POSITION], test_limit, steps_unit, reset_each, False,
-                                             record, active, out_steps, out_loss)
-            counters[TEST_POSITION] = position
-            scores[phase - 1] = right
-            if phase < test_streams:
-                counters[PHASE] = phase + 1
-            else:
-                counters[PHASE] = 0
-                if scores.min() >= test_limit:
-                    return SOLVED
-                if counters[STREAMS] % REPORT_EVERY == 0:
-                    return REPORT
+            continue
+        counters[TEST_POSITION] = position
+        scores[phase - 1] = right
+        if phase < test_streams:
+            counters[PHASE] = phase + 1
+            continue
+        counters[PHASE] = 0
+        if scores.min() >= test_limit:
+            return SOLVED
+        if counters[STREAMS] % REPORT_EVERY == 0:
+            return REPORT
 
 

@@ -2,7 +2,8 @@
 
 Within a step, unit groups are computed in a topological order of the same-step (delay 0)
 edges, ties broken by declaration order; delay-1 edges read the previous step's values and do
-not constrain the order (the 2002 time convention of papers.md section 1 in these terms).
+not constrain the order (the time convention of Gers, Schraudolph & Schmidhuber 2002, sec. 2,
+in these terms).
 Trainable connections are laid out in declaration order in one flat parameter vector.
 """
 

@@ -75,6 +75,19 @@ class Op:
     def __len__(self) -> int:
         return len(self.out)
 
+    @cached_property
+    def segments(self) -> tuple[np.ndarray, ...]:
+        """The entries grouped by the slot they add into, for a vectorised ``mac``: (the slots,
+        where each group starts, where each entry goes, and a, b, c in that order). A stable
+        sort keeps each slot's entries in entry order; a group's first row is left for the
+        slot's own value, so a sum down a group is the slot plus its entries in order."""
+        order = np.argsort(self.out, kind="stable")
+        slots, counts = np.unique(self.out[order], return_counts=True)
+        starts = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+        rows = np.ones(len(order) + len(slots), dtype=bool)
+        rows[starts] = False
+        return slots, starts, np.flatnonzero(rows), self.a[order], self.b[order], self.c[order]
+
 
 @dataclass
 class Slots:
@@ -95,16 +108,19 @@ class Program:
     """A plan lowered for one learning rule (truncated or exact RTRL) and one loss."""
 
     plan: Plan
-    full_gradient: bool
-    loss: str
     ops: tuple[Op, ...]
     n_slots: int
-    #: Region starts: ("y", group), ("net", group), ("prev", group), ("theta", connection),
-    #: ("fixed", connection), ("velocity", ""), ("grad", ""), ("trace", group), ...
+    #: Region starts: ("y", group), ("net", group), ("prev", group), ("theta", ""),
+    #: ("theta_of", connection), ("fixed", connection), ("velocity", ""), ("grad", ""), ...
     regions: dict[tuple[str, str], int]
     #: Per traced group: for each stored trace entry, its unit and its parameter index.
     trace_entries: dict[str, tuple[np.ndarray, np.ndarray]]
-    n_theta: int
+    full_gradient: bool = False
+    loss: str = "sum_of_squares"
+
+    @property
+    def n_theta(self) -> int:
+        return self.plan.n_parameters
 
     @cached_property
     def inputs(self) -> tuple[Unit, ...]:
@@ -282,8 +298,8 @@ class _Lowering:
         self._update_and_keep()
         trace_entries = {group: (_array(units), _array(params)) for group, (units, params)
                          in self.trace_entries.items()}
-        return Program(self.plan, self.full_gradient, self.loss, tuple(self.ops), self.slots.size,
-                       dict(self.slots.regions), trace_entries, self.plan.n_parameters)
+        return Program(self.plan, tuple(self.ops), self.slots.size, dict(self.slots.regions), trace_entries,
+                       self.full_gradient, self.loss)
 
     def _forward(self) -> None:
         columns, start = [], 0

@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..operations import ALIASES
+from ..arrays import is_number
 from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
+from ..operations import ALIASES
 from .consistency import training_problems
 from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
 from .models import NetworkSpec
@@ -95,7 +96,7 @@ def _problem(detail: dict, data: Any) -> Problem:
     message = f"invalid value {_shown(given)}"
     if kind in _NUMBER_TYPES and type(given) in _KINDS:
         message += f" ({_KINDS[type(given)]})"
-    unquoted = isinstance(given, str) and kind in _NUMBER_TYPES and _is_number(given)
+    unquoted = isinstance(given, str) and kind in _NUMBER_TYPES and is_number(given)
     return Problem(path, message, expected=expected,
                    suggestion=f"write it without quotes: {given.strip()}" if unquoted else None)
 
@@ -104,14 +105,6 @@ def _shown(value: Any) -> str:
     """A value as the message quotes it, cut short."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _suggest(word: Any, options: list[str]) -> str | None:

@@ -47,7 +47,9 @@ class TrainingDiverged(Exception):
 
 
 def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
-    """Why the compiled kernel cannot train this training section, or None if it can."""
+    """Why the compiled engine cannot train this training section, or None if it can."""
+    if training.optimizer.name != "sgd" or training.clip_norm is not None:
+        return "the compiled engine updates by momentum SGD only, not adam or clip_norm"
     if training.learning_rule == "bptt":
         return "the compiled engine learns by RTRL only, not bptt"
     if training.update_mode != "online":
@@ -57,10 +59,6 @@ def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
             if unit.role == "output" and unit.activation not in ("softmax", "logistic"):
                 return (f"cross_entropy needs softmax or logistic outputs; '{unit.name}' is "
                         f"{unit.activation}")
-    try:
-        import numba  # noqa: F401
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return "numba is not installed"
     return None
 
 

@@ -27,3 +27,10 @@ def test_bench_without_the_bundled_specs_exits_2(tmp_path):
     from test_commands import run
     result = run("bench", "--specs", str(tmp_path))
     assert result.returncode == 2 and "no such file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_first_train_seconds_runs_the_command_on_an_unseen_copy(tmp_path):
+    from lstmgraph.benchmark import first_train_seconds
+
+    from conftest import SPECS
+    assert first_train_seconds(SPECS / "gers2002_timing.yaml", steps=20) > 0

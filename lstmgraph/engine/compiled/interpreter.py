@@ -237,7 +237,9 @@ def update_scalar(rs, re, R, v, rate, momentum, decay):
 
 
 @numba.njit(cache=True, nogil=True)
-def mac(rs, re, R, V, L):
+def mac(rs, re, R, V, v, L):
+    """One lane: on the slots as a vector ``v``, a sum into one slot kept in a register.
+    Lanes: on ``V``, the innermost loop across trials."""
     for r in range(rs, re):
         ni, nj = R[r, 0], R[r, 1]
         o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
@@ -249,37 +251,22 @@ def mac(rs, re, R, V, L):
             x = a0 + i * ai
             y = b0 + i * bi
             z = c0 + i * ci
-            for j in range(nj):
-                out = V[o + j * oj]
-                p = V[x + j * aj]
-                q = V[y + j * bj]
-                u = V[z + j * cj]
-                for l in range(L):
-                    out[l] += p[l] * q[l] * u[l]
-
-
-@numba.njit(cache=True, nogil=True)
-def mac_scalar(rs, re, R, v):
-    """`mac` for a single lane, on the slots as a vector: sums into one slot in a register."""
-    for r in range(rs, re):
-        ni, nj = R[r, 0], R[r, 1]
-        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
-        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
-        b0, bi, bj = R[r, 8], R[r, 9], R[r, 10]
-        c0, ci, cj = R[r, 11], R[r, 12], R[r, 13]
-        for i in range(ni):
-            o = o0 + i * oi
-            x = a0 + i * ai
-            y = b0 + i * bi
-            z = c0 + i * ci
-            if oj == 0:
+            if L == 1 and oj == 0:
                 acc = v[o]
                 for j in range(nj):
                     acc += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
                 v[o] = acc
-            else:
+            elif L == 1:
                 for j in range(nj):
                     v[o + j * oj] += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
+            else:
+                for j in range(nj):
+                    out = V[o + j * oj]
+                    p = V[x + j * aj]
+                    q = V[y + j * bj]
+                    u = V[z + j * cj]
+                    for l in range(L):
+                        out[l] += p[l] * q[l] * u[l]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -438,10 +425,7 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
             rs = run_start[op]
             re = run_stop[op]
             if kd == MAC:
-                if L == 1:
-                    mac_scalar(rs, re, R, v)
-                else:
-                    mac(rs, re, R, V, L)
+                mac(rs, re, R, V, v, L)
             elif kd == ACTIVATE:
                 if L == 1:
                     activate_scalar(code[op], rs, re, R, v)

@@ -1,0 +1,92 @@
+"""The registry of operation kinds: each entry's forms agree with each other."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import initial_weights
+from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.engine.gradcheck import gradient_check
+from lstmgraph.files import BUNDLED_SPECS
+from lstmgraph.operations import ACTIVATIONS, GATE_SIDES, PATTERNS
+from lstmgraph.program import lower
+
+ELEMENTWISE = [name for name, activation in ACTIVATIONS.items() if activation.elementwise]
+POINTS = np.array([-3.0, -0.7, -0.1, 0.2, 0.9, 2.5])  # away from relu's kink at 0
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_derivative_is_the_slope_of_the_function(name):
+    activation = ACTIVATIONS[name]
+    step = 1e-6
+    slope = (activation.apply(POINTS + step) - activation.apply(POINTS - step)) / (2 * step)
+    np.testing.assert_allclose(activation.derivative(POINTS, activation.apply(POINTS)), slope, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_compiled_form_is_the_numpy_form(name):
+    """The scalar expressions the interpreter is generated from compute what numpy does."""
+    activation = ACTIVATIONS[name]
+    for x in POINTS:
+        y = eval(activation.scalar, {"math": math, "x": float(x)})  # noqa: S307 - our own registry text
+        assert y == pytest.approx(float(activation.apply(np.array([x]))[0]), rel=1e-15, abs=1e-15)
+        slope = eval(activation.scalar_derivative, {"math": math, "x": float(x), "y": y})  # noqa: S307
+        assert slope == pytest.approx(float(activation.derivative(np.array([x]), np.array([y]))[0]), rel=1e-14)
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_every_activation_trains_the_same_in_both_executors_and_passes_gradcheck(name):
+    """A small recurrent net whose hidden group uses the activation: gradcheck, and 300 online
+    steps of exact RTRL in the compiled executor against the numpy one."""
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1,
+        "groups": [{"name": "x", "kind": "input", "size": 2},
+                   {"name": "h", "kind": "hidden", "size": 3, "activation": name},
+                   {"name": "y", "kind": "output", "size": 1, "activation": "identity"}],
+        "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1, "gradient": True},
+                        {"from": "bias", "to": "h"}, {"from": "h", "to": "y"}],
+        "init": {"uniform": 0.5}}))
+    assert gradient_check(plan, seed=1, steps=6)["passed"]
+    rng = np.random.default_rng(0)
+    inputs, targets = rng.uniform(-1, 1, (300, 2)), rng.uniform(-1, 1, (300, 1))
+    weights = initial_weights(plan, [0])
+    population = CompiledNetwork(plan, full_gradient=True).population(weights, 0.01)
+    population.run(inputs, targets)
+    from lstmgraph.engine import RealTimeRecurrentLearning, Simulator
+    sim = Simulator(plan, full_gradient=True)
+    learner, state = RealTimeRecurrentLearning(sim), sim.zero_state(1)
+    for x, target in zip(inputs, targets):
+        _, grads, state, _ = learner.step(weights, state, x, target)
+        for key, grad in grads.items():
+            weights[key] = weights[key] - 0.01 * grad
+    for key, values in population.weights().items():
+        np.testing.assert_allclose(values, weights[key], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", list(PATTERNS))
+def test_a_pattern_s_triples_fill_its_weight_shape_once(name):
+    pattern = PATTERNS[name]
+    n_target, n_source = (2, 4) if name == "peephole" else (3, 3)
+    shape = pattern.shape(n_target, n_source)
+    triples = list(pattern.triples(n_target, n_source))
+    assert sorted(w for _, _, w in triples) == list(range(math.prod(shape)))
+    assert all(0 <= i < n_target and 0 <= j < n_source for i, j, _ in triples)
+
+
+def test_gate_sides_pick_the_block_of_their_side():
+    assert GATE_SIDES["source"].gate_unit(5, 7, 2) == 3
+    assert GATE_SIDES["target"].gate_unit(5, 7, 2) == 2
+
+
+def test_the_program_of_a_target_gated_connection_multiplies_after_the_weights():
+    """r * (W h): the gate index of each product follows the target unit."""
+    plan = lstmgraph.compile_spec(BUNDLED_SPECS / "gru_torch.yaml")
+    program = lower(plan, traces=False)
+    op = next(op for op in program.ops if op.what == "net of candidate += W_hn")
+    reset = program.y("reset")
+    net = program.rows("net", "candidate", 8)
+    assert list(op.b - reset.start) == list(op.out - net.start)  # gate unit = target unit
