@@ -180,11 +180,12 @@ class Trainer:
     def checkpoint_problems(self, arrays: dict[str, np.ndarray]) -> list[str]:
         """What keeps ``arrays`` from being restored here: measured against what this trainer's
         own `checkpoint` writes (so it follows any engine), every array must be present with
-        that shape and kind of dtype, floats finite, and nothing unknown. Velocities may be
-        absent (the numpy engine writes them only with momentum, after the first update)."""
+        that shape and kind of dtype, floats finite, and nothing unknown. The optimiser's
+        per-weight arrays (velocities, Adam's moments) may be absent: they are written only
+        after the first update."""
         expected = self.checkpoint()
-        optional = {f"optimizer/velocity/{slot.connection}": expected[f"weights/{slot.connection}"]
-                    for slot in self.plan.parameters}
+        optional = {f"optimizer/{kind}/{slot.connection}": expected[f"weights/{slot.connection}"]
+                    for slot in self.plan.parameters for kind in ("velocity", "adam_m", "adam_u")}
         problems = [f"missing array '{name}'" for name in expected
                     if name not in arrays and name not in optional]
         for name, array in arrays.items():

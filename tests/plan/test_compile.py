@@ -27,6 +27,7 @@ BUNDLED = {
     "gers2002_timing": (17, LSTM_2000 + ("target",)),
     "modern_lstm": (443, MODERN + ("class",)),
     "gru": (339, ("reset", "update", "candidate", "h", "class")),
+    "gru_torch": (363, ("reset", "update", "candidate", "h", "class")),
     "rnn": (131, ("h", "class")),
     "textbook_single_forget_gate": (72, ("forget", "candidate", "h", "output_gate", "squashed", "y")),
     "textbook_multiple_forget_gates": (144, ("forget_1", "forget_2", "forget_3", "candidate_2",
