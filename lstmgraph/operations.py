@@ -77,6 +77,9 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                lambda net: 2.0 * _logistic(net) - 1.0,
                lambda net, y: 2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0),
                f"2.0 * {_LOGISTIC} - 1.0", "2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0)"),
+    # PyTorch's Softsign, x / (1 + |x|): a squashing to (-1, 1) with polynomial tails.
+    Activation("softsign", "x/(1+|x|)", "softsign", lambda net: net / (1.0 + np.abs(net)),
+               lambda net, y: (1.0 - np.abs(y)) ** 2, "x / (1.0 + abs(x))", "(1.0 - abs(y)) * (1.0 - abs(y))"),
     # Over a whole group: dy_i/dnet_j = y_i (delta_ij - y_j); the executors treat it as a group.
     Activation("softmax", "softmax(x)", "softmax", _softmax, None, "x", "1.0", elementwise=False,
                output_only=True),
