@@ -211,17 +211,17 @@ def derive(code, rs, re, R, V, L):
 #DERIVE
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def activate_scalar(code, rs, re, R, v):
 #ACTIVATE_SCALAR
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def derive_scalar(code, rs, re, R, v):
 #DERIVE_SCALAR
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def update_scalar(rs, re, R, v, rate, momentum, decay):
     for r in range(rs, re):
         for i in range(R[r, 0]):
@@ -236,7 +236,7 @@ def update_scalar(rs, re, R, v, rate, momentum, decay):
     rate[0] *= decay
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def mac(rs, re, R, V, v, L):
     """One lane: on the slots as a vector ``v``, a sum into one slot kept in a register.
     Lanes: on ``V``, the innermost loop across trials."""
@@ -269,7 +269,7 @@ def mac(rs, re, R, V, v, L):
                         out[l] += p[l] * q[l] * u[l]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def elementwise_scalar(kind, rs, re, R, v, inputs, t):
     """`elementwise` for a single lane (masking is the caller's)."""
     for r in range(rs, re):
