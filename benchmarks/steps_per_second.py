@@ -1,9 +1,9 @@
-"""Online truncated-RTRL speed of any spec: numpy reference engine against the compiled kernel.
+"""Online truncated-RTRL speed of any spec: numpy reference executor against the compiled one.
 
     .venv/bin/python benchmarks/steps_per_second.py specs/gers2000_cerg.yaml --steps 200000 --trials 1 10 100
 
 `lstmgraph bench` measures the fixed set of docs/performance.md; this script measures the spec
-you name. The first run of a spec compiles its kernel (cached; not timed).
+you name. The first run of an installation compiles the interpreter (cached; not timed).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def main() -> None:
     print(f"  numpy engine, 1 trial: {numpy_steps_per_second(plan, arguments.numpy_steps):,.0f} steps/s")
     for trials in arguments.trials:
         rate = trial_steps_per_second(plan, max(arguments.steps // trials, 100), trials)
-        print(f"  compiled kernel, {trials} trial(s): {rate:,.0f} trial-steps/s")
+        print(f"  compiled executor, {trials} trial(s): {rate:,.0f} trial-steps/s")
 
 
 if __name__ == "__main__":
