@@ -36,7 +36,7 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 @click.option("--resume", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Continue the run in this directory from its last checkpoint (no SPEC then).")
 @click.option("--engine", type=click.Choice(["auto", "compiled", "numpy"]),
-              help="compiled: the numba kernel (online RTRL); numpy: the reference engine; "
+              help="compiled: the numba interpreter (online RTRL); numpy: the reference engine; "
                    "auto (default): compiled wherever it can train the spec.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,

@@ -1,4 +1,4 @@
-"""The two engines a `Trainer` can train with: the numpy reference engine and the compiled kernel.
+"""The two engines a `Trainer` can train with: the numpy reference engine and the compiled one.
 
 Both train one sequence at a time on the same weights, optimiser state, activations and
 eligibility traces, and checkpoint them in the same arrays (``weights/<connection>``,
@@ -9,9 +9,9 @@ checkpoint written by one can be restored by the other.
   exact RTRL with online or per-sequence updates, and BPTT.
 - `CompiledEngine` runs the program in the compiled interpreter (engine/compiled) a chunk of
   steps at a time: online truncated or exact RTRL with momentum and the sum-of-squares or
-  cross-entropy loss. The kernel decays the rate multiplicatively after every update (``decay``); a
+  cross-entropy loss. The interpreter decays the rate multiplicatively after every update (``decay``); a
   per-sequence schedule sets the rate between sequences, and inverse-time decay after every
-  step runs the kernel one step at a time. Non-finite values are looked for after every chunk;
+  step runs one step per call. Non-finite values are looked for after every chunk;
   the chunk is then replayed from a snapshot (see `CompiledEngine._diagnose`) to name the step.
 
 `select_engine` decides which one a spec gets.
@@ -200,7 +200,7 @@ class CompiledEngine:
         # The interpreter multiplies the rate by `decay` after every update: multiplicative
         # decay after every step is done inside it; inverse time after every step is not, so it
         # then runs one step per call with the rate set by the optimiser in between.
-        self.kernel_decay = (schedule.factor if schedule.kind == "multiplicative" and schedule.every == "step"
+        self.interpreter_decay = (schedule.factor if schedule.kind == "multiplicative" and schedule.every == "step"
                              else 1.0)
         self.chunk = 1 if schedule.kind == "inverse_time" and schedule.every == "step" else self.CHUNK
 
@@ -244,7 +244,7 @@ class CompiledEngine:
         if not (np.isfinite(loss).all() and np.isfinite(outputs).all() and self.population.finite()):
             self._restore_snapshot(snapshot)
             raise self._diagnose(inputs, targets, done)
-        if self.kernel_decay != 1.0:
+        if self.interpreter_decay != 1.0:
             self.optimizer.rate = float(self.population.rate()[0])
             self.optimizer.decays += len(inputs)
         else:
@@ -255,7 +255,7 @@ class CompiledEngine:
     def _run(self, inputs: np.ndarray, targets: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         """One call over the chunk for every trial; returns the summed loss per trial."""
         self.population.set_rate(self.optimizer.rate)
-        _, loss = self.population.run(inputs, targets, self.training.momentum, self.kernel_decay,
+        _, loss = self.population.run(inputs, targets, self.training.momentum, self.interpreter_decay,
                                       outputs=outputs)
         return loss
 
@@ -280,9 +280,9 @@ class CompiledEngine:
             replay.train(Sequence(inputs, targets), done)
         except TrainingDiverged as diverged:
             return diverged
-        return self._diagnose_in_kernel(inputs, targets, done)
+        return self._diagnose_in_interpreter(inputs, targets, done)
 
-    def _diagnose_in_kernel(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> TrainingDiverged:
+    def _diagnose_in_interpreter(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> TrainingDiverged:
         """Replay the chunk step by step in the interpreter from the current (snapshot) state."""
         snapshot = self._snapshot()
         total = np.zeros(self.trials)
@@ -290,7 +290,7 @@ class CompiledEngine:
             for t in range(len(inputs)):
                 outputs = np.zeros((self.trials, 1, self.n_outputs))
                 total += self._run(inputs[t:t + 1], targets[t:t + 1], outputs)
-                if self.kernel_decay == 1.0:  # else the interpreter has decayed the rate itself
+                if self.interpreter_decay == 1.0:  # else the interpreter has decayed the rate itself
                     self.optimizer.after("step")
                 else:
                     self.optimizer.rate = float(self.population.rate()[0])

@@ -8,7 +8,7 @@ eligibility traces, activations, data position and counters, so that a resumed r
 bit-identical to an uninterrupted one. Non-finite activations or weights stop the run with the
 step and unit group named.
 
-The steps themselves run in an engine (engines.py): the compiled numba kernel for online
+The steps themselves run in an engine (engines.py): the compiled executor for online
 (truncated or exact) RTRL, the numpy reference engine for everything (BPTT, per-sequence
 updates). The loop, the data, the schedule's bookkeeping, metrics and checkpoints are shared.
 """
@@ -79,7 +79,7 @@ def _check_memory(plan: Plan, trials: int) -> None:
 class Trainer:
     """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
 
-    ``engine``: ``auto`` (the compiled kernel wherever it can train the spec, else numpy; the
+    ``engine``: ``auto`` (the compiled executor wherever it can train the spec, else numpy; the
     reason is in `engine_note`), ``compiled`` (`EngineError` where it cannot) or ``numpy``.
     """
 
