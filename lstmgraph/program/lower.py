@@ -40,9 +40,6 @@ KIND_CODE = {name: code for code, name in enumerate(KINDS)}
 PHASES = ("forward", "loss", "backward", "contract", "propagate", "update", "keep_traces",
           "keep_state")
 PHASE_CODE = {name: code for code, name in enumerate(PHASES)}
-#: The phases of a step that learns, and of one that only runs forward.
-LEARNING_STEP = PHASES
-FORWARD_STEP = ("forward", "loss", "keep_state")
 
 
 @dataclass(frozen=True)
