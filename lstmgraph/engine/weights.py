@@ -8,6 +8,7 @@ Weights are saved as ``.npz`` (no pickle), one array per connection named ``sour
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Sequence
@@ -91,16 +92,20 @@ def unflatten(plan: Plan, vector: np.ndarray, template: Weights) -> Weights:
 def save_weights(path: str | Path, plan: Plan, weights: Weights) -> Path:
     """Write weights as .npz: one array per connection; shapes (*shape) for a single network,
     (trials, *shape) for a population. Written atomically."""
-    import io
     path = Path(path)
+    write_atomically(path, weights_file_bytes(plan, weights))
+    return path
+
+
+def weights_file_bytes(plan: Plan, weights: Weights) -> bytes:
+    """The content of `save_weights`'s file (a worker sends it to the process that writes)."""
     trials = population(weights)
     arrays = {name: (values[0] if trials == 1 else values) for name, values in weights.items()}
     meta = {"format": WEIGHTS_FORMAT, "network": plan.name, "trials": trials,
             "parameters": plan.n_parameters}
     buffer = io.BytesIO()
     np.savez(buffer, __meta__=np.array(json.dumps(meta)), **arrays)
-    write_atomically(path, buffer.getvalue())
-    return path
+    return buffer.getvalue()
 
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:

@@ -15,11 +15,12 @@ from typing import Any, Callable
 
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
-from ..spec import SpecDocument
+from ..spec import SpecDocument, spec_from_data
 from ..spec.loader import read_spec_file
 from ..spec.validation import validate_spec_data
 from ..tasks import Task, make_task
-from .protocols import Protocol, SequenceProtocol, StreamProtocol
+from .protocols import Protocol, SequenceProtocol, StreamProtocol, make_trial, trial_engine
+from .trial import Trial
 
 
 @dataclass(frozen=True)
@@ -138,12 +139,18 @@ class Experiment:
         return "sequences" if isinstance(self.protocol, SequenceProtocol) else "training streams"
 
     def spec_data(self, specs: Path = BUNDLED_SPECS) -> tuple[dict[str, Any], Any]:
-        """The bundled spec's data with the variants applied, and its source positions."""
+        """The bundled spec's data as the experiment runs it: its variants applied, its task,
+        learning rate and momentum in the training section; and the file's source positions."""
         data, source = read_spec_file(specs / f"{self.spec}.yaml")
         data = copy.deepcopy(data)
         for variant in self.variants:
             variant.apply(data)
-        data.setdefault("training", {})["task"] = {"name": self.task, **self.task_options}
+        training = data.setdefault("training", {})
+        training["task"] = {"name": self.task, **self.task_options}
+        if self.learning_rate is not None:
+            training["learning_rate"] = self.learning_rate
+        if self.momentum is not None:
+            training["momentum"] = self.momentum
         return data, source
 
     def plan(self, specs: Path = BUNDLED_SPECS) -> Plan:
@@ -153,11 +160,15 @@ class Experiment:
     def make_task(self) -> Task:
         return make_task(self.task, self.task_options)
 
-    def rates(self, plan: Plan) -> tuple[float, float]:
-        training = plan.document.spec.training
-        rate = self.learning_rate if self.learning_rate is not None else training.learning_rate
-        momentum = self.momentum if self.momentum is not None else training.momentum
-        return rate, momentum
+    def trial(self, plan: Plan, seed: int, budget_steps: int | None = None) -> Trial:
+        """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
+        to a worker): weights and data from the seed, the compiled engine, the protocol."""
+        return make_trial(trial_engine(plan, seed), self.make_task(), self.protocol, seed, budget_steps)
+
+    @staticmethod
+    def plan_of(data: dict[str, Any]) -> Plan:
+        """The plan of `spec_data`'s data (as a worker receives it: no file behind it)."""
+        return compile_plan(spec_from_data(data, "<experiment spec>"))
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "paper": self.paper, "table": self.table, "spec": f"specs/{self.spec}.yaml",

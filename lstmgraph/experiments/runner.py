@@ -1,88 +1,151 @@
-"""Run an experiment's trials in worker processes and summarise them beside the paper's figures.
+"""Run an experiment's trials on workers and summarise them beside the paper's figures.
 
-Results go to an output folder: ``experiment.json`` (settings, the spec as run),
-``trials.jsonl`` (one line per finished trial, appended as each ends, so a killed run resumes
-where it stopped), ``trials/SEED/`` (each trial's final weights, a run directory for
-`lstmgraph plot`), and ``results.json`` / ``trials.csv`` (written atomically at the end).
+A trial runs in pieces (`trial.Trial`): each piece is a task for a worker (`workers.py`: local
+processes, or a Dask cluster) that starts from the trial's last checkpoint, runs about
+``checkpoint_seconds`` of work and sends back the new checkpoint, or at the end the trial's
+result row and trained weights. Only this process writes the output folder, so a cluster needs
+no shared filesystem, and a lost worker or a killed run costs at most one piece of work:
+
+- ``experiment.json``: the settings and the spec as run; a rerun with other settings is refused;
+- ``trials.jsonl``: one line per finished trial, appended (and synced) as each ends;
+- ``trials/SEED/checkpoint.npz`` while a trial runs; ``trials/SEED/`` then holds the trained
+  network as a run directory for `lstmgraph plot` (``spec.yaml``, ``weights.npz``,
+  ``summary.json``);
+- ``results.json`` / ``trials.csv``, written atomically at the end;
+- ``.lock``: held while a run writes the folder (a second run on it is refused, naming the
+  first; the lock of a dead run is taken over).
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import os
 import signal
+import socket
 import statistics
 import threading
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
-from multiprocessing import get_context
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import yaml
 
-from ..engine.weights import save_weights
+from ..arrays import ArrayFileError, read_npz
 from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
+from ..plan import Plan
+from ..progress import Progress, ProgressReport
 from .catalogue import Experiment, find_experiment
-from .network import OnlineNetwork
-from .protocols import run_trial
+from .workers import Workers, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
 
+#: Work per piece, and so the most a lost worker or a killed run can cost.
+CHECKPOINT_SECONDS = 60.0
+#: Training steps of a trial's first piece; later pieces are sized from the time it took.
+FIRST_PIECE_STEPS = 20_000
+
 
 class ResultsConflict(Exception):
-    """The output folder holds trials run with other settings."""
+    """The output folder holds trials run with other settings, or is in use."""
 
 
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+# -- one piece of a trial, on a worker -------------------------------------------------------------
+@dataclass(frozen=True)
+class Piece:
+    """What a worker needs to run part of a trial: the experiment, its spec as data, the seed,
+    the caps, and the trial's last checkpoint (an .npz file's bytes; None to start)."""
+
+    experiment: str
+    spec_data: dict[str, Any]
+    seed: int
+    budget_steps: int | None
+    steps: int
+    checkpoint: bytes | None
 
 
+@dataclass(frozen=True)
+class PieceResult:
+    seed: int
+    report: ProgressReport
+    seconds: float                  # wall time of the piece, to size the next
+    steps: int                      # training steps it ran
+    checkpoint: bytes | None = None  # while the trial goes on
+    row: dict[str, Any] | None = None  # when it has ended, with the trained weights
+    weights: bytes | None = None
+
+
+_PLANS: dict[str, Plan] = {}
+
+
+def run_piece(piece: Piece) -> PieceResult:
+    """Run one piece of a trial (in a worker)."""
+    from ..engine.weights import weights_file_bytes
+
+    start = time.perf_counter()
+    key = json.dumps(piece.spec_data, sort_keys=True)
+    experiment = find_experiment(piece.experiment)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = experiment.plan_of(piece.spec_data)
+    trial = experiment.trial(plan, piece.seed, piece.budget_steps)
+    if piece.checkpoint is not None:
+        trial.restore(_arrays(piece.checkpoint))
+    steps_before = trial.steps_trained()
+    report = trial.advance(piece.steps)
+    seconds, steps = time.perf_counter() - start, trial.steps_trained() - steps_before
+    if trial.row is not None:
+        trial.row.setdefault("class", None)
+        return PieceResult(piece.seed, report, seconds, steps, row=trial.row,
+                           weights=weights_file_bytes(plan, trial.engine.weights))
+    return PieceResult(piece.seed, report, seconds, steps, checkpoint=_npz(trial.checkpoint()))
+
+
+def _npz(arrays: dict[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _arrays(content: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(content), allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+# -- the output folder -----------------------------------------------------------------------------
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends, then raise it: a worker whose start is cut short reads
-    half its start-up data and prints a traceback. The handler defers it in this process (any
-    thread may receive the signal); the signal mask, which started workers inherit, keeps a
-    terminal's Ctrl-C from reaching them before they ignore it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread handles signals
-        return
-    caught: list[int] = []
-    handler = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+def _locked(out: Path) -> Iterator[None]:
+    """Hold ``out/.lock`` (an advisory lock the system drops when its holder dies, however)."""
+    path = out / ".lock"
     try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise OutputError(path, error) from None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(descriptor, 200, 0).decode(errors="replace").strip() or "another process"
+            raise ResultsConflict(f"{out} is in use by {owner}; wait for it to end, or choose another --out") from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"lstmgraph reproduce, process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, handler)
-    if caught:
-        raise KeyboardInterrupt
+        os.close(descriptor)
 
 
-def _trial_in_worker(name: str, seed: int, budget_steps: int | None, specs: str, out: str) -> dict[str, Any]:
-    experiment = find_experiment(name)
-    plan = experiment.plan(Path(specs))
-    rate, momentum = experiment.rates(plan)
-    network = OnlineNetwork(plan, seed, rate, momentum)
-    row = run_trial(network, experiment.make_task(), experiment.protocol, seed, budget_steps)
-    row.setdefault("class", None)
-    save_trial(Path(out) / "trials" / str(seed), experiment, Path(specs), network, row)
-    return row
-
-
-def save_trial(folder: Path, experiment: Experiment, specs: Path, network: OnlineNetwork,
-               row: dict[str, Any]) -> None:
+def save_trial(folder: Path, spec_data: dict[str, Any], weights: bytes, row: dict[str, Any]) -> None:
     """A trained trial as a run directory `lstmgraph plot` reads: ``spec.yaml`` (the network as
     run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
     ``summary.json`` (its result row)."""
-    data, _ = experiment.spec_data(specs)
-    data["training"]["learning_rate"], data["training"]["momentum"] = experiment.rates(network.plan)
-    write_atomically(folder / "spec.yaml", yaml.safe_dump(data, sort_keys=False).encode())
-    save_weights(folder / "weights.npz", network.plan, network.weights())
+    write_atomically(folder / "spec.yaml", yaml.safe_dump(spec_data, sort_keys=False).encode())
+    write_atomically(folder / "weights.npz", weights)
     write_atomically(folder / "summary.json", (json.dumps(row, indent=2) + "\n").encode())
 
 
@@ -121,57 +184,167 @@ def _stored_settings(path: Path) -> Any:
         raise ResultsConflict(f"{path}: not JSON; delete it or choose another --out") from None
 
 
+def _stored_checkpoint(path: Path) -> bytes | None:
+    """A trial's checkpoint from an earlier run, checked to be a readable .npz archive."""
+    if not path.exists():
+        return None
+    try:
+        read_npz(path)
+        return path.read_bytes()
+    except (ArrayFileError, OSError) as error:
+        raise ResultsConflict(f"{path}: {error}; delete it to run that trial from the start") from None
+
+
+def _append_row(path: Path, row: dict[str, Any]) -> None:
+    try:
+        with path.open("a") as stream:
+            stream.write(json.dumps(row) + "\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+    except OSError as error:
+        raise OutputError(path, error) from None
+
+
+# -- the run ---------------------------------------------------------------------------------------
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends, then raise it: a worker whose start is cut short reads
+    half its start-up data and prints a traceback. The handler defers it in this process (any
+    thread may receive the signal); the signal mask, which started workers inherit, keeps a
+    terminal's Ctrl-C from reaching them before they ignore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals
+        return
+    caught: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        raise KeyboardInterrupt
+
+
+class _Schedule:
+    """The trials of a run: waiting, running (one piece each at a time) and their checkpoints."""
+
+    #: A piece whose worker was lost this many times is not tried again.
+    LOSSES = 3
+
+    def __init__(self, experiment: Experiment, spec_data: dict[str, Any], out: Path, todo: list[int],
+                 budget_steps: int | None, checkpoint_seconds: float):
+        self.experiment, self.spec_data, self.out = experiment, spec_data, out
+        self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
+        self.waiting = list(todo)
+        self.checkpoints = {seed: _stored_checkpoint(self.folder(seed) / "checkpoint.npz") for seed in todo}
+        self.piece_steps = {seed: FIRST_PIECE_STEPS for seed in todo}
+        self.losses = {seed: 0 for seed in todo}
+        self.running: dict[Future, int] = {}
+        self.reports: dict[int, ProgressReport] = {}
+
+    def folder(self, seed: int) -> Path:
+        return self.out / "trials" / str(seed)
+
+    def submit(self, workers: Workers, seed: int) -> None:
+        piece = Piece(self.experiment.name, self.spec_data, seed, self.budget_steps, self.piece_steps[seed],
+                      self.checkpoints[seed])
+        self.running[workers.submit(run_piece, piece)] = seed
+
+    def fill(self, workers: Workers) -> None:
+        while self.waiting and len(self.running) < workers.slots:
+            self.submit(workers, self.waiting.pop(0))
+
+    def progressed(self, seed: int, result: PieceResult) -> None:
+        """A piece ended with the trial still running: keep its checkpoint, size the next."""
+        self.checkpoints[seed] = result.checkpoint
+        write_atomically(self.folder(seed) / "checkpoint.npz", result.checkpoint)
+        self.reports[seed] = result.report
+        if result.steps > 0:
+            scale = self.checkpoint_seconds / max(result.seconds, 1e-3)
+            self.piece_steps[seed] = int(min(max(result.steps * min(scale, 10.0), 1000), 10**9))
+
+    def finished(self, seed: int, result: PieceResult, rows_path: Path) -> None:
+        """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint."""
+        folder = self.folder(seed)
+        save_trial(folder, self.spec_data, result.weights, result.row)
+        _append_row(rows_path, result.row)
+        (folder / "checkpoint.npz").unlink(missing_ok=True)
+        self.reports.pop(seed, None)
+
+    def report(self, done: int, total: int) -> ProgressReport:
+        running = sorted(self.reports.items())
+        label = "; ".join(report.describe() for _, report in running[:3]) + ("; ..." if len(running) > 3 else "")
+        return ProgressReport("trials", done, total, label,
+                              {"running": len(self.running), "waiting": len(self.waiting)})
+
+
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
-                   specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None) -> dict[str, Any]:
-    """Run trials with seeds 0..trials-1 (those already in ``out`` are kept) and summarise."""
+                   specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
+                   progress: Progress | None = None, cluster: Any = None,
+                   checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict[str, Any]:
+    """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
+    checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
+    ``cluster``: a Dask scheduler's address or a ``distributed.Client``."""
     make_folder(out)
-    wanted = settings(experiment, budget_steps, specs)
-    settings_path = out / "experiment.json"
-    if settings_path.exists() and _stored_settings(settings_path) != json.loads(json.dumps(wanted)):
-        raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
-                              f"choose another --out or delete it")
-    write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
-    rows_path = out / "trials.jsonl"
-    rows = [row for row in _read_rows(rows_path) if row["seed"] < trials]
-    done = {row["seed"] for row in rows}
-    write_atomically(rows_path, "".join(json.dumps(row) + "\n" for row in rows).encode())
-    for row in rows:
-        trial_done(row)
-    todo = [seed for seed in range(trials) if seed not in done]
-    if todo:
-        plan = experiment.plan(specs)
-        warm = OnlineNetwork(plan, 0, 0.0, 0.0)  # compile (or load) the interpreter once, before the workers
-        warm.run(np.zeros((1, warm.n_inputs)), np.zeros((1, warm.n_outputs)), learn=False)
-        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(todo))), mp_context=get_context("spawn"),
-                                   initializer=_ignore_interrupts)
-        try:
-            with _interrupts_deferred():  # submitting starts the workers
-                futures = [pool.submit(_trial_in_worker, experiment.name, seed, budget_steps, str(specs), str(out))
-                           for seed in todo]
-            for future in as_completed(futures):
-                row = future.result()
+    with _locked(out):
+        wanted = settings(experiment, budget_steps, specs)
+        settings_path = out / "experiment.json"
+        if settings_path.exists() and _stored_settings(settings_path) != json.loads(json.dumps(wanted)):
+            raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
+                                  f"choose another --out or delete it")
+        write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
+        rows_path = out / "trials.jsonl"
+        rows = [row for row in _read_rows(rows_path) if row["seed"] < trials]
+        done = {row["seed"] for row in rows}
+        write_atomically(rows_path, "".join(json.dumps(row) + "\n" for row in rows).encode())
+        for row in rows:
+            (out / "trials" / str(row["seed"]) / "checkpoint.npz").unlink(missing_ok=True)  # ended after it
+            trial_done(row)
+        todo = [seed for seed in range(trials) if seed not in done]
+        if todo:
+            schedule = _Schedule(experiment, wanted["spec_data"], out, todo, budget_steps, checkpoint_seconds)
+            _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
+        rows.sort(key=lambda row: row["seed"])
+        results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
+                   "summary": summarise(experiment, rows), "trials": rows}
+        write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
+        write_atomically(out / "trials.csv", _csv(rows).encode())
+        return results
+
+
+def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows_path: Path, trials: int,
+         trial_done: TrialDone, progress: Progress | None) -> None:
+    try:
+        with _interrupts_deferred():  # submitting starts the workers
+            schedule.fill(workers)
+        while schedule.running:
+            finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                seed = schedule.running.pop(future)
                 try:
-                    with rows_path.open("a") as stream:
-                        stream.write(json.dumps(row) + "\n")
-                        stream.flush()
-                        os.fsync(stream.fileno())
-                except OSError as error:
-                    raise OutputError(rows_path, error) from None
-                rows.append(row)
-                trial_done(row)
-        except BaseException:
-            # Ctrl-C (or an error): stop the workers now; finished trials stay in trials.jsonl.
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-    rows.sort(key=lambda row: row["seed"])
-    results = {"experiment": experiment.describe(), "budget_steps": budget_steps, "summary": summarise(experiment, rows),
-               "trials": rows}
-    write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
-    write_atomically(out / "trials.csv", _csv(rows).encode())
-    return results
+                    result = future.result()
+                except BaseException as error:
+                    if not workers.lost(error) or schedule.losses[seed] >= schedule.LOSSES:
+                        raise
+                    schedule.losses[seed] += 1  # its worker was lost: again from its last checkpoint
+                    schedule.submit(workers, seed)
+                    continue
+                if result.row is None:
+                    schedule.progressed(seed, result)
+                    schedule.submit(workers, seed)
+                else:
+                    schedule.finished(seed, result, rows_path)
+                    rows.append(result.row)
+                    trial_done(result.row)
+            schedule.fill(workers)
+            if progress is not None:
+                progress(schedule.report(len(rows), trials))
+    finally:
+        # The end, Ctrl-C or an error: stop the workers; finished trials are in trials.jsonl,
+        # running ones resume from their checkpoints.
+        workers.stop()
 
 
 def summarise(experiment: Experiment, rows: list[dict[str, Any]]) -> dict[str, Any]:

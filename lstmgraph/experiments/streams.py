@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..progress import Progress, ProgressReport
 from ..tasks import Task
-from .network import OnlineNetwork
 from .success import within_tolerance
-from .trial import Progress, data_rng, result_row
+from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,10 @@ REPORT_EVERY = 100
 class StreamData:
     """A task's sequences end to end: ``inputs``, ``targets``, ``ends`` (a sequence ends at
     this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
-    ``position``, which is always a sequence start."""
+    ``position``, which is always a sequence start.
+
+    Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
+    sequence at the cursor, and the generator's state before the refill that drew it."""
 
     def __init__(self, task: Task, rng: np.random.Generator):
         self.task = task
@@ -79,6 +82,9 @@ class StreamData:
         self.ends = np.zeros(0, dtype=np.bool_)
         self.counts = np.zeros(1, dtype=np.int64)
         self.position = 0
+        self.first = 0  # the number of the sequence at step 0 of the arrays
+        self.drawn = 0  # sequences drawn so far
+        self.refills: list[tuple[int, dict]] = [(0, rng.bit_generator.state)]  # (first sequence, state before)
 
     def available(self, unit: str) -> int:
         """Steps, or whole sequences, after the cursor."""
@@ -94,8 +100,13 @@ class StreamData:
             return
         inputs, targets, ends = [self.inputs[self.position:]], [self.targets[self.position:]], \
             [self.ends[self.position:]]
+        self.first += int(self.counts[self.position])
+        self.refills = [refill for index, refill in enumerate(self.refills)
+                        if index + 1 == len(self.refills) or self.refills[index + 1][0] > self.first]
+        self.refills.append((self.drawn, self.rng.bit_generator.state))
         while have < 2 * amount:
             sequence = self.task.sample(self.rng)
+            self.drawn += 1
             inputs.append(sequence.inputs)
             targets.append(sequence.targets)
             end = np.zeros(len(sequence), dtype=np.bool_)
@@ -108,6 +119,24 @@ class StreamData:
         self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
         self.position = 0
 
+    def where(self) -> dict:
+        """The place of the cursor, as plain data: sequence number, and how to draw it again."""
+        sequence = self.first + int(self.counts[self.position])
+        start, state = [refill for refill in self.refills if refill[0] <= sequence][-1]
+        return {"sequence": sequence, "refill": start, "state": state}
+
+    def go_to(self, place: dict) -> None:
+        """Put the cursor where `where` said, with empty arrays: the generator is set to its state
+        before that refill and the sequences before the cursor are drawn again and dropped."""
+        self.rng.bit_generator.state = place["state"]
+        for _ in range(place["sequence"] - place["refill"]):
+            self.task.sample(self.rng)
+        self.inputs, self.targets = self.inputs[:0], self.targets[:0]
+        self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
+        self.position = 0
+        self.first = self.drawn = place["sequence"]
+        self.refills = [(self.drawn, self.rng.bit_generator.state)]
+
 
 def next_start(ends: np.ndarray, position: int) -> int:
     """The first sequence start at or after ``position``."""
@@ -117,7 +146,7 @@ def next_start(ends: np.ndarray, position: int) -> int:
 
 
 # -- the protocol, stream by stream, in Python (the reference) ------------------------------
-def stream_score(network: OnlineNetwork, data: StreamData, protocol: StreamProtocol, limit: int,
+def stream_score(network, data: StreamData, protocol: StreamProtocol, limit: int,
                  learn: bool) -> tuple[int, int]:
     """Run one stream from a zero state until its first error or ``limit`` units; returns
     (units right before the first error, steps run) and moves the cursor past the stream."""
@@ -133,8 +162,8 @@ def stream_score(network: OnlineNetwork, data: StreamData, protocol: StreamProto
             end = stop = position + limit if steps_unit else \
                 int(np.searchsorted(data.counts, data.counts[position] + limit))
         network.reset()
-        steps, outputs = network.run(data.inputs[position:stop], data.targets[position:stop], learn,
-                                     protocol.tolerance)
+        steps, outputs = network.present(data.inputs[position:stop], data.targets[position:stop], learn,
+                                         protocol.tolerance)
         steps_run += steps
         last = position + steps - 1
         if steps < stop - position or not within_tolerance(outputs[-1:], data.targets[last:last + 1],
@@ -159,7 +188,7 @@ def _trial_data(task: Task, seed: int) -> tuple[StreamData, StreamData]:
     return StreamData(task, data_rng(seed, 0)), StreamData(task, data_rng(seed, 1))
 
 
-def run_streams_reference(network: OnlineNetwork, task: Task, protocol: StreamProtocol, seed: int,
+def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: int,
                           budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """One trial, stream by stream in Python: the plain statement of what `run_streams` does."""
     training, testing = _trial_data(task, seed)
@@ -172,12 +201,13 @@ def run_streams_reference(network: OnlineNetwork, task: Task, protocol: StreamPr
         steps += run
         if right >= protocol.train_limit:
             network.rate *= protocol.rate_decay
-        if not network.weights_finite():
+        if not network.finite():
             return result_row(seed, False, streams, steps, diverged=True, score=_mean(scores, streams - 1))
         scores = [stream_score(network, testing, protocol, protocol.test_limit, learn=False)[0]
                   for _ in range(protocol.test_streams)]
         if progress and streams % REPORT_EVERY == 0:
-            progress({"streams": streams, "score": _mean(scores, streams)})
+            progress(ProgressReport("training streams", streams, label=f"trial {seed}",
+                                    figures={"score": _mean(scores, streams)}))
         if min(scores) >= protocol.test_limit:
             solved = True
             break
@@ -195,47 +225,87 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     return row
 
 
-def run_streams(network: OnlineNetwork, task: Task, protocol: StreamProtocol, seed: int,
-                budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
-    """One trial of a 2000/2002 stream experiment (``network`` is trained in place); returns its
-    result row."""
-    from .driver import DIVERGED, NEED_TEST, NEED_TRAINING, REPORT, SOLVED, STEPS, STREAMS, TEST_POSITION, \
-        TRAIN_POSITION, drive  # numba: only when a trial runs
-    training, testing = _trial_data(task, seed)
-    settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
-                         protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
-                         -1 if budget_steps is None else budget_steps], dtype=np.int64)
-    counters = np.zeros(5, dtype=np.int64)
-    scores = np.zeros(protocol.test_streams, dtype=np.int64)
-    record = np.zeros((1, 0, network.n_outputs))
-    out_steps, out_loss, active = np.zeros(1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_)
-    population, program = network.population, network.population.program
-    if len(population.blocks) != 1:
-        raise ValueError("the stream protocol runs one trial")
-    V, rate = population.blocks[0], population.rates[0]
-    rows = np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
-                     program.theta.start, program.theta.stop], dtype=np.int64)
-    flat = network.compiled.flat.arguments()
-    while True:
-        capacity = max(len(training.inputs), len(testing.inputs))
-        if record.shape[1] < capacity:
-            record = np.zeros((1, capacity, network.n_outputs))
-        counters[TRAIN_POSITION], counters[TEST_POSITION] = training.position, testing.position
-        status = drive(flat, V, rows, rate, float(network.momentum), float(protocol.tolerance),
-                        float(protocol.rate_decay), training.inputs, training.targets, training.ends,
-                        training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
-                        settings, counters, scores, record, active, out_steps, out_loss)
-        training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
-        streams = int(counters[STREAMS])
-        if status == NEED_TRAINING:
-            training.ensure(protocol.train_limit, protocol.unit)
-        elif status == NEED_TEST:
-            testing.ensure(protocol.test_limit, protocol.unit)
-        elif status == REPORT:
-            if progress:
-                progress({"streams": streams, "score": _mean(scores, streams)})
-        elif status == DIVERGED:
-            return result_row(seed, False, streams, int(counters[STEPS]), diverged=True,
-                              score=_mean(scores, streams - 1))
-        else:
-            return _finish(protocol, seed, status == SOLVED, streams, int(counters[STEPS]), _mean(scores, streams))
+class StreamTrial(Trial):
+    """One trial of a 2000/2002 stream experiment: the loop of `run_streams_reference`, run in
+    compiled code (`driver.drive`), which returns to Python to draw more data, to report, or to
+    pause before a training stream (where the whole state is the network, the counters, the
+    last test scores and the two data positions)."""
+
+    unit = "training streams"
+
+    def __init__(self, engine, task: Task, protocol: StreamProtocol, seed: int, budget_steps: int | None = None):
+        super().__init__(engine, task, protocol, seed, budget_steps)
+        self.training, self.testing = _trial_data(task, seed)
+        self.counters = np.zeros(5, dtype=np.int64)  # driver.STREAMS, STEPS, positions, PHASE
+        self.scores = np.zeros(protocol.test_streams, dtype=np.int64)
+        population = engine.population
+        if len(population.blocks) != 1 or population.trials != 1:
+            raise ValueError("a stream trial runs one network")
+
+    def presented(self) -> int:
+        return int(self.counters[0])
+
+    def steps_trained(self) -> int:
+        return int(self.counters[1])
+
+    def _figures(self) -> dict[str, float]:
+        return {"score": _mean(self.scores, self.presented())}
+
+    def _advance(self, steps: int | None) -> None:
+        from .driver import DIVERGED, DONE, NEED_TEST, NEED_TRAINING, SOLVED, STEPS, STREAMS, TEST_POSITION, \
+            TRAIN_POSITION, drive  # numba: only when a trial runs
+        protocol, engine = self.protocol, self.engine
+        pause = None if steps is None else int(self.counters[STEPS]) + steps
+        budgets = [b for b in (self.budget_steps, pause) if b is not None]
+        settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
+                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
+                             min(budgets) if budgets else -1], dtype=np.int64)
+        record = np.zeros((1, 0, engine.n_outputs))
+        out_steps, out_loss, active = np.zeros(1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_)
+        population, program = engine.population, engine.population.program
+        V, rate = population.blocks[0], population.rates[0]
+        population.set_rate(engine.rate)
+        rows = np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
+                         program.theta.start, program.theta.stop], dtype=np.int64)
+        flat = engine.network.flat.arguments()
+        training, testing, counters = self.training, self.testing, self.counters
+        while True:
+            capacity = max(len(training.inputs), len(testing.inputs))
+            if record.shape[1] < capacity:
+                record = np.zeros((1, capacity, engine.n_outputs))
+            counters[TRAIN_POSITION], counters[TEST_POSITION] = training.position, testing.position
+            status = drive(flat, V, rows, rate, engine.training.momentum, float(protocol.tolerance),
+                           float(protocol.rate_decay), training.inputs, training.targets, training.ends,
+                           training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
+                           settings, counters, self.scores, record, active, out_steps, out_loss)
+            training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
+            engine.rate = float(rate[0])  # the protocol's decay acts inside the driver
+            streams, steps_done = int(counters[STREAMS]), int(counters[STEPS])
+            if status == NEED_TRAINING:
+                training.ensure(protocol.train_limit, protocol.unit)
+            elif status == NEED_TEST:
+                testing.ensure(protocol.test_limit, protocol.unit)
+            elif status == DIVERGED:
+                self.row = result_row(self.seed, False, streams, steps_done, diverged=True,
+                                      score=_mean(self.scores, streams - 1))
+                return
+            elif status == SOLVED or (status == DONE and not (
+                    pause is not None and steps_done >= pause and streams < protocol.max_streams
+                    and (self.budget_steps is None or steps_done < self.budget_steps))):
+                self.row = _finish(protocol, self.seed, status == SOLVED, streams, steps_done,
+                                   _mean(self.scores, streams))
+                return
+            elif status == DONE:
+                return  # paused before a training stream
+            # REPORT: go on; `advance`'s caller reports between pieces
+
+    def _state(self) -> dict[str, np.ndarray]:
+        return {"counters": self.counters.copy(), "scores": self.scores.copy(),
+                "training_data": json_array(self.training.where()), "test_data": json_array(self.testing.where())}
+
+    def _restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.counters[:] = arrays["counters"]
+        self.scores[:] = arrays["scores"]
+        self.training.go_to(from_json_array(arrays["training_data"]))
+        self.testing.go_to(from_json_array(arrays["test_data"]))
+        self.counters[2:4] = 0  # the data positions: both arrays start empty at the cursor

@@ -160,14 +160,17 @@ class NumpyEngine:
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
-        """Weights, activations and traces (the optimiser keeps the velocity)."""
-        arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
+        """The network's whole state: weights, the optimiser's state (velocity, rate),
+        activations and traces."""
+        arrays: dict[str, np.ndarray] = {f"optimizer/{k}": v for k, v in self.optimizer.state().items()}
+        arrays.update({f"weights/{k}": v for k, v in self.weights.items()})
         arrays.update({f"state/{k}": v for k, v in self.state.items()})
         if self.learner is not None:
             arrays.update({f"traces/{group}": data for group, data in self.learner.traces.items()})
         return arrays
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.optimizer.restore(_nested(arrays, "optimizer/"))
         self.weights = _nested(arrays, "weights/")
         self.state = _nested(arrays, "state/")
         if self.learner is not None:
@@ -214,6 +217,29 @@ class CompiledEngine:
 
     def reset(self) -> None:
         self.population.reset()
+
+    @property
+    def rate(self) -> float:
+        """The learning rate: the optimiser's, which `present` and `train` use."""
+        return self.optimizer.rate
+
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self.optimizer.rate = float(value)
+        self.population.set_rate(value)
+
+    def finite(self) -> bool:
+        return self.population.finite()
+
+    def present(self, inputs: np.ndarray, targets: np.ndarray, learn: bool,
+                tolerance: float = 0.0) -> tuple[int, np.ndarray]:
+        """The protocols' step loop, for a single trial: run ``inputs`` from the current state,
+        updating online if ``learn``; with ``tolerance`` > 0 stop after the first step whose
+        error reaches it. Returns (steps run, outputs of those steps)."""
+        outputs = np.zeros((1, len(inputs), self.n_outputs))
+        self.population.set_rate(self.optimizer.rate)
+        steps, _ = self.population.run(inputs, targets, self.training.momentum, 1.0, tolerance, learn, outputs)
+        return int(steps[0]), outputs[0, :int(steps[0])]
 
     def close(self) -> None:
         self.population.close()
@@ -333,14 +359,17 @@ class CompiledEngine:
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
-        """The numpy engine's arrays, plus the velocity (kept in the slot arrays)."""
-        arrays: dict[str, np.ndarray] = {f"weights/{k}": v for k, v in self.weights.items()}
+        """The numpy engine's arrays; the velocity comes from the slot arrays."""
+        arrays: dict[str, np.ndarray] = {f"optimizer/{k}": v for k, v in self.optimizer.state().items()}
+        arrays.update({f"weights/{k}": v for k, v in self.weights.items()})
         arrays.update({f"optimizer/velocity/{k}": v for k, v in self.population.velocity().items()})
         arrays.update({f"state/{k}": v for k, v in self.state.items()})
         arrays.update({f"traces/{group}": data for group, data in self.population.traces().items()})
         return arrays
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.optimizer.restore(_nested(arrays, "optimizer/"))
+        self.population.set_rate(self.optimizer.rate)
         self.population.set_weights(_nested(arrays, "weights/"))
         self.population.set_velocity(_nested(arrays, "optimizer/velocity/"))
         self.optimizer.velocity = {}  # the slot arrays hold it

@@ -170,8 +170,7 @@ class Trainer:
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
         """Everything needed to continue, in the same arrays for either engine."""
-        arrays: dict[str, np.ndarray] = {f"optimizer/{k}": v for k, v in self.optimizer.state().items()}
-        arrays.update(self.backend.checkpoint())
+        arrays = self.backend.checkpoint()
         arrays["recent_losses"] = np.array(list(self.recent)).reshape(-1, self.trials)
         arrays["data_position"] = np.array(self.source.state())
         arrays["counters"] = np.array([self.steps, self.sequences, self.metric_rows, self.trials])
@@ -210,7 +209,6 @@ class Trainer:
         self.steps, self.sequences, self.metric_rows, trials = (int(v) for v in arrays["counters"])
         if trials != self.trials or min(self.steps, self.sequences, self.metric_rows) < 0:
             raise CheckpointError(f"'counters' {arrays['counters'].tolist()} do not fit {self.trials} trials")
-        self.optimizer.restore({k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("optimizer/")})
         self.backend.restore(arrays)
         self.recent.clear()
         self.recent.extend(np.array(row) for row in arrays["recent_losses"])

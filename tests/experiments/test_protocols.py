@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lstmgraph.experiments import OnlineNetwork, find_experiment, run_trial
-from lstmgraph.experiments.streams import (StreamData, StreamProtocol, next_start, run_streams,
+from lstmgraph.experiments import find_experiment, run_trial, trial_engine
+from lstmgraph.experiments.streams import (StreamData, StreamProtocol, StreamTrial, next_start,
                                            run_streams_reference, stream_score)
 from lstmgraph.tasks import Sequence, concatenated, make_task
 
@@ -51,7 +51,7 @@ class ScriptedNetwork:
     def reset(self) -> None:
         self.resets += 1
 
-    def run(self, inputs, targets, learn, tolerance=0.0):
+    def present(self, inputs, targets, learn, tolerance=0.0):
         outputs = np.where(np.isnan(targets), 0.0, targets)
         steps = len(inputs)
         if self.error_at is not None and self.position <= self.error_at < self.position + steps:
@@ -100,11 +100,9 @@ def test_external_reset_resets_before_every_sequence():
 def test_a_trial_is_reproducible_from_its_seed(name):
     experiment = find_experiment(name)
     plan = experiment.plan()
-    rate, momentum = experiment.rates(plan)
 
     def trial():
-        network = OnlineNetwork(plan, 3, rate, momentum)
-        row = run_trial(network, experiment.make_task(), experiment.protocol, 3, budget_steps=3000)
+        row = run_trial(trial_engine(plan, 3), experiment.make_task(), experiment.protocol, 3, budget_steps=3000)
         row.pop("seconds")
         return row
 
@@ -128,8 +126,9 @@ def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monke
     experiment = find_experiment("gers2000-cerg-forget-decay")
     protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=100, max_streams=4,
                               rate_decay=0.5)
-    row = streams.run_streams_reference(OnlineNetwork(experiment.plan(), 0, 0.8, 0.0), experiment.make_task(),
-                                        protocol, 0)
+    engine = trial_engine(experiment.plan(), 0)
+    engine.rate = 0.8
+    row = streams.run_streams_reference(engine, experiment.make_task(), protocol, 0)
     assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
 
 
@@ -150,12 +149,12 @@ CASES = [("gers2000-cerg-forget", 4, dict(max_streams=150), None),
 def test_the_compiled_stream_loop_gives_the_python_loop_s_result(name, seed, changes, budget):
     experiment = find_experiment(name)
     plan = experiment.plan()
-    rate, momentum = experiment.rates(plan)
     protocol = replace(experiment.protocol, **changes)
-    networks = [OnlineNetwork(plan, seed, rate, momentum) for _ in range(2)]
-    compiled = run_streams(networks[0], experiment.make_task(), protocol, seed, budget)
+    networks = [trial_engine(plan, seed) for _ in range(2)]
+    compiled = StreamTrial(networks[0], experiment.make_task(), protocol, seed, budget).run()
+    compiled.pop("seconds")
     reference = run_streams_reference(networks[1], experiment.make_task(), protocol, seed, budget)
     assert compiled == reference
-    for key, values in networks[1].weights().items():  # the same updates, in the same order
-        np.testing.assert_array_equal(networks[0].weights()[key], values)
+    for key, values in networks[1].weights.items():  # the same updates, in the same order
+        np.testing.assert_array_equal(networks[0].weights[key], values)
     assert compiled["steps"] >= compiled["presented"] > 0

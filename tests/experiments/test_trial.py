@@ -1,0 +1,89 @@
+"""A trial run in pieces, its state saved and restored into a new network between them, ends
+exactly as the same trial run straight through: the same row and bit-identical weights."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.streams import StreamData
+from lstmgraph.tasks import make_task
+
+# (experiment, seed, protocol changes, step budget): one of each protocol kind and branch:
+# independent sequences (adding), fixed training and test sets (ERG), streams counted in steps
+# (CERG), with an external reset, with the rate decay, and counted in sequences (PFG, GTS).
+CASES = [("hochreiter1997-adding-t100", 1, {}, 6000),
+         ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=20), 3000),
+         ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200), 4000),
+         ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12), 3000),
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=50, test_limit=40, rate_decay=0.9), 3000),
+         ("gers2002-pfg-cos-f10-peephole", 0, {}, 3000),
+         ("gers2002-gts-peephole", 4, {}, 3000)]
+
+
+def _roundtrip(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Through an .npz file, as the runner keeps and sends checkpoints (no pickle)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    with np.load(io.BytesIO(buffer.getvalue()), allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+@pytest.mark.parametrize("name,seed,changes,budget", CASES)
+def test_a_trial_in_pieces_ends_as_one_run_straight_through(name, seed, changes, budget):
+    experiment = find_experiment(name)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
+    plan = experiment.plan()
+    straight = experiment.trial(plan, seed, budget)
+    straight.run()
+    trial, pieces = experiment.trial(plan, seed, budget), 0
+    while not trial.done:
+        trial.advance(400 + 300 * pieces)  # pieces of different lengths
+        if not trial.done:
+            saved = _roundtrip(trial.checkpoint())
+            trial = experiment.trial(plan, seed, budget)  # a new network, as on another worker
+            trial.restore(saved)
+            pieces += 1
+    assert pieces >= 3
+    expected, row = dict(straight.row), dict(trial.row)
+    expected.pop("seconds"), row.pop("seconds")
+    assert row == expected
+    assert row["steps"] >= budget or row["solved"]
+    for key, values in straight.engine.weights.items():
+        np.testing.assert_array_equal(trial.engine.weights[key], values)
+
+
+def test_stream_data_taken_up_at_a_saved_place_gives_the_same_sequences():
+    task = make_task("embedded_reber", {})
+    whole, cut = StreamData(task, np.random.default_rng(3)), StreamData(task, np.random.default_rng(3))
+    whole.ensure(5000, "steps")
+    cut.ensure(40, "steps")
+    for _ in range(3):  # refills that keep an unread tail
+        cut.position = int(np.flatnonzero(cut.ends)[len(np.flatnonzero(cut.ends)) // 2]) + 1
+        cut.ensure(len(cut.inputs) - cut.position + 30, "steps")
+    cut.position = int(np.flatnonzero(cut.ends)[5]) + 1
+    place = cut.where()
+    restored = StreamData(task, np.random.default_rng(99))
+    restored.go_to(place)
+    restored.ensure(200, "steps")
+    start = int(np.flatnonzero(np.concatenate([[True], whole.ends]))[place["sequence"]])
+    np.testing.assert_array_equal(restored.inputs[:200], whole.inputs[start:start + 200])
+    np.testing.assert_array_equal(restored.targets[:200], whole.targets[start:start + 200])
+
+
+def test_the_learning_rate_a_protocol_decayed_is_part_of_the_checkpoint():
+    experiment = find_experiment("gers2000-cerg-forget-decay")
+    plan = experiment.plan()
+    trial = experiment.trial(plan, 0, 1000)
+    trial.advance(100)
+    trial.engine.rate = 0.123  # as the driver leaves it after error-free training streams
+    restored = experiment.trial(plan, 0, 1000)
+    restored.restore(_roundtrip(trial.checkpoint()))
+    assert restored.engine.rate == 0.123
+    assert trial.advance() == restored.advance()
+    for key, values in trial.engine.weights.items():
+        np.testing.assert_array_equal(restored.engine.weights[key], values)
