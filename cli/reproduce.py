@@ -52,7 +52,11 @@ def _trial_line(row: dict, unit: str) -> str:
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
 @click.option("--trials", type=click.IntRange(min=1), help="Number of trials (default: the paper's).")
 @click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default=True,
-              help="Worker processes.")
+              help="Worker processes on this machine.")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/results.md).")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=1), default=60, show_default=True,
+              help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1),
@@ -60,18 +64,20 @@ def _trial_line(row: dict, unit: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the results (or the list) as JSON.")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
-def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, out: Path | None,
-              max_steps: int | None, as_json: bool, specs: Path) -> None:
+def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
+              checkpoint_seconds: float, out: Path | None, max_steps: int | None, as_json: bool, specs: Path) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
-    Trials run in worker processes; the table shows our success rate and the mean and standard
-    deviation of sequences (or training streams) to success next to the published figures.
-    Results are written as JSON, CSV and a PNG figure to the results folder, each trial's
-    trained network to OUT/trials/SEED/ (for plot and evaluate)."""
+    Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
+    the table shows our success rate and the mean and standard deviation of sequences (or
+    training streams) to success next to the published figures. Results are written as JSON,
+    CSV and a PNG figure to the results folder, each trial's trained network to
+    OUT/trials/SEED/ (for plot and evaluate). Rerun the same command to resume."""
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.figures import draw_results
     from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
+    from lstmgraph.experiments.workers import ClusterError
 
     if show_list:
         _list(as_json)
@@ -86,7 +92,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     out = out or Path("runs") / "reproduce" / chosen.name
     quiet = as_json
     if not quiet:
-        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {count} trials on {jobs} workers -> {out}")
+        where = f"the Dask cluster at {cluster}" if cluster else f"{jobs} workers"
+        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {count} trials on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
     try:
         with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
@@ -98,14 +105,22 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                 finished.append(row)
                 if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
                     click.echo(f"  {_trial_line(row, chosen.unit)} [{len(finished)}/{count}]")
-            results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done)
+
+            def progress(report) -> None:
+                running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
+                detail = f"; {report.label}" if report.label else ""
+                bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
+                bar.render_progress()
+
+            results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
+                                     checkpoint_seconds)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
-    except ResultsConflict as error:
+    except (ResultsConflict, ClusterError) as error:
         fail(str(error))
     except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}; "
-                   f"run the same command to resume", err=True)
+        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}, running ones "
+                   f"in their checkpoints; run the same command to resume", err=True)
         sys.exit(130)
     figure = draw_results(results, out / "results.png")
     if as_json:

@@ -11,7 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from cli.main import main
-from lstmgraph.experiments import OnlineNetwork, find_experiment, run_trial
+from lstmgraph.engine import initial_weights
+from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment, summarise
 from lstmgraph.render.plots import load_run
 
@@ -55,14 +56,14 @@ def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_pa
     folder = tmp_path / "trials" / "0"
     stored = load_run(folder)
     plan = experiment.plan()
-    network = OnlineNetwork(plan, 0, *experiment.rates(plan))
-    run_trial(network, experiment.make_task(), experiment.protocol, 0, budget_steps=500)
-    trained = network.weights()
+    trial = experiment.trial(plan, 0, budget_steps=500)
+    trial.run()
+    trained = trial.engine.weights
     assert set(trained) == set(stored.weights)
     for name, values in trained.items():
         np.testing.assert_array_equal(stored.weights[name], values)
-    assert not np.array_equal(trained["memory.cell_output->target"], OnlineNetwork(plan, 0, 0, 0).weights()[
-        "memory.cell_output->target"])
+    assert not np.array_equal(trained["memory.cell_output->target"],
+                              initial_weights(plan, [0])["memory.cell_output->target"])
     assert stored.steps_trained == results["trials"][0]["steps"] >= 500
     training = yaml.safe_load((folder / "spec.yaml").read_text())["training"]
     assert (training["learning_rate"], training["momentum"]) == (1e-5, 0.99)
