@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from lstmgraph.experiments import OnlineNetwork, find_experiment, run_trial
+from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.catalogue import (CELL_SOURCES_ONLY, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, Experiment,
                                              Variant)
 
@@ -42,10 +42,8 @@ def variant_experiment(name: str, targets: str) -> Experiment:
 
 def _trial(name: str, targets: str, seed: int, max_sequences: int) -> dict[str, Any]:
     experiment = variant_experiment(name, targets)
-    plan = experiment.plan()
-    rate, momentum = experiment.rates(plan)
-    return run_trial(OnlineNetwork(plan, seed, rate, momentum), experiment.make_task(),
-                     replace(experiment.protocol, max_sequences=max_sequences), seed)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, max_sequences=max_sequences))
+    return experiment.trial(experiment.plan(), seed).run()
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ error or ``train_limit`` steps or sequences) with ``test_streams`` frozen test s
 first error or ``test_limit``), up to ``max_streams`` training streams: up to 10^7 of them in the
 2002 experiments, most a few steps long while a net is still learning. In Python each stream
 cost about 0.2 ms of overhead (measured: 20,000 PFG training streams with their 200,000 test
-streams took 39 s for 46,000 training steps), so `run_streams` runs the whole loop in one
+streams took 39 s for 46,000 training steps), so `StreamTrial` runs the whole loop in one
 numba function (`driver.drive`) that calls the compiled interpreter for each stream and only
 returns to Python to draw more data or report progress. `run_streams_reference` is the same
 protocol written plainly in Python, stream by stream; the test suite checks that both give the
@@ -190,7 +190,7 @@ def _trial_data(task: Task, seed: int) -> tuple[StreamData, StreamData]:
 
 def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: int,
                           budget_steps: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
-    """One trial, stream by stream in Python: the plain statement of what `run_streams` does."""
+    """One trial, stream by stream in Python: the plain statement of what `StreamTrial` does."""
     training, testing = _trial_data(task, seed)
     streams = steps = 0
     scores = [0] * protocol.test_streams
