@@ -65,6 +65,7 @@ class LocalWorkers(Workers):
         self.slots = max(1, jobs)
         self.description = f"{self.slots} local worker{'s' if self.slots != 1 else ''}"
         self.pool: ProcessPoolExecutor | None = None
+        self.others = set(multiprocessing.active_children())  # a caller's own processes: left alone
 
     def _pool(self) -> ProcessPoolExecutor:
         if self.pool is None:
@@ -95,9 +96,10 @@ class LocalWorkers(Workers):
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
-        for process in multiprocessing.active_children():
+        ours = [process for process in multiprocessing.active_children() if process not in self.others]
+        for process in ours:
             process.terminate()
-        for process in multiprocessing.active_children():
+        for process in ours:
             process.join(5)
 
 
