@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 from pathlib import Path
@@ -104,11 +105,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         except RunDirectoryError as error:
             fail(str(error))
     else:
-        spec_data = _resolved_spec(plan)
-        if spec_data.get("training", {}).get("data"):
-            spec_data["training"]["data"] = str((Path(plan.document.source.filename).parent
-                                                 / spec_data["training"]["data"]).resolve())
-        run_dir.create(spec_data, info)
+        run_dir.create(copy.deepcopy(plan.resolved_spec), info)
     summary = _train_with_progress(trainer, run_dir, quiet)
     save_weights(run_dir.path / "weights.npz", plan, trainer.weights)
     window, first, last = _loss_windows(run_dir)
@@ -122,21 +119,6 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
                    f"(stopped by {summary.stopped_by}; {trainer.engine} engine)")
         click.echo(f"mean loss per step: first {window} sequences {first:.6g}, last {window} {last:.6g}")
         click.echo(f"run directory: {run_dir.path} (weights.npz, metrics.csv, checkpoint.npz)")
-
-
-def _resolved_spec(plan) -> dict:
-    return plan.document.spec.model_dump(by_alias=True, exclude_none=True, mode="json",
-                                         exclude={"schema_reference"}) | _task_options(plan)
-
-
-def _task_options(plan) -> dict:
-    """model_dump drops a task's extra options; put them back."""
-    training = plan.document.spec.training
-    if training is None or training.task is None:
-        return {}
-    dumped = training.model_dump(by_alias=True, exclude_none=True, mode="json")
-    dumped["task"] = {"name": training.task.name, **training.task.options}
-    return {"training": dumped}
 
 
 def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):

@@ -154,7 +154,7 @@ class Experiment:
         return make_task(self.task, self.task_options)
 
     def rates(self, plan: Plan) -> tuple[float, float]:
-        training = plan.document.spec.training
+        training = plan.training
         rate = self.learning_rate if self.learning_rate is not None else training.learning_rate
         momentum = self.momentum if self.momentum is not None else training.momentum
         return rate, momentum
