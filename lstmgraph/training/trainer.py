@@ -20,21 +20,19 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
+from ..progress import Progress, ProgressReport
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
 from .engines import CompiledEngine, NumpyEngine, TrainingDiverged, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory
-
-Progress = Callable[[int, int | None, float], None]
 
 
 @dataclass(frozen=True)
@@ -132,9 +130,9 @@ class Trainer:
     # -- the whole run --------------------------------------------------------------------------
     def run(self, run_dir: RunDirectory | None = None, progress: Progress | None = None) -> Summary:
         """Train until ``steps``, the end of the data or ``stop_loss``; with ``run_dir``, append
-        metrics and write checkpoints (and a final one). After every sequence ``progress`` gets
-        the steps trained, ``steps`` and the mean loss per step over the last ``stop_window``
-        sequences."""
+        metrics and write checkpoints (and a final one). After every sequence ``progress`` gets a
+        `ProgressReport` of the steps trained (of ``steps``), the mean loss per step over the last
+        ``stop_window`` sequences as its figure ``loss_per_step``."""
         training = self.training
         budget = training.steps
         last_checkpoint = self.steps
@@ -155,7 +153,8 @@ class Trainer:
                 run_dir.append_metrics(row)
             self.metric_rows += 1
             if progress is not None:
-                progress(self.steps, budget, float(np.mean(self.recent)))
+                progress(ProgressReport("steps", self.steps, budget, self.plan.name,
+                                        {"loss_per_step": float(np.mean(self.recent))}))
             if (training.stop_loss is not None and len(self.recent) == self.recent.maxlen
                     and np.max(np.mean(self.recent, axis=0)) < training.stop_loss):
                 stopped_by = "stop_loss"
