@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
+from lstmgraph import Overrides, compile_spec
 from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import OutputError
-from lstmgraph.plan import Plan, compile_plan
-from lstmgraph.spec import SpecDocument
-from lstmgraph.spec.loader import read_spec_file
-from lstmgraph.spec.validation import validate_spec_data
+from lstmgraph.plan import Plan
 
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -50,24 +47,11 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
     sys.exit(2)
 
 
-def compile_or_exit(spec: Path, as_json: bool = False,
-                    overrides: dict[str, dict[str, Any]] | None = None) -> Plan:
-    """Load, override (section -> key -> value; None deletes), validate and compile a spec."""
+def compile_or_exit(spec: Path, as_json: bool = False, overrides: Overrides | None = None) -> Plan:
+    """Load, override (`lstmgraph.Overrides`), validate and compile a spec; its problems end
+    the command with exit code 2."""
     try:
-        data, source = read_spec_file(spec)
-        if overrides and isinstance(data, dict):
-            for section, values in overrides.items():
-                if not values:
-                    continue
-                target = data.setdefault(section, {})
-                if not isinstance(target, dict):
-                    continue  # validation reports the malformed section
-                for key, value in values.items():
-                    if value is None:
-                        target.pop(key, None)
-                    else:
-                        target[key] = value
-        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+        return compile_spec(spec, overrides)
     except SpecError as error:
         report_spec_error(spec, error, as_json)
         raise AssertionError("unreachable")

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import io
-import json
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import click
 import numpy as np
 
-import lstmgraph
+from lstmgraph import Overrides
 from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
-from lstmgraph.engine import Simulator, WeightsError, load_weights, save_weights
+from lstmgraph.engine import Simulator, WeightsError, load_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
-from lstmgraph.training import (CheckpointError, DataError, EngineError, RunDirectory, RunDirectoryError, Trainer,
-                                TrainingDiverged)
-from lstmgraph.training.rundir import default_run_path
+from lstmgraph.progress import Progress, ProgressReport
+from lstmgraph.training import (DataError, EngineError, RunDirectoryError, RunExists, TrainingDiverged, TrainingRun,
+                                resume_run, start_run)
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
@@ -43,134 +44,64 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
           quiet: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
+    # lstmgraph.training.run does the work (docs/api.md, "Training"); this parses, reports, prints.
     if resume is not None:
         if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine))
                 or trials != 1):
             fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet")
-        run_dir = RunDirectory(resume)
-        if not run_dir.exists() or not run_dir.checkpoint_path.exists():
-            fail(f"{resume} holds no run with a checkpoint to resume")
-        try:
-            info = run_dir.read_info()
-            trials = info["trials"]
-            checkpoint = run_dir.load_checkpoint(trials)
-        except RunDirectoryError as error:
-            fail(str(error))
-        plan = compile_or_exit(run_dir.path / "spec.yaml")
-        engine = info.get("engine", "numpy")  # runs from before the compiled engine used numpy
+        spec = resume / "spec.yaml"
+    elif spec is None:
+        fail("give a SPEC to train, or --resume DIR")
     else:
-        if spec is None:
-            fail("give a SPEC to train, or --resume DIR")
-        overrides: dict = {"training": {}, "init": {}}
-        if data is not None:
-            overrides["training"].update(data=str(data.resolve()), task=None)
-        if steps is not None:
-            overrides["training"]["steps"] = steps
-        if epochs is not None:
-            overrides["training"]["epochs"] = epochs
-        if rule is not None:
-            overrides["training"]["learning_rule"] = rule
-            if rule != "bptt":
-                overrides["training"]["bptt_window"] = None
-        if seed is not None:
-            overrides["training"]["seed"] = seed
-            overrides["init"]["seed"] = seed
-        plan = compile_or_exit(spec, overrides=overrides)
-        out = out or default_run_path(plan.name)
-        run_dir = RunDirectory(out)
-        if run_dir.exists():
-            fail(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
-        info = {"lstmgraph": lstmgraph.__version__, "spec": str(spec), "trials": trials}
+        plan = compile_or_exit(spec, overrides=Overrides(steps, epochs, seed, rule, data))
     try:
-        trainer = Trainer(plan, trials, engine=engine or "auto")
+        run = resume_run(resume) if resume is not None else start_run(plan, out, trials, engine or "auto", spec)
+    except RunExists as error:
+        fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
     except SpecError as error:
-        report_spec_error(spec or run_dir.path / "spec.yaml", error)
-    except (DataError, EngineError) as error:
+        report_spec_error(spec, error)
+    except (RunDirectoryError, DataError, EngineError) as error:
         fail(str(error))
-    info["engine"] = trainer.engine
     if not quiet:
-        if trainer.engine_note:
-            click.echo(f"note: {trainer.engine_note}", err=True)
-        if trainer.engine == "compiled" and not trainer.backend.network.compiled_before:
-            click.echo("note: compiling the compiled engine (once per installation, about 10-30 s; "
-                       f"cached in {trainer.backend.network.cache})", err=True)
-    if resume is not None:
-        try:
-            trainer.restore(checkpoint)
-        except CheckpointError as error:
-            fail(f"{run_dir.checkpoint_path}: does not fit {run_dir.path / 'spec.yaml'}: {error}")
-        try:
-            run_dir.cut_metrics(trainer.metric_rows)
-        except RunDirectoryError as error:
-            fail(str(error))
-    else:
-        spec_data = _resolved_spec(plan)
-        if spec_data.get("training", {}).get("data"):
-            spec_data["training"]["data"] = str((Path(plan.document.source.filename).parent
-                                                 / spec_data["training"]["data"]).resolve())
-        run_dir.create(spec_data, info)
-    summary = _train_with_progress(trainer, run_dir, quiet)
-    save_weights(run_dir.path / "weights.npz", plan, trainer.weights)
-    window, first, last = _loss_windows(run_dir)
-    report = {"network": plan.name, "steps": summary.steps, "sequences": summary.sequences,
-              "stopped_by": summary.stopped_by, "window_sequences": window,
-              "first_loss_per_step": first, "last_loss_per_step": last, "trials": trials,
-              "engine": trainer.engine, "run_directory": str(run_dir.path)}
-    run_dir.write_json("summary.json", report)
-    if not quiet:
-        click.echo(f"trained {plan.name}: {summary.steps} steps, {summary.sequences} sequences "
-                   f"(stopped by {summary.stopped_by}; {trainer.engine} engine)")
-        click.echo(f"mean loss per step: first {window} sequences {first:.6g}, last {window} {last:.6g}")
-        click.echo(f"run directory: {run_dir.path} (weights.npz, metrics.csv, checkpoint.npz)")
-
-
-def _resolved_spec(plan) -> dict:
-    return plan.document.spec.model_dump(by_alias=True, exclude_none=True, mode="json",
-                                         exclude={"schema_reference"}) | _task_options(plan)
-
-
-def _task_options(plan) -> dict:
-    """model_dump drops a task's extra options; put them back."""
-    training = plan.document.spec.training
-    if training is None or training.task is None:
-        return {}
-    dumped = training.model_dump(by_alias=True, exclude_none=True, mode="json")
-    dumped["task"] = {"name": training.task.name, **training.task.options}
-    return {"training": dumped}
-
-
-def _train_with_progress(trainer: Trainer, run_dir: RunDirectory, quiet: bool):
+        for note in run.notes:
+            click.echo(f"note: {note}", err=True)
     try:
-        if quiet or not click.get_text_stream("stderr").isatty():
-            return trainer.run(run_dir)  # a progress bar only where someone watches it
-        total = trainer.training.steps
-        with click.progressbar(length=total or 0, label=f"training {trainer.plan.name}",
-                               show_pos=True, file=click.get_text_stream("stderr")) as bar:
-            done = [trainer.steps]
-
-            def progress(steps: int, budget: int | None, loss: float) -> None:
-                bar.label = f"training {trainer.plan.name}  loss/step {loss:.4g}"
-                bar.update(steps - done[0])
-                done[0] = steps
-
-            return trainer.run(run_dir, progress)
+        run.open()
+    except RunDirectoryError as error:
+        fail(str(error))
+    try:
+        with _progress_bar(run, quiet) as progress:
+            summary = run.train(progress)
     except TrainingDiverged as error:
-        run_dir.close()
-        where = (f"the last good checkpoint is {run_dir.checkpoint_path}"
-                 if run_dir.checkpoint_path.exists() else "no checkpoint was written before it")
+        where = (f"the last good checkpoint is {run.directory.checkpoint_path}"
+                 if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         fail(f"training diverged: {error}; {where}", code=1)
-    finally:
-        run_dir.close()
+    if not quiet:
+        click.echo(f"trained {summary.network}: {summary.steps} steps, {summary.sequences} sequences "
+                   f"(stopped by {summary.stopped_by}; {summary.engine} engine)")
+        window = summary.window_sequences
+        click.echo(f"mean loss per step: first {window} sequences {summary.first_loss_per_step:.6g}, "
+                   f"last {window} {summary.last_loss_per_step:.6g}")
+        click.echo(f"run directory: {summary.run_directory} (weights.npz, metrics.csv, checkpoint.npz)")
 
 
-def _loss_windows(run_dir: RunDirectory) -> tuple[int, float, float]:
-    """Mean loss per step over the first and the last tenth of the sequences (at most 100)."""
-    with open(run_dir.path / "metrics.jsonl", encoding="utf-8") as stream:
-        losses = [json.loads(line)["loss_per_step"] for line in stream]
-    if not losses:
-        return 0, float("nan"), float("nan")
-    window = max(1, min(100, len(losses) // 10))
-    return window, float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
+@contextmanager
+def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
+    """A progress bar on standard error, fed by the run's `ProgressReport`s; only where someone
+    watches it."""
+    if quiet or not click.get_text_stream("stderr").isatty():
+        yield None
+        return
+    with click.progressbar(length=run.trainer.training.steps or 0, label=f"training {run.plan.name}",
+                           show_pos=True, file=click.get_text_stream("stderr")) as bar:
+        done = [run.trainer.steps]
+
+        def progress(report: ProgressReport) -> None:
+            bar.label = f"training {report.label}  loss/step {report.figures['loss_per_step']:.4g}"
+            bar.update(report.done - done[0])
+            done[0] = report.done
+
+        yield progress
 
 
 @click.command()

@@ -10,14 +10,14 @@ from pathlib import Path
 
 from .errors import Problem, SpecError
 from .plan import Plan, compile_plan
-from .spec import SpecDocument, load_spec, spec_from_data
+from .spec import Overrides, SpecDocument, load_spec, spec_from_data
 
 __version__ = "0.1.0"
 
-__all__ = ["Plan", "Problem", "SpecDocument", "SpecError", "compile_plan", "compile_spec",
+__all__ = ["Overrides", "Plan", "Problem", "SpecDocument", "SpecError", "compile_plan", "compile_spec",
            "load_spec", "spec_from_data", "__version__"]
 
 
-def compile_spec(path: str | Path) -> Plan:
-    """Load, validate and compile a spec file in one call."""
-    return compile_plan(load_spec(path))
+def compile_spec(path: str | Path, overrides: Overrides | None = None) -> Plan:
+    """Load, validate and compile a spec file in one call (``overrides``: `load_spec`'s)."""
+    return compile_plan(load_spec(path, overrides))

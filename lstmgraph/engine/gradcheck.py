@@ -39,8 +39,7 @@ def random_problem(plan: Plan, seed: int, steps: int, weight_range: float
             columns.append(np.eye(unit.size)[rng.integers(0, unit.size, steps)])
         else:
             columns.append(rng.uniform(0.0, 1.0, (steps, unit.size)))
-    training = plan.document.spec.training
-    loss = training.loss if training else "sum_of_squares"
+    loss = plan.training.loss if plan.training else "sum_of_squares"
     return weights, inputs, np.concatenate(columns, axis=1), loss
 
 

@@ -35,7 +35,7 @@ def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Wei
     ``seeds``: one seed per trial (default: the spec's ``init.seed``, one trial).
     """
     if seeds is None:
-        seeds = [plan.document.spec.init.seed]
+        seeds = [plan.init.seed]
     elif isinstance(seeds, (int, np.integer)):
         seeds = [int(seeds)]
     per_trial = [_draw(plan, np.random.default_rng(seed)) for seed in seeds]
@@ -43,7 +43,7 @@ def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Wei
 
 
 def _draw(plan: Plan, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    default_low, default_high = plan.document.spec.init.uniform
+    default_low, default_high = plan.init.uniform
     weights = {}
     for connection in plan.connections:
         weights[connection.name] = _initial(connection, rng, default_low, default_high)

@@ -185,7 +185,7 @@ def trial_engine(plan: Plan, seed: int):
     from ..training.engines import CompiledEngine, select_engine  # numba: only when a trial runs
     from ..training.optim import Optimizer
 
-    training = plan.document.spec.training
+    training = plan.training
     select_engine(plan, training, "compiled")
     return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]))
 

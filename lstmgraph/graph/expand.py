@@ -72,7 +72,8 @@ class _Expansion:
             present, size, activation = parts[port]
             if present:
                 name = f"{group.name}.{port}"
-                self.units[name] = Unit(name, port, size, activation, group.name, path)
+                self.units[name] = Unit(name, port, size, activation, group.name, path,
+                                        (group.blocks, group.cells_per_block))
 
         def gate(port: str) -> str | None:
             name = f"{group.name}.{port}"

@@ -47,6 +47,8 @@ class Unit:
     activation: str
     group: str
     spec_path: SpecPath
+    #: For a memory block's ports, the block's (blocks, cells per block); None for other groups.
+    memory_block: tuple[int, int] | None = None
 
     @property
     def computed(self) -> bool:

@@ -5,18 +5,27 @@ edges, ties broken by declaration order; delay-1 edges read the previous step's 
 not constrain the order (the time convention of Gers, Schraudolph & Schmidhuber 2002, sec. 2,
 in these terms).
 Trainable connections are laid out in declaration order in one flat parameter vector.
+
+The plan also carries the spec's settings, resolved here, so that nothing downstream reads the
+spec document: the default initialisation, the training section (a data file's path joined to
+the spec's folder, the data seed defaulting to ``init.seed``), where the spec came from (for
+error messages) and the resolved spec as plain data (what a run directory keeps as spec.yaml).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
+from ..errors import SpecSource
 from ..graph.build import NetworkGraph, build_graph
 from ..graph.units import Connection, Unit
 from ..spec import SpecDocument
+from ..spec.models import InitDefaults, TrainingSpec
 
 
 @dataclass(frozen=True)
@@ -31,13 +40,23 @@ class ParameterSlot:
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything an engine needs: units, connections, step order, parameter layout."""
+    """Everything an engine needs: units, connections, step order, parameter layout, and the
+    spec's settings resolved (``init``, ``training``), where the spec came from (``source``,
+    for error messages) and the resolved spec as plain data (``resolved_spec``)."""
 
     name: str
-    document: SpecDocument
     network: NetworkGraph
     execution_order: tuple[str, ...]
     parameters: tuple[ParameterSlot, ...]
+    source: SpecSource
+    #: The default initialisation: weights uniform in ``init.uniform``, trial seeds from ``init.seed``.
+    init: InitDefaults
+    #: The training section (None if the spec has none), with ``data`` joined to the spec's
+    #: folder and ``seed`` defaulting to ``init.seed``.
+    training: TrainingSpec | None
+    #: The spec as plain data: defaults filled in, a task's options kept, a data file's path
+    #: absolute. A run directory's spec.yaml; copy it before changing it.
+    resolved_spec: dict[str, Any]
 
     @property
     def units(self) -> tuple[Unit, ...]:
@@ -92,4 +111,33 @@ def compile_plan(document: SpecDocument) -> Plan:
         if connection.trainable:
             slots.append(ParameterSlot(connection.name, connection.shape, offset, connection.size))
             offset += connection.size
-    return Plan(document.name, document, network, execution_order, tuple(slots))
+    training = _resolved_training(document)
+    return Plan(document.name, network, execution_order, tuple(slots), document.source, document.spec.init,
+                training, _resolved_spec(document, training))
+
+
+def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
+    """The training section with a relative data path joined to the spec file's folder (the
+    current directory for a spec built in Python) and the data seed defaulting to init.seed."""
+    training = document.spec.training
+    if training is None:
+        return None
+    changes: dict[str, Any] = {}
+    if training.seed is None:
+        changes["seed"] = document.spec.init.seed
+    if training.data is not None and not Path(training.data).is_absolute():
+        changes["data"] = str(Path(document.source.filename).parent / training.data)
+    return training.model_copy(update=changes)
+
+
+def _resolved_spec(document: SpecDocument, training: TrainingSpec | None) -> dict[str, Any]:
+    """The spec as plain data, defaults filled in; a task's options (which model_dump leaves
+    out) put back; a data file's path made absolute."""
+    data = document.spec.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"schema_reference"})
+    if training is not None:
+        section = data["training"]
+        if training.task is not None:
+            section["task"] = {"name": training.task.name, **training.task.options}
+        if section.get("data"):
+            section["data"] = str(Path(training.data).resolve())
+    return data

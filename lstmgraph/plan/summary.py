@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .compile import Plan
@@ -11,9 +12,9 @@ def summarize(plan: Plan) -> dict[str, Any]:
     """Groups, units, step order, connections with their gradient flags, parameter counts."""
     return {
         "name": plan.name,
-        "file": plan.document.source.filename,
+        "file": plan.source.filename,
         "parameters": plan.n_parameters,
-        "groups": [group.model_dump(by_alias=True) for group in plan.document.spec.groups],
+        "groups": copy.deepcopy(plan.resolved_spec["groups"]),
         "units": [{"name": unit.name, "role": unit.role, "size": unit.size,
                    "activation": unit.activation, "group": unit.group} for unit in plan.units],
         "execution_order": list(plan.execution_order),

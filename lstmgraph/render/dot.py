@@ -136,13 +136,13 @@ def to_dot(plan: Plan, rankdir: str = "LR") -> str:
         if units[0].group == units[0].name:
             dot.node(units[0].name, _unit_label(units[0]), **_ROLE_STYLE[units[0].role])
             continue
-        spec_group = plan.document.spec.groups[units[0].spec_path[1]]
+        blocks, cells = units[0].memory_block
         with dot.subgraph(name=f"cluster_{group_name}") as cluster:
             cluster.attr(style="rounded,filled", fillcolor="#fffaf0", color="#c08a3e")
             # The title is a node, not the cluster's label: edges are routed around nodes, so
             # neither an edge nor its label can cross it.
-            cluster.node(f"title/{group_name}", f"memory block '{group_name}'\n{spec_group.blocks} "
-                         f"block(s) x {spec_group.cells_per_block} cell(s)", shape="plaintext",
+            cluster.node(f"title/{group_name}", f"memory block '{group_name}'\n{blocks} "
+                         f"block(s) x {cells} cell(s)", shape="plaintext",
                          fontsize="13")
             for unit in units:
                 cluster.node(unit.name, _unit_label(unit), **_ROLE_STYLE[unit.role])

@@ -249,9 +249,7 @@ def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = No
             raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
         rng = np.random.default_rng(seed)
         return (lambda: task.sample(rng)), task.continual, task.name, unit_symbols(task)
-    data = Path(training.data)
-    if not data.is_absolute():
-        data = run.path / data
+    data = Path(training.data)  # joined to the folder of the run's spec.yaml when it was compiled
     try:
         file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=epochs)
     except DataError as error:

@@ -9,9 +9,10 @@ from typing import Any
 from ..errors import SpecSource
 from .loader import read_spec_file
 from .models import NetworkSpec
+from .overrides import Overrides
 from .validation import validate_spec_data
 
-__all__ = ["SpecDocument", "NetworkSpec", "load_spec", "spec_from_data"]
+__all__ = ["SpecDocument", "NetworkSpec", "Overrides", "load_spec", "spec_from_data"]
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,12 @@ class SpecDocument:
         return stem if not stem.startswith("<") else "network"
 
 
-def load_spec(path: str | Path) -> SpecDocument:
-    """Read and validate a spec file; raise `SpecError` with located problems if it is wrong."""
+def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocument:
+    """Read and validate a spec file, with ``overrides`` applied to its data first; raise
+    `SpecError` with located problems if it is wrong."""
     data, source = read_spec_file(path)
+    if overrides is not None:
+        data = overrides.apply(data)
     return SpecDocument(validate_spec_data(data, source), source, data)
 
 

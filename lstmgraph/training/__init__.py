@@ -1,10 +1,13 @@
-"""Stage 5, training: optimiser, data sources, the engines, the training loop and run directories."""
+"""Stage 6, training: optimiser, data sources, the engines, the training loop, run directories
+and training runs (`start_run`, `resume_run`: what `lstmgraph train` does)."""
 
 from .data import DataError, DataFile, TaskStream
 from .engines import ENGINES, EngineError, TrainingDiverged, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory, RunDirectoryError
+from .run import RunExists, RunSummary, TrainingRun, resume_run, start_run
 from .trainer import CheckpointError, Summary, Trainer
 
 __all__ = ["CheckpointError", "DataError", "DataFile", "ENGINES", "EngineError", "Optimizer", "RunDirectory",
-           "RunDirectoryError", "Summary", "TaskStream", "Trainer", "TrainingDiverged", "select_engine"]
+           "RunDirectoryError", "RunExists", "RunSummary", "Summary", "TaskStream", "Trainer", "TrainingDiverged",
+           "TrainingRun", "resume_run", "select_engine", "start_run"]

@@ -20,21 +20,19 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
+from ..progress import Progress, ProgressReport
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
 from .engines import CompiledEngine, NumpyEngine, TrainingDiverged, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory
-
-Progress = Callable[[int, int | None, float], None]
 
 
 @dataclass(frozen=True)
@@ -46,23 +44,21 @@ class Summary:
 
 
 def training_section(plan: Plan) -> TrainingSpec:
-    training = plan.document.spec.training
-    if training is None:
+    """The plan's training settings; a `SpecError` if the spec has no training section."""
+    if plan.training is None:
         raise SpecError([Problem(("training",), "the spec has no training section",
                                  expected="training: {learning_rate: ..., task: {name: ...}} "
-                                          "(docs/spec.md)")], plan.document.source)
-    return training
+                                          "(docs/spec.md)")], plan.source)
+    return plan.training
 
 
-def data_source(plan: Plan, training: TrainingSpec, seed: int):
-    """The task stream or data file of the training section."""
-    source = plan.document.source
-    if training.data is not None:
-        base = Path(source.filename).parent
-        path = Path(training.data) if Path(training.data).is_absolute() else base / training.data
-        return DataFile(path, plan.n_inputs, plan.n_outputs, training.epochs or (None if training.steps else 1))
+def data_source(plan: Plan, training: TrainingSpec):
+    """The task stream (seeded ``training.seed``) or data file of the training section."""
+    if training.data is not None:  # joined to the spec's folder when the plan was compiled
+        return DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
+                        training.epochs or (None if training.steps else 1))
     # The task's name, options and sizes were checked when the spec was compiled.
-    return TaskStream(make_task(training.task.name, training.task.options), seed)
+    return TaskStream(make_task(training.task.name, training.task.options), training.seed)
 
 
 def _check_memory(plan: Plan, trials: int) -> None:
@@ -88,13 +84,12 @@ class Trainer:
         self.training = training = training_section(plan)
         if training.steps is None and training.epochs is None and training.data is None:
             raise SpecError([Problem(("training",), "no length for the run",
-                                     expected="training.steps (or --steps)")], plan.document.source)
+                                     expected="training.steps (or --steps)")], plan.source)
         self.trials = trials
         _check_memory(plan, trials)
         self.engine, self.engine_note = select_engine(plan, training, engine)
-        init_seed = plan.document.spec.init.seed
-        weights = initial_weights(plan, [init_seed + i for i in range(trials)])
-        self.source = data_source(plan, training, training.seed if training.seed is not None else init_seed)
+        weights = initial_weights(plan, [plan.init.seed + i for i in range(trials)])
+        self.source = data_source(plan, training)
         self.reset_each_sequence = (training.reset == "sequence" if training.reset
                                     else not self.source.continual)
         self.optimizer = Optimizer.for_training(training)
@@ -134,6 +129,10 @@ class Trainer:
 
     # -- the whole run --------------------------------------------------------------------------
     def run(self, run_dir: RunDirectory | None = None, progress: Progress | None = None) -> Summary:
+        """Train until ``steps``, the end of the data or ``stop_loss``; with ``run_dir``, append
+        metrics and write checkpoints (and a final one). After every sequence ``progress`` gets a
+        `ProgressReport` of the steps trained (of ``steps``), the mean loss per step over the last
+        ``stop_window`` sequences as its figure ``loss_per_step``."""
         training = self.training
         budget = training.steps
         last_checkpoint = self.steps
@@ -154,7 +153,8 @@ class Trainer:
                 run_dir.append_metrics(row)
             self.metric_rows += 1
             if progress is not None:
-                progress(self.steps, budget, float(np.mean(self.recent)))
+                progress(ProgressReport("steps", self.steps, budget, self.plan.name,
+                                        {"loss_per_step": float(np.mean(self.recent))}))
             if (training.stop_loss is not None and len(self.recent) == self.recent.maxlen
                     and np.max(np.mean(self.recent, axis=0)) < training.stop_loss):
                 stopped_by = "stop_loss"

@@ -17,7 +17,7 @@ from conftest import SPECS
 
 def _stream(plan, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """The spec's own task, its sequences concatenated into one stream of ``steps`` steps."""
-    task = plan.document.spec.training.task
+    task = plan.training.task
     return concatenated(make_task(task.name, task.options), steps, np.random.default_rng(11))
 
 
@@ -50,7 +50,7 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
     """10^4 online steps of every bundled spec on its own task (issue: agreement to 1e-12)."""
     steps = 10_000
     plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
-    training = plan.document.spec.training
+    training = plan.training
     full = rule == "rtrl"
     inputs, targets = _stream(plan, steps)
     rate, momentum = CALMER_RATE.get(name, training.learning_rate), training.momentum

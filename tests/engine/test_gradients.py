@@ -49,7 +49,7 @@ def test_cutting_only_the_recurrent_outputs_is_not_the_1997_rule():
 
 def _with_carrying_peepholes(plan):
     import copy
-    data = copy.deepcopy(plan.document.data)
+    data = copy.deepcopy(plan.resolved_spec)
     for connection in data["connections"]:
         if connection.get("pattern") == "peephole":
             connection["gradient"] = True

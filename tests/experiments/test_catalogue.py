@@ -16,7 +16,7 @@ def test_an_experiment_builds_its_network_and_task(name):
     experiment = EXPERIMENTS[name]
     plan = experiment.plan()
     task = experiment.make_task()
-    assert plan.document.spec.training is not None
+    assert plan.training is not None
     n_inputs = sum(unit.size for unit in plan.units if unit.role == "input")
     n_outputs = sum(unit.size for unit in plan.units if unit.role == "output")
     assert (task.n_inputs, task.n_outputs) == (n_inputs, n_outputs)

@@ -41,7 +41,7 @@ def _by_hand(run: Path, sequences: int, seed: int, reset: bool, correct_at):
     error; straight from weights.npz, the task and `Simulator.run`."""
     plan = lstmgraph.compile_spec(run / "spec.yaml")
     weights = load_weights(run / "weights.npz", plan)
-    task = plan.document.spec.training.task
+    task = plan.training.task
     task = make_task(task.name, task.options)
     rng = np.random.default_rng(seed)
     sim = Simulator(plan)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,53 @@ def test_spec_from_data_compiles_without_a_file():
     import yaml
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
     assert compile_plan(spec_from_data(data)).n_parameters == 131
+
+
+def test_the_plan_carries_the_settings_resolved():
+    """What later stages need of the spec comes with the plan, resolved; the document does not."""
+    import yaml
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["init"] = {"seed": 7, "uniform": 0.2}
+    data["training"].pop("task")
+    data["training"]["data"] = "inputs/data.npz"
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, "somewhere/rnn.yaml"))
+    assert not hasattr(plan, "document")
+    assert (plan.init.seed, plan.init.uniform) == (7, (-0.2, 0.2))
+    assert plan.training.seed == 7                                  # the data seed defaults to init.seed
+    assert plan.training.data == str(Path("somewhere/inputs/data.npz"))   # joined to the spec's folder
+    assert plan.source.filename == "somewhere/rnn.yaml"
+    assert plan.resolved_spec["training"]["data"] == str(Path("somewhere/inputs/data.npz").resolve())
+    assert "seed" not in plan.resolved_spec["training"]             # as written: spec.yaml keeps the default
+    data["training"].update(seed=3, data="/abs/data.npz")
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, "somewhere/rnn.yaml"))
+    assert (plan.training.seed, plan.training.data) == (3, "/abs/data.npz")
+    assert lstmgraph.compile_plan(lstmgraph.spec_from_data({**data, "training": None})).training is None
+
+
+def test_a_task_keeps_its_options_in_the_resolved_spec():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    assert plan.resolved_spec["training"]["task"] == {"name": "periodic_function", "shape": "cosine", "period": 10}
+    assert "$schema" not in plan.resolved_spec
+    again = lstmgraph.compile_plan(lstmgraph.spec_from_data(plan.resolved_spec))
+    assert again.resolved_spec == plan.resolved_spec
+
+
+def test_nothing_after_the_plan_imports_the_spec_stage():
+    """Engines, training, rendering and experiments read the plan; of lstmgraph.spec they may
+    name only the settings models the plan carries (plan.init, plan.training and its parts).
+    The catalogue of experiments builds spec data, and `load_run` reads a run's spec.yaml."""
+    import ast
+    allowed = {"InitDefaults", "TrainingSpec", "LearningRateDecay", "OptimizerSpec", "TaskSpec"}
+    package = Path(lstmgraph.__file__).parent
+    makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "validate_spec_data", "SpecDocument",
+                                                          "spec_from_data"},
+              package / "render" / "plots.py": {"load_spec"}}
+    found = {}
+    for folder in ("program", "engine", "training", "render", "experiments"):
+        for path in (package / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and "spec" in (node.module or "").split("."):
+                    names = {alias.name for alias in node.names} - allowed - makers.get(path, set())
+                    if names:
+                        found[str(path.relative_to(package))] = sorted(names)
+    assert found == {}

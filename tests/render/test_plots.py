@@ -57,7 +57,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 def test_trace_of_a_continual_task_is_what_the_simulator_computes(runs):
     run = load_run(runs["cerg"])
     trace = trace_run(run, steps=60, seed=5)
-    task = run.plan.document.spec.training.task
+    task = run.plan.training.task
     inputs, targets = concatenated(make_task(task.name, task.options), 60, np.random.default_rng(5))
     np.testing.assert_array_equal(trace.inputs, inputs)
     np.testing.assert_array_equal(trace.targets, targets)

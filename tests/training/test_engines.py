@@ -107,7 +107,7 @@ def test_the_engine_is_chosen_by_the_training_section():
 
 def _pair(name: str, **training):
     plan = _plan(name, **training)
-    return plan, plan.document.spec.training
+    return plan, plan.training
 
 
 def test_checkpoints_cross_between_the_engines():

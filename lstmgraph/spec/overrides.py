@@ -1,0 +1,63 @@
+"""Changes to a spec's training run, applied to its data before validation.
+
+These are the options of `lstmgraph train` (``--steps``, ``--epochs``, ``--seed``, ``--rule``,
+``--data``), for Python users too: ``lstmgraph.compile_spec(path, Overrides(steps=500))``.
+Applied to the data, not to the validated spec, so that an override is checked like the spec
+itself (``--rule truncated_rtrl`` on a spec with a ``bptt_window`` drops the window, but
+``--epochs`` with a task is the spec error it would be in the file).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """``steps``, ``epochs``, ``learning_rule``: the training section's keys; ``seed`` sets both
+    ``init.seed`` and ``training.seed`` (the weights and the data stream); ``data`` trains on an
+    .npz file instead of the spec's task (its path taken from the current directory)."""
+
+    steps: int | None = None
+    epochs: int | None = None
+    seed: int | None = None
+    learning_rule: str | None = None
+    data: str | Path | None = None
+
+    def changes(self) -> dict[str, dict[str, Any]]:
+        """Section -> key -> new value, None meaning the key is removed."""
+        training: dict[str, Any] = {}
+        init: dict[str, Any] = {}
+        if self.data is not None:
+            training.update(data=str(Path(self.data).resolve()), task=None)
+        if self.steps is not None:
+            training["steps"] = self.steps
+        if self.epochs is not None:
+            training["epochs"] = self.epochs
+        if self.learning_rule is not None:
+            training["learning_rule"] = self.learning_rule
+            if self.learning_rule != "bptt":
+                training["bptt_window"] = None
+        if self.seed is not None:
+            training["seed"] = init["seed"] = self.seed
+        return {section: values for section, values in (("training", training), ("init", init)) if values}
+
+    def apply(self, data: Any) -> Any:
+        """A copy of spec data with the changes made. Data that is not a mapping, or a section
+        that is not one, is left as it is for validation to report."""
+        data = copy.deepcopy(data)
+        if not isinstance(data, dict):
+            return data
+        for section, values in self.changes().items():
+            target = data.setdefault(section, {})
+            if not isinstance(target, dict):
+                continue
+            for key, value in values.items():
+                if value is None:
+                    target.pop(key, None)
+                else:
+                    target[key] = value
+        return data

@@ -1,0 +1,50 @@
+"""`Overrides`: the options of `lstmgraph train` as changes to a spec's data, validated with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+import lstmgraph
+from lstmgraph import Overrides, SpecError
+
+from conftest import SPECS
+
+
+def _data(name: str) -> dict:
+    return yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+
+
+def test_overrides_change_a_copy_of_the_data():
+    data = _data("gers2002_timing")
+    changed = Overrides(steps=50, seed=4).apply(data)
+    assert (changed["training"]["steps"], changed["training"]["seed"], changed["init"]["seed"]) == (50, 4, 4)
+    assert data == _data("gers2002_timing")
+    assert Overrides().apply(data) == data
+    assert Overrides(steps=5).apply([1, 2]) == [1, 2]           # left for validation to report
+
+
+def test_a_rule_other_than_bptt_drops_the_window():
+    data = _data("rnn")
+    data["training"].update(learning_rule="bptt", bptt_window=3)
+    assert "bptt_window" not in Overrides(learning_rule="rtrl").apply(data)["training"]
+    assert Overrides(learning_rule="bptt").apply(data)["training"]["bptt_window"] == 3
+
+
+def test_a_data_file_replaces_the_task(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    training = Overrides(data="x.npz", epochs=2).apply(_data("rnn"))["training"]
+    assert "task" not in training and training["epochs"] == 2
+    assert training["data"] == str(tmp_path.resolve() / "x.npz")  # from the current directory
+
+
+def test_overridden_specs_are_validated_like_the_file():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml", Overrides(steps=123, learning_rule="rtrl"))
+    assert (plan.training.steps, plan.training.learning_rule) == (123, "rtrl")
+    with pytest.raises(SpecError) as caught:
+        lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml", Overrides(epochs=2))
+    (problem,) = caught.value.problems
+    assert problem.path == ("training",) and "epochs count passes over a data file" in problem.message
+    assert caught.value.source.filename == str(Path(SPECS / "gers2002_timing.yaml"))

@@ -1,0 +1,76 @@
+"""`start_run` / `resume_run`: what `lstmgraph train` does, from Python, and an interrupted run
+resumed to the same files as an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import lstmgraph
+from lstmgraph import Overrides
+from lstmgraph.progress import ProgressReport
+from lstmgraph.training import RunDirectoryError, RunExists, resume_run, start_run
+
+from conftest import SPECS
+
+TIMING = SPECS / "gers2002_timing.yaml"
+
+
+def test_a_run_writes_its_directory_and_summary(tmp_path):
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=400, seed=3))
+    run = start_run(plan, tmp_path / "run", trials=2)
+    assert not (tmp_path / "run").exists()                  # nothing written before it is opened
+    reports: list[ProgressReport] = []
+    summary = run.train(reports.append)
+    assert {path.name for path in run.path.iterdir()} == {
+        "spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz", "weights.npz", "summary.json"}
+    assert json.loads((run.path / "summary.json").read_text()) == summary.as_dict()
+    assert (summary.network, summary.steps, summary.trials, summary.stopped_by) == ("gers2002_timing", 400, 2, "steps")
+    assert json.loads((run.path / "run.json").read_text()) == {
+        "lstmgraph": lstmgraph.__version__, "spec": str(TIMING), "trials": 2, "engine": run.trainer.engine}
+    resolved = yaml.safe_load((run.path / "spec.yaml").read_text())
+    assert resolved == plan.resolved_spec and resolved["init"]["seed"] == resolved["training"]["seed"] == 3
+    assert [r.done for r in reports] == list(range(100, 401, 100))
+    assert {(r.unit, r.total, r.label) for r in reports} == {("steps", 400, "gers2002_timing")}
+    rows = [json.loads(line) for line in (run.path / "metrics.jsonl").read_text().splitlines()]
+    # The figure: the mean loss per step over the last stop_window (100) sequences, here all four.
+    assert reports[-1].figures == {"loss_per_step": pytest.approx(np.mean([r["loss_per_step"] for r in rows]))}
+    with pytest.raises(RunExists):
+        start_run(plan, run.path)
+
+
+def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
+    data = yaml.safe_load(TIMING.read_text())
+    data["training"].update(steps=3000, checkpoint_every=700)
+    (tmp_path / "timing.yaml").write_text(yaml.safe_dump(data))
+    plan = lstmgraph.compile_spec(tmp_path / "timing.yaml")
+    whole = start_run(plan, tmp_path / "whole")
+    whole.train()
+    broken = start_run(plan, tmp_path / "broken")
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(report: ProgressReport) -> None:
+        if report.done >= 1800:                             # checkpoints at 700 and 1400: rows past the last
+            raise Interrupted
+    with pytest.raises(Interrupted):
+        broken.train(interrupt)
+    assert not (broken.path / "weights.npz").exists()
+    resumed = resume_run(broken.path)
+    assert resumed.resumed and resumed.trainer.engine == whole.trainer.engine
+    summary = resumed.train()
+    expected = json.loads((whole.path / "summary.json").read_text())
+    assert summary.as_dict() == {**expected, "run_directory": str(broken.path)}
+    for name in ("metrics.csv", "metrics.jsonl"):
+        assert (broken.path / name).read_bytes() == (whole.path / name).read_bytes(), name
+    with np.load(whole.path / "weights.npz") as a, np.load(broken.path / "weights.npz") as b:
+        assert all(np.array_equal(a[k], b[k]) for k in a.files if k != "__meta__")
+
+
+def test_resume_refuses_a_folder_without_a_run(tmp_path):
+    with pytest.raises(RunDirectoryError, match="holds no run with a checkpoint to resume"):
+        resume_run(tmp_path)
