@@ -1,8 +1,11 @@
-"""Run and train a plan with the compiled interpreter.
+"""Run and train a plan with the compiled executor: the interpreter or the specialised kernel.
 
-`CompiledNetwork` lowers a plan once; a `Population` holds the slot arrays of its trials in
-blocks of lanes (one C-contiguous ``(slots, lanes)`` array per block, trials innermost, one
-block per thread) and runs chunks of a stream inside compiled code: the forward step, truncated
+`CompiledNetwork` lowers a plan once and picks its kernel: the interpreter (compiled once per
+installation, runs any program) or the kernel specialised to the program (`specialised.py`,
+compiled once per program and lane width; bit-identical results, several times faster). A
+`Population` holds the slot arrays of its trials in blocks of lanes (one C-contiguous
+``(slots, lanes)`` array per block, trials innermost, blocks spread over threads) and runs
+chunks of a stream inside compiled code: the forward step, truncated
 (or exact) RTRL, the online momentum update, and an optional success test that stops each trial
 after its first error (``tolerance``: |output - target| must stay below it). Weights, states,
 traces and velocities go in and out by name, in the numpy engine's forms.
@@ -11,6 +14,7 @@ traces and velocities go in and out by name, in the numpy engine's forms.
 from __future__ import annotations
 
 import os
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,19 +22,30 @@ import numpy as np
 from ...plan import Plan
 from ...program import MINUS_ONE, ONE, Program, lower
 from ..weights import Weights
+from . import specialised
 from .interpreter import cache_directory, compiled_before, flatten, load
 
-#: Trials per block of lanes: wide enough for SIMD across trials, small enough that a block's
-#: slots stay in the cache.
+#: Trials per block of lanes in the interpreter: wide enough for SIMD across trials, small
+#: enough that a block's slots stay in the cache. The specialised kernel runs one trial per
+#: block.
 LANES = 32
+
+#: The kernels `CompiledNetwork` can run: ``auto`` is the specialised kernel where numba's cache
+#: already holds it and the interpreter otherwise, so it never waits for a compilation;
+#: ``specialised`` compiles it on first use if needed.
+KERNELS = ("auto", "interpreter", "specialised")
 
 
 class CompiledNetwork:
-    """A plan lowered for one learning rule and loss, with the interpreter loaded."""
+    """A plan lowered for one learning rule and loss, with the interpreter loaded; ``kernel``
+    (`KERNELS`) says which kernel its populations run."""
 
     def __init__(self, plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
-                 threads: int | None = None):
+                 threads: int | None = None, kernel: str = "auto"):
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, not {kernel!r}")
         self.plan = plan
+        self.kernel = kernel
         self.threads = threads or os.cpu_count() or 1
         self.program: Program = lower(plan, full_gradient, loss)
         self.flat = flatten(self.program)
@@ -39,6 +54,25 @@ class CompiledNetwork:
         self.cache = cache_directory()
         self.n_outputs = self.program.n_outputs
         self.n_inputs = self.program.n_inputs
+        self._specialised: specialised.Kernel | None = None
+        self._cached: bool | None = None
+
+    @property
+    def uses_specialised(self) -> bool:
+        """Whether populations run the specialised kernel (for ``auto``: whether numba's cache
+        holds it, checked once)."""
+        if self.kernel == "auto":
+            if self._cached is None:
+                self._cached = self._specialised is not None or specialised.cached(self.flat)
+            return self._cached
+        return self.kernel == "specialised"
+
+    def specialised(self) -> specialised.Kernel:
+        """The specialised kernel (loaded once; compiled on its first call if numba's cache
+        does not hold it)."""
+        if self._specialised is None:
+            self._specialised = specialised.load(self.flat)
+        return self._specialised
 
     def population(self, weights: Weights, rate: float | np.ndarray, lanes: int | None = None) -> "Population":
         """Trials with these weights (trial axis first), zero state and traces, and learning
@@ -57,6 +91,13 @@ class Population:
         if lanes is None:
             per_thread = -(-self.trials // network.threads)
             lanes = max(1, min(LANES, per_thread))
+        #: "specialised" (one trial per block) or "interpreter", and the compiled ``run`` of
+        #: this population's blocks (the same arguments, bit-identical results).
+        self.kernel = "specialised" if network.uses_specialised else "interpreter"
+        if self.kernel == "specialised":
+            lanes = 1
+        self.run_function = self._run = (network.specialised().run if self.kernel == "specialised"
+                                         else network.interpreter.run)
         bounds = list(range(0, self.trials, lanes)) + [self.trials]
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
         self.blocks = []
@@ -64,7 +105,10 @@ class Population:
             block = np.zeros((self.program.n_slots, last - first))
             block[ONE], block[MINUS_ONE] = 1.0, -1.0
             self.blocks.append(block)
-        self.rates = [np.zeros(last - first) for first, last in self.bounds]
+        _forget_dead_blocks()
+        for block in self.blocks:
+            _BLOCK_KERNELS[id(block)] = (weakref.ref(block), self._run)
+        self.rates = [np.zeros(block.shape[1]) for block in self.blocks]
         self.set_rate(rate)
         self.set_weights(weights)
         self.pool = ThreadPoolExecutor(min(network.threads, len(self.blocks))) \
@@ -160,13 +204,13 @@ class Population:
         steps = np.zeros(self.trials, dtype=np.int64)
         loss = np.zeros(self.trials)
         jobs = [(index, first, last) for index, (first, last) in enumerate(self.bounds)]
+        arguments = self.network.flat.arguments()
 
         def block_run(index: int, first: int, last: int) -> None:
-            self.network.interpreter.run(
-                *self.network.flat.arguments(), self.blocks[index], _lanes(inputs, first, last),
-                _lanes(targets, first, last), self.rates[index], float(momentum), float(decay),
-                float(tolerance), bool(learn), np.ones(last - first, dtype=np.bool_), steps[first:last],
-                loss[first:last], outputs[first:last])
+            self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _lanes(targets, first, last),
+                      self.rates[index], float(momentum), float(decay), float(tolerance), bool(learn),
+                      np.ones(last - first, dtype=np.bool_), steps[first:last], loss[first:last], outputs[first:last],
+                      np.zeros(last - first, dtype=np.bool_))
 
         if self.pool is None:
             for job in jobs:
@@ -180,6 +224,23 @@ class Population:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
+
+
+#: The kernel each live block of slots runs (id -> (weak reference to the block, ``run``)).
+_BLOCK_KERNELS: dict[int, tuple] = {}
+
+
+def _forget_dead_blocks() -> None:
+    for key in [key for key, (ref, _) in _BLOCK_KERNELS.items() if ref() is None]:
+        del _BLOCK_KERNELS[key]
+
+
+def block_kernel(block: np.ndarray):
+    """The compiled ``run`` of the `Population` whose block of slots ``block`` is (None if
+    it is no block of a live population)."""
+    _forget_dead_blocks()
+    entry = _BLOCK_KERNELS.get(id(block))
+    return entry[1] if entry is not None and entry[0]() is block else None
 
 
 def _lanes(values: np.ndarray, first: int, last: int) -> np.ndarray:
