@@ -133,17 +133,21 @@ def _elementwise(w: _Writer, kind: str, row: np.ndarray) -> None:
     w.run(row, body)
 
 
-def _activation(w: _Writer, kind: str, code: int, row: np.ndarray) -> None:
+def _activation(w: _Writer, kind: str, code: int, row: np.ndarray, width: int = 1) -> None:
+    """f or f' of every entry, in every lane (scalar calls: no SIMD ``tanh`` here)."""
     activation = _ACTIVATION[code]
+    lane, indent = ("", "") if width == 1 else (" + l", "    ")
 
     def body(ni, nj, columns):
-        out, net, value = (_index(*column, ni, nj) for column in columns[:3])
-        w(f"x = v[{net}]")
+        out, net, value = (_index(*column, ni, nj, width) for column in columns[:3])
+        if width > 1:
+            w("for l in range(WIDTH):")
+        w(f"{indent}x = v[{net}{lane}]")
         if kind == "activate":
-            w(f"v[{out}] = {activation.scalar}")
+            w(f"{indent}v[{out}{lane}] = {activation.scalar}")
         else:
-            w(f"y = v[{value}]")
-            w(f"v[{out}] = {activation.scalar_derivative}")
+            w(f"{indent}y = v[{value}{lane}]")
+            w(f"{indent}v[{out}{lane}] = {activation.scalar_derivative}")
 
     w.run(row, body)
 
@@ -220,22 +224,6 @@ def _elementwise_lanes(w: _Writer, kind: str, row: np.ndarray, width: int, maske
         else:
             w("for l in range(WIDTH):")
             w(f"    {line}")
-
-    w.run(row, body)
-
-
-def _activation_lanes(w: _Writer, kind: str, code: int, row: np.ndarray, width: int) -> None:
-    activation = _ACTIVATION[code]
-
-    def body(ni, nj, columns):
-        out, net, value = (_index(*column, ni, nj, width) for column in columns[:3])
-        w("for l in range(WIDTH):")
-        w(f"    x = v[{net} + l]")
-        if kind == "activate":
-            w(f"    v[{out} + l] = {activation.scalar}")
-        else:
-            w(f"    y = v[{value} + l]")
-            w(f"    v[{out} + l] = {activation.scalar_derivative}")
 
     w.run(row, body)
 
@@ -326,7 +314,7 @@ def _several(w: _Writer, kind: str, flat: FlatProgram, op: int, width: int) -> N
         if kind == "mac":
             _mac_lanes(w, R[r], width)
         elif kind in ("activate", "derive"):
-            _activation_lanes(w, kind, int(flat.code[op]), R[r], width)
+            _activation(w, kind, int(flat.code[op]), R[r], width)
         elif kind == "update":
             _update_lanes(w, R[r], width)
         else:
