@@ -55,7 +55,11 @@ class CompiledNetwork:
     def __init__(self, plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
                  threads: int | None = None, kernel: str | None = None):
         # The environment variable LSTMGRAPH_KERNEL sets the default (e.g. for `lstmgraph train`).
-        kernel = kernel or os.environ.get("LSTMGRAPH_KERNEL") or "auto"
+        if kernel is None and os.environ.get("LSTMGRAPH_KERNEL"):
+            kernel = os.environ["LSTMGRAPH_KERNEL"]
+            if kernel not in KERNELS:
+                raise ValueError(f"LSTMGRAPH_KERNEL must be one of {', '.join(KERNELS)}, not {kernel!r}")
+        kernel = kernel or "auto"
         if kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, not {kernel!r}")
         self.plan = plan
