@@ -19,12 +19,13 @@ from .common import report_spec_error
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 def bench(as_json: bool, quick: bool, specs: Path) -> None:
-    """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials), time per step
-    against W for truncated and exact RTRL with fitted exponents, peak memory, PyTorch ratio.
-    The first run of an installation compiles the interpreter once; later runs reuse it."""
+    """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials) with the specialised
+    kernel and with the interpreter, time per step against W for truncated and exact RTRL with
+    fitted exponents, peak memory, PyTorch ratio. The first run of an installation compiles the
+    interpreter and the two nets' specialised kernels; later runs reuse them."""
     from lstmgraph.benchmark import run_benchmarks  # the compiled executor: not for other commands
 
-    progress = (lambda message: None) if as_json else (lambda message: click.echo(f"... {message}", err=True))
+    progress = (lambda report: None) if as_json else (lambda report: click.echo(f"... {report.describe()}", err=True))
     try:
         results = run_benchmarks(specs, quick=quick, progress=progress)
     except SpecError as error:
@@ -34,15 +35,24 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
         return
     click.echo(f"first lstmgraph train of a spec never seen (1,000 steps, start-up included): "
                f"{results['first_train_seconds']:.1f} s")
-    click.echo(f"CERG net ({results['cerg_weights']} weights), online truncated RTRL, float64:")
-    click.echo(f"  1 trial       {results['cerg_steps_per_s']:>14,.0f} steps/s "
-               f"(forward pass and loss alone: {results['cerg_forward_only_steps_per_s']:,.0f})")
-    click.echo(f"  10 trials     {results['cerg_population10_trial_steps_per_s']:>14,.0f} trial-steps/s")
-    click.echo(f"  100 trials    {results['cerg_population100_trial_steps_per_s']:>14,.0f} trial-steps/s")
+    click.echo(f"CERG net ({results['cerg_weights']} weights), online truncated RTRL, float64 "
+               f"(specialised kernel / interpreter):")
+
+    def row(label: str, key: str, unit: str) -> None:
+        click.echo(f"  {label:<12}{results[key]:>14,.0f} / {results[key + '_interpreter']:>12,.0f} {unit}")
+
+    row("1 trial", "cerg_steps_per_s", "steps/s")
+    row("  forward", "cerg_forward_only_steps_per_s", "steps/s (forward pass and loss alone)")
+    row("10 trials", "cerg_population10_trial_steps_per_s", "trial-steps/s")
+    row("100 trials", "cerg_population100_trial_steps_per_s", "trial-steps/s")
     click.echo("timing net (17 weights):")
-    click.echo(f"  1 trial       {results['timing_steps_per_s']:>14,.0f} steps/s")
-    click.echo(f"  10 trials     {results['timing_population10_trial_steps_per_s']:>14,.0f} trial-steps/s")
-    click.echo(f"  100 trials    {results['timing_population100_trial_steps_per_s']:>14,.0f} trial-steps/s")
+    row("1 trial", "timing_steps_per_s", "steps/s")
+    row("10 trials", "timing_population10_trial_steps_per_s", "trial-steps/s")
+    row("100 trials", "timing_population100_trial_steps_per_s", "trial-steps/s")
+    click.echo(f"specialised kernels loaded (compiled the first time): CERG net "
+               f"{results['cerg_specialised_load_seconds']:.1f} s (one trial), "
+               f"{results['cerg_specialised_lanes_load_seconds']:.1f} s (trials side by side); timing net "
+               f"{results['timing_specialised_load_seconds']:.1f} s, {results['timing_specialised_lanes_load_seconds']:.1f} s")
     for rule in ("truncated_rtrl", "rtrl"):
         click.echo(f"{rule}: time per step against W (fitted exponent {results[rule + '_exponent']:.2f})")
         for row in results[rule + "_scaling"]:

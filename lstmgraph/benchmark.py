@@ -1,7 +1,9 @@
 """Speed measurements behind `lstmgraph bench` (figures in docs/performance.md).
 
 All figures are online training with an update after every step, float64, on the compiled
-executor: steps per second of the 424-weight CERG net and the 17-weight timing net, trial-steps
+executor, each with the kernel it ran (``kernels``: the specialised kernel, compiled before it is
+timed, or the interpreter; the CERG and timing rows also with the interpreter, keys ending in
+``_interpreter``): steps per second of the 424-weight CERG net and the 17-weight timing net, trial-steps
 per second for populations, time per step against the number of weights W for growing nets
 (truncated and exact RTRL) with the fitted exponent of each, peak memory, and, when PyTorch is
 installed, the same online per-step training written the natural way in PyTorch.
@@ -12,16 +14,15 @@ from __future__ import annotations
 import resource
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .engine import initial_weights
 from .engine.compiled import CompiledNetwork
 from .plan import Plan, compile_plan
+from .progress import Progress, ProgressReport
 from .spec import spec_from_data
-
-Progress = Callable[[str], None]
 
 
 def scaling_spec(blocks: int, cells: int = 2, width: int = 7) -> dict[str, Any]:
@@ -48,10 +49,10 @@ def stream(n_inputs: int, n_outputs: int, steps: int, seed: int = 0) -> tuple[np
 
 
 def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: bool = False,
-                           repeats: int = 3, learn: bool = True) -> float:
-    """Best of ``repeats`` timed runs (the interpreter is compiled and warmed up first); with
+                           repeats: int = 3, learn: bool = True, kernel: str = "interpreter") -> float:
+    """Best of ``repeats`` timed runs (the kernel is compiled and warmed up first); with
     ``learn=False`` the forward pass and loss alone, which splits a step's cost in two."""
-    network = CompiledNetwork(plan, full_gradient=full_gradient)
+    network = CompiledNetwork(plan, full_gradient=full_gradient, kernel=kernel)
     inputs, targets = stream(network.n_inputs, network.n_outputs, steps)
     population = network.population(initial_weights(plan, list(range(trials))), 0.0)
     population.run(inputs[:5], targets[:5])
@@ -63,6 +64,16 @@ def trial_steps_per_second(plan: Plan, steps: int, trials: int, full_gradient: b
         best = min(best, time.perf_counter() - start)
     population.close()
     return steps * trials / best
+
+
+def compile_seconds(plan: Plan, full_gradient: bool = False, trials: int = 1) -> float:
+    """Wall time to load the specialised kernel of ``plan`` (for one trial, or for trials side
+    by side) and run it once: its compilation the first time, loading numba's cache later."""
+    start = time.perf_counter()
+    network = CompiledNetwork(plan, full_gradient=full_gradient, kernel="specialised", threads=1)
+    population = network.population(initial_weights(plan, list(range(trials))), 0.0)
+    population.run(np.zeros((1, network.n_inputs)), np.zeros((1, network.n_outputs)))
+    return time.perf_counter() - start
 
 
 def first_train_seconds(spec: Path, steps: int = 1000) -> float:
@@ -152,33 +163,61 @@ def run_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda
     from . import compile_spec
     scale = 10 if quick else 1
     results: dict[str, Any] = {}
+    kernels: dict[str, str] = {}
     cerg = compile_spec(specs / "gers2000_cerg.yaml")
     timing = compile_spec(specs / "gers2002_timing.yaml")
-    progress("first use of a new spec: lstmgraph train, 1,000 steps")
+    stages = 7
+    done = 0
+
+    def report(label: str) -> None:
+        nonlocal done
+        progress(ProgressReport("stages", done, stages, label))
+        done += 1
+
+    report("first use of a new spec: lstmgraph train, 1,000 steps")
     results["first_train_seconds"] = first_train_seconds(specs / "gers2000_cerg.yaml")
-    progress("CERG net, 1 / 10 / 100 trials")
+    report("specialised kernels of the CERG and timing nets (compiled unless cached)")
+    results["cerg_specialised_load_seconds"] = compile_seconds(cerg)
+    results["timing_specialised_load_seconds"] = compile_seconds(timing)
+    results["cerg_specialised_lanes_load_seconds"] = compile_seconds(cerg, trials=2)
+    results["timing_specialised_lanes_load_seconds"] = compile_seconds(timing, trials=2)
+
+    def figure(key: str, plan: Plan, steps: int, trials: int, **options) -> None:
+        """The figure with the specialised kernel, and (``key_interpreter``) with the interpreter."""
+        results[key] = trial_steps_per_second(plan, steps, trials, kernel="specialised", **options)
+        kernels[key] = "specialised"
+        results[key + "_interpreter"] = trial_steps_per_second(plan, steps, trials, kernel="interpreter", **options)
+        kernels[key + "_interpreter"] = "interpreter"
+
+    report("CERG net, 1 / 10 / 100 trials")
     results["cerg_weights"] = cerg.n_parameters
-    results["cerg_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1)
-    results["cerg_forward_only_steps_per_s"] = trial_steps_per_second(cerg, 400_000 // scale, 1, learn=False)
-    results["cerg_population10_trial_steps_per_s"] = trial_steps_per_second(cerg, 100_000 // scale, 10)
-    results["cerg_population100_trial_steps_per_s"] = trial_steps_per_second(cerg, 20_000 // scale, 100)
-    progress("timing net, 1 / 10 / 100 trials")
-    results["timing_steps_per_s"] = trial_steps_per_second(timing, 2_000_000 // scale, 1)
-    results["timing_population10_trial_steps_per_s"] = trial_steps_per_second(timing, 400_000 // scale, 10)
-    results["timing_population100_trial_steps_per_s"] = trial_steps_per_second(timing, 50_000 // scale, 100)
+    figure("cerg_steps_per_s", cerg, 400_000 // scale, 1)
+    figure("cerg_forward_only_steps_per_s", cerg, 400_000 // scale, 1, learn=False)
+    figure("cerg_population10_trial_steps_per_s", cerg, 100_000 // scale, 10)
+    figure("cerg_population100_trial_steps_per_s", cerg, 20_000 // scale, 100)
+    report("timing net, 1 / 10 / 100 trials")
+    figure("timing_steps_per_s", timing, 2_000_000 // scale, 1)
+    figure("timing_population10_trial_steps_per_s", timing, 400_000 // scale, 10)
+    figure("timing_population100_trial_steps_per_s", timing, 50_000 // scale, 100)
+    report("time per step against W, truncated and exact RTRL (interpreter)")
+    # The interpreter: a specialised kernel per size would compile for minutes at 64 blocks.
     for rule, sizes, full in (("truncated_rtrl", [4, 8, 16, 32, 64], False), ("rtrl", [1, 2, 4, 8], True)):
         rows = []
         for blocks in sizes:
-            progress(f"{rule}: {blocks} blocks")
             plan = compile_plan(spec_from_data(scaling_spec(blocks)))
             steps = max(int(2_000_000 / plan.n_parameters / (plan.n_parameters ** (1.0 if full else 0.0))), 50) // scale
             rate = trial_steps_per_second(plan, max(steps, 20), 1, full_gradient=full)
             rows.append({"blocks": blocks, "weights": plan.n_parameters, "seconds_per_step": 1.0 / rate})
         results[f"{rule}_scaling"] = rows
         results[f"{rule}_exponent"] = fit_exponent([r["weights"] for r in rows], [r["seconds_per_step"] for r in rows])
+        kernels[f"{rule}_scaling"] = "interpreter"
     results["peak_memory_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    progress("PyTorch per-step loop (if installed)")
+    report("PyTorch per-step loop (if installed)")
     torch_rate = torch_steps_per_second(20_000 // scale)
     results["torch_cerg_steps_per_s"] = torch_rate
     results["torch_ratio"] = None if torch_rate is None else results["cerg_steps_per_s"] / torch_rate
+    results["torch_ratio_interpreter"] = (None if torch_rate is None
+                                          else results["cerg_steps_per_s_interpreter"] / torch_rate)
+    results["kernels"] = kernels
+    progress(ProgressReport("stages", stages, stages, "done"))
     return results

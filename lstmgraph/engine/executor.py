@@ -37,17 +37,18 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
     wrong = np.zeros(trials, dtype=bool)
     for op in ops:
         kind = op.kind
+        out, a, b, c = op.rows
         if kind == "mac":
             if op.distinct:
-                V[op.out] += V[op.a] * V[op.b] * V[op.c]
+                V[out] += _take(V, a) * _take(V, b) * _take(V, c)
             else:
                 _accumulate(op, V)
         elif kind == "zero":
-            V[op.out] = 0.0
+            V[out] = 0.0
         elif kind == "copy":
-            V[op.out] = V[op.a]
+            V[out] = _take(V, a)
         elif kind == "scale":
-            V[op.out] *= V[op.a]
+            V[out] *= _take(V, a)
         elif kind == "activate":
             V[op.out] = _ACTIVATION[op.code].apply(V[op.a])
         elif kind == "derive":
@@ -68,17 +69,20 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
     return loss, wrong
 
 
+def _take(V: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
+    """V[rows]: a view for a slice, a gathered copy for an index array."""
+    return V[rows] if isinstance(rows, slice) else np.take(V, rows, axis=0)
+
+
 def _accumulate(op: Op, V: np.ndarray) -> None:
     """V[out] += V[a] V[b] V[c] where entries share slots: each slot's own value and then its
     entries, in entry order, summed by one `np.add.reduceat` (sequentially down the rows), so
     every sum is the one the compiled executor forms."""
-    slots, starts, rows, a, b, c = op.segments
-    terms = np.empty((len(rows) + len(slots), V.shape[1]))
-    terms[starts] = V[slots]
-    product = np.take(V, a, axis=0)
-    product *= np.take(V, b, axis=0)
-    product *= np.take(V, c, axis=0)
-    terms[rows] = product
+    slots, starts, a, b, c = op.segments
+    terms = np.take(V, a, axis=0)
+    for factor in (b, c):
+        if factor is not None:  # None: ONE in every row
+            terms *= np.take(V, factor, axis=0)
     V[slots] = np.add.reduceat(terms, starts, axis=0)
 
 

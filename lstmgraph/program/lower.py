@@ -73,17 +73,35 @@ class Op:
         return len(self.out)
 
     @cached_property
+    def rows(self) -> tuple[slice | np.ndarray | None, ...]:
+        """out, a, b, c as indices for a numpy executor: a slice where the slots are
+        consecutive (a view, far cheaper than gathering by an index array), else the array."""
+        def index(slots: np.ndarray | None):
+            if slots is None or len(slots) == 0:
+                return slots
+            slots = np.asarray(slots, dtype=np.intp)
+            if (np.diff(slots) == 1).all():
+                return slice(int(slots[0]), int(slots[-1]) + 1)
+            return slots
+        return tuple(index(x) for x in (self.out, self.a, self.b, self.c))
+
+    @cached_property
     def segments(self) -> tuple[np.ndarray, ...]:
         """The entries grouped by the slot they add into, for a vectorised ``mac``: (the slots,
-        where each group starts, where each entry goes, and a, b, c in that order). A stable
-        sort keeps each slot's entries in entry order; a group's first row is left for the
-        slot's own value, so a sum down a group is the slot plus its entries in order."""
+        where each group starts, and a, b, c of every row in that order). A stable sort keeps
+        each slot's entries in entry order; a group's first row reads the slot's own value
+        (a = the slot, b = c = ONE: a product with 1.0 is exact), so a sum down a group is the
+        slot plus its entries in order. A factor that is ONE in every row is None (the
+        product is the same without it)."""
         order = np.argsort(self.out, kind="stable")
         slots, counts = np.unique(self.out[order], return_counts=True)
-        starts = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+        starts = np.concatenate([[0], np.cumsum(counts + 1)[:-1]]).astype(np.intp)
         rows = np.ones(len(order) + len(slots), dtype=bool)
         rows[starts] = False
-        return slots, starts, np.flatnonzero(rows), self.a[order], self.b[order], self.c[order]
+        a, b, c = (np.full(len(rows), ONE, dtype=np.intp) for _ in range(3))
+        a[starts] = slots
+        a[rows], b[rows], c[rows] = self.a[order], self.b[order], self.c[order]
+        return slots, starts, a, None if (b == ONE).all() else b, None if (c == ONE).all() else c
 
 
 @dataclass

@@ -29,6 +29,11 @@ from ...program.lower import KIND_CODE, PHASE_CODE
 # LLVM level 3 vectorises the loops over lanes (SIMD across trials); level 1 does not.
 # numba reads it when first imported.
 os.environ.setdefault("NUMBA_OPT", "3")
+# LLVM's SLP vectoriser packs like scalar operations on neighbouring slots into SIMD ones (the
+# specialised kernel's unrolled runs; CERG step 2.3 -> 1.55 us of CPU time, measured back to
+# back). It never reassociates (no fastmath), so results are unchanged. numba leaves it off; it
+# reads the setting whenever it compiles (`load_source` applies it).
+os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
 
 INTERPRETER_VERSION = "1"
 
@@ -161,33 +166,111 @@ def source() -> str:
             .replace("#ACTIVATE\n", "\n".join(activate) + "\n")
             .replace("#DERIVE\n", "\n".join(derive) + "\n")
             .replace("#ACTIVATE_SCALAR\n", "\n".join(scalar_activate) + "\n")
-            .replace("#DERIVE_SCALAR\n", "\n".join(scalar_derive) + "\n"))
+            .replace("#DERIVE_SCALAR\n", "\n".join(scalar_derive) + "\n")
+            .replace("#LOSS_AND_SOFTMAX\n", LOSS_AND_SOFTMAX))
 
 
-def compiled_before(module: ModuleType) -> bool:
-    """Whether numba's cache holds this interpreter's machine code (else its first call
-    compiles it)."""
-    path = Path(module.__file__)
+def compiled_in_cache(path: Path) -> bool:
+    """Whether numba's cache holds machine code of the ``run`` of the module at ``path``
+    (else its first call compiles it)."""
     return any((path.parent / "__pycache__").glob(f"{path.stem}.run-*.nbc"))
 
 
-def load() -> ModuleType:
-    """The interpreter module: written to the kernel cache under its hash, then imported."""
-    text = source()
-    key = hashlib.sha256((INTERPRETER_VERSION + text).encode()).hexdigest()[:20]
-    name = f"lstmgraph_interpreter_{key}"
+def compiled_before(module: ModuleType) -> bool:
+    """Whether numba's cache holds this interpreter's machine code."""
+    return compiled_in_cache(Path(module.__file__))
+
+
+def load_source(name: str, text: str) -> ModuleType:
+    """The module ``name`` of source ``text``: written to the kernel cache (where numba keeps
+    its machine code beside it), then executed from ``text`` itself, never re-read from the
+    file; imported once per process."""
     if name in sys.modules:
         return sys.modules[name]
+    from numba.core import config
+    config.SLP_VECTORIZE = int(os.environ.get("NUMBA_SLP_VECTORIZE", "1"))
     path = cache_directory() / f"{name}.py"
     if not path.exists() or path.read_bytes() != text.encode():
         write_atomically(path, text.encode())
     spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
     module = importlib.util.module_from_spec(spec)
     module.__file__ = str(path)
-    # Executed from the text just written or checked, never re-read from the file.
     exec(compile(text, str(path), "exec"), module.__dict__)
     sys.modules[name] = module
     return module
+
+
+def load() -> ModuleType:
+    """The interpreter module: written to the kernel cache under its hash, then imported."""
+    text = source()
+    key = hashlib.sha256((INTERPRETER_VERSION + text).encode()).hexdigest()[:20]
+    return load_source(f"lstmgraph_interpreter_{key}", text)
+
+
+LOSS_AND_SOFTMAX = '''@numba.njit(cache=True, nogil=True)
+def softmax(r, R, V, L):
+    n = R[r, 1]
+    o0, os, a0, a_s = R[r, 2], R[r, 4], R[r, 5], R[r, 7]
+    for l in range(L):
+        top = V[a0, l]
+        for k in range(1, n):
+            top = max(top, V[a0 + k * a_s, l])
+        norm = 0.0
+        for k in range(n):
+            V[o0 + k * os, l] = math.exp(V[a0 + k * a_s, l] - top)
+            norm += V[o0 + k * os, l]
+        for k in range(n):
+            V[o0 + k * os, l] /= norm
+
+
+@numba.njit(cache=True, nogil=True)
+def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
+    n = R[r, 1]
+    o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
+    for l in range(L):
+        if not active[l]:
+            continue
+        present = 0
+        for k in range(n):
+            target = targets[t, c0 + k * cs, l]
+            y = V[y0 + k * ys, l]
+            if not math.isnan(target):
+                present += 1
+                if tolerance > 0.0 and abs(y - target) >= tolerance:
+                    wrong[l] = True
+            if record.shape[1] > 0:
+                record[l, t, c0 + k * cs] = y
+        if code == 0:
+            dot = 0.0
+            for k in range(n):
+                target = targets[t, c0 + k * cs, l]
+                y = V[y0 + k * ys, l]
+                err = 0.0 if math.isnan(target) else y - target
+                sums[l] += 0.5 * err * err
+                if mode == 1:
+                    V[o0 + k * os, l] = err
+                    dot += err * y
+                else:
+                    V[o0 + k * os, l] = V[d0 + k * ds, l] * err
+            if mode == 1:
+                for k in range(n):
+                    V[o0 + k * os, l] = V[y0 + k * ys, l] * (V[o0 + k * os, l] - dot)
+        elif present == n:
+            for k in range(n):
+                target = targets[t, c0 + k * cs, l]
+                y = V[y0 + k * ys, l]
+                if mode == 1:
+                    sums[l] -= target * math.log(max(y, 2.2250738585072014e-308))
+                else:
+                    sums[l] -= (target * math.log(max(y, 2.2250738585072014e-308))
+                                + (1.0 - target) * math.log(max(1.0 - y, 2.2250738585072014e-308)))
+                V[o0 + k * os, l] = y - target
+        else:
+            for k in range(n):
+                V[o0 + k * os, l] = 0.0
+
+
+'''
 
 
 _TEMPLATE = '''"""Generated by lstmgraph (engine/compiled/interpreter.py) from the operation registry; do not edit."""
@@ -338,79 +421,19 @@ def update(rs, re, R, V, L, rate, momentum, decay, active):
             rate[l] *= decay
 
 
-@numba.njit(cache=True, nogil=True)
-def softmax(r, R, V, L):
-    n = R[r, 1]
-    o0, os, a0, a_s = R[r, 2], R[r, 4], R[r, 5], R[r, 7]
-    for l in range(L):
-        top = V[a0, l]
-        for k in range(1, n):
-            top = max(top, V[a0 + k * a_s, l])
-        norm = 0.0
-        for k in range(n):
-            V[o0 + k * os, l] = math.exp(V[a0 + k * a_s, l] - top)
-            norm += V[o0 + k * os, l]
-        for k in range(n):
-            V[o0 + k * os, l] /= norm
-
-
-@numba.njit(cache=True, nogil=True)
-def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
-    n = R[r, 1]
-    o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
-    for l in range(L):
-        if not active[l]:
-            continue
-        present = 0
-        for k in range(n):
-            target = targets[t, c0 + k * cs, l]
-            y = V[y0 + k * ys, l]
-            if not math.isnan(target):
-                present += 1
-                if tolerance > 0.0 and abs(y - target) >= tolerance:
-                    wrong[l] = True
-            if record.shape[1] > 0:
-                record[l, t, c0 + k * cs] = y
-        if code == 0:
-            dot = 0.0
-            for k in range(n):
-                target = targets[t, c0 + k * cs, l]
-                y = V[y0 + k * ys, l]
-                err = 0.0 if math.isnan(target) else y - target
-                sums[l] += 0.5 * err * err
-                if mode == 1:
-                    V[o0 + k * os, l] = err
-                    dot += err * y
-                else:
-                    V[o0 + k * os, l] = V[d0 + k * ds, l] * err
-            if mode == 1:
-                for k in range(n):
-                    V[o0 + k * os, l] = V[y0 + k * ys, l] * (V[o0 + k * os, l] - dot)
-        elif present == n:
-            for k in range(n):
-                target = targets[t, c0 + k * cs, l]
-                y = V[y0 + k * ys, l]
-                if mode == 1:
-                    sums[l] -= target * math.log(max(y, 2.2250738585072014e-308))
-                else:
-                    sums[l] -= (target * math.log(max(y, 2.2250738585072014e-308))
-                                + (1.0 - target) * math.log(max(1.0 - y, 2.2250738585072014e-308)))
-                V[o0 + k * os, l] = y - target
-        else:
-            for k in range(n):
-                V[o0 + k * os, l] = 0.0
-
-
+#LOSS_AND_SOFTMAX
 @numba.njit(cache=True, nogil=True)
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
-        tolerance, learn, active, steps_done, sums, record):
+        tolerance, learn, active, steps_done, sums, record, wrong):
     """Run the program over the steps of ``inputs`` (steps, n_inputs, lanes) for the lanes of
     ``V`` (slots, lanes) still ``active``; a lane stops after its first step with an error
-    >= tolerance (if > 0), its state then left as that step made it."""
+    >= tolerance (if > 0), its state then left as that step made it. ``wrong`` (lanes,
+    booleans) is scratch, passed in so that a call allocates nothing."""
     L = V.shape[1]
     v = V.reshape(V.shape[0] * L)  # the slots as a vector, for the single-lane paths
     steps = inputs.shape[0]
-    wrong = np.zeros(L, dtype=np.bool_)
+    for l in range(L):
+        wrong[l] = False
     for t in range(steps):
         running = False
         for l in range(L):

@@ -1,8 +1,11 @@
-"""Run and train a plan with the compiled interpreter.
+"""Run and train a plan with the compiled executor: the interpreter or the specialised kernel.
 
-`CompiledNetwork` lowers a plan once; a `Population` holds the slot arrays of its trials in
-blocks of lanes (one C-contiguous ``(slots, lanes)`` array per block, trials innermost, one
-block per thread) and runs chunks of a stream inside compiled code: the forward step, truncated
+`CompiledNetwork` lowers a plan once and picks its kernel: the interpreter (compiled once per
+installation, runs any program) or the kernel specialised to the program (`specialised.py`,
+compiled once per program and lane width; bit-identical results, several times faster). A
+`Population` holds the slot arrays of its trials in blocks of lanes (one C-contiguous
+``(slots, lanes)`` array per block, trials innermost, blocks spread over threads) and runs
+chunks of a stream inside compiled code: the forward step, truncated
 (or exact) RTRL, the online momentum update, and an optional success test that stops each trial
 after its first error (``tolerance``: |output - target| must stay below it). Weights, states,
 traces and velocities go in and out by name, in the numpy engine's forms.
@@ -11,6 +14,7 @@ traces and velocities go in and out by name, in the numpy engine's forms.
 from __future__ import annotations
 
 import os
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,19 +22,48 @@ import numpy as np
 from ...plan import Plan
 from ...program import MINUS_ONE, ONE, Program, lower
 from ..weights import Weights
+from . import specialised
 from .interpreter import cache_directory, compiled_before, flatten, load
 
-#: Trials per block of lanes: wide enough for SIMD across trials, small enough that a block's
-#: slots stay in the cache.
+#: Trials per block of lanes in the interpreter: wide enough for SIMD across trials, small
+#: enough that a block's slots stay in the cache. The specialised kernel runs one trial per
+#: block.
 LANES = 32
+
+#: The kernels `CompiledNetwork` can run: ``auto`` is the specialised kernel where numba's cache
+#: already holds it and the interpreter otherwise, so it never waits for a compilation;
+#: ``specialised`` compiles it on first use if needed.
+KERNELS = ("auto", "interpreter", "specialised")
+
+#: Trial-steps from which compiling the specialised kernel first pays off (measured on the CERG
+#: net, docs/performance.md: about 20-60 s of compilation against about 7 us saved per step).
+SPECIALISE_FROM_STEPS = 5_000_000
+
+
+def kernel_for(trial_steps: int) -> str:
+    """The kernel to ask for in a job of about ``trial_steps`` steps over all its trials (all
+    the trials of a `reproduce` row share one compilation): ``specialised`` where its
+    compilation pays off, else ``auto``."""
+    return "specialised" if trial_steps >= SPECIALISE_FROM_STEPS else "auto"
 
 
 class CompiledNetwork:
-    """A plan lowered for one learning rule and loss, with the interpreter loaded."""
+    """A plan lowered for one learning rule and loss, with the interpreter loaded; ``kernel``
+    (`KERNELS`; default ``$LSTMGRAPH_KERNEL`` or ``auto``) says which kernel its populations
+    run."""
 
     def __init__(self, plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
-                 threads: int | None = None):
+                 threads: int | None = None, kernel: str | None = None):
+        # The environment variable LSTMGRAPH_KERNEL sets the default (e.g. for `lstmgraph train`).
+        if kernel is None and os.environ.get("LSTMGRAPH_KERNEL"):
+            kernel = os.environ["LSTMGRAPH_KERNEL"]
+            if kernel not in KERNELS:
+                raise ValueError(f"LSTMGRAPH_KERNEL must be one of {', '.join(KERNELS)}, not {kernel!r}")
+        kernel = kernel or "auto"
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, not {kernel!r}")
         self.plan = plan
+        self.kernel = kernel
         self.threads = threads or os.cpu_count() or 1
         self.program: Program = lower(plan, full_gradient, loss)
         self.flat = flatten(self.program)
@@ -39,6 +72,24 @@ class CompiledNetwork:
         self.cache = cache_directory()
         self.n_outputs = self.program.n_outputs
         self.n_inputs = self.program.n_inputs
+        self._specialised: dict[int, specialised.Kernel] = {}
+        self._cached: dict[int, bool] = {}
+
+    def uses_specialised(self, width: int = 1) -> bool:
+        """Whether blocks of ``width`` lanes run the specialised kernel (for ``auto``: whether
+        numba's cache holds it, checked once)."""
+        if self.kernel == "auto":
+            if width not in self._cached:
+                self._cached[width] = width in self._specialised or specialised.cached(self.flat, width)
+            return self._cached[width]
+        return self.kernel == "specialised"
+
+    def specialised(self, width: int = 1) -> specialised.Kernel:
+        """The specialised kernel for blocks of ``width`` lanes (loaded once; compiled on its
+        first call if numba's cache does not hold it)."""
+        if width not in self._specialised:
+            self._specialised[width] = specialised.load(self.flat, width)
+        return self._specialised[width]
 
     def population(self, weights: Weights, rate: float | np.ndarray, lanes: int | None = None) -> "Population":
         """Trials with these weights (trial axis first), zero state and traces, and learning
@@ -57,14 +108,28 @@ class Population:
         if lanes is None:
             per_thread = -(-self.trials // network.threads)
             lanes = max(1, min(LANES, per_thread))
+        # The specialised kernel runs one trial per block, or for a small program
+        # `specialised.WIDTH` side by side (the last block's spare lanes idle).
+        width = 1 if lanes == 1 or self.program.n_slots > specialised.LANE_SLOTS else specialised.WIDTH
+        #: "specialised" or "interpreter", and the compiled ``run`` of this population's blocks
+        #: (the same arguments, bit-identical results).
+        self.kernel = "specialised" if network.uses_specialised(width) else "interpreter"
+        self.width = width if self.kernel == "specialised" else None
+        if self.width is not None:
+            lanes = width
+        self.run_function = self._run = (network.specialised(width).run if self.kernel == "specialised"
+                                         else network.interpreter.run)
         bounds = list(range(0, self.trials, lanes)) + [self.trials]
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
         self.blocks = []
         for first, last in self.bounds:
-            block = np.zeros((self.program.n_slots, last - first))
+            block = np.zeros((self.program.n_slots, self.width or last - first))
             block[ONE], block[MINUS_ONE] = 1.0, -1.0
             self.blocks.append(block)
-        self.rates = [np.zeros(last - first) for first, last in self.bounds]
+        _forget_dead_blocks()
+        for block in self.blocks:
+            _BLOCK_KERNELS[id(block)] = (weakref.ref(block), self._run)
+        self.rates = [np.zeros(block.shape[1]) for block in self.blocks]
         self.set_rate(rate)
         self.set_weights(weights)
         self.pool = ThreadPoolExecutor(min(network.threads, len(self.blocks))) \
@@ -73,12 +138,13 @@ class Population:
     # -- by name ----------------------------------------------------------------------------
     def _get(self, rows: slice) -> np.ndarray:
         """Rows of every trial, (trials, rows)."""
-        return np.concatenate([block[rows].T for block in self.blocks], axis=0)
+        return np.concatenate([block[rows, :last - first].T for (first, last), block in zip(self.bounds, self.blocks)],
+                              axis=0)
 
     def _set(self, rows: slice, values: np.ndarray) -> None:
         values = np.asarray(values, dtype=np.float64).reshape(self.trials, -1)
         for (first, last), block in zip(self.bounds, self.blocks):
-            block[rows] = values[first:last].T
+            block[rows, :last - first] = values[first:last].T
 
     def weights(self) -> Weights:
         return {c.name: self._get(self.program.weight_slots(c)).reshape((self.trials,) + c.shape)
@@ -118,12 +184,12 @@ class Population:
             self._set(self.program.trace(group), traces.get(group, np.zeros((self.trials, len(units)))))
 
     def rate(self) -> np.ndarray:
-        return np.concatenate(self.rates)
+        return np.concatenate([rate[:last - first] for (first, last), rate in zip(self.bounds, self.rates)])
 
     def set_rate(self, rate: float | np.ndarray) -> None:
         rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), (self.trials,))
         for (first, last), values in zip(self.bounds, self.rates):
-            values[:] = rate[first:last]
+            values[:last - first] = rate[first:last]
 
     def reset(self) -> None:
         """Zero activations and traces (a reset between sequences)."""
@@ -160,13 +226,27 @@ class Population:
         steps = np.zeros(self.trials, dtype=np.int64)
         loss = np.zeros(self.trials)
         jobs = [(index, first, last) for index, (first, last) in enumerate(self.bounds)]
+        arguments = self.network.flat.arguments()
 
         def block_run(index: int, first: int, last: int) -> None:
-            self.network.interpreter.run(
-                *self.network.flat.arguments(), self.blocks[index], _lanes(inputs, first, last),
-                _lanes(targets, first, last), self.rates[index], float(momentum), float(decay),
-                float(tolerance), bool(learn), np.ones(last - first, dtype=np.bool_), steps[first:last],
-                loss[first:last], outputs[first:last])
+            width, count = self.blocks[index].shape[1], last - first
+            active = np.zeros(width, dtype=np.bool_)
+            active[:count] = True
+            if width == count:
+                self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _lanes(targets, first, last),
+                          self.rates[index], float(momentum), float(decay), float(tolerance), bool(learn), active,
+                          steps[first:last], loss[first:last], outputs[first:last], np.zeros(width, dtype=np.bool_))
+                return
+            # A block with idle lanes (never active: they neither learn nor count); their
+            # inputs repeat the last trial's.
+            block_steps, block_loss = np.zeros(width, dtype=np.int64), np.zeros(width)
+            block_outputs = np.zeros((width,) + outputs.shape[1:])
+            self._run(*arguments, self.blocks[index], _lanes(inputs, first, last, width),
+                      _lanes(targets, first, last, width), self.rates[index], float(momentum), float(decay),
+                      float(tolerance), bool(learn), active, block_steps, block_loss, block_outputs,
+                      np.zeros(width, dtype=np.bool_))
+            steps[first:last], loss[first:last] = block_steps[:count], block_loss[:count]
+            outputs[first:last] = block_outputs[:count]
 
         if self.pool is None:
             for job in jobs:
@@ -182,8 +262,30 @@ class Population:
             self.pool = None
 
 
-def _lanes(values: np.ndarray, first: int, last: int) -> np.ndarray:
-    """A stream as (steps, columns, lanes): shared by every lane, or the lanes' own."""
+#: The kernel each live block of slots runs (id -> (weak reference to the block, ``run``)).
+_BLOCK_KERNELS: dict[int, tuple] = {}
+
+
+def _forget_dead_blocks() -> None:
+    for key in [key for key, (ref, _) in _BLOCK_KERNELS.items() if ref() is None]:
+        del _BLOCK_KERNELS[key]
+
+
+def block_kernel(block: np.ndarray):
+    """The compiled ``run`` of the `Population` whose block of slots ``block`` is (None if
+    it is no block of a live population)."""
+    _forget_dead_blocks()
+    entry = _BLOCK_KERNELS.get(id(block))
+    return entry[1] if entry is not None and entry[0]() is block else None
+
+
+def _lanes(values: np.ndarray, first: int, last: int, width: int | None = None) -> np.ndarray:
+    """A stream as (steps, columns, lanes): shared by every lane, or the lanes' own; ``width``
+    lanes in all (the last trial's data repeated)."""
+    width = width or last - first
     if values.ndim == 2:
-        return np.broadcast_to(values[:, :, None], values.shape + (last - first,))
-    return values[:, :, first:last]
+        return np.broadcast_to(values[:, :, None], values.shape + (width,))
+    own = values[:, :, first:last]
+    if width == last - first:
+        return own
+    return np.concatenate([own, np.repeat(own[:, :, -1:], width - (last - first), axis=2)], axis=2)

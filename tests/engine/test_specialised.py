@@ -1,0 +1,102 @@
+"""The specialised kernel against the interpreter: bit for bit (np.array_equal), not to a tolerance.
+
+Each case compiles one kernel (seconds; numba's cache keeps it), so the cases are few and small:
+truncated and exact RTRL, both losses, a softmax output (the CERG net and exact RTRL in lanes
+were checked the same way by hand; their kernels take 16-90 s to compile), one trial and populations (trials side
+by side in lanes: the interpreter's block of any width, the specialised kernel's blocks of
+`specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success test stopping lanes, recorded outputs, and
+the stream protocol's compiled loop.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import initial_weights
+from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.engine.compiled import specialised
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.network import OnlineNetwork
+from lstmgraph.experiments.streams import run_streams
+
+from conftest import SPECS
+from engine.test_compiled import _stream
+
+
+def _everything(population) -> list[np.ndarray]:
+    out = [population.rate()]
+    for part in (population.weights(), population.velocity(), population.state(), population.traces()):
+        out += [part[key] for key in sorted(part)]
+    return out
+
+
+def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, targets, rate: float):
+    network = CompiledNetwork(plan, full_gradient=full, loss=loss, kernel=kernel, threads=1)
+    population = network.population(initial_weights(plan, seeds), rate)
+    results = []
+    outputs = np.zeros((len(seeds), len(inputs), network.n_outputs))
+    results += population.run(inputs, targets, 0.9, 0.9999, outputs=outputs)
+    results.append(outputs.copy())
+    results += population.run(inputs[:50], targets[:50], learn=False)
+    population.reset()
+    results += population.run(inputs, targets, 0.5, tolerance=0.4)  # lanes stop at their first error
+    return population.kernel, results + _everything(population)
+
+
+@pytest.mark.parametrize("name,full,loss,seeds", [
+    ("gers2002_timing", False, "sum_of_squares", [0]),
+    ("gers2002_timing", False, "sum_of_squares", [0, 1, 2, 3, 4, 5]),  # lanes: a full block, a padded one
+    ("rnn", True, "cross_entropy", [0]),  # softmax outputs
+])
+def test_the_specialised_kernel_is_bit_identical_to_the_interpreter(name, full, loss, seeds):
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    inputs, targets = _stream(plan, 300)
+    rate = 0.002 if name == "rnn" else 0.05
+    kernel, expected = _train(plan, "interpreter", seeds, full, loss, inputs, targets, rate)
+    assert kernel == "interpreter"
+    kernel, got = _train(plan, "specialised", seeds, full, loss, inputs, targets, rate)
+    assert kernel == "specialised"
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert np.array_equal(a, b)
+
+
+def test_auto_takes_the_specialised_kernel_only_once_it_is_compiled(tmp_path, monkeypatch):
+    monkeypatch.setenv("LSTMGRAPH_CACHE", str(tmp_path))
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    flat = CompiledNetwork(plan).flat
+    # A fresh module, so that numba keeps its machine code in tmp_path (a process loads a
+    # kernel's module once).
+    monkeypatch.delitem(sys.modules, specialised._name(specialised.source(flat)), raising=False)
+    assert not specialised.cached(flat)
+    assert CompiledNetwork(plan).population(initial_weights(plan, [0]), 0.1).kernel == "interpreter"
+    population = CompiledNetwork(plan, kernel="specialised").population(initial_weights(plan, [0]), 0.1)
+    assert not population.network.specialised().compiled_before
+    population.run(np.zeros((2, 1)), np.zeros((2, 1)))  # compiles it into tmp_path
+    assert specialised.cached(flat)
+    assert CompiledNetwork(plan).population(initial_weights(plan, [0]), 0.1).kernel == "specialised"
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        CompiledNetwork(plan, kernel="fast")
+
+
+def test_the_stream_loop_runs_either_kernel_to_the_same_result():
+    experiment = find_experiment("gers2002-gts-peephole")
+    plan = experiment.plan()
+    rate, momentum = experiment.rates(plan)
+    protocol = replace(experiment.protocol, max_streams=2000)
+    rows, weights = [], []
+    for kernel in ("interpreter", "specialised"):
+        network = OnlineNetwork(plan, 4, rate, momentum)
+        network.compiled = CompiledNetwork(plan, full_gradient=False, kernel=kernel, threads=1)
+        network.population = network.compiled.population(initial_weights(plan, [4]), rate)
+        assert network.population.kernel == kernel
+        rows.append(run_streams(network, experiment.make_task(), protocol, 4))
+        weights.append(network.weights())
+    assert rows[0] == rows[1]
+    for key in weights[0]:
+        assert np.array_equal(weights[0][key], weights[1][key])
