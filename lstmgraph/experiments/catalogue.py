@@ -160,10 +160,11 @@ class Experiment:
     def make_task(self) -> Task:
         return make_task(self.task, self.task_options)
 
-    def trial(self, plan: Plan, seed: int, budget_steps: int | None = None) -> Trial:
+    def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None) -> Trial:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
-        to a worker): weights and data from the seed, the compiled engine, the protocol."""
-        return make_trial(trial_engine(plan, seed), self.make_task(), self.protocol, seed, budget_steps)
+        to a worker): weights and data from the seed, the compiled engine (running ``kernel``),
+        the protocol."""
+        return make_trial(trial_engine(plan, seed, kernel), self.make_task(), self.protocol, seed, budget_steps)
 
     @staticmethod
     def plan_of(data: dict[str, Any]) -> Plan:

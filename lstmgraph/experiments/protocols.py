@@ -178,16 +178,17 @@ class SequenceTrial(Trial):
         self.recent.extend(zip((bool(v) for v in arrays["recent_right"]), (float(v) for v in arrays["recent_error"])))
 
 
-def trial_engine(plan: Plan, seed: int):
+def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
     """A trial's network: the compiled engine with the plan's training settings (online RTRL,
-    truncated or exact, momentum SGD), weights drawn from ``seed``. `EngineError` names what
-    the compiled engine cannot do (e.g. a spec asking for BPTT)."""
+    truncated or exact, momentum SGD), weights drawn from ``seed``, running ``kernel``
+    (`engine.compiled.KERNELS`; the kernels give bit-identical results). `EngineError` names
+    what the compiled engine cannot do (e.g. a spec asking for BPTT)."""
     from ..training.engines import CompiledEngine, select_engine  # numba: only when a trial runs
     from ..training.optim import Optimizer
 
     training = plan.training
     select_engine(plan, training, "compiled")
-    return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]))
+    return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]), kernel)
 
 
 def make_trial(engine, task: Task, protocol: Protocol, seed: int, budget_steps: int | None = None) -> Trial:

@@ -38,6 +38,7 @@ import numpy as np
 import yaml
 
 from ..arrays import ArrayFileError, read_npz
+from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
@@ -66,6 +67,7 @@ class Piece:
     spec_data: dict[str, Any]
     seed: int
     budget_steps: int | None
+    kernel: str
     steps: int
     checkpoint: bytes | None
 
@@ -94,7 +96,7 @@ def run_piece(piece: Piece) -> PieceResult:
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = experiment.plan_of(piece.spec_data)
-    trial = experiment.trial(plan, piece.seed, piece.budget_steps)
+    trial = experiment.trial(plan, piece.seed, piece.budget_steps, piece.kernel)
     if piece.checkpoint is not None:
         trial.restore(_arrays(piece.checkpoint))
     steps_before = trial.steps_trained()
@@ -238,6 +240,9 @@ class _Schedule:
         self.experiment, self.spec_data, self.out = experiment, spec_data, out
         self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
         self.waiting = list(todo)
+        # Every piece of the run's trials on a worker shares one compilation of the specialised
+        # kernel (results are bit-identical either way): worth it for long runs only.
+        self.kernel = kernel_for(len(todo) * budget_steps) if budget_steps is not None else "specialised"
         self.checkpoints = {seed: _stored_checkpoint(self.folder(seed) / "checkpoint.npz") for seed in todo}
         self.piece_steps = {seed: FIRST_PIECE_STEPS for seed in todo}
         self.losses = {seed: 0 for seed in todo}
@@ -248,8 +253,8 @@ class _Schedule:
         return self.out / "trials" / str(seed)
 
     def submit(self, workers: Workers, seed: int) -> None:
-        piece = Piece(self.experiment.name, self.spec_data, seed, self.budget_steps, self.piece_steps[seed],
-                      self.checkpoints[seed])
+        piece = Piece(self.experiment.name, self.spec_data, seed, self.budget_steps, self.kernel,
+                      self.piece_steps[seed], self.checkpoints[seed])
         self.running[workers.submit(run_piece, piece)] = seed
 
     def fill(self, workers: Workers) -> None:

@@ -277,7 +277,8 @@ class StreamTrial(Trial):
             status = drive(flat, V, rows, rate, engine.training.momentum, float(protocol.tolerance),
                            float(protocol.rate_decay), training.inputs, training.targets, training.ends,
                            training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
-                           settings, counters, self.scores, record, active, out_steps, out_loss)
+                           settings, counters, self.scores, record, active, out_steps, out_loss,
+                           population.run_function)
             training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
             engine.rate = float(rate[0])  # the protocol's decay acts inside the driver
             streams, steps_done = int(counters[STREAMS]), int(counters[STEPS])

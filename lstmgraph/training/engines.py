@@ -187,7 +187,7 @@ class CompiledEngine:
     CHUNK = 1024
 
     def __init__(self, plan: Plan, training: TrainingSpec, trials: int, optimizer: Optimizer,
-                 weights: Weights):
+                 weights: Weights, kernel: str | None = None):
         from ..engine.compiled import CompiledNetwork  # imports numba: only when it is used
 
         self.plan = plan
@@ -196,7 +196,7 @@ class CompiledEngine:
         self.optimizer = optimizer
         self.learner = None
         self.network = CompiledNetwork(plan, full_gradient=training.learning_rule == "rtrl",
-                                       loss=training.loss)
+                                       loss=training.loss, kernel=kernel)
         self.population = self.network.population(weights, optimizer.rate)
         self.n_outputs = self.network.n_outputs
         schedule = training.learning_rate_decay

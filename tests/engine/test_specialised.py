@@ -21,8 +21,6 @@ from lstmgraph.engine import initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.compiled import specialised
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.network import OnlineNetwork
-from lstmgraph.experiments.streams import run_streams
 
 from conftest import SPECS
 from engine.test_compiled import _stream
@@ -86,17 +84,16 @@ def test_auto_takes_the_specialised_kernel_only_once_it_is_compiled(tmp_path, mo
 
 def test_the_stream_loop_runs_either_kernel_to_the_same_result():
     experiment = find_experiment("gers2002-gts-peephole")
+    experiment = replace(experiment, protocol=replace(experiment.protocol, max_streams=2000))
     plan = experiment.plan()
-    rate, momentum = experiment.rates(plan)
-    protocol = replace(experiment.protocol, max_streams=2000)
     rows, weights = [], []
     for kernel in ("interpreter", "specialised"):
-        network = OnlineNetwork(plan, 4, rate, momentum)
-        network.compiled = CompiledNetwork(plan, full_gradient=False, kernel=kernel, threads=1)
-        network.population = network.compiled.population(initial_weights(plan, [4]), rate)
-        assert network.population.kernel == kernel
-        rows.append(run_streams(network, experiment.make_task(), protocol, 4))
-        weights.append(network.weights())
-    assert rows[0] == rows[1]
+        trial = experiment.trial(plan, 4, kernel=kernel)
+        assert trial.engine.population.kernel == kernel
+        row = trial.run()
+        row.pop("seconds")
+        rows.append(row)
+        weights.append(trial.engine.weights)
+    assert rows[0] == rows[1] and rows[0]["presented"] > 0
     for key in weights[0]:
         assert np.array_equal(weights[0][key], weights[1][key])
