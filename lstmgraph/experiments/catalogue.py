@@ -133,6 +133,20 @@ class Experiment:
     momentum: float | None = None
     note: str = ""
 
+    def __post_init__(self) -> None:
+        # A deterministic task (every sample the same sequence, e.g. PFG) makes every test
+        # stream of a test phase the same stream from the same zero state with the same frozen
+        # weights, so the same score: one stands for all (tests/experiments/test_catalogue.py
+        # checks that the scores agree and that a trial's row does not change).
+        if self.deterministic and self.protocol.test_streams > 1:
+            object.__setattr__(self, "protocol", replace(self.protocol, test_streams=1))
+
+    @property
+    def deterministic(self) -> bool:
+        """A stream experiment whose task draws the same sequence every time (the task's
+        ``deterministic`` attribute), so its test streams would all be identical."""
+        return isinstance(self.protocol, StreamProtocol) and bool(getattr(self.make_task(), "deterministic", False))
+
     @property
     def unit(self) -> str:
         return "sequences" if isinstance(self.protocol, SequenceProtocol) else "training streams"
@@ -165,7 +179,14 @@ class Experiment:
                      "task_options": self.task_options, "learning_rate": self.learning_rate,
                      "momentum": self.momentum, "protocol": self.protocol.describe(), "trials": self.trials,
                      "unit": self.unit, "published": self.published, "note": self.note}
+        if self.deterministic:
+            described["deterministic_task"] = DETERMINISTIC
         return described
+
+
+DETERMINISTIC = ("the task draws the same sequence every time, so every test stream of a test phase would be "
+                 "the same stream with the same score: one test stream per test phase (the paper's 10 give "
+                 "the same result)")
 
 
 H97, G00, G02 = "Hochreiter & Schmidhuber 1997", "Gers, Schmidhuber & Cummins 2000", \
