@@ -43,6 +43,7 @@ from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
 from .catalogue import Experiment, find_experiment
+from .verdict import verdict_rows
 from .workers import Workers, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
@@ -414,6 +415,7 @@ def comparison(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         rows.append(("test MSE", show(summary["test_mse"], 4), show(published.get("test_mse"), 4)))
     if "finding" in published:
         rows.append(("published finding", "", published["finding"]))
+    rows.extend(verdict_rows(results))
     rows.append(("diverged trials", show(summary["diverged"]), "-"))
     rows.append(("CPU time (s, all trials)", show(summary["seconds_total"], 1), "-"))
     return rows

@@ -46,7 +46,9 @@ class Sequence:
 class Task(Protocol):
     """A seeded sequence source. A task whose inputs or outputs are one-hot symbols may also
     name its units, for plots and reports, in the optional attributes ``input_symbols`` and
-    ``output_symbols`` (one name per unit, in unit order); `unit_symbols` reads them."""
+    ``output_symbols`` (one name per unit, in unit order); `unit_symbols` reads them. A task
+    whose every sample is the same sequence (``rng`` unused or irrelevant, as in PFG) says so
+    with the optional attribute ``deterministic`` = True; missing means false."""
 
     name: str
     n_inputs: int

@@ -17,7 +17,8 @@ rectangle is as printed. For odd F the triangle peaks at 1 - 1/F (m = 12 and 13 
 
 The task is continual (no reset between samples) yet stateless: every sample is a whole
 number of periods long (``length`` rounded up to a multiple of F), so sample k + 1 continues
-the wave exactly where sample k ended, and every sample is the same (``rng`` is not used).
+the wave exactly where sample k ended, and every sample is the same (``rng`` is not used):
+the task is ``deterministic``, so a stream protocol's test streams would all be identical.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class PeriodicFunction:
     n_inputs = 1
     n_outputs = 1
     continual = True
+    deterministic = True  # every sample is the same sequence
 
     def __init__(self, shape: str = "cosine", period: int = 10, length: int = 100) -> None:
         if shape not in SHAPES:

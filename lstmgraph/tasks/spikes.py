@@ -12,11 +12,17 @@ interval; the continual tasks chain intervals with no reset between them.
   wide-range runs switched the output to the identity because a sigmoid cannot reach I > 1),
   and no target (NaN) elsewhere: seed 002 notes that a net whose output gate stays open
   between spikes is not penalised, "because predictions are rare".
-- GTS, the inverse: the input carries the cue at the interval's first step (``cue``:
-  ``delay`` puts I(n) there, so a zero delay leaves the input silent; ``spike`` puts a 1
-  there, which tells the net when an interval starts but not its delay, so it needs a single
-  delay value); target 1 at the spike and 0 at every other step (seed 002's guess: T(n) - 1
-  zeros, then a 1), so the net must also stay silent between spikes.
+- GTS, the inverse: the input carries a cue at the interval's first step, 0 elsewhere, and
+  the target is 1 at the spike and 0 at every other step, so the net must also stay silent
+  between spikes. ``cue``: ``length`` (the default, seed 002's coding: the input is the
+  interval's length F + I(n), "followed by" zeros, and the target "T(n) - 1 zeros, followed
+  by a 1"); ``delay`` puts I(n) there instead, so a zero delay leaves the input silent and the
+  net must keep time unprompted (the coding of the GTS rows before issue 15, kept so their
+  results can be reproduced); ``spike`` puts a 1 there, which tells the net when an interval
+  starts but not its delay, so it needs a single delay value.
+
+A task whose samples are all the same sequence says so with ``deterministic`` (true here only
+for a single delay value): a stream protocol then needs only one test stream per test phase.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import numpy as np
 
 from .base import Sequence, register
 
-CUES = ("delay", "spike")
+CUES = ("length", "delay", "spike")
 
 
 def _period(period: Any) -> int:
@@ -64,6 +70,11 @@ class _Intervals:
     n_outputs = 1
     period: int
     delays: tuple[int, ...]
+
+    @property
+    def deterministic(self) -> bool:
+        """Every sample the same interval: true only with a single delay value."""
+        return len(self.delays) == 1
 
     def draw_delay(self, rng: np.random.Generator) -> int:
         """I(n), uniform over ``delays``."""
@@ -102,17 +113,18 @@ class MeasuringSpikeDelays(_Intervals):
 class GeneratingTimedSpikes(_Intervals):
     """2002 GTS: emit an output spike F + I(n) steps after the previous one (or the start).
 
-    Options: ``period`` F (10; integer >= 2), ``delays`` (``[0, 1]``), ``cue`` (``delay``:
-    the interval's first input is I(n), 0 elsewhere; ``spike``: it is 1, which needs a single
-    delay value). Continual: intervals follow each other with no reset. Target 1 at the
-    interval's last step, 0 at every other step.
+    Options: ``period`` F (10; integer >= 2), ``delays`` (``[0, 1]``), ``cue`` (``length``:
+    the interval's first input is its length F + I(n), 0 elsewhere, seed 002's coding;
+    ``delay``: it is I(n), the former coding; ``spike``: it is 1, which needs a single delay
+    value). Continual: intervals follow each other with no reset. Target 1 at the interval's
+    last step, 0 at every other step.
     """
 
     name = "generating_timed_spikes"
     continual = True
 
     def __init__(self, period: int = 10, delays: list[int] | tuple[int, ...] = (0, 1),
-                 cue: str = "delay") -> None:
+                 cue: str = "length") -> None:
         self.period = _period(period)
         self.delays = _delays(delays)
         if cue not in CUES:
@@ -127,7 +139,7 @@ class GeneratingTimedSpikes(_Intervals):
         delay = self.draw_delay(rng)
         length = self.period + delay
         inputs = np.zeros((length, 1))
-        inputs[0, 0] = float(delay) if self.cue == "delay" else 1.0
+        inputs[0, 0] = {"length": float(length), "delay": float(delay), "spike": 1.0}[self.cue]
         targets = np.zeros((length, 1))
         targets[-1, 0] = 1.0
         return Sequence(inputs, targets)

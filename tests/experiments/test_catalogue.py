@@ -1,10 +1,16 @@
-"""Every named experiment compiles to the paper's network and names its figures."""
+"""Every named experiment compiles to the paper's network and names its figures; a
+deterministic task's experiment runs one test stream per test phase, with the same result."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
-from lstmgraph.experiments import EXPERIMENTS, find_experiment
+from lstmgraph.experiments import EXPERIMENTS, find_experiment, run_trial, trial_engine
+from lstmgraph.experiments.streams import StreamData, run_streams_reference, stream_score
+from lstmgraph.experiments.trial import data_rng
 
 PAPER_WEIGHTS = {"hochreiter1997_erg": 276, "hochreiter1997_erg_4x1": 264, "hochreiter1997_adding": 93,
                  "hochreiter1997_temporal_order_6a": 156, "hochreiter1997_temporal_order_6b": 308,
@@ -61,3 +67,58 @@ def test_the_paper_rows_are_all_there():
 def test_an_unknown_name_suggests_the_closest():
     with pytest.raises(KeyError, match="hochreiter1997-erg-3x2-lr0.5"):
         find_experiment("hochreiter1997-erg-3x2-lr05")
+
+
+def test_deterministic_tasks_run_one_test_stream_and_say_so():
+    deterministic = {name for name, e in EXPERIMENTS.items() if e.deterministic}
+    assert {"gers2002-pfg-cos-f10-peephole", "gers2002-pfg-cos-f10-no-peephole", "gers2002-pfg-cos-f25-peephole",
+            "gers2002-pfg-tri-f10-peephole", "gers2002-pfg-rec-f10-peephole"} == deterministic
+    for name, experiment in EXPERIMENTS.items():
+        if experiment.protocol.kind != "streams":
+            continue
+        if name in deterministic:
+            assert experiment.protocol.test_streams == 1
+            assert "1 frozen test streams" in experiment.describe()["protocol"]
+            assert "deterministic_task" in experiment.describe()
+        else:
+            assert experiment.protocol.test_streams == 10 and "deterministic_task" not in experiment.describe()
+    # replace() keeps it so
+    assert replace(find_experiment("gers2002-pfg-cos-f10-peephole"), trials=2).protocol.test_streams == 1
+
+
+def test_a_deterministic_task_s_test_streams_are_the_same_stream():
+    """What makes one test stream enough: every test stream starts at a sequence start from a
+    zero state with frozen weights, and a deterministic task's data from any sequence start on
+    are the same; so the scores are equal (here after some training, each test stream running
+    several steps before its first error)."""
+    experiment = find_experiment("gers2002-pfg-cos-f10-peephole")
+    plan = experiment.plan()
+    network = trial_engine(plan, 3)
+    protocol = replace(experiment.protocol, tolerance=0.51, test_limit=50, max_streams=300)
+    run_streams_reference(network, experiment.make_task(), protocol, 3)
+    testing = StreamData(experiment.make_task(), data_rng(3, 1))
+    scores, windows = [], []
+    for _ in range(10):
+        testing.ensure(protocol.test_limit, protocol.unit)
+        windows.append((testing.inputs[testing.position:testing.position + 500].copy(),
+                        testing.targets[testing.position:testing.position + 500].copy()))
+        scores.append(stream_score(network, testing, protocol, protocol.test_limit, learn=False))
+    assert len(set(scores)) == 1, scores
+    assert 1 < scores[0][1] < protocol.test_limit * 10, scores  # (periods right, steps run)
+    for inputs, targets in windows[1:]:
+        np.testing.assert_array_equal(inputs, windows[0][0])
+        np.testing.assert_array_equal(targets, windows[0][1])
+
+
+@pytest.mark.parametrize("tolerance, solved", [(0.3, False), (0.51, True)])
+def test_a_pfg_trial_s_row_is_the_same_with_1_and_10_test_streams(tolerance, solved):
+    experiment = find_experiment("gers2002-pfg-cos-f10-peephole")
+    plan = experiment.plan()
+    rows = []
+    for streams in (1, 10):
+        protocol = replace(experiment.protocol, test_streams=streams, tolerance=tolerance, test_limit=20,
+                           max_streams=1000)
+        row = run_trial(trial_engine(plan, 3), experiment.make_task(), protocol, 3)
+        row.pop("seconds")
+        rows.append(row)
+    assert rows[0] == rows[1] and rows[0]["solved"] is solved

@@ -86,6 +86,11 @@ def test_task_interface_and_options():
     assert task.continual and task.length == 100 and (task.n_inputs, task.n_outputs) == (1, 1)
     seq = task.sample(np.random.default_rng(9))
     assert np.all(seq.inputs == 0.0) and not np.isnan(seq.targets).any()
+    # deterministic: every sample is the same sequence, whatever the generator
+    assert task.deterministic
+    other = task.sample(np.random.default_rng(10))
+    np.testing.assert_array_equal(seq.targets, other.targets)
+    np.testing.assert_array_equal(seq.inputs, other.inputs)
     with pytest.raises(TaskError, match=r"shape must be one of"):
         make_task("periodic_function", {"shape": "sine"})
     with pytest.raises(TaskError, match=r"period must be an integer >= 2"):

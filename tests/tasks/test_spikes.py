@@ -64,15 +64,17 @@ def test_nmsd_is_one_spike_per_reset_sequence():
         np.testing.assert_array_equal(x.targets, y.targets)
 
 
+@pytest.mark.parametrize("cue", ["length", "delay"])
 @pytest.mark.parametrize("F, delays", [(10, [0, 1]), (25, [0, 2, 3])])
-def test_gts_stream_follows_the_spike_recurrence(F, delays):
-    task = GeneratingTimedSpikes(period=F, delays=delays)
+def test_gts_stream_follows_the_spike_recurrence(F, delays, cue):
+    task = GeneratingTimedSpikes(period=F, delays=delays, cue=cue)
     assert (task.n_inputs, task.n_outputs, task.continual) == (1, 1, True)
     inputs, targets = concatenated(task, 3000, np.random.default_rng(23))
     assert not np.isnan(targets).any() and set(np.unique(targets)) == {0.0, 1.0}
     T = spike_steps(targets[:, 0])
     starts = np.concatenate([[0], T[:-1]])               # interval n begins at T(n-1) + 1
-    I = inputs[starts, 0]                                # the cue there is I(n)
+    cues = inputs[starts, 0]
+    I = cues - F if cue == "length" else cues            # the cue is F + I(n), or I(n)
     assert set(I) == set(delays)
     np.testing.assert_array_equal(T - starts, F + I)
     # the input is silent everywhere else (the stream is cut inside its last interval)
@@ -82,6 +84,20 @@ def test_gts_stream_follows_the_spike_recurrence(F, delays):
     assert np.all(inputs[rest, 0] == 0.0)
 
 
+def test_gts_default_is_seed_002_s_coding():
+    """Seed 002: the input is the interval's length, followed by zeros; the target zeros,
+    followed by a 1 at the interval's last step."""
+    task = make_task("generating_timed_spikes", {})
+    assert task.cue == "length"
+    rng = np.random.default_rng(27)
+    for _ in range(20):
+        sequence = task.sample(rng)
+        length = len(sequence)
+        assert length in (10, 11)
+        np.testing.assert_array_equal(sequence.inputs[:, 0], [length] + [0] * (length - 1))
+        np.testing.assert_array_equal(sequence.targets[:, 0], [0] * (length - 1) + [1])
+
+
 def test_gts_spike_cue():
     task = GeneratingTimedSpikes(period=12, delays=[0], cue="spike")
     inputs, targets = concatenated(task, 120, np.random.default_rng(24))
@@ -89,20 +105,26 @@ def test_gts_spike_cue():
     np.testing.assert_array_equal(spike_steps(inputs[:, 0]), np.arange(1, 120, 12))
     with pytest.raises(TaskError, match=r"cue 'spike' marks when an interval starts but not its delay"):
         make_task("generating_timed_spikes", {"cue": "spike"})      # default delays [0, 1]
-    with pytest.raises(TaskError, match=r"cue must be one of 'delay', 'spike'"):
+    with pytest.raises(TaskError, match=r"cue must be one of 'length', 'delay', 'spike'"):
         make_task("generating_timed_spikes", {"cue": "start"})
 
 
 def test_gts_is_msd_with_inputs_and_targets_swapped():
     """With the same seed both draw the same delays: MSD's target at each spike is GTS's cue,
     MSD's input spike is GTS's target spike."""
-    msd, gts = MeasuringSpikeDelays(), GeneratingTimedSpikes()
+    msd, gts = MeasuringSpikeDelays(), GeneratingTimedSpikes(cue="delay")
     a, b = np.random.default_rng(25), np.random.default_rng(25)
     for _ in range(50):
         m, g = msd.sample(a), gts.sample(b)
         assert len(m) == len(g)
         assert g.inputs[0, 0] == m.targets[-1, 0]
         np.testing.assert_array_equal(g.targets, m.inputs)
+
+
+def test_only_a_single_delay_makes_the_spike_tasks_deterministic():
+    assert not MeasuringSpikeDelays().deterministic and not GeneratingTimedSpikes().deterministic
+    assert MeasuringSpikeDelays(delays=[1]).deterministic
+    assert GeneratingTimedSpikes(delays=[0], cue="spike").deterministic
 
 
 @pytest.mark.parametrize("name", ["measuring_spike_delays", "generating_timed_spikes"])

@@ -1,0 +1,188 @@
+"""Verdicts from confidence intervals: does a row's result agree with the paper's figure?
+
+Two figures are judged, each where the paper gives it:
+
+- the **success rate** (% solved for the 1997 sequence rows, % perfect for the 2000/2002 stream
+  rows): our k of n trials gives a Wilson 95 % interval; "reproduced" when the published rate
+  lies in it. A published 0 % or 100 % is a count, 0 or N of the paper's N trials, and no
+  interval of ours contains it unless k is 0 or n; ours is consistent with it at 95 % when a
+  two-sided Fisher exact test of our k of n against the paper's 0 or N of N does not reject at
+  the 5 % level (29 of 30 against 30 of 30: p = 1; 5 of 10 against 10 of 10: p = 0.03, differs).
+- the **mean sequences (or training streams) to success** over the solved trials: a percentile
+  bootstrap 95 % interval (10,000 resamples, a fixed seed, so the same trials always give the
+  same interval); "reproduced" when the published mean lies in it. Not judged with fewer than
+  two solved trials.
+
+A row is "reproduced" when every figure judged is, "differs" when one is not, and "not judged"
+when the paper gives neither figure (findings in words, such as "as fast as standard LSTM").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+#: The two-sided 95 % normal quantile.
+Z95 = 1.959963984540054
+#: Bootstrap resamples and the generator seed: fixed, so an interval is a function of the trials.
+RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+
+REPRODUCED, DIFFERS, NOT_JUDGED = "reproduced", "differs", "not judged"
+
+
+def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (as fractions): ``successes`` of ``trials``."""
+    if trials <= 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials and trials > 0, got {successes} of {trials}")
+    p = successes / trials
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    low, high = centre - half, centre + half
+    # exact at the ends (rounding would otherwise leave 1e-17 outside [0, 1] or off 0 and 1)
+    return (0.0 if successes == 0 else max(0.0, low)), (1.0 if successes == trials else min(1.0, high))
+
+
+def bootstrap_mean(values: Iterable[float], resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                   level: float = 0.95) -> tuple[float, float]:
+    """A percentile bootstrap interval of the mean of ``values``: ``resamples`` resamples with
+    replacement from a generator seeded with ``seed`` (the values are sorted first, so their
+    order does not matter)."""
+    data = np.sort(np.asarray(list(values), dtype=np.float64))
+    if len(data) == 0:
+        raise ValueError("no values to bootstrap")
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(len(data), size=(resamples, len(data)))].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def fisher_exact(successes: int, trials: int, other_successes: int, other_trials: int) -> float:
+    """The two-sided p-value of Fisher's exact test of k of n against k' of n' (the tables with the
+    same margins whose probability is at most the observed one's)."""
+    total, both = trials + other_trials, successes + other_successes
+    denominator = math.comb(total, trials)
+
+    def probability(x: int) -> float:  # x successes among our trials
+        return math.comb(both, x) * math.comb(total - both, trials - x) / denominator
+
+    observed = probability(successes)
+    low, high = max(0, both - other_trials), min(trials, both)
+    return min(1.0, sum(p for p in map(probability, range(low, high + 1)) if p <= observed * (1 + 1e-9)))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One figure judged: ours with its 95 % interval, the published value, the verdict."""
+
+    figure: str
+    ours: str
+    interval: str
+    published: str
+    verdict: str
+    reason: str = ""
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.0f} %"
+
+
+def percent_interval(low: float, high: float) -> str:
+    """An interval of rates (fractions) in whole percent, e.g. '40-89 %'."""
+    return f"{100 * low:.0f}-{100 * high:.0f} %"
+
+
+def judge_rate(successes: int, trials: int, published_percent: float, paper_trials: int,
+               label: str = "% solved") -> Judgement:
+    low, high = wilson(successes, trials)
+    interval = percent_interval(low, high)
+    ours = f"{successes} of {trials} = {_percent(successes / trials)}"
+    if published_percent in (0, 100):
+        theirs = paper_trials if published_percent == 100 else 0
+        p_value = fisher_exact(successes, trials, theirs, paper_trials)
+        agrees = p_value >= 0.05
+        shown = f"{published_percent:g} % of {paper_trials}"
+        reason = f"Fisher exact p = {p_value:.2g} against the paper's {theirs} of {paper_trials}"
+    else:
+        agrees = low <= published_percent / 100 <= high
+        shown = f"{published_percent:g} %"
+        reason = f"published {published_percent:g} % {'in' if agrees else 'outside'} ours {interval}"
+    return Judgement(label, ours, interval, shown, REPRODUCED if agrees else DIFFERS, reason)
+
+
+def judge_mean(values: list[float], published_mean: float, unit: str) -> Judgement | None:
+    """None with fewer than two solved trials (no spread to judge by)."""
+    if len(values) < 2:
+        return None
+    low, high = bootstrap_mean(values)
+    agrees = low <= published_mean <= high
+    interval = f"{low:,.0f}-{high:,.0f}"
+    return Judgement(f"mean {unit} to success", f"{np.mean(values):,.0f}", interval, f"{published_mean:,}",
+                     REPRODUCED if agrees else DIFFERS,
+                     f"published {published_mean:,} {'in' if agrees else 'outside'} ours {interval}")
+
+
+def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
+          paper_trials: int | None = None) -> list[Judgement]:
+    """Every figure of a results.json (``lstmgraph reproduce``'s) that the paper gives, judged.
+    ``published`` and ``paper_trials`` default to those recorded in ``results``."""
+    experiment = results["experiment"]
+    published = experiment["published"] if published is None else published
+    paper_trials = experiment["trials"] if paper_trials is None else paper_trials
+    unit = experiment["unit"]
+    rows = results.get("trials")
+    summary = results["summary"]
+    n = summary["trials"]
+    if rows is not None:
+        solved = [row["to_success"] for row in rows if row["solved"]]
+        k = len(solved)
+    else:  # a summary alone: the count from its percentage
+        solved = []
+        k = round((summary.get("success_percent") or 0) * n / 100)
+    key, label = ("perfect_percent", "% perfect") if unit == "training streams" else ("success_percent", "% solved")
+    judgements = []
+    if n and published.get(key) is not None:
+        judgements.append(judge_rate(k, n, published[key], paper_trials, label))
+    if published.get("mean_to_success") is not None:
+        mean = judge_mean(solved, published["mean_to_success"], unit)
+        if mean is not None:
+            judgements.append(mean)
+    return judgements
+
+
+def verdict(judgements: list[Judgement]) -> str:
+    """The row's verdict: reproduced when every figure judged is, differs when one is not."""
+    if not judgements:
+        return NOT_JUDGED
+    return REPRODUCED if all(j.verdict == REPRODUCED for j in judgements) else DIFFERS
+
+
+def verdict_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, ours, published) rows for the table `lstmgraph reproduce` prints: our rate's and
+    mean's 95 % intervals (judged or not), then the verdict with the figures that decided it."""
+    summary, unit = results["summary"], results["experiment"]["unit"]
+    trials = results.get("trials")
+    n = summary["trials"]
+    if not n:
+        return []
+    solved = [row["to_success"] for row in trials if row["solved"]] if trials is not None else []
+    k = len(solved) if trials is not None else round((summary.get("success_percent") or 0) * n / 100)
+    label = "% perfect" if unit == "training streams" else "% solved"
+    judgements = judge(results)
+    by_figure = {j.figure: j for j in judgements}
+    rate = by_figure.get(label)
+    rows = [(f"{label}, 95 % interval", percent_interval(*wilson(k, n)), rate.published if rate else "-")]
+    if len(solved) > 1:
+        low, high = bootstrap_mean(solved)
+        mean = by_figure.get(f"mean {unit} to success")
+        rows.append((f"mean {unit} to success, 95 % interval", f"{low:,.0f}-{high:,.0f}",
+                     mean.published if mean else "-"))
+    result = verdict(judgements)
+    decided = [j.figure for j in judgements if j.verdict == DIFFERS]
+    rows.append(("verdict", result, f"({', '.join(decided)})" if decided else ""))
+    return rows

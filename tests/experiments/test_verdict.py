@@ -1,0 +1,146 @@
+"""Verdicts from confidence intervals: the intervals against hand-worked numbers, the rules for
+a published rate in between and at 0 % or 100 %, and docs/results.md's generated table."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.runner import comparison, summarise
+from lstmgraph.experiments.table import BEGIN, END, collect, main, render, replace_table
+from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REPRODUCED, bootstrap_mean, fisher_exact, judge,
+                                           judge_rate, verdict, wilson)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wilson_7_of_10_by_hand():
+    # p = 0.7, n = 10, z = 1.96: centre (0.7 + z^2/20) / (1 + z^2/10) = 0.89207 / 1.38415 = 0.64449;
+    # half z sqrt(0.7 * 0.3 / 10 + z^2 / 400) / 1.38415 = 1.96 * 0.17494 / 1.38415 = 0.24772
+    low, high = wilson(7, 10)
+    assert low == pytest.approx(0.39678, abs=1e-5) and high == pytest.approx(0.89221, abs=1e-5)
+
+
+@pytest.mark.parametrize("k, n, low, high", [
+    (0, 10, 0.0, 0.27753),       # z^2 / (n + z^2) = 3.84146 / 13.84146
+    (10, 10, 0.72247, 1.0),
+    (1, 2, 0.09453, 0.90547),
+    (11, 20, 0.34209, 0.74180),
+])
+def test_wilson_at_the_ends_and_in_between(k, n, low, high):
+    assert wilson(k, n) == (pytest.approx(low, abs=1e-5), pytest.approx(high, abs=1e-5))
+
+
+def test_wilson_needs_a_count():
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+    with pytest.raises(ValueError):
+        wilson(0, 0)
+
+
+def test_bootstrap_of_two_values_is_their_range_and_is_deterministic():
+    # resampled means of {1, 3}: 1 (p 1/4), 2 (p 1/2), 3 (p 1/4); the 2.5 % and 97.5 % points are 1 and 3
+    assert bootstrap_mean([3, 1]) == (1.0, 3.0)
+    assert bootstrap_mean([5, 5, 5]) == (5.0, 5.0)
+    values = [8_000, 12_000, 9_500, 30_000, 4_000]
+    assert bootstrap_mean(values) == bootstrap_mean(list(reversed(values)))
+    low, high = bootstrap_mean(values)
+    assert 4_000 < low < sum(values) / 5 < high < 30_000
+
+
+def test_bootstrap_of_many_values_is_near_the_normal_interval():
+    values = list(range(100))      # mean 49.5, sd 29.01, standard error 2.901
+    low, high = bootstrap_mean(values)
+    assert low == pytest.approx(49.5 - 1.96 * 2.901, abs=0.6) and high == pytest.approx(49.5 + 1.96 * 2.901, abs=0.6)
+
+
+def test_fisher_exact_by_hand():
+    # 5 of 10 against 10 of 10: margins 15 successes of 20; P(ours 5) = C(15,5) C(5,5) / C(20,10)
+    # = 3003 / 184756, and the other tail (ours 10) has the same probability: p = 0.0325
+    assert fisher_exact(5, 10, 10, 10) == pytest.approx(2 * 3003 / 184756)
+    # 1 of 10 against 0 of 100: P(ours 1) = 10 / 110, the only table as unlikely
+    assert fisher_exact(1, 10, 0, 100) == pytest.approx(10 / 110)
+    assert fisher_exact(29, 30, 30, 30) == 1.0 and fisher_exact(0, 2, 10, 10) == pytest.approx(1 / 66)
+
+
+def test_a_published_0_or_100_percent_is_a_count_of_the_paper_s_trials():
+    assert judge_rate(29, 30, 100, 30).verdict == REPRODUCED
+    assert judge_rate(10, 10, 100, 10).verdict == REPRODUCED
+    assert judge_rate(0, 2, 0, 10).verdict == REPRODUCED
+    assert judge_rate(1, 10, 0, 100).verdict == REPRODUCED       # p = 0.09
+    assert judge_rate(1, 2, 0, 100).verdict == DIFFERS           # p = 0.02
+    assert judge_rate(5, 10, 100, 10).verdict == DIFFERS         # p = 0.03
+    assert judge_rate(13, 30, 100, 30).verdict == DIFFERS
+    assert judge_rate(0, 2, 100, 10).verdict == DIFFERS          # p = 1/66
+
+
+def test_a_published_rate_in_between_must_lie_in_our_interval():
+    assert judge_rate(7, 10, 62, 100).verdict == REPRODUCED      # 40-89 %
+    assert judge_rate(11, 20, 18, 100).verdict == DIFFERS        # 34-74 %
+    assert judge_rate(7, 10, 90, 100).verdict == DIFFERS
+
+
+def _results(name, rows):
+    experiment = find_experiment(name)
+    return {"experiment": experiment.describe(), "summary": summarise(experiment, rows), "trials": rows,
+            "budget_steps": None}
+
+
+def _row(seed, to_success):
+    return {"seed": seed, "solved": to_success is not None, "to_success": to_success, "steps": 5, "seconds": 1.0,
+            "class": "perfect" if to_success else "rest", "score": 0.0}
+
+
+def test_a_row_is_reproduced_only_when_every_figure_given_is():
+    # gers2000-cerg-forget-decay: 62 % perfect, mean 14,087 streams
+    near = _results("gers2000-cerg-forget-decay", [_row(0, 13_000), _row(1, 15_500), _row(2, 14_000),
+                                                    _row(3, None), _row(4, 12_000), _row(5, None)])
+    judged = judge(near)
+    assert [j.figure for j in judged] == ["% perfect", "mean training streams to success"]
+    assert verdict(judged) == REPRODUCED
+    fast = _results("gers2000-cerg-forget-decay", [_row(0, 3_000), _row(1, 4_000), _row(2, 3_500),
+                                                    _row(3, None), _row(4, 5_000), _row(5, None)])
+    assert [j.verdict for j in judge(fast)] == [REPRODUCED, DIFFERS] and verdict(judge(fast)) == DIFFERS
+    # one solved trial: the mean is not judged
+    assert [j.figure for j in judge(_results("gers2000-cerg-forget-decay", [_row(0, 3_000), _row(1, None)]))] \
+        == ["% perfect"]
+    # a finding in words only
+    assert verdict(judge(_results("gers2000-nto-forget-bias5", [_row(0, 100)]))) == NOT_JUDGED
+
+
+def test_reproduce_prints_the_intervals_and_the_verdict():
+    results = _results("gers2000-cerg-forget", [_row(seed, 10_000 + 1000 * seed if seed < 11 else None)
+                                                for seed in range(20)])
+    table = {label: (ours, theirs) for label, ours, theirs in comparison(results)}
+    assert table["% perfect, 95 % interval"] == ("34-74 %", "18 %")
+    assert table["mean training streams to success, 95 % interval"][1] == "18,889"
+    assert table["verdict"] == ("differs", "(% perfect, mean training streams to success)")
+    gts = _results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])
+    table = {label: (ours, theirs) for label, ours, theirs in comparison(gts)}
+    assert table["% perfect, 95 % interval"] == ("72-100 %", "100 % of 10")
+    assert table["verdict"] == ("reproduced", "")
+
+
+def test_the_table_of_docs_results_md_is_current():
+    """Regenerate it with: python -m lstmgraph.experiments.table --write"""
+    document = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    table = render(collect(ROOT / "docs" / "results"))
+    assert replace_table(document, table) == document
+    assert main(["--check"]) == 0
+
+
+def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_markers(tmp_path):
+    rows = collect(ROOT / "docs" / "results")
+    assert len(rows) == len(list((ROOT / "docs" / "results").rglob("results.json")))
+    assert rows[0].paper.startswith("Hochreiter") and rows[-1].paper.startswith("Gers, Schraudolph")
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# title\n\n{BEGIN}\nold\n{END}\n\ntext after\n")
+    assert main(["--check", "--doc", str(doc)]) == 1
+    assert main(["--write", "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert text.startswith(f"# title\n\n{BEGIN}\n| results folder |") and text.endswith(f"{END}\n\ntext after\n")
+    assert main(["--check", "--doc", str(doc)]) == 0
+    assert math.isclose(len(text.splitlines()), 6 + len(rows) + 2)
