@@ -72,7 +72,11 @@ class StreamData:
     ``position``, which is always a sequence start.
 
     Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
-    sequence at the cursor, and the generator's state before the refill that drew it."""
+    sequence at the cursor, and the generator's state at the last anchor before it (one every
+    `ANCHOR_EVERY` sequences drawn), from which it is drawn again."""
+
+    #: Sequences between two saved generator states: at most this many are drawn again on restore.
+    ANCHOR_EVERY = 256
 
     def __init__(self, task: Task, rng: np.random.Generator):
         self.task = task
@@ -84,7 +88,7 @@ class StreamData:
         self.position = 0
         self.first = 0  # the number of the sequence at step 0 of the arrays
         self.drawn = 0  # sequences drawn so far
-        self.refills: list[tuple[int, dict]] = [(0, rng.bit_generator.state)]  # (first sequence, state before)
+        self.anchors: list[tuple[int, dict]] = [(0, rng.bit_generator.state)]  # (sequence, state before it)
 
     def available(self, unit: str) -> int:
         """Steps, or whole sequences, after the cursor."""
@@ -93,18 +97,20 @@ class StreamData:
         return int(self.counts[-1] - self.counts[self.position])
 
     def ensure(self, amount: int, unit: str) -> None:
-        """At least ``amount`` steps or sequences after the cursor; when more are needed, twice
-        that many are drawn (so refills are rare) and the steps before the cursor are dropped."""
+        """At least ``amount`` steps or sequences after the cursor; when more are needed, a
+        quarter more than that are drawn (so refills are rare; a 10^6-step CERG stream limit
+        makes them large) and the steps before the cursor are dropped."""
         have = self.available(unit)
         if have >= amount:
             return
         inputs, targets, ends = [self.inputs[self.position:]], [self.targets[self.position:]], \
             [self.ends[self.position:]]
         self.first += int(self.counts[self.position])
-        self.refills = [refill for index, refill in enumerate(self.refills)
-                        if index + 1 == len(self.refills) or self.refills[index + 1][0] > self.first]
-        self.refills.append((self.drawn, self.rng.bit_generator.state))
-        while have < 2 * amount:
+        self.anchors = [anchor for index, anchor in enumerate(self.anchors)
+                        if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
+        while have < amount + amount // 4 + 1:
+            if self.drawn % self.ANCHOR_EVERY == 0 and self.anchors[-1][0] != self.drawn:
+                self.anchors.append((self.drawn, self.rng.bit_generator.state))
             sequence = self.task.sample(self.rng)
             self.drawn += 1
             inputs.append(sequence.inputs)
@@ -122,20 +128,20 @@ class StreamData:
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""
         sequence = self.first + int(self.counts[self.position])
-        start, state = [refill for refill in self.refills if refill[0] <= sequence][-1]
-        return {"sequence": sequence, "refill": start, "state": state}
+        start, state = [anchor for anchor in self.anchors if anchor[0] <= sequence][-1]
+        return {"sequence": sequence, "anchor": start, "state": state}
 
     def go_to(self, place: dict) -> None:
         """Put the cursor where `where` said, with empty arrays: the generator is set to its state
-        before that refill and the sequences before the cursor are drawn again and dropped."""
+        at the anchor and the sequences from there to the cursor are drawn again and dropped."""
         self.rng.bit_generator.state = place["state"]
-        for _ in range(place["sequence"] - place["refill"]):
+        for _ in range(place["sequence"] - place["anchor"]):
             self.task.sample(self.rng)
         self.inputs, self.targets = self.inputs[:0], self.targets[:0]
         self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
         self.position = 0
         self.first = self.drawn = place["sequence"]
-        self.refills = [(self.drawn, self.rng.bit_generator.state)]
+        self.anchors = [(self.drawn, self.rng.bit_generator.state)]
 
 
 def next_start(ends: np.ndarray, position: int) -> int:
