@@ -89,7 +89,7 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
 
 def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error():
     plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
-    network = CompiledNetwork(plan)
+    network = CompiledNetwork(plan, kernel="interpreter")  # the specialised kernel: test_specialised.py
     inputs, targets = _stream(plan, 3000)
 
     def run(seeds, tolerance, lanes=None):

@@ -150,7 +150,9 @@ def test_a_blow_up_is_reported_at_the_same_step_by_both_engines(monkeypatch):
 
 
 def test_blocks_of_trials_in_threads_equal_one_call(monkeypatch):
-    """Trials in one block of lanes, in blocks on threads, and one by one: the same weights."""
+    """Trials in one block of lanes, in blocks on threads, and one by one: the same weights.
+    (The interpreter's blocks; the specialised kernel's are tested in tests/engine/test_specialised.py.)"""
+    monkeypatch.setenv("LSTMGRAPH_KERNEL", "interpreter")
     plan = _plan("gers2000_cerg", steps=300)
     results = []
     for lanes in (3, 2, 1):

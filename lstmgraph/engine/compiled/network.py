@@ -26,8 +26,8 @@ from . import specialised
 from .interpreter import cache_directory, compiled_before, flatten, load
 
 #: Trials per block of lanes in the interpreter: wide enough for SIMD across trials, small
-#: enough that a block's slots stay in the cache. The specialised kernel runs one trial per
-#: block.
+#: enough that a block's slots stay in the cache. The specialised kernel's blocks have one lane
+#: or `specialised.WIDTH`.
 LANES = 32
 
 #: The kernels `CompiledNetwork` can run: ``auto`` is the specialised kernel where numba's cache
@@ -108,9 +108,9 @@ class Population:
         if lanes is None:
             per_thread = -(-self.trials // network.threads)
             lanes = max(1, min(LANES, per_thread))
-        # The specialised kernel runs one trial per block, or for a small program
-        # `specialised.WIDTH` side by side (the last block's spare lanes idle).
-        width = 1 if lanes == 1 or self.program.n_slots > specialised.LANE_SLOTS else specialised.WIDTH
+        # The specialised kernel runs one trial, or `specialised.WIDTH` side by side (the last
+        # block's spare lanes idle).
+        width = 1 if lanes == 1 else specialised.WIDTH
         #: "specialised" or "interpreter", and the compiled ``run`` of this population's blocks
         #: (the same arguments, bit-identical results).
         self.kernel = "specialised" if network.uses_specialised(width) else "interpreter"
