@@ -166,7 +166,7 @@ def run_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda
     kernels: dict[str, str] = {}
     cerg = compile_spec(specs / "gers2000_cerg.yaml")
     timing = compile_spec(specs / "gers2002_timing.yaml")
-    stages = 7
+    stages = 6
     done = 0
 
     def report(label: str) -> None:

@@ -285,9 +285,16 @@ def source(flat: FlatProgram, width: int = 1) -> str:
                          f"def section_{k}({names}):\n" + body + "\n")
         calls.append(("        if learn:\n    " if learns else "") + f"        section_{k}({names})")
     return ((_SINGLE if width == 1 else _SEVERAL).replace("#RUNS", str(len(R))).replace("#WIDTH", str(width))
-            .replace("#LOSS_AND_SOFTMAX\n", LOSS_AND_SOFTMAX)
+            .replace("#LOSS_AND_SOFTMAX\n", _INLINED_LOSS)
             .replace("#SECTIONS\n", "\n\n".join(functions) + "\n")
             .replace("#STEP\n", "\n".join(calls) + "\n"))
+
+
+# The interpreter's loss and softmax, the loss inlined where a section calls it (its code, mode,
+# run and width then literals LLVM folds); the same text otherwise.
+_INLINED_LOSS = LOSS_AND_SOFTMAX.replace("@numba.njit(cache=True, nogil=True)\ndef loss(",
+                                         '@numba.njit(cache=True, nogil=True, inline="always")\ndef loss(')
+assert _INLINED_LOSS != LOSS_AND_SOFTMAX
 
 
 def _single(w: _Writer, kind: str, flat: FlatProgram, op: int) -> None:
