@@ -107,6 +107,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                     click.echo(f"  {_trial_line(row, chosen.unit)} [{len(finished)}/{count}]")
 
             def progress(report) -> None:
+                if quiet or not sys.stdout.isatty():  # a log file gets the per-trial lines only
+                    return
                 running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
                 detail = f"; {report.label}" if report.label else ""
                 bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
