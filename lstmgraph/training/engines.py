@@ -189,14 +189,18 @@ class CompiledEngine:
     def __init__(self, plan: Plan, training: TrainingSpec, trials: int, optimizer: Optimizer,
                  weights: Weights, kernel: str | None = None):
         from ..engine.compiled import CompiledNetwork  # imports numba: only when it is used
+        from ..engine.compiled.network import KernelChoiceError
 
         self.plan = plan
         self.training = training
         self.trials = trials
         self.optimizer = optimizer
         self.learner = None
-        self.network = CompiledNetwork(plan, full_gradient=training.learning_rule == "rtrl",
-                                       loss=training.loss, kernel=kernel)
+        try:
+            self.network = CompiledNetwork(plan, full_gradient=training.learning_rule == "rtrl",
+                                           loss=training.loss, kernel=kernel)
+        except KernelChoiceError as error:
+            raise EngineError(str(error)) from None
         self.population = self.network.population(weights, optimizer.rate)
         self.n_outputs = self.network.n_outputs
         schedule = training.learning_rate_decay

@@ -168,3 +168,13 @@ def test_gradcheck_exits_1_above_tolerance(monkeypatch):
     monkeypatch.setitem(gradcheck_module.TOLERANCES, "bptt_vs_finite_differences", 1e-15)
     result = CliRunner().invoke(main, ["gradcheck", str(SPECS / "rnn.yaml")])
     assert result.exit_code == 1 and "FAILED" in result.output
+
+
+def test_an_unknown_kernel_in_the_environment_is_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+    from cli.main import main
+    result = CliRunner().invoke(main, ["train", str(SPECS / "gers2002_timing.yaml"), "--steps", "10", "--out",
+                                       str(tmp_path / "run")], env={"LSTMGRAPH_KERNEL": "fast"})
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "LSTMGRAPH_KERNEL must be one of auto, interpreter, specialised, not 'fast'" in result.output
+    assert not (tmp_path / "run").exists()

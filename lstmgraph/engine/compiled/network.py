@@ -40,6 +40,10 @@ KERNELS = ("auto", "interpreter", "specialised")
 SPECIALISE_FROM_STEPS = 5_000_000
 
 
+class KernelChoiceError(ValueError):
+    """A kernel name (argument or ``$LSTMGRAPH_KERNEL``) that is not one of `KERNELS`."""
+
+
 def kernel_for(trial_steps: int) -> str:
     """The kernel to ask for in a job of about ``trial_steps`` steps over all its trials (all
     the trials of a `reproduce` row share one compilation): ``specialised`` where its
@@ -58,10 +62,10 @@ class CompiledNetwork:
         if kernel is None and os.environ.get("LSTMGRAPH_KERNEL"):
             kernel = os.environ["LSTMGRAPH_KERNEL"]
             if kernel not in KERNELS:
-                raise ValueError(f"LSTMGRAPH_KERNEL must be one of {', '.join(KERNELS)}, not {kernel!r}")
+                raise KernelChoiceError(f"LSTMGRAPH_KERNEL must be one of {', '.join(KERNELS)}, not {kernel!r}")
         kernel = kernel or "auto"
         if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, not {kernel!r}")
+            raise KernelChoiceError(f"kernel must be one of {', '.join(KERNELS)}, not {kernel!r}")
         self.plan = plan
         self.kernel = kernel
         self.threads = threads or os.cpu_count() or 1
