@@ -97,6 +97,20 @@ def numbers(path: Path, label: str, array: np.ndarray, nan: str | None = None) -
     return values
 
 
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """The content of an .npz archive of ``arrays`` (written atomically by the caller, or sent
+    to another process)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def npz_arrays(content: bytes) -> dict[str, np.ndarray]:
+    """The arrays of an .npz archive's content (no pickle)."""
+    with np.load(io.BytesIO(content), allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
 def write_array(path: Path, array: np.ndarray) -> None:
     """Write ``array`` (at most 2-D) as .npy or .csv, by ``path``'s suffix, atomically."""
     suffix = path.suffix.lower()

@@ -8,14 +8,13 @@ Weights are saved as ``.npz`` (no pickle), one array per connection named ``sour
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from ..arrays import ArrayFileError, read_npz
+from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..files import write_atomically
 from ..graph.units import Connection
 from ..plan import Plan
@@ -103,9 +102,7 @@ def weights_file_bytes(plan: Plan, weights: Weights) -> bytes:
     arrays = {name: (values[0] if trials == 1 else values) for name, values in weights.items()}
     meta = {"format": WEIGHTS_FORMAT, "network": plan.name, "trials": trials,
             "parameters": plan.n_parameters}
-    buffer = io.BytesIO()
-    np.savez(buffer, __meta__=np.array(json.dumps(meta)), **arrays)
-    return buffer.getvalue()
+    return npz_bytes({"__meta__": np.array(json.dumps(meta)), **arrays})
 
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:

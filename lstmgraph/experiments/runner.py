@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import numpy as np
 import yaml
 
-from ..arrays import ArrayFileError, read_npz
+from ..arrays import ArrayFileError, npz_arrays, npz_bytes, read_npz
 from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
@@ -56,6 +55,14 @@ FIRST_PIECE_STEPS = 20_000
 
 class ResultsConflict(Exception):
     """The output folder holds trials run with other settings, or is in use."""
+
+
+class TrialCheckpointError(Exception):
+    """A trial's checkpoint that does not fit its trial (written by hand, or by another version)."""
+
+    def __init__(self, seed: int, reason: str):
+        super().__init__(seed, reason)
+        self.seed, self.reason = seed, reason
 
 
 # -- one piece of a trial, on a worker -------------------------------------------------------------
@@ -99,7 +106,10 @@ def run_piece(piece: Piece) -> PieceResult:
         plan = _PLANS[key] = experiment.plan_of(piece.spec_data)
     trial = experiment.trial(plan, piece.seed, piece.budget_steps, piece.kernel)
     if piece.checkpoint is not None:
-        trial.restore(_arrays(piece.checkpoint))
+        try:
+            trial.restore(npz_arrays(piece.checkpoint))
+        except (KeyError, ValueError, TypeError) as error:
+            raise TrialCheckpointError(piece.seed, f"{type(error).__name__}: {error}") from None
     steps_before = trial.steps_trained()
     report = trial.advance(piece.steps)
     seconds, steps = time.perf_counter() - start, trial.steps_trained() - steps_before
@@ -107,18 +117,7 @@ def run_piece(piece: Piece) -> PieceResult:
         trial.row.setdefault("class", None)
         return PieceResult(piece.seed, report, seconds, steps, row=trial.row,
                            weights=weights_file_bytes(plan, trial.engine.weights))
-    return PieceResult(piece.seed, report, seconds, steps, checkpoint=_npz(trial.checkpoint()))
-
-
-def _npz(arrays: dict[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
-def _arrays(content: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(content), allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
+    return PieceResult(piece.seed, report, seconds, steps, checkpoint=npz_bytes(trial.checkpoint()))
 
 
 # -- the output folder -----------------------------------------------------------------------------
@@ -331,6 +330,10 @@ def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows
                 seed = schedule.running.pop(future)
                 try:
                     result = future.result()
+                except TrialCheckpointError as error:
+                    path = schedule.folder(error.seed) / "checkpoint.npz"
+                    raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
+                                          "delete it to run that trial from the start") from None
                 except BaseException as error:
                     if not workers.lost(error) or schedule.losses[seed] >= schedule.LOSSES:
                         raise

@@ -10,7 +10,6 @@ metrics files are appended to and cut back to the checkpoint's row count on resu
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 import time
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ..arrays import ArrayFileError, read_npz
+from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..files import OutputError, make_folder, write_atomically
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
@@ -126,9 +125,7 @@ class RunDirectory:
 
     def save_checkpoint(self, arrays: dict[str, np.ndarray]) -> None:
         self.flush()
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        write_atomically(self.checkpoint_path, buffer.getvalue())
+        write_atomically(self.checkpoint_path, npz_bytes(arrays))
 
     def load_checkpoint(self, trials: int | None = None) -> dict[str, np.ndarray]:
         """The checkpoint's arrays; with ``trials``, its ``counters`` must be four integers >= 0

@@ -115,3 +115,11 @@ def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
     (out / "trials.jsonl").write_text('[1, 2]\n')
     with pytest.raises(ResultsConflict, match="trials.jsonl: a line is not a trial's row"):
         run_experiment(experiment, 1, 1, out, 100)
+
+
+def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_traceback(tmp_path):
+    from lstmgraph.arrays import npz_bytes
+    (tmp_path / "trials" / "0").mkdir(parents=True)
+    (tmp_path / "trials" / "0" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
+    with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: not a checkpoint of this trial .*delete it"):
+        run_experiment(find_experiment("hochreiter1997-adding-t100"), 1, 1, tmp_path, budget_steps=1000)

@@ -3,12 +3,12 @@ exactly as the same trial run straight through: the same row and bit-identical w
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.streams import StreamData
 from lstmgraph.tasks import make_task
@@ -26,11 +26,8 @@ CASES = [("hochreiter1997-adding-t100", 1, {}, 6000),
 
 
 def _roundtrip(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Through an .npz file, as the runner keeps and sends checkpoints (no pickle)."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    with np.load(io.BytesIO(buffer.getvalue()), allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
+    """Through an .npz file's content, as the runner keeps and sends checkpoints (no pickle)."""
+    return npz_arrays(npz_bytes(arrays))
 
 
 @pytest.mark.parametrize("name,seed,changes,budget", CASES)
