@@ -25,17 +25,50 @@ INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
 Edges = dict[str, tuple[tuple[str, str], ...]]
 
 
+_IDENTITY = np.eye(len(SYMBOLS))
+
+
+def one_hot(symbols: Iterable[str]) -> np.ndarray:
+    """Rows of the one-hot code of ``symbols`` (order `SYMBOLS`)."""
+    return _IDENTITY[[INDEX[s] for s in symbols]].reshape(-1, len(SYMBOLS))
+
+
+def multi_hot(symbol_sets: Iterable[Iterable[str]]) -> np.ndarray:
+    """Rows with a 1 at every symbol of each set, 0 elsewhere."""
+    sets = list(symbol_sets)
+    out = np.zeros((len(sets), len(SYMBOLS)))
+    for row, symbols in enumerate(sets):
+        out[row, [INDEX[s] for s in symbols]] = 1.0
+    return out
+
+
 @dataclass(frozen=True)
 class Automaton:
-    """A deterministic automaton over `SYMBOLS`; strings run from ``start`` to ``final``."""
+    """A deterministic automaton over `SYMBOLS`; strings run from ``start`` to ``final``.
+
+    Its edges are also numbered (``numbered``) and its states listed, so that a random string
+    can be drawn as a list of edge numbers (`walk`) and encoded by indexing per-edge rows
+    (``edge_symbols``, ``edge_successors``): a CERG trial draws millions of steps, and sampling
+    through strings and state names took about 4 us a step, two thirds of it beyond the random
+    draws (benchmarks/task_sampling.py)."""
 
     name: str
     start: str
     final: str
     edges: Edges
     _next: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False)
-
     _successor_rows: dict[str, np.ndarray] = field(init=False, repr=False, compare=False)
+    #: Every edge (state, symbol, next state); `walk` gives strings as positions in this tuple.
+    numbered: tuple[tuple[str, str, str], ...] = field(init=False, repr=False, compare=False)
+    #: Row e: the one-hot code of edge e's symbol.
+    edge_symbols: np.ndarray = field(init=False, repr=False, compare=False)
+    #: Row e: the multi-hot code of the symbols that may follow edge e (leave its next state).
+    edge_successors: np.ndarray = field(init=False, repr=False, compare=False)
+    # By state number: the edges leaving it as (edge number, next state number); the numbers
+    # of ``start`` and ``final``.
+    _leaving: tuple[tuple[tuple[int, int], ...], ...] = field(init=False, repr=False, compare=False)
+    _start_number: int = field(init=False, repr=False, compare=False)
+    _final_number: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         table: dict[tuple[str, str], str] = {}
@@ -45,35 +78,57 @@ class Automaton:
                     raise ValueError(f"{self.name}: state {state!r} has two edges labelled {symbol!r}")
                 table[(state, symbol)] = target
         object.__setattr__(self, "_next", table)
-        states = set(self.edges) | {target for out in self.edges.values() for _, target in out}
+        states = list(dict.fromkeys([self.start, *self.edges, *table.values(), self.final]))
         rows = {state: np.zeros(len(SYMBOLS)) for state in states}
         for state, row in rows.items():
             row[[INDEX[symbol] for symbol in self.symbols_from(state)]] = 1.0
         object.__setattr__(self, "_successor_rows", rows)
+        numbered = tuple((state, symbol, target) for state, out in self.edges.items() for symbol, target in out)
+        edge_number = {edge: e for e, edge in enumerate(numbered)}
+        state_number = {state: i for i, state in enumerate(states)}
+        object.__setattr__(self, "numbered", numbered)
+        object.__setattr__(self, "edge_symbols", one_hot(symbol for _, symbol, _ in numbered))
+        object.__setattr__(self, "edge_successors", self.successor_rows(target for _, _, target in numbered))
+        object.__setattr__(self, "_leaving", tuple(
+            tuple((edge_number[(state, symbol, target)], state_number[target])
+                  for symbol, target in self.edges.get(state, ()))
+            for state in states))
+        object.__setattr__(self, "_start_number", state_number[self.start])
+        object.__setattr__(self, "_final_number", state_number[self.final])
+
+    def successor_row(self, state: str) -> np.ndarray:
+        """The multi-hot row of the symbols that may follow ``state`` (precomputed; do not write)."""
+        return self._successor_rows[state]
 
     def successor_rows(self, states: Iterable[str]) -> np.ndarray:
-        """Multi-hot rows of the symbols that may follow each state (precomputed: sampling
-        long streams calls this for every string)."""
+        """Multi-hot rows of the symbols that may follow each state."""
         return np.array([self._successor_rows[state] for state in states])
 
     @property
     def transitions(self) -> frozenset[tuple[str, str, str]]:
         """Every edge (state, symbol, next state) of the automaton (all are reachable)."""
-        return frozenset((s, sym, t) for s, out in self.edges.items() for sym, t in out)
+        return frozenset(self.numbered)
 
     @property
     def first_symbols(self) -> frozenset[str]:
         """The symbols a string may start with."""
         return frozenset(symbol for symbol, _ in self.edges[self.start])
 
+    def walk(self, rng: np.random.Generator) -> list[int]:
+        """One random string as the numbers of its edges (``numbered``): each edge of a
+        branching state is equally likely, drawn by ``rng.integers(number of edges)``, the only
+        call on ``rng`` (every result and checkpoint so far depends on exactly these draws)."""
+        integers, leaving, final = rng.integers, self._leaving, self._final_number
+        state, path = self._start_number, []
+        while state != final:
+            out = leaving[state]
+            edge, state = out[int(integers(len(out)))] if len(out) > 1 else out[0]
+            path.append(edge)
+        return path
+
     def generate(self, rng: np.random.Generator) -> str:
-        """One random string; each edge of a branching state is equally likely."""
-        state, out = self.start, []
-        while state != self.final:
-            edges = self.edges[state]
-            symbol, state = edges[int(rng.integers(len(edges)))] if len(edges) > 1 else edges[0]
-            out.append(symbol)
-        return "".join(out)
+        """One random string; each edge of a branching state is equally likely (`walk`)."""
+        return "".join(self.numbered[edge][1] for edge in self.walk(rng))
 
     def states(self, string: Iterable[str]) -> list[str]:
         """The states visited reading ``string`` (start state first); ValueError if illegal."""
@@ -143,23 +198,6 @@ EMBEDDED_REBER_WITHOUT_BEGIN_END = Automaton("embedded_reber_without_begin_end",
                                              _embedded_edges(False))
 
 
-_IDENTITY = np.eye(len(SYMBOLS))
-
-
-def one_hot(symbols: Iterable[str]) -> np.ndarray:
-    """Rows of the one-hot code of ``symbols`` (order `SYMBOLS`)."""
-    return _IDENTITY[[INDEX[s] for s in symbols]].reshape(-1, len(SYMBOLS))
-
-
-def multi_hot(symbol_sets: Iterable[Iterable[str]]) -> np.ndarray:
-    """Rows with a 1 at every symbol of each set, 0 elsewhere."""
-    sets = list(symbol_sets)
-    out = np.zeros((len(sets), len(SYMBOLS)))
-    for row, symbols in enumerate(sets):
-        out[row, [INDEX[s] for s in symbols]] = 1.0
-    return out
-
-
 TARGETS = ("next", "legal")
 
 
@@ -179,6 +217,22 @@ def prediction_sequence(automaton: Automaton, string: str, continual: bool, targ
     if targets == "next":
         return Sequence(one_hot(string[:-1]), one_hot(string[1:]), legal[:-1])
     return Sequence(one_hot(string[:-1]), legal[:-1])
+
+
+def path_sequence(automaton: Automaton, path: list[int], continual: bool, targets: str = "legal") -> Sequence:
+    """`prediction_sequence` of the string whose edge numbers are ``path`` (`Automaton.walk`),
+    read from the automaton's per-edge rows: what `sample` uses, since strings and state names
+    cost most of a CERG step's drawing time (benchmarks/task_sampling.py)."""
+    edges = np.array(path)
+    if continual:
+        legal = automaton.edge_successors.take(edges, axis=0)
+        legal[-1] = automaton.successor_row(automaton.start)
+        return Sequence(automaton.edge_symbols.take(edges, axis=0), legal)
+    inputs = automaton.edge_symbols.take(edges[:-1], axis=0)
+    legal = automaton.edge_successors.take(edges[:-1], axis=0)
+    if targets == "next":
+        return Sequence(inputs, automaton.edge_symbols.take(edges[1:], axis=0), legal)
+    return Sequence(inputs, legal)
 
 
 class _GrammarTask:
@@ -203,7 +257,8 @@ class _GrammarTask:
     targets = "legal"
 
     def sample(self, rng: np.random.Generator) -> Sequence:
-        return prediction_sequence(self.automaton, self.automaton.generate(rng), self.continual, self.targets)
+        """`prediction_sequence` of `generate`'s string, drawn and encoded as integers."""
+        return path_sequence(self.automaton, self.automaton.walk(rng), self.continual, self.targets)
 
 
 class _IndependentGrammarTask(_GrammarTask):

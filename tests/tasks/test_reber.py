@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lstmgraph.tasks import ContinualEmbeddedReber, EmbeddedReber, Reber
-from lstmgraph.tasks.reber import EMBEDDED_REBER, EMBEDDED_REBER_WITHOUT_BEGIN_END, REBER
+from lstmgraph.tasks.reber import EMBEDDED_REBER, EMBEDDED_REBER_WITHOUT_BEGIN_END, REBER, Automaton, \
+    prediction_sequence
 
 from task_helpers import as_sets, decode
 
@@ -150,3 +151,71 @@ def test_cerg_without_begin_end():
         assert sets[:-1] == [set(task.successors(string[: t + 1])) for t in range(len(string) - 1)]
         stream += string
     assert re.fullmatch(rf"(?:{WITHOUT_BEGIN_END_RE})+", stream)
+
+
+# `sample` draws and encodes strings as edge numbers (`Automaton.walk`, `path_sequence`) for speed;
+# every result and checkpoint so far was drawn through state names and strings, so both must
+# give the same arrays from the same calls on the generator.
+GRAMMAR_TASKS = {
+    "cerg": ContinualEmbeddedReber(),
+    "cerg-without-begin-end": ContinualEmbeddedReber(without_begin_end=True),
+    "erg-next": EmbeddedReber(targets="next"),
+    "erg-legal": EmbeddedReber(targets="legal"),
+    "reber-next": Reber(targets="next"),
+    "reber-legal": Reber(targets="legal"),
+}
+
+
+class RecordingGenerator:
+    """A numpy generator that records every method call made on it, in order."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def __getattr__(self, name: str):
+        method = getattr(self.rng, name)
+
+        def record(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            return method(*args, **kwargs)
+
+        return record
+
+
+def generate_by_state_names(automaton: Automaton, rng) -> str:
+    """`Automaton.generate` as written before `walk`, over state names and ``edges``."""
+    state, out = automaton.start, []
+    while state != automaton.final:
+        edges = automaton.edges[state]
+        symbol, state = edges[int(rng.integers(len(edges)))] if len(edges) > 1 else edges[0]
+        out.append(symbol)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("automaton", [REBER, EMBEDDED_REBER, EMBEDDED_REBER_WITHOUT_BEGIN_END],
+                         ids=lambda automaton: automaton.name)
+def test_generate_makes_the_same_calls_and_strings_as_the_state_name_walk(automaton):
+    walked, named = RecordingGenerator(11), RecordingGenerator(11)
+    for _ in range(2000):
+        assert automaton.generate(walked) == generate_by_state_names(automaton, named)
+    assert walked.calls == named.calls and {name for name, _, _ in walked.calls} == {"integers"}
+    assert walked.rng.bit_generator.state == named.rng.bit_generator.state
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", GRAMMAR_TASKS)
+def test_sample_is_prediction_sequence_of_generate_from_the_same_generator_state(name, seed):
+    task = GRAMMAR_TASKS[name]
+    fast, reference = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(2000):
+        sequence = task.sample(fast)
+        expected = prediction_sequence(task.automaton, task.automaton.generate(reference), task.continual,
+                                       task.targets)
+        for got, want in ((sequence.inputs, expected.inputs), (sequence.targets, expected.targets),
+                          (sequence.legal, expected.legal)):
+            assert (got is None) == (want is None)
+            if want is not None:
+                assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
+                assert np.array_equal(got, want)
+        assert fast.bit_generator.state == reference.bit_generator.state
