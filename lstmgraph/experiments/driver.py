@@ -1,11 +1,21 @@
-"""The stream protocol's loop in compiled code (`drive`), for `streams.run_streams`.
+"""The stream protocol's loop in compiled code, for trials side by side (`drive`).
 
 A trial of the 2000/2002 protocols is up to 10^7 training streams, each followed by test
 streams, most a few steps long while a net is still learning; in Python each stream cost about
-0.2 ms of overhead, so the whole loop runs in numba, calling the compiled kernel (the
-interpreter or the specialised kernel, whichever the trial's `Population` runs) for each
-stream and returning to Python only to draw more data or report progress. It does what
-`streams.run_streams_reference` does, stream by stream; the tests hold the two equal.
+0.2 ms of overhead, so the whole loop runs in numba and returns to Python only to draw more
+data or to let it report. It does what `streams.run_streams_reference` does, stream by stream,
+for every lane of a block of trials at once (the tests hold the two equal, and a trial run
+beside others equal to the same trial run alone):
+
+- every lane (trial) has its own data, its own place in its protocol (training stream, test
+  stream k, or stopped), its own sequence and stream boundaries and its own learning flag;
+- the lanes run in lockstep through the compiled kernel (the interpreter, or the kernel
+  specialised to the program) in chunks of steps: a chunk ends where the first lane's segment
+  (the steps from one reset of its state to the next) or data ends, or at the first error in
+  any lane (the kernel's ``stop_all``), so no lane idles while others run;
+- a lane whose data runs out mid-stream stops with `NEED_TRAINING` or `NEED_TEST`, and the
+  caller draws more and calls again: a stream of 10^6 steps needs no 10^6 steps drawn before
+  it starts, and what it sees does not depend on the refills.
 """
 
 from __future__ import annotations
@@ -15,28 +25,30 @@ import math
 import numba
 import numpy as np
 
-from ..engine.compiled.interpreter import load as load_interpreter
-from ..engine.compiled.network import block_kernel
-from .streams import REPORT_EVERY
+#: A lane's status: running, or why it stopped.
+RUNNING, DONE, SOLVED, DIVERGED, NEED_TRAINING, NEED_TEST = range(6)
 
-DONE, SOLVED, DIVERGED, NEED_TRAINING, NEED_TEST, REPORT = range(6)
-STREAMS, STEPS, TRAIN_POSITION, TEST_POSITION, PHASE = range(5)  # the driver's counters
+#: A lane's counters (a row of ``counters``). The first five are its place in the protocol
+#: between streams (what a checkpoint keeps): training streams and steps so far, the cursors in
+#: its training and test data, and the phase (0: a training stream is next, k: test stream k).
+#: The others say where it is inside a stream. ``BUDGET``: pause before a training stream once
+#: ``STEPS`` reaches it (-1: never).
+(STREAMS, STEPS, TRAIN_POSITION, TEST_POSITION, PHASE, STATUS, IN_STREAM, UNITS_DONE, STREAM_STEPS,
+ SEGMENT_STEPS, STEPS_LEFT, ENDS_LEFT, BUDGET) = range(13)
+COUNTERS = 13
+#: The counters a checkpoint keeps.
+SAVED = 5
+
+#: Settings (``settings``, int64): the protocol's, in this order.
+STEPS_UNIT, TRAIN_LIMIT, TEST_LIMIT, TEST_STREAMS, RESET_EACH, MAX_STREAMS = range(6)
 
 
 @numba.njit(cache=True, nogil=True)
 def _next_start(ends, position):
+    """The first sequence start at or after ``position``."""
     while position > 0 and not ends[position - 1]:
         position += 1
     return position
-
-
-@numba.njit(cache=True, nogil=True)
-def _wrong(record, step, targets, row, tolerance):
-    for k in range(targets.shape[1]):
-        target = targets[row, k]
-        if not math.isnan(target) and abs(record[0, step, k] - target) >= tolerance:
-            return True
-    return False
 
 
 @numba.njit(cache=True, nogil=True)
@@ -47,111 +59,172 @@ def _finite(values):
     return True
 
 
-# The kernel (the interpreter, or the kernel specialised to the program) is an argument: the
-# two functions that call it are compiled once per process and kernel (a few seconds), and not
-# cached: numba's cache does not notice a change in a function another one calls.
-@numba.njit(nogil=True)
-def _stream(kernel, program, V, rows, rate, momentum, tolerance, inputs, targets, ends, counts, position, limit,
-            steps_unit, reset_each, learn, record, active, out_steps, out_loss, wrong):
-    """One stream (as `stream_score`): (units right, steps run, next position)."""
-    kind, phase, code, mode, run_start, run_stop, runs = program
-    states_from, states_to, traces_from, traces_to = rows[0], rows[1], rows[2], rows[3]
-    width = inputs.shape[1]
-    done = 0
-    steps_run = 0
-    while done < limit:
-        if reset_each:
-            end = _next_start(ends, position + 1)
-            stop = min(end, position + limit - done) if steps_unit else end
-        elif steps_unit:
-            end = stop = position + limit
-        else:
-            end = stop = np.searchsorted(counts, counts[position] + limit)
-        V[states_from:states_to, :] = 0.0
-        V[traces_from:traces_to, :] = 0.0
-        active[0] = True
-        kernel(kind, phase, code, mode, run_start, run_stop, runs, V,
-               inputs[position:stop].reshape((stop - position, width, 1)),
-               targets[position:stop].reshape((stop - position, targets.shape[1], 1)),
-               rate, momentum, 1.0, tolerance, learn, active, out_steps, out_loss, record, wrong)
-        steps = out_steps[0]
-        steps_run += steps
-        last = position + steps - 1
-        if steps < stop - position or _wrong(record, steps - 1, targets, last, tolerance):
-            if reset_each:
-                right = done + steps - 1 if steps_unit else done
-            else:
-                right = steps - 1 if steps_unit else counts[last] - counts[position]
-            return right, steps_run, _next_start(ends, position + steps)
-        if not reset_each:
-            done = limit
-        else:
-            done += stop - position if steps_unit else 1
-        position = _next_start(ends, end)
-    return limit, steps_run, position
+@numba.njit(cache=True, nogil=True)
+def _begin_segment(lane, counter, settings, V, rows):
+    """The lane's state and traces zeroed, and how far its segment runs: to the stream's limit
+    (in steps or sequence ends) or, with a reset at each sequence, to the sequence's end."""
+    limit = settings[TRAIN_LIMIT] if counter[PHASE] == 0 else settings[TEST_LIMIT]
+    steps_unit = settings[STEPS_UNIT] == 1
+    if settings[RESET_EACH] == 1:
+        counter[ENDS_LEFT] = 1
+        counter[STEPS_LEFT] = limit - counter[UNITS_DONE] if steps_unit else -1
+    elif steps_unit:
+        counter[STEPS_LEFT], counter[ENDS_LEFT] = limit, -1
+    else:
+        counter[STEPS_LEFT], counter[ENDS_LEFT] = -1, limit
+    counter[SEGMENT_STEPS] = 0
+    V[rows[0]:rows[1], lane] = 0.0
+    V[rows[2]:rows[3], lane] = 0.0
 
 
 @numba.njit(cache=True, nogil=True)
-def _available(counts, length, position, steps_unit):
-    return length - position if steps_unit else counts[-1] - counts[position]
+def _room(counter, position, length, counts):
+    """Steps the lane can run before its segment's end or its data's end."""
+    room = length - position
+    if counter[STEPS_LEFT] >= 0:
+        room = min(room, counter[STEPS_LEFT])
+    if counter[ENDS_LEFT] >= 0:
+        target = counts[position] + counter[ENDS_LEFT]
+        if counts[length] >= target:
+            room = min(room, np.searchsorted(counts, target) - position)
+    return room
 
 
-def drive(program, V, rows, rate, momentum, tolerance, rate_decay, train_inputs, train_targets, train_ends,
-          train_counts, test_inputs, test_targets, test_ends, test_counts, settings, counters, scores, record,
-          active, out_steps, out_loss, kernel=None):
-    """Training and test streams until the trial ends or data or a progress report is due;
-    returns why it stopped. ``counters`` (streams, steps, positions, phase: 0 = a training
-    stream is next, k = test stream k) carry the loop across calls. ``kernel``: the compiled
-    ``run`` to call, by default the one the `Population` holding ``V`` runs (the specialised
-    kernel where it has one, else the interpreter)."""
-    if kernel is None:
-        kernel = block_kernel(V) or load_interpreter().run
-    return _drive(kernel, program, V, rows, rate, momentum, tolerance, rate_decay, train_inputs, train_targets,
-                  train_ends, train_counts, test_inputs, test_targets, test_ends, test_counts, settings, counters,
-                  scores, record, active, out_steps, out_loss, np.zeros(1, dtype=np.bool_))
+@numba.njit(cache=True, nogil=True)
+def _end_stream(lane, counter, score, settings, right, position, V, rows, rates, rate_decay):
+    """`_drive`'s bookkeeping after a stream: counters, the rate decay, divergence, the phase,
+    and success after the last test stream."""
+    phase = counter[PHASE]
+    counter[IN_STREAM] = 0
+    if phase == 0:
+        counter[STREAMS] += 1
+        counter[STEPS] += counter[STREAM_STEPS]
+        counter[TRAIN_POSITION] = position
+        if right >= settings[TRAIN_LIMIT]:
+            rates[lane] *= rate_decay
+        if not _finite(V[rows[4]:rows[5], lane]):
+            counter[STATUS] = DIVERGED
+            return
+        counter[PHASE] = 1
+        return
+    counter[TEST_POSITION] = position
+    score[phase - 1] = right
+    if phase < settings[TEST_STREAMS]:
+        counter[PHASE] = phase + 1
+        return
+    counter[PHASE] = 0
+    if score.min() >= settings[TEST_LIMIT]:
+        counter[STATUS] = SOLVED
 
 
+def drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, train, test, settings, counters,
+          scores, stage_inputs, stage_targets, work):
+    """Run the lanes of ``V`` (slots, lanes; lane l is trial l, for l < len(counters)) until
+    every lane has stopped (its ``STATUS`` not `RUNNING`), or one needs data, or about ``work``
+    lockstep steps are done. ``train`` and ``test``: per lane, the (inputs, targets, ends,
+    counts) of its data (tuples of arrays, one per lane); ``stage_inputs`` / ``stage_targets``
+    (chunk, columns, lanes): scratch, its first axis the longest chunk. ``kernel``: the compiled
+    ``run`` (interpreter or specialised kernel) for blocks of ``V``'s width."""
+    lanes = V.shape[1]
+    return _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, *train, *test, settings, counters,
+                  scores, stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_),
+                  np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
+                  np.zeros((lanes, 0, stage_targets.shape[1])), np.zeros(lanes, dtype=np.bool_), work)
+
+
+# The kernel is an argument: this function is compiled once per process, kernel and lane count
+# (a few seconds) and not cached: numba's cache does not notice a change in a function another
+# one calls.
 @numba.njit(nogil=True)
-def _drive(kernel, program, V, rows, rate, momentum, tolerance, rate_decay,
-           train_inputs, train_targets, train_ends, train_counts, test_inputs, test_targets, test_ends,
-           test_counts, settings, counters, scores, record, active, out_steps, out_loss, wrong):
-    steps_unit, train_limit, test_limit, test_streams = settings[0] == 1, settings[1], settings[2], settings[3]
-    reset_each, max_streams, budget = settings[4] == 1, settings[5], settings[6]
-    while True:
-        phase = counters[PHASE]
-        training = phase == 0
-        if training and (counters[STREAMS] >= max_streams or (budget >= 0 and counters[STEPS] >= budget)):
-            return DONE
-        if training:
-            inputs, targets, ends, counts = train_inputs, train_targets, train_ends, train_counts
-            position, limit, short = counters[TRAIN_POSITION], train_limit, NEED_TRAINING
-        else:
-            inputs, targets, ends, counts = test_inputs, test_targets, test_ends, test_counts
-            position, limit, short = counters[TEST_POSITION], test_limit, NEED_TEST
-        if _available(counts, len(inputs), position, steps_unit) < limit:
-            return short
-        right, steps, position = _stream(kernel, program, V, rows, rate, momentum, tolerance, inputs, targets, ends,
-                                         counts, position, limit, steps_unit, reset_each, training, record,
-                                         active, out_steps, out_loss, wrong)
-        if training:
-            counters[STREAMS] += 1
-            counters[STEPS] += steps
-            counters[TRAIN_POSITION] = position
-            if right >= train_limit:
-                rate[0] *= rate_decay
-            if not _finite(V[rows[4]:rows[5], 0]):
-                return DIVERGED
-            counters[PHASE] = 1
-            continue
-        counters[TEST_POSITION] = position
-        scores[phase - 1] = right
-        if phase < test_streams:
-            counters[PHASE] = phase + 1
-            continue
-        counters[PHASE] = 0
-        if scores.min() >= test_limit:
-            return SOLVED
-        if counters[STREAMS] % REPORT_EVERY == 0:
-            return REPORT
-
-
+def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
+           train_inputs, train_targets, train_ends, train_counts, test_inputs, test_targets, test_ends, test_counts,
+           settings, counters, scores, stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong,
+           work):
+    kind, phase, code, mode, run_start, run_stop, runs = program
+    trials = counters.shape[0]
+    steps_unit, reset_each = settings[STEPS_UNIT] == 1, settings[RESET_EACH] == 1
+    done_work = 0
+    while done_work < work:
+        # Lanes between streams start their next one (or stop); then the chunk's length.
+        chunk = stage_inputs.shape[0]
+        for lane in range(trials):
+            counter = counters[lane]
+            if counter[STATUS] != RUNNING:
+                continue
+            if counter[IN_STREAM] == 0:
+                if counter[PHASE] == 0 and (counter[STREAMS] >= settings[MAX_STREAMS] or (
+                        counter[BUDGET] >= 0 and counter[STEPS] >= counter[BUDGET])):
+                    counter[STATUS] = DONE
+                    continue
+                counter[IN_STREAM], counter[UNITS_DONE], counter[STREAM_STEPS] = 1, 0, 0
+                _begin_segment(lane, counter, settings, V, rows)
+            if counter[PHASE] == 0:
+                room = _room(counter, counter[TRAIN_POSITION], len(train_inputs[lane]), train_counts[lane])
+            else:
+                room = _room(counter, counter[TEST_POSITION], len(test_inputs[lane]), test_counts[lane])
+            if room == 0:
+                counter[STATUS] = NEED_TRAINING if counter[PHASE] == 0 else NEED_TEST
+            else:
+                chunk = min(chunk, room)
+        running = False
+        for lane in range(V.shape[1]):
+            active[lane] = lane < trials and counters[lane, STATUS] == RUNNING
+            running = running or active[lane]
+            if lane < trials and (counters[lane, STATUS] == NEED_TRAINING or counters[lane, STATUS] == NEED_TEST):
+                return
+        if not running:
+            return
+        # Each running lane's next steps side by side; the others idle.
+        for lane in range(trials):
+            if not active[lane]:
+                continue
+            learn[lane] = counters[lane, PHASE] == 0
+            if learn[lane]:
+                inputs, targets, position = train_inputs[lane], train_targets[lane], counters[lane, TRAIN_POSITION]
+            else:
+                inputs, targets, position = test_inputs[lane], test_targets[lane], counters[lane, TEST_POSITION]
+            for t in range(chunk):
+                for k in range(inputs.shape[1]):
+                    stage_inputs[t, k, lane] = inputs[position + t, k]
+                for k in range(targets.shape[1]):
+                    stage_targets[t, k, lane] = targets[position + t, k]
+            steps_done[lane] = 0
+        kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
+               rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, True)
+        done_work += chunk
+        # Each lane's stream after its steps, as `streams.stream_score` reads a kernel call.
+        for lane in range(trials):
+            counter = counters[lane]
+            if counter[STATUS] != RUNNING:
+                continue
+            training = counter[PHASE] == 0
+            ends, counts = (train_ends[lane], train_counts[lane]) if training else (test_ends[lane], test_counts[lane])
+            at = TRAIN_POSITION if training else TEST_POSITION
+            limit = settings[TRAIN_LIMIT] if training else settings[TEST_LIMIT]
+            steps, start = steps_done[lane], counter[at]
+            position = start + steps
+            counter[at] = position
+            counter[SEGMENT_STEPS] += steps
+            counter[STREAM_STEPS] += steps
+            if counter[STEPS_LEFT] >= 0:
+                counter[STEPS_LEFT] -= steps
+            if counter[ENDS_LEFT] >= 0:
+                counter[ENDS_LEFT] -= counts[position] - counts[start]
+            if not active[lane]:  # its first error, at its last step
+                if reset_each:
+                    right = counter[UNITS_DONE] + counter[SEGMENT_STEPS] - 1 if steps_unit else counter[UNITS_DONE]
+                elif steps_unit:
+                    right = counter[SEGMENT_STEPS] - 1
+                else:  # sequences completed before the erring step
+                    right = limit - counter[ENDS_LEFT] - ends[position - 1]
+                _end_stream(lane, counter, scores[lane], settings, right, _next_start(ends, position), V, rows,
+                            rates, rate_decay)
+            elif counter[STEPS_LEFT] == 0 or counter[ENDS_LEFT] == 0:  # the segment ran to its end
+                counter[UNITS_DONE] = (limit if not reset_each else
+                                       counter[UNITS_DONE] + (counter[SEGMENT_STEPS] if steps_unit else 1))
+                counter[at] = _next_start(ends, position)
+                if counter[UNITS_DONE] < limit:
+                    _begin_segment(lane, counter, settings, V, rows)
+                else:
+                    _end_stream(lane, counter, scores[lane], settings, limit, counter[at], V, rows, rates,
+                                rate_decay)

@@ -42,6 +42,7 @@ from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
 from .catalogue import Experiment, find_experiment
+from .trial import advance_together
 from .verdict import verdict_rows
 from .workers import Workers, workers_for
 
@@ -65,37 +66,43 @@ class TrialCheckpointError(Exception):
         self.seed, self.reason = seed, reason
 
 
-# -- one piece of a trial, on a worker -------------------------------------------------------------
+# -- one piece of some trials, on a worker --------------------------------------------------------
 @dataclass(frozen=True)
 class Piece:
-    """What a worker needs to run part of a trial: the experiment, its spec as data, the seed,
-    the caps, and the trial's last checkpoint (an .npz file's bytes; None to start)."""
+    """What a worker needs to run part of some trials of one experiment side by side: the
+    experiment, its spec as data, the seeds, the caps, and each trial's last checkpoint (an .npz
+    file's bytes; None to start)."""
 
     experiment: str
     spec_data: dict[str, Any]
-    seed: int
+    seeds: tuple[int, ...]
     budget_steps: int | None
     kernel: str
     steps: int
-    checkpoint: bytes | None
+    checkpoints: tuple[bytes | None, ...]
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    seed: int
+    report: ProgressReport
+    steps: int                      # training steps it ran in the piece
+    checkpoint: bytes | None = None  # while the trial goes on
+    row: dict[str, Any] | None = None  # when it has ended, with the trained weights
+    weights: bytes | None = None
 
 
 @dataclass(frozen=True)
 class PieceResult:
-    seed: int
-    report: ProgressReport
-    seconds: float                  # wall time of the piece, to size the next
-    steps: int                      # training steps it ran
-    checkpoint: bytes | None = None  # while the trial goes on
-    row: dict[str, Any] | None = None  # when it has ended, with the trained weights
-    weights: bytes | None = None
+    seconds: float  # wall time of the piece, to size the next
+    trials: tuple[TrialResult, ...]
 
 
 _PLANS: dict[str, Plan] = {}
 
 
 def run_piece(piece: Piece) -> PieceResult:
-    """Run one piece of a trial (in a worker)."""
+    """Run one piece of some trials (in a worker), side by side where their protocol runs so."""
     from ..engine.weights import weights_file_bytes
 
     start = time.perf_counter()
@@ -104,20 +111,27 @@ def run_piece(piece: Piece) -> PieceResult:
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = experiment.plan_of(piece.spec_data)
-    trial = experiment.trial(plan, piece.seed, piece.budget_steps, piece.kernel)
-    if piece.checkpoint is not None:
-        try:
-            trial.restore(npz_arrays(piece.checkpoint))
-        except (KeyError, ValueError, TypeError) as error:
-            raise TrialCheckpointError(piece.seed, f"{type(error).__name__}: {error}") from None
-    steps_before = trial.steps_trained()
-    report = trial.advance(piece.steps)
-    seconds, steps = time.perf_counter() - start, trial.steps_trained() - steps_before
-    if trial.row is not None:
-        trial.row.setdefault("class", None)
-        return PieceResult(piece.seed, report, seconds, steps, row=trial.row,
-                           weights=weights_file_bytes(plan, trial.engine.weights))
-    return PieceResult(piece.seed, report, seconds, steps, checkpoint=npz_bytes(trial.checkpoint()))
+    trials = []
+    for seed, checkpoint in zip(piece.seeds, piece.checkpoints):
+        trial = experiment.trial(plan, seed, piece.budget_steps, piece.kernel)
+        if checkpoint is not None:
+            try:
+                trial.restore(npz_arrays(checkpoint))
+            except (KeyError, ValueError, TypeError) as error:
+                raise TrialCheckpointError(seed, f"{type(error).__name__}: {error}") from None
+        trials.append(trial)
+    steps_before = [trial.steps_trained() for trial in trials]
+    reports = advance_together(trials, piece.steps)
+    results = []
+    for trial, report, before in zip(trials, reports, steps_before):
+        steps = trial.steps_trained() - before
+        if trial.row is not None:
+            trial.row.setdefault("class", None)
+            results.append(TrialResult(trial.seed, report, steps, row=trial.row,
+                                       weights=weights_file_bytes(plan, trial.engine.weights)))
+        else:
+            results.append(TrialResult(trial.seed, report, steps, checkpoint=npz_bytes(trial.checkpoint())))
+    return PieceResult(time.perf_counter() - start, tuple(results))
 
 
 # -- the output folder -----------------------------------------------------------------------------
@@ -230,68 +244,80 @@ def _interrupts_deferred() -> Iterator[None]:
 
 
 class _Schedule:
-    """The trials of a run: waiting, running (one piece each at a time) and their checkpoints."""
+    """The trials of a run: waiting, running (in one piece at a time, up to `lanes` trials to a
+    piece) and their checkpoints."""
 
     #: A piece whose worker was lost this many times is not tried again.
     LOSSES = 3
 
     def __init__(self, experiment: Experiment, spec_data: dict[str, Any], out: Path, todo: list[int],
-                 budget_steps: int | None, checkpoint_seconds: float):
+                 budget_steps: int | None, checkpoint_seconds: float, lanes: int):
         self.experiment, self.spec_data, self.out = experiment, spec_data, out
         self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
-        self.waiting = list(todo)
+        self.ready = list(todo)  # not ended, not in a running piece; seeds in order
+        # Stream trials may run side by side in a piece (a block of lanes,
+        # `trial.advance_together`); the 1997 protocol's trials one per piece.
+        self.lanes = lanes if experiment.unit == "training streams" else 1
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(todo) * budget_steps) if budget_steps is not None else "specialised"
         self.checkpoints = {seed: _stored_checkpoint(self.folder(seed) / "checkpoint.npz") for seed in todo}
         self.piece_steps = {seed: FIRST_PIECE_STEPS for seed in todo}
         self.losses = {seed: 0 for seed in todo}
-        self.running: dict[Future, int] = {}
+        self.running: dict[Future, tuple[int, ...]] = {}
         self.reports: dict[int, ProgressReport] = {}
 
     def folder(self, seed: int) -> Path:
         return self.out / "trials" / str(seed)
 
-    def submit(self, workers: Workers, seed: int) -> None:
-        piece = Piece(self.experiment.name, self.spec_data, seed, self.budget_steps, self.kernel,
-                      self.piece_steps[seed], self.checkpoints[seed])
-        self.running[workers.submit(run_piece, piece)] = seed
+    def submit(self, workers: Workers, seeds: tuple[int, ...]) -> None:
+        piece = Piece(self.experiment.name, self.spec_data, seeds, self.budget_steps, self.kernel,
+                      min(self.piece_steps[seed] for seed in seeds), tuple(self.checkpoints[seed] for seed in seeds))
+        self.running[workers.submit(run_piece, piece)] = seeds
 
     def fill(self, workers: Workers) -> None:
-        while self.waiting and len(self.running) < workers.slots:
-            self.submit(workers, self.waiting.pop(0))
+        """Pieces for the ready trials on the free workers: the trials spread evenly, at most
+        `lanes` to a piece (a trial that ended leaves its lane to the next one waiting)."""
+        while self.ready and len(self.running) < workers.slots:
+            size = min(self.lanes, -(-len(self.ready) // (workers.slots - len(self.running))))
+            seeds, self.ready = tuple(self.ready[:size]), self.ready[size:]
+            self.submit(workers, seeds)
 
-    def progressed(self, seed: int, result: PieceResult) -> None:
-        """A piece ended with the trial still running: keep its checkpoint, size the next."""
+    def progressed(self, result: TrialResult, seconds: float) -> None:
+        """A piece ended with this trial still running: keep its checkpoint, size its next."""
+        seed = result.seed
         self.checkpoints[seed] = result.checkpoint
         write_atomically(self.folder(seed) / "checkpoint.npz", result.checkpoint)
         self.reports[seed] = result.report
         if result.steps > 0:
-            scale = self.checkpoint_seconds / max(result.seconds, 1e-3)
+            scale = self.checkpoint_seconds / max(seconds, 1e-3)
             self.piece_steps[seed] = int(min(max(result.steps * min(scale, 10.0), 1000), 10**9))
+        self.ready = sorted(self.ready + [seed])
 
-    def finished(self, seed: int, result: PieceResult, rows_path: Path) -> None:
+    def finished(self, result: TrialResult, rows_path: Path) -> None:
         """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint."""
-        folder = self.folder(seed)
+        folder = self.folder(result.seed)
         save_trial(folder, self.spec_data, result.weights, result.row)
         _append_row(rows_path, result.row)
         (folder / "checkpoint.npz").unlink(missing_ok=True)
-        self.reports.pop(seed, None)
+        self.reports.pop(result.seed, None)
 
     def report(self, done: int, total: int) -> ProgressReport:
         running = sorted(self.reports.items())
         label = "; ".join(report.describe() for _, report in running[:3]) + ("; ..." if len(running) > 3 else "")
         return ProgressReport("trials", done, total, label,
-                              {"running": len(self.running), "waiting": len(self.waiting)})
+                              {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)})
 
 
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
                    progress: Progress | None = None, cluster: Any = None,
-                   checkpoint_seconds: float = CHECKPOINT_SECONDS) -> dict[str, Any]:
+                   checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
     checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
-    ``cluster``: a Dask scheduler's address or a ``distributed.Client``."""
+    ``cluster``: a Dask scheduler's address or a ``distributed.Client``. ``lanes``: stream
+    trials side by side in one piece, at most (results are the same; docs/performance.md
+    measures when it pays)."""
     make_folder(out)
     with _locked(out):
         wanted = settings(experiment, budget_steps, specs)
@@ -309,7 +335,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
             trial_done(row)
         todo = [seed for seed in range(trials) if seed not in done]
         if todo:
-            schedule = _Schedule(experiment, wanted["spec_data"], out, todo, budget_steps, checkpoint_seconds)
+            schedule = _Schedule(experiment, wanted["spec_data"], out, todo, budget_steps, checkpoint_seconds, lanes)
             _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
         rows.sort(key=lambda row: row["seed"])
         results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
@@ -327,7 +353,7 @@ def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows
         while schedule.running:
             finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
             for future in finished:
-                seed = schedule.running.pop(future)
+                seeds = schedule.running.pop(future)
                 try:
                     result = future.result()
                 except TrialCheckpointError as error:
@@ -335,18 +361,19 @@ def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows
                     raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
                                           "delete it to run that trial from the start") from None
                 except BaseException as error:
-                    if not workers.lost(error) or schedule.losses[seed] >= schedule.LOSSES:
+                    if not workers.lost(error) or max(schedule.losses[seed] for seed in seeds) >= schedule.LOSSES:
                         raise
-                    schedule.losses[seed] += 1  # its worker was lost: again from its last checkpoint
-                    schedule.submit(workers, seed)
+                    for seed in seeds:  # their worker was lost: again from their last checkpoints
+                        schedule.losses[seed] += 1
+                    schedule.ready = sorted(schedule.ready + list(seeds))
                     continue
-                if result.row is None:
-                    schedule.progressed(seed, result)
-                    schedule.submit(workers, seed)
-                else:
-                    schedule.finished(seed, result, rows_path)
-                    rows.append(result.row)
-                    trial_done(result.row)
+                for trial in result.trials:
+                    if trial.row is None:
+                        schedule.progressed(trial, result.seconds)
+                    else:
+                        schedule.finished(trial, rows_path)
+                        rows.append(trial.row)
+                        trial_done(trial.row)
             schedule.fill(workers)
             if progress is not None:
                 progress(schedule.report(len(rows), trials))

@@ -103,8 +103,7 @@ class StreamData:
         have = self.available(unit)
         if have >= amount:
             return
-        inputs, targets, ends = [self.inputs[self.position:]], [self.targets[self.position:]], \
-            [self.ends[self.position:]]
+        inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
         self.first += int(self.counts[self.position])
         self.anchors = [anchor for index, anchor in enumerate(self.anchors)
                         if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
@@ -115,13 +114,14 @@ class StreamData:
             self.drawn += 1
             inputs.append(sequence.inputs)
             targets.append(sequence.targets)
-            end = np.zeros(len(sequence), dtype=np.bool_)
-            end[-1] = True
-            ends.append(end)
+            lengths.append(len(sequence))
             have += len(sequence) if unit == "steps" else 1
+        kept = self.ends[self.position:]
         self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
         self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
-        self.ends = np.concatenate(ends)
+        self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
+        self.ends[:len(kept)] = kept
+        self.ends[len(kept) - 1 + np.cumsum(lengths)] = True
         self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
         self.position = 0
 
@@ -231,10 +231,19 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     return row
 
 
+#: Lockstep steps at most in one kernel call (the staging buffers' length); one `driver.drive`
+#: call runs about `WORK` of them before Python gets control back (for Ctrl-C).
+CHUNK = 4096
+WORK = 1 << 18
+#: Steps or sequences drawn at a time when a trial's data runs out mid-stream.
+REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
+
+
 class StreamTrial(Trial):
     """One trial of a 2000/2002 stream experiment: the loop of `run_streams_reference`, run in
-    compiled code (`driver.drive`), which returns to Python to draw more data, to report, or to
-    pause before a training stream (where the whole state is the network, the counters, the
+    compiled code (`driver.drive`), alone or side by side with other trials of its experiment
+    in one block of lanes (`advance_together`); it returns to Python to draw more data, or
+    pauses before a training stream (where the whole state is the network, the counters, the
     last test scores and the two data positions)."""
 
     unit = "training streams"
@@ -257,54 +266,87 @@ class StreamTrial(Trial):
     def _figures(self) -> dict[str, float]:
         return {"score": _mean(self.scores, self.presented())}
 
-    def _advance(self, steps: int | None) -> None:
-        from .driver import DIVERGED, DONE, NEED_TEST, NEED_TRAINING, SOLVED, STEPS, STREAMS, TEST_POSITION, \
-            TRAIN_POSITION, drive  # numba: only when a trial runs
-        protocol, engine = self.protocol, self.engine
-        pause = None if steps is None else int(self.counters[STEPS]) + steps
-        budgets = [b for b in (self.budget_steps, pause) if b is not None]
+    @staticmethod
+    def _advance_all(trials: list["StreamTrial"], steps: int | None) -> None:
+        """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
+        about ``steps`` more steps and reaches the start of a training stream."""
+        from . import driver  # numba: only when a trial runs
+        from ..engine.compiled import specialised
+
+        protocol, network = trials[0].protocol, trials[0].engine.network
+        program, count = network.program, len(trials)
+        if count == 1:
+            population = trials[0].engine.population
+            population.set_rate(trials[0].engine.rate)
+            V, rates, kernel = population.blocks[0], population.rates[0], population.run_function
+        else:  # a block of lanes: the specialised kernel's width where it runs, else the interpreter's
+            together = count <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
+            width = specialised.WIDTH if together else count
+            kernel = network.specialised(width).run if together else network.interpreter.run
+            V, rates = np.zeros((program.n_slots, width)), np.zeros(width)
+            for lane, trial in enumerate(trials):
+                V[:, lane] = trial.engine.population.blocks[0][:, 0]
+                rates[lane] = trial.engine.rate
+        counters = np.zeros((count, driver.COUNTERS), dtype=np.int64)
+        pauses = [None if steps is None else int(trial.counters[driver.STEPS]) + steps for trial in trials]
+        for lane, (trial, pause) in enumerate(zip(trials, pauses)):
+            budgets = [b for b in (trial.budget_steps, pause) if b is not None]
+            counters[lane, :driver.SAVED] = trial.counters
+            counters[lane, driver.TRAIN_POSITION] = trial.training.position
+            counters[lane, driver.TEST_POSITION] = trial.testing.position
+            counters[lane, driver.BUDGET] = min(budgets) if budgets else -1
+        scores = np.stack([trial.scores for trial in trials])
         settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
-                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
-                             min(budgets) if budgets else -1], dtype=np.int64)
-        record = np.zeros((1, 0, engine.n_outputs))
-        out_steps, out_loss, active = np.zeros(1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_)
-        population, program = engine.population, engine.population.program
-        V, rate = population.blocks[0], population.rates[0]
-        population.set_rate(engine.rate)
+                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams],
+                            dtype=np.int64)
         rows = np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
                          program.theta.start, program.theta.stop], dtype=np.int64)
-        flat = engine.network.flat.arguments()
-        training, testing, counters = self.training, self.testing, self.counters
+        stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
+        stage_targets = np.zeros((CHUNK, program.n_outputs, V.shape[1]))
+        flat = network.flat.arguments()
+        def lanes(which: str) -> tuple[tuple[np.ndarray, ...], ...]:
+            sources = [getattr(trial, which) for trial in trials]
+            return tuple(tuple(getattr(source, field) for source in sources)
+                         for field in ("inputs", "targets", "ends", "counts"))
+
         while True:
-            capacity = max(len(training.inputs), len(testing.inputs))
-            if record.shape[1] < capacity:
-                record = np.zeros((1, capacity, engine.n_outputs))
-            counters[TRAIN_POSITION], counters[TEST_POSITION] = training.position, testing.position
-            status = drive(flat, V, rows, rate, engine.training.momentum, float(protocol.tolerance),
-                           float(protocol.rate_decay), training.inputs, training.targets, training.ends,
-                           training.counts, testing.inputs, testing.targets, testing.ends, testing.counts,
-                           settings, counters, self.scores, record, active, out_steps, out_loss,
-                           population.run_function)
-            training.position, testing.position = int(counters[TRAIN_POSITION]), int(counters[TEST_POSITION])
-            engine.rate = float(rate[0])  # the protocol's decay acts inside the driver
-            streams, steps_done = int(counters[STREAMS]), int(counters[STEPS])
-            if status == NEED_TRAINING:
-                training.ensure(protocol.train_limit, protocol.unit)
-            elif status == NEED_TEST:
-                testing.ensure(protocol.test_limit, protocol.unit)
-            elif status == DIVERGED:
-                self.row = result_row(self.seed, False, streams, steps_done, diverged=True,
-                                      score=_mean(self.scores, streams - 1))
-                return
-            elif status == SOLVED or (status == DONE and not (
-                    pause is not None and steps_done >= pause and streams < protocol.max_streams
-                    and (self.budget_steps is None or steps_done < self.budget_steps))):
-                self.row = _finish(protocol, self.seed, status == SOLVED, streams, steps_done,
-                                   _mean(self.scores, streams))
-                return
-            elif status == DONE:
-                return  # paused before a training stream
-            # REPORT: go on; `advance`'s caller reports between pieces
+            driver.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum,
+                         float(protocol.tolerance), float(protocol.rate_decay), lanes("training"), lanes("testing"),
+                         settings, counters, scores, stage_inputs, stage_targets, WORK)
+            status = counters[:, driver.STATUS]
+            for lane, trial in enumerate(trials):
+                if status[lane] in (driver.NEED_TRAINING, driver.NEED_TEST):
+                    source, at = ((trial.training, driver.TRAIN_POSITION) if status[lane] == driver.NEED_TRAINING
+                                  else (trial.testing, driver.TEST_POSITION))
+                    source.position = int(counters[lane, at])
+                    source.ensure(REFILL[protocol.unit], protocol.unit)
+                    counters[lane, at] = source.position
+                    status[lane] = driver.RUNNING
+            if not (status == driver.RUNNING).any():
+                break
+        for lane, (trial, pause) in enumerate(zip(trials, pauses)):
+            trial.counters[:] = counters[lane, :driver.SAVED]
+            trial.training.position = int(counters[lane, driver.TRAIN_POSITION])
+            trial.testing.position = int(counters[lane, driver.TEST_POSITION])
+            trial.scores[:] = scores[lane]
+            if count > 1:
+                trial.engine.population.blocks[0][:, 0] = V[:, lane]
+            trial.engine.rate = float(rates[lane])  # the protocol's decay acts inside the driver
+            trial._ended(int(status[lane]), pause)
+
+    def _ended(self, status: int, pause: int | None) -> None:
+        """The row, if the driver's ``status`` ends the trial (not a pause before a training stream)."""
+        from . import driver
+
+        protocol, streams, steps_done = self.protocol, self.presented(), self.steps_trained()
+        if status == driver.DIVERGED:
+            self.row = result_row(self.seed, False, streams, steps_done, diverged=True,
+                                  score=_mean(self.scores, streams - 1))
+        elif status == driver.SOLVED or not (
+                pause is not None and steps_done >= pause and streams < protocol.max_streams
+                and (self.budget_steps is None or steps_done < self.budget_steps)):
+            self.row = _finish(protocol, self.seed, status == driver.SOLVED, streams, steps_done,
+                               _mean(self.scores, streams))
 
     def _state(self) -> dict[str, np.ndarray]:
         return {"counters": self.counters.copy(), "scores": self.scores.copy(),

@@ -70,13 +70,7 @@ class Trial:
 
     def advance(self, steps: int | None = None) -> ProgressReport:
         """Run about ``steps`` more training steps (None: to the end); returns where it stands."""
-        if self.row is None:
-            start = time.perf_counter()
-            self._advance(steps)
-            self.seconds += time.perf_counter() - start
-            if self.row is not None:
-                self.row["seconds"] = round(self.seconds, 3)
-        return self.report()
+        return advance_together([self], steps)[0]
 
     def run(self, progress=None, report_steps: int = 100_000) -> dict[str, Any]:
         """Run to the end, reporting every ``report_steps`` steps; returns the result row."""
@@ -107,6 +101,13 @@ class Trial:
         self._restore({name[len("trial/"):]: value for name, value in arrays.items() if name.startswith("trial/")})
 
     # -- what a protocol defines ----------------------------------------------------------------
+    @staticmethod
+    def _advance_all(trials: list["Trial"], steps: int | None) -> None:
+        """Advance each of ``trials`` (one experiment's, not ended) by about ``steps``; a
+        protocol that runs trials side by side overrides it."""
+        for trial in trials:
+            trial._advance(steps)
+
     def _advance(self, steps: int | None) -> None:
         raise NotImplementedError
 
@@ -125,3 +126,19 @@ class Trial:
 
     def _restore(self, arrays: dict[str, np.ndarray]) -> None:
         raise NotImplementedError
+
+
+def advance_together(trials: list[Trial], steps: int | None = None) -> list[ProgressReport]:
+    """`Trial.advance` for trials of one experiment at once: side by side in one block of
+    lanes where the protocol runs so (stream trials; each ends exactly as it would alone), else
+    one after another. The compute time is shared equally among the trials that ran."""
+    running = [trial for trial in trials if trial.row is None]
+    if running:
+        start = time.perf_counter()
+        type(running[0])._advance_all(running, steps)
+        share = (time.perf_counter() - start) / len(running)
+        for trial in running:
+            trial.seconds += share
+            if trial.row is not None:
+                trial.row["seconds"] = round(trial.seconds, 3)
+    return [trial.report() for trial in trials]

@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from cli.main import main
+from lstmgraph.arrays import read_npz
 from lstmgraph.engine import initial_weights
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment, summarise
@@ -36,6 +37,23 @@ def test_two_short_trials_end_to_end_then_resume(tmp_path):
     assert more["trials"][:2] == results["trials"]
     with pytest.raises(ResultsConflict):
         run_experiment(experiment, 2, 1, tmp_path, budget_steps=999)
+
+
+def test_stream_trials_in_lanes_give_the_rows_and_networks_of_trials_alone(tmp_path):
+    """Five trials, three to a piece at most, short pieces (so that trials leave lanes and
+    others take them): the same rows and weights as one trial per piece."""
+    experiment = find_experiment("gers2002-gts-peephole")
+    alone = run_experiment(experiment, 5, 1, tmp_path / "alone", budget_steps=3000)
+    together = run_experiment(experiment, 5, 1, tmp_path / "lanes", budget_steps=3000, checkpoint_seconds=1,
+                              lanes=3)
+    strip = [{key: value for key, value in row.items() if key != "seconds"} for row in alone["trials"]]
+    assert [{key: value for key, value in row.items() if key != "seconds"} for row in together["trials"]] == strip
+    for seed in range(5):
+        expected = read_npz(tmp_path / "alone" / "trials" / str(seed) / "weights.npz")
+        got = read_npz(tmp_path / "lanes" / "trials" / str(seed) / "weights.npz")
+        assert expected.keys() == got.keys()
+        for key, values in expected.items():
+            np.testing.assert_array_equal(got[key], values)
 
 
 def test_a_trial_cut_by_a_kill_runs_again(tmp_path):

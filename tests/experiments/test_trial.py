@@ -11,6 +11,7 @@ import pytest
 from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.streams import StreamData
+from lstmgraph.experiments.trial import advance_together
 from lstmgraph.tasks import make_task
 
 # (experiment, seed, protocol changes, step budget): one of each protocol kind and branch:
@@ -52,6 +53,43 @@ def test_a_trial_in_pieces_ends_as_one_run_straight_through(name, seed, changes,
     assert row["steps"] >= budget or row["solved"]
     for key, values in straight.engine.weights.items():
         np.testing.assert_array_equal(trial.engine.weights[key], values)
+
+
+STREAM_CASES = [case for case in CASES if find_experiment(case[0]).unit == "training streams"]
+
+
+@pytest.mark.parametrize("name,seed,changes,budget", STREAM_CASES)
+@pytest.mark.parametrize("kernel", ["interpreter", "specialised"])
+def test_stream_trials_side_by_side_end_as_each_alone(name, seed, changes, budget, kernel):
+    """Three trials in one block of lanes (their own data, streams, test phases and ends), in
+    pieces with checkpoints between them, end with each trial's row and bit-identical weights
+    when run alone."""
+    if kernel == "specialised" and name.startswith("gers2000-cerg"):
+        pytest.skip("the CERG net's four-lane kernel takes about 25 s to compile; the timing nets show the path")
+    experiment = find_experiment(name)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
+    plan = experiment.plan()
+    seeds = [seed, seed + 1, seed + 2]
+    alone = [experiment.trial(plan, s, budget, "interpreter") for s in seeds]
+    for trial in alone:
+        trial.run()
+    trials = [experiment.trial(plan, s, budget, kernel) for s in seeds]
+    pieces = 0
+    while not all(trial.done for trial in trials):
+        advance_together(trials, 500 + 200 * pieces)
+        saved = [None if trial.done else _roundtrip(trial.checkpoint()) for trial in trials]
+        for index, arrays in enumerate(saved):
+            if arrays is not None:
+                trials[index] = experiment.trial(plan, seeds[index], budget, kernel)
+                trials[index].restore(arrays)
+        pieces += 1
+    assert pieces >= 2
+    for one, together in zip(alone, trials):
+        expected, row = dict(one.row), dict(together.row)
+        expected.pop("seconds"), row.pop("seconds")
+        assert row == expected
+        for key, values in one.engine.weights.items():
+            np.testing.assert_array_equal(together.engine.weights[key], values)
 
 
 def test_stream_data_taken_up_at_a_saved_place_gives_the_same_sequences():

@@ -35,7 +35,7 @@ os.environ.setdefault("NUMBA_OPT", "3")
 # reads the setting whenever it compiles (`load_source` applies it).
 os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
 
-INTERPRETER_VERSION = "1"
+INTERPRETER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def source() -> str:
                      .replace("V[m, l]", "v[m]").replace("V[o, l]", "v[o]") for line in derive]
     constants = "".join(f"{name.upper()} = {code}\n" for name, code in KIND_CODE.items())
     constants += "".join(f"PHASE_{name.upper()} = {code}\n" for name, code in PHASE_CODE.items())
-    return (_TEMPLATE.replace("#CONSTANTS\n", constants)
+    return (_TEMPLATE.replace("#MATH\n", math_import()).replace("#CONSTANTS\n", constants)
             .replace("#ACTIVATE\n", "\n".join(activate) + "\n")
             .replace("#DERIVE\n", "\n".join(derive) + "\n")
             .replace("#ACTIVATE_SCALAR\n", "\n".join(scalar_activate) + "\n")
@@ -205,6 +205,16 @@ def load() -> ModuleType:
     text = source()
     key = hashlib.sha256((INTERPRETER_VERSION + text).encode()).hexdigest()[:20]
     return load_source(f"lstmgraph_interpreter_{key}", text)
+
+
+def math_import() -> str:
+    """The generated modules' import of the compiled ``tanh`` (`vector_math`), with a hash of
+    its source: a change to it gives every kernel a new text, so a new name, and numba's cache
+    never serves machine code built with the old one."""
+    from . import vector_math
+
+    digest = hashlib.sha256(Path(vector_math.__file__).read_bytes()).hexdigest()[:16]
+    return f"from lstmgraph.engine.compiled.vector_math import tanh  # source {digest}\n"
 
 
 LOSS_AND_SOFTMAX = '''@numba.njit(cache=True, nogil=True)
@@ -278,6 +288,7 @@ import math
 
 import numba
 import numpy as np
+#MATH
 
 #CONSTANTS
 
@@ -405,7 +416,7 @@ def elementwise(kind, rs, re, R, V, L, inputs, t, active, masked):
 
 
 @numba.njit(cache=True, nogil=True)
-def update(rs, re, R, V, L, rate, momentum, decay, active):
+def update(rs, re, R, V, L, rate, momentum, decay, active, learn):
     for r in range(rs, re):
         for i in range(R[r, 0]):
             for j in range(R[r, 1]):
@@ -413,22 +424,25 @@ def update(rs, re, R, V, L, rate, momentum, decay, active):
                 v = R[r, 5] + i * R[r, 6] + j * R[r, 7]
                 g = R[r, 8] + i * R[r, 9] + j * R[r, 10]
                 for l in range(L):
-                    if active[l]:
+                    if active[l] and learn[l]:
                         V[v, l] = V[v, l] * momentum - rate[l] * V[g, l]
                         V[o, l] += V[v, l]
     for l in range(L):
-        if active[l]:
+        if active[l] and learn[l]:
             rate[l] *= decay
 
 
 #LOSS_AND_SOFTMAX
 @numba.njit(cache=True, nogil=True)
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
-        tolerance, learn, active, steps_done, sums, record, wrong):
+        tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
     """Run the program over the steps of ``inputs`` (steps, n_inputs, lanes) for the lanes of
     ``V`` (slots, lanes) still ``active``; a lane stops after its first step with an error
-    >= tolerance (if > 0), its state then left as that step made it. ``wrong`` (lanes,
-    booleans) is scratch, passed in so that a call allocates nothing."""
+    >= tolerance (if > 0), its state then left as that step made it. ``learn`` (lanes,
+    booleans): which lanes learn (the others run forward only; their weights, velocities and
+    rates stay as they are; their traces are left undefined). ``stop_all``: the call ends after
+    the first step at which any lane stops. ``wrong`` (lanes, booleans) is scratch, passed in
+    so that a call allocates nothing."""
     L = V.shape[1]
     v = V.reshape(V.shape[0] * L)  # the slots as a vector, for the single-lane paths
     steps = inputs.shape[0]
@@ -436,13 +450,15 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
         wrong[l] = False
     for t in range(steps):
         running = False
+        learning = False
         for l in range(L):
             running = running or active[l]
+            learning = learning or (active[l] and learn[l])
         if not running:
             break
         for op in range(kind.shape[0]):
             ph = phase[op]
-            if not learn and ph >= PHASE_BACKWARD and ph <= PHASE_KEEP_TRACES:
+            if not learning and ph >= PHASE_BACKWARD and ph <= PHASE_KEEP_TRACES:
                 continue
             kd = kind[op]
             rs = run_start[op]
@@ -465,7 +481,7 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
                 loss(code[op], mode[op], rs, R, V, L, targets, t, tolerance, active, wrong, sums, record)
             elif kd == UPDATE:
                 if L > 1:
-                    update(rs, re, R, V, L, rate, momentum, decay, active)
+                    update(rs, re, R, V, L, rate, momentum, decay, active, learn)
                 elif active[0]:
                     update_scalar(rs, re, R, v, rate, momentum, decay)
             elif L == 1:
@@ -473,9 +489,13 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
                     elementwise_scalar(kd, rs, re, R, v, inputs, t)
             else:
                 elementwise(kd, rs, re, R, V, L, inputs, t, active, ph >= PHASE_UPDATE)
+        halt = False
         for l in range(L):
             if active[l]:
                 steps_done[l] = t + 1
                 if wrong[l]:
                     active[l] = False
+                    halt = stop_all
+        if halt:
+            break
 '''

@@ -216,17 +216,19 @@ class Population:
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: np.ndarray, targets: np.ndarray, momentum: float = 0.0, decay: float = 1.0,
-            tolerance: float = 0.0, learn: bool = True, outputs: np.ndarray | None = None
+            tolerance: float = 0.0, learn: bool | np.ndarray = True, outputs: np.ndarray | None = None
             ) -> tuple[np.ndarray, np.ndarray]:
         """Run the steps of ``inputs`` (steps, n_inputs), the same for every trial, or
         (steps, n_inputs, trials); each trial stops after its first step with an error >=
         tolerance (if > 0). ``outputs`` (trials, steps, n_outputs), if given, receives every
-        step's output (the prediction before that step's update). Returns (steps run, summed
-        loss) per trial."""
+        step's output (the prediction before that step's update). ``learn``: for every trial,
+        or one flag per trial (the others run forward only). Returns (steps run, summed loss)
+        per trial."""
         inputs = np.asarray(inputs, dtype=np.float64)
         targets = np.asarray(targets, dtype=np.float64)
         if outputs is None:
             outputs = np.zeros((self.trials, 0, self.network.n_outputs))
+        learns = np.broadcast_to(np.asarray(learn, dtype=np.bool_), (self.trials,))
         steps = np.zeros(self.trials, dtype=np.int64)
         loss = np.zeros(self.trials)
         jobs = [(index, first, last) for index, (first, last) in enumerate(self.bounds)]
@@ -236,10 +238,13 @@ class Population:
             width, count = self.blocks[index].shape[1], last - first
             active = np.zeros(width, dtype=np.bool_)
             active[:count] = True
+            learning = np.zeros(width, dtype=np.bool_)
+            learning[:count] = learns[first:last]
             if width == count:
                 self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _lanes(targets, first, last),
-                          self.rates[index], float(momentum), float(decay), float(tolerance), bool(learn), active,
-                          steps[first:last], loss[first:last], outputs[first:last], np.zeros(width, dtype=np.bool_))
+                          self.rates[index], float(momentum), float(decay), float(tolerance), learning, active,
+                          steps[first:last], loss[first:last], outputs[first:last], np.zeros(width, dtype=np.bool_),
+                          False)
                 return
             # A block with idle lanes (never active: they neither learn nor count); their
             # inputs repeat the last trial's.
@@ -247,8 +252,8 @@ class Population:
             block_outputs = np.zeros((width,) + outputs.shape[1:])
             self._run(*arguments, self.blocks[index], _lanes(inputs, first, last, width),
                       _lanes(targets, first, last, width), self.rates[index], float(momentum), float(decay),
-                      float(tolerance), bool(learn), active, block_steps, block_loss, block_outputs,
-                      np.zeros(width, dtype=np.bool_))
+                      float(tolerance), learning, active, block_steps, block_loss, block_outputs,
+                      np.zeros(width, dtype=np.bool_), False)
             steps[first:last], loss[first:last] = block_steps[:count], block_loss[:count]
             outputs[first:last] = block_outputs[:count]
 

@@ -30,9 +30,9 @@ import numpy as np
 
 from ...operations import ACTIVATIONS
 from ...program.lower import KIND_CODE, MINUS_ONE, ONE, PHASE_CODE
-from .interpreter import FlatProgram, LOSS_AND_SOFTMAX, cache_directory, compiled_in_cache, load_source
+from .interpreter import FlatProgram, LOSS_AND_SOFTMAX, cache_directory, compiled_in_cache, load_source, math_import
 
-SPECIALISED_VERSION = "1"
+SPECIALISED_VERSION = "2"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _PHASE = {code: name for name, code in PHASE_CODE.items()}
@@ -133,7 +133,7 @@ def _elementwise(w: _Writer, kind: str, row: np.ndarray) -> None:
 
 
 def _activation(w: _Writer, kind: str, code: int, row: np.ndarray, width: int = 1) -> None:
-    """f or f' of every entry, in every lane (scalar calls: no SIMD ``tanh`` here)."""
+    """f or f' of every entry, in every lane (the lanes' loop runs `vector_math.tanh` in SIMD registers)."""
     activation = _ACTIVATION[code]
     lane, indent = ("", "") if width == 1 else (" + l", "    ")
 
@@ -231,7 +231,7 @@ def _update_lanes(w: _Writer, row: np.ndarray, width: int) -> None:
     def body(ni, nj, columns):
         o, velocity, grad = (_index(*column, ni, nj, width) for column in columns[:3])
         w("for l in range(WIDTH):")
-        w("    if active[l]:")
+        w("    if active[l] and learn[l]:")
         w(f"        v[{velocity} + l] = v[{velocity} + l] * momentum - rate[l] * v[{grad} + l]")
         w(f"        v[{o} + l] += v[{velocity} + l]")
 
@@ -242,7 +242,8 @@ def _update_lanes(w: _Writer, row: np.ndarray, width: int) -> None:
 #: function's length (one function for the CERG net's step took a minute to compile), and a
 #: call costs a few nanoseconds.
 SECTION_LINES = 150
-_ARGUMENTS = "v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, active, wrong, sums, record, everyone"
+_ARGUMENTS = ("v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, active, learn, wrong, sums, record, "
+              "everyone")
 
 #: Lanes of the population kernel (trials side by side): four doubles fill an AVX2 register.
 #: Measured (CPU time per trial-step, SLP vectoriser on, back to back): the timing net about
@@ -254,7 +255,7 @@ WIDTH = 4
 def source(flat: FlatProgram, width: int = 1) -> str:
     """The kernel of ``flat`` for ``width`` lanes (1, or trials side by side): the step's
     operations written out in sections (small functions called in order), those of the
-    learning phases under ``learn``."""
+    learning phases only while a lane learns."""
     R = flat.runs
     sections: list[tuple[bool, list[str]]] = []  # (learning only, lines)
     for op in range(len(flat.kind)):
@@ -283,8 +284,9 @@ def source(flat: FlatProgram, width: int = 1) -> str:
         names = ", ".join(name for name in _ARGUMENTS.split(", ") if regex.search(rf"\b{name}\b", body))
         functions.append("@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)\n"
                          f"def section_{k}({names}):\n" + body + "\n")
-        calls.append(("        if learn:\n    " if learns else "") + f"        section_{k}({names})")
-    return ((_SINGLE if width == 1 else _SEVERAL).replace("#RUNS", str(len(R))).replace("#WIDTH", str(width))
+        calls.append(("        if learning:\n    " if learns else "") + f"        section_{k}({names})")
+    return ((_SINGLE if width == 1 else _SEVERAL).replace("#MATH\n", math_import())
+            .replace("#RUNS", str(len(R))).replace("#WIDTH", str(width))
             .replace("#LOSS_AND_SOFTMAX\n", _INLINED_LOSS)
             .replace("#SECTIONS\n", "\n\n".join(functions) + "\n")
             .replace("#STEP\n", "\n".join(calls) + "\n"))
@@ -325,7 +327,7 @@ def _several(w: _Writer, kind: str, flat: FlatProgram, op: int, width: int) -> N
             _elementwise_lanes(w, kind, R[r], width, int(flat.phase[op]) >= PHASE_CODE["update"])
     if kind == "update":
         w("for l in range(WIDTH):")
-        w("    if active[l]:")
+        w("    if active[l] and learn[l]:")
         w("        rate[l] *= decay")
 
 
@@ -369,6 +371,7 @@ import math
 
 import numba
 import numpy as np
+#MATH
 
 WIDTH = #WIDTH
 RUNS = #RUNS
@@ -381,12 +384,13 @@ RUNS = #RUNS
 _SINGLE = _HEADER + '''
 @numba.njit(cache=True, nogil=True)
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
-        tolerance, learn, active, steps_done, sums, record, wrong):
+        tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
     """The interpreter's ``run`` for this program only, one lane."""
     if V.shape[1] != 1 or R.shape[0] != RUNS:
         raise ValueError("a specialised kernel runs its own program, at its own width")
     v = V.reshape(V.shape[0])
     everyone = True
+    learning = learn[0]
     wrong[0] = False
     for t in range(inputs.shape[0]):
         if not active[0]:
@@ -400,7 +404,7 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
 _SEVERAL = _HEADER + '''
 @numba.njit(cache=True, nogil=True)
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
-        tolerance, learn, active, steps_done, sums, record, wrong):
+        tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
     """The interpreter's ``run`` for this program only, WIDTH lanes."""
     if V.shape[1] != WIDTH or R.shape[0] != RUNS:
         raise ValueError("a specialised kernel runs its own program, at its own width")
@@ -409,16 +413,22 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
         wrong[l] = False
     for t in range(inputs.shape[0]):
         running = False
+        learning = False
         everyone = True
         for l in range(WIDTH):
             running = running or active[l]
+            learning = learning or (active[l] and learn[l])
             everyone = everyone and active[l]
         if not running:
             break
 #STEP
+        halt = False
         for l in range(WIDTH):
             if active[l]:
                 steps_done[l] = t + 1
                 if wrong[l]:
                     active[l] = False
+                    halt = stop_all
+        if halt:
+            break
 '''
