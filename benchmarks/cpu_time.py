@@ -8,7 +8,7 @@ Run a kernel over N steps and over none, under `perf stat`, and take the differe
     # (second task-clock - first) / (width * steps) = CPU time per trial-step
 
 ``kernel``: ``specialised`` or ``interpreter``; ``width``: trials side by side in one block (the
-specialised kernel: 1 or 4); ``--exact``: exact RTRL. One thread, the kernel called directly.
+specialised kernel: 1 or 4); ``--exact``: exact RTRL; ``--forward``: no learning. One thread, the kernel called directly.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def main() -> None:
     parser.add_argument("steps", type=int)
     parser.add_argument("run", type=int, choices=[0, 1], help="0: load and warm up only; 1: and run the steps")
     parser.add_argument("--exact", action="store_true", help="exact RTRL")
+    parser.add_argument("--forward", action="store_true", help="forward pass and loss only (a test stream)")
     args = parser.parse_args()
     plan = lstmgraph.compile_spec(BUNDLED_SPECS / f"{args.spec}.yaml")
     network = CompiledNetwork(plan, full_gradient=args.exact, kernel="interpreter", threads=1)
@@ -44,8 +45,8 @@ def main() -> None:
 
     def call(steps: int) -> None:
         run(*network.flat.arguments(), block, lanes_in[:steps], lanes_out[:steps], np.full(width, 0.001), 0.0, 1.0,
-            0.0, True, np.ones(width, dtype=np.bool_), np.zeros(width, dtype=np.int64), np.zeros(width),
-            np.zeros((width, 0, network.n_outputs)), np.zeros(width, dtype=np.bool_))
+            0.0, np.full(width, not args.forward), np.ones(width, dtype=np.bool_), np.zeros(width, dtype=np.int64),
+            np.zeros(width), np.zeros((width, 0, network.n_outputs)), np.zeros(width, dtype=np.bool_), False)
 
     call(2)  # compile or load
     if args.run:

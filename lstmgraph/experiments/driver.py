@@ -39,6 +39,9 @@ COUNTERS = 13
 #: The counters a checkpoint keeps.
 SAVED = 5
 
+#: Steps of the first chunk after a lane stopped (chunks then double, up to the staging's length).
+FIRST_CHUNK = 16
+
 #: Settings (``settings``, int64): the protocol's, in this order.
 STEPS_UNIT, TRAIN_LIMIT, TEST_LIMIT, TEST_STREAMS, RESET_EACH, MAX_STREAMS = range(6)
 
@@ -144,9 +147,12 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
     trials = counters.shape[0]
     steps_unit, reset_each = settings[STEPS_UNIT] == 1, settings[RESET_EACH] == 1
     done_work = 0
+    # The chunk grows while no lane stops in it and starts small again after a stop: the
+    # staging copies little more than the steps that run when streams end after a few steps.
+    longest = FIRST_CHUNK
     while done_work < work:
         # Lanes between streams start their next one (or stop); then the chunk's length.
-        chunk = stage_inputs.shape[0]
+        chunk = min(longest, stage_inputs.shape[0])
         for lane in range(trials):
             counter = counters[lane]
             if counter[STATUS] != RUNNING:
@@ -166,13 +172,13 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
                 counter[STATUS] = NEED_TRAINING if counter[PHASE] == 0 else NEED_TEST
             else:
                 chunk = min(chunk, room)
-        running = False
+        running = 0
         for lane in range(V.shape[1]):
             active[lane] = lane < trials and counters[lane, STATUS] == RUNNING
-            running = running or active[lane]
+            running += active[lane]
             if lane < trials and (counters[lane, STATUS] == NEED_TRAINING or counters[lane, STATUS] == NEED_TEST):
                 return
-        if not running:
+        if running == 0:
             return
         # Each running lane's next steps side by side; the others idle.
         for lane in range(trials):
@@ -191,7 +197,12 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
             steps_done[lane] = 0
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
                rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, True)
-        done_work += chunk
+        ran, still = 0, 0
+        for lane in range(trials):
+            ran = max(ran, steps_done[lane])
+            still += active[lane]
+        done_work += ran
+        longest = 2 * longest if still == running else FIRST_CHUNK
         # Each lane's stream after its steps, as `streams.stream_score` reads a kernel call.
         for lane in range(trials):
             counter = counters[lane]
