@@ -231,6 +231,21 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     return row
 
 
+#: Weights from which `reproduce` runs stream trials `specialised.WIDTH` to a block of lanes
+#: by default. Side by side, every lane of a block pays for the slowest phase any lane is in
+#: (learning while another tests), and each stream's end ends a lockstep chunk for all; that
+#: pays where a step's arithmetic is large: 1.43x on the CERG net (424 weights), 0.93x on the
+#: GTS net (17 weights), 4 trials (benchmarks/lanes.py, docs/performance.md).
+SIDE_BY_SIDE_FROM_WEIGHTS = 100
+
+
+def default_lanes(plan) -> int:
+    """Stream trials per block of lanes where it pays (`SIDE_BY_SIDE_FROM_WEIGHTS`)."""
+    from ..engine.compiled.specialised import WIDTH
+
+    return WIDTH if plan.n_parameters >= SIDE_BY_SIDE_FROM_WEIGHTS else 1
+
+
 #: Lockstep steps at most in one kernel call (the staging buffers' length); one `driver.drive`
 #: call runs about `WORK` of them before Python gets control back (for Ctrl-C).
 CHUNK = 4096
