@@ -61,7 +61,7 @@ class Trial:
         self.protocol = protocol
         self.seed = seed
         self.budget_steps = budget_steps
-        self.seconds = 0.0  # compute time over every piece
+        self.seconds = 0.0  # CPU time over every piece
         self.row: dict[str, Any] | None = None
 
     @property
@@ -131,12 +131,12 @@ class Trial:
 def advance_together(trials: list[Trial], steps: int | None = None) -> list[ProgressReport]:
     """`Trial.advance` for trials of one experiment at once: side by side in one block of
     lanes where the protocol runs so (stream trials; each ends exactly as it would alone), else
-    one after another. The compute time is shared equally among the trials that ran."""
+    one after another. The CPU time is shared equally among the trials that ran."""
     running = [trial for trial in trials if trial.row is None]
     if running:
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: a run that waits (or is paused) for other work costs none
         type(running[0])._advance_all(running, steps)
-        share = (time.perf_counter() - start) / len(running)
+        share = (time.process_time() - start) / len(running)
         for trial in running:
             trial.seconds += share
             if trial.row is not None:
