@@ -115,7 +115,7 @@ def _read_log(path: Path | None) -> list[dict[str, Any]]:
 
 
 def table(rows: list[dict[str, Any]], trials: int) -> list[str]:
-    lines = ["| variant | targets | weights | solved | Wilson 95 % | mean sequences to success | median | range | CPU s |",
+    lines = ["| variant | targets | weights | solved | Wilson 95 % | mean sequences to success | median | range | seconds (wall, all trials) |",
              "|---|---|---|---|---|---|---|---|---|"]
     keys = dict.fromkeys((row["variant"], row["targets"], row["max_sequences"]) for row in rows)
     for name, targets, max_sequences in keys:
