@@ -80,6 +80,31 @@ def run_trial(seed: int, settings: dict[str, Any], piece: int) -> dict[str, Any]
             "fewest_wrong_after_drops": fewest_after_drops, "trace": trace, "settings": settings}
 
 
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per trial of the log, grouped by settings, and the count solved (Wilson 95 %)."""
+    from lstmgraph.experiments.verdict import wilson
+
+    lines: list[str] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(json.dumps(row["settings"], sort_keys=True), []).append(row)
+    for key, group in groups.items():
+        lines += [f"settings: {key}",
+                  "| trial | solved | sequences presented | drops (sequence: new rate, wrong of the 2,000 most recent) "
+                  "| fewest wrong of 2,000 after the drops | test wrong of 2,560 | test MSE | seconds (wall) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for row in sorted(group, key=lambda r: r["seed"]):
+            drops = "; ".join(f"{d['sequence']:,}: {d['rate']:.3g}, {d['recent_wrong']}" for d in row["drops"]) or "-"
+            fewest = row.get("fewest_wrong_after_drops")
+            lines.append(f"| {row['seed']} | {'yes, ' + format(row['to_success'], ',') if row['solved'] else 'no'} | "
+                         f"{row['presented']:,} | {drops} | {'-' if fewest is None else fewest} | "
+                         f"{row.get('test_wrong', '-')} | {row.get('test_mse', float('nan')):.2g} | {row['seconds']:,.0f} |")
+        solved = sum(row["solved"] for row in group)
+        low, high = wilson(solved, len(group))
+        lines += [f"solved: {solved} of {len(group)} (Wilson 95 %: {100 * low:.0f}-{100 * high:.0f} %)", ""]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=4, help="trials 0..N-1 (or --seeds)")
@@ -92,7 +117,11 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=30_000_000)
     parser.add_argument("--piece", type=int, default=10_000, help="steps between checks of the drop rule")
     parser.add_argument("--log", type=Path)
+    parser.add_argument("--table", action="store_true", help="only print a summary of the trials in --log")
     arguments = parser.parse_args()
+    if arguments.table:
+        print("\n".join(summary([json.loads(line) for line in arguments.log.read_text().splitlines() if line.strip()])))
+        return
     settings = settings_of(arguments)
     done = set()
     if arguments.log is not None and arguments.log.exists():
