@@ -168,16 +168,14 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
                 room = _room(counter, counter[TRAIN_POSITION], len(train_inputs[lane]), train_counts[lane])
             else:
                 room = _room(counter, counter[TEST_POSITION], len(test_inputs[lane]), test_counts[lane])
-            if room == 0:
+            if room == 0:  # its data ran out: back to Python for more
                 counter[STATUS] = NEED_TRAINING if counter[PHASE] == 0 else NEED_TEST
-            else:
-                chunk = min(chunk, room)
+                return
+            chunk = min(chunk, room)
         running = 0
         for lane in range(V.shape[1]):
             active[lane] = lane < trials and counters[lane, STATUS] == RUNNING
             running += active[lane]
-            if lane < trials and (counters[lane, STATUS] == NEED_TRAINING or counters[lane, STATUS] == NEED_TEST):
-                return
         if running == 0:
             return
         # Each running lane's next steps side by side; the others idle.

@@ -14,7 +14,6 @@ traces and velocities go in and out by name, in the numpy engine's forms.
 from __future__ import annotations
 
 import os
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -130,9 +129,6 @@ class Population:
             block = np.zeros((self.program.n_slots, self.width or last - first))
             block[ONE], block[MINUS_ONE] = 1.0, -1.0
             self.blocks.append(block)
-        _forget_dead_blocks()
-        for block in self.blocks:
-            _BLOCK_KERNELS[id(block)] = (weakref.ref(block), self._run)
         self.rates = [np.zeros(block.shape[1]) for block in self.blocks]
         self.set_rate(rate)
         self.set_weights(weights)
@@ -269,23 +265,6 @@ class Population:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
-
-
-#: The kernel each live block of slots runs (id -> (weak reference to the block, ``run``)).
-_BLOCK_KERNELS: dict[int, tuple] = {}
-
-
-def _forget_dead_blocks() -> None:
-    for key in [key for key, (ref, _) in _BLOCK_KERNELS.items() if ref() is None]:
-        del _BLOCK_KERNELS[key]
-
-
-def block_kernel(block: np.ndarray):
-    """The compiled ``run`` of the `Population` whose block of slots ``block`` is (None if
-    it is no block of a live population)."""
-    _forget_dead_blocks()
-    entry = _BLOCK_KERNELS.get(id(block))
-    return entry[1] if entry is not None and entry[0]() is block else None
 
 
 def _lanes(values: np.ndarray, first: int, last: int, width: int | None = None) -> np.ndarray:

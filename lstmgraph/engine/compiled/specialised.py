@@ -214,11 +214,11 @@ def _elementwise_lanes(w: _Writer, kind: str, row: np.ndarray, width: int, maske
                 "input": f"v[{out} + l] = inputs[t, {column}, l]"}[kind]
         if masked:  # the interpreter's copies of the last phases: active lanes only
             w("if everyone:")
-            w(f"    for l in range(WIDTH):")
+            w("    for l in range(WIDTH):")
             w(f"        {line}")
             w("else:")
-            w(f"    for l in range(WIDTH):")
-            w(f"        if active[l]:")
+            w("    for l in range(WIDTH):")
+            w("        if active[l]:")
             w(f"            {line}")
         else:
             w("for l in range(WIDTH):")
