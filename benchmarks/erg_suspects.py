@@ -62,8 +62,8 @@ def _input_gate_biases(values: list[float]) -> Callable[[dict[str, Any]], None]:
 
 class EpochOrder:
     """Stands in for a `SequenceTrial`'s training generator, whose only use with fixed sets is
-    ``rng.integers(len(training))`` per sequence: the indices of a fresh random permutation of
-    the training set, epoch after epoch, drawn from that generator."""
+    ``rng.integers(len(training))`` per sequence (`protocols.FixedSet`): the indices of a fresh
+    random permutation of the training set, epoch after epoch, drawn from that generator."""
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
@@ -80,7 +80,7 @@ class EpochOrder:
 
 
 def _epoch_order(trial) -> None:
-    trial.rng = EpochOrder(trial.rng)
+    trial.training.rng = EpochOrder(trial.training.rng)
 
 
 # name: (changes to the paper spec, a change to the trial before it runs or None)

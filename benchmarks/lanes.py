@@ -1,15 +1,16 @@
-"""Stream trials side by side in one block of lanes against the same trials one after another.
+"""Trials side by side in one block of lanes against the same trials one after another.
 
     .venv/bin/python benchmarks/lanes.py gers2002-gts-peephole --trials 4 --steps 2000000
     .venv/bin/python benchmarks/lanes.py gers2000-cerg-forget --trials 4 --steps 300000
+    .venv/bin/python benchmarks/lanes.py hochreiter1997-erg-3x2-lr0.5 --trials 4 --steps 1000000
 
-Runs trials 0..N-1 of a stream experiment for ``--steps`` training steps each (or to their
-end), first each alone (a one-lane block), then all together (`trial.advance_together`: one
-block of `specialised.WIDTH` lanes on the specialised kernel, or of N lanes on the
-interpreter), on one thread, and prints the wall time and trial-steps per second of both (the
-steps counted are every step the kernel ran for a trial: training and test) and whether every
-trial's row and weights came out identical. The kernels are loaded (and compiled if needed)
-before the timing.
+Runs trials 0..N-1 of an experiment (stream or sequence protocol) for ``--steps`` training
+steps each (or to their end), first each alone (a one-lane block), then all together
+(`trial.advance_together`: one block of `specialised.WIDTH` lanes on the specialised kernel,
+or of N lanes on the interpreter), on one thread, and prints the CPU time (`time.process_time`,
+so that other work on the machine does not count) and training steps per second of both, and
+whether every trial's row and weights came out identical. The kernels are loaded (and
+compiled if needed) before the timing.
 """
 
 from __future__ import annotations
@@ -37,16 +38,16 @@ def main() -> None:
         advance_together([experiment.trial(plan, 100 + s, 10, args.kernel) for s in range(count)], 10)
 
     alone = [experiment.trial(plan, seed, args.steps, args.kernel) for seed in seeds]
-    start = time.perf_counter()
+    start = time.process_time()
     for trial in alone:
         trial.run()
-    alone_seconds = time.perf_counter() - start
+    alone_seconds = time.process_time() - start
 
     together = [experiment.trial(plan, seed, args.steps, args.kernel) for seed in seeds]
-    start = time.perf_counter()
+    start = time.process_time()
     while not all(trial.done for trial in together):
         advance_together(together)
-    together_seconds = time.perf_counter() - start
+    together_seconds = time.process_time() - start
 
     same = all(a.row["presented"] == b.row["presented"] and a.row["solved"] == b.row["solved"]
                and all(np.array_equal(a.engine.weights[k], b.engine.weights[k]) for k in a.engine.weights)
@@ -59,7 +60,7 @@ def main() -> None:
     print(f"  rows and weights identical: {same}")
     for trial in together:
         row = trial.row
-        print(f"    trial {row['seed']}: solved {row['solved']}, {row['presented']:,} training streams, "
+        print(f"    trial {row['seed']}: solved {row['solved']}, {row['presented']:,} {trial.unit}, "
               f"{row['steps']:,} steps")
 
 

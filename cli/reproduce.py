@@ -58,8 +58,9 @@ def _trial_line(row: dict, unit: str) -> str:
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=1), default=60, show_default=True,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
 @click.option("--lanes", type=click.IntRange(min=1, max=64),
-              help="Stream trials (2000/2002 rows) side by side in one block of lanes per worker, the same results "
-                   "[default: 4 for nets of 100 weights or more, where it pays (docs/performance.md), else 1].")
+              help="Trials side by side in one block of lanes per worker, the same results [default: 4 for the "
+                   "2000/2002 stream rows on nets of 100 weights or more, else 1: where it pays "
+                   "(docs/performance.md)].")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1),

@@ -76,8 +76,35 @@ def _begin_segment(lane, counter, settings, V, rows):
     else:
         counter[STEPS_LEFT], counter[ENDS_LEFT] = -1, limit
     counter[SEGMENT_STEPS] = 0
+    reset_lane(V, rows, lane)
+
+
+@numba.njit(cache=True, nogil=True)
+def reset_lane(V, rows, lane):
+    """Zero a lane's activations and traces (``rows``: `slot_rows`), as `Population.reset` does."""
     V[rows[0]:rows[1], lane] = 0.0
     V[rows[2]:rows[3], lane] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def mark_running(active, statuses):
+    """``active[l]``: lane l's trial is running (``statuses``: the trials' status counters,
+    `RUNNING` = 0 in both drivers; lanes past them idle). Returns how many are."""
+    running = 0
+    for lane in range(active.shape[0]):
+        active[lane] = lane < statuses.shape[0] and statuses[lane] == 0
+        running += active[lane]
+    return running
+
+
+@numba.njit(cache=True, nogil=True)
+def stage(stage_inputs, stage_targets, lane, inputs, targets, position, chunk):
+    """Copy a lane's next ``chunk`` steps from ``position`` into the kernel's staging buffers."""
+    for t in range(chunk):
+        for k in range(inputs.shape[1]):
+            stage_inputs[t, k, lane] = inputs[position + t, k]
+        for k in range(targets.shape[1]):
+            stage_targets[t, k, lane] = targets[position + t, k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -118,6 +145,42 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
     counter[PHASE] = 0
     if score.min() >= settings[TEST_LIMIT]:
         counter[STATUS] = SOLVED
+
+
+def slot_rows(program) -> np.ndarray:
+    """The slot ranges the drivers read: activations, traces and weights (start, stop each)."""
+    return np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
+                     program.theta.start, program.theta.stop], dtype=np.int64)
+
+
+def lane_block(engines: list) -> tuple[object, np.ndarray, np.ndarray]:
+    """(kernel, V, rates) for running the networks of ``engines`` (trials of one experiment,
+    one network each) side by side, lane l being ``engines[l]``: one network runs in its own
+    slots; several in a new block of lanes, the specialised kernel's width where it runs, else
+    the interpreter's. `lanes_back` returns the lanes to the engines."""
+    from ..engine.compiled import specialised
+
+    if len(engines) == 1:
+        population = engines[0].population
+        population.set_rate(engines[0].rate)
+        return population.run_function, population.blocks[0], population.rates[0]
+    network = engines[0].network
+    together = len(engines) <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
+    width = specialised.WIDTH if together else len(engines)
+    kernel = network.specialised(width).run if together else network.interpreter.run
+    V, rates = np.zeros((network.program.n_slots, width)), np.zeros(width)
+    for lane, engine in enumerate(engines):
+        V[:, lane] = engine.population.blocks[0][:, 0]
+        rates[lane] = engine.rate
+    return kernel, V, rates
+
+
+def lanes_back(engines: list, V: np.ndarray, rates: np.ndarray) -> None:
+    """Each engine's network and rate from its lane of a `lane_block`."""
+    for lane, engine in enumerate(engines):
+        if len(engines) > 1:
+            engine.population.blocks[0][:, 0] = V[:, lane]
+        engine.rate = float(rates[lane])
 
 
 def drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, train, test, settings, counters,
@@ -172,10 +235,7 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
                 counter[STATUS] = NEED_TRAINING if counter[PHASE] == 0 else NEED_TEST
                 return
             chunk = min(chunk, room)
-        running = 0
-        for lane in range(V.shape[1]):
-            active[lane] = lane < trials and counters[lane, STATUS] == RUNNING
-            running += active[lane]
+        running = mark_running(active, counters[:, STATUS])
         if running == 0:
             return
         # Each running lane's next steps side by side; the others idle.
@@ -187,11 +247,7 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
                 inputs, targets, position = train_inputs[lane], train_targets[lane], counters[lane, TRAIN_POSITION]
             else:
                 inputs, targets, position = test_inputs[lane], test_targets[lane], counters[lane, TEST_POSITION]
-            for t in range(chunk):
-                for k in range(inputs.shape[1]):
-                    stage_inputs[t, k, lane] = inputs[position + t, k]
-                for k in range(targets.shape[1]):
-                    stage_targets[t, k, lane] = targets[position + t, k]
+            stage(stage_inputs, stage_targets, lane, inputs, targets, position, chunk)
             steps_done[lane] = 0
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
                rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, True)

@@ -256,11 +256,8 @@ class _Schedule:
         self.experiment, self.spec_data, self.out = experiment, spec_data, out
         self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
         self.ready = list(todo)  # not ended, not in a running piece; seeds in order
-        # Stream trials may run side by side in a piece (a block of lanes,
-        # `trial.advance_together`); the 1997 protocol's trials one per piece.
-        if experiment.unit != "training streams":
-            lanes = 1
-        self.lanes = lanes or default_lanes(experiment.plan_of(spec_data))
+        # Up to `lanes` trials side by side in a piece (a block of lanes, `trial.advance_together`).
+        self.lanes = lanes or default_lanes(experiment.plan_of(spec_data), experiment.protocol)
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(todo) * budget_steps) if budget_steps is not None else "specialised"

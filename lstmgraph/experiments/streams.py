@@ -71,6 +71,9 @@ class StreamData:
     this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
     ``position``, which is always a sequence start.
 
+    With ``judged`` it also lays out ``judged``, what success tests compare the outputs with
+    (`Sequence.judged`; the 1997 sequence protocols read it).
+
     Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
     sequence at the cursor, and the generator's state at the last anchor before it (one every
     `ANCHOR_EVERY` sequences drawn), from which it is drawn again."""
@@ -78,11 +81,12 @@ class StreamData:
     #: Sequences between two saved generator states: at most this many are drawn again on restore.
     ANCHOR_EVERY = 256
 
-    def __init__(self, task: Task, rng: np.random.Generator):
+    def __init__(self, task: Task, rng: np.random.Generator, judged: bool = False):
         self.task = task
         self.rng = rng
         self.inputs = np.zeros((0, task.n_inputs))
         self.targets = np.zeros((0, task.n_outputs))
+        self.judged = np.zeros((0, task.n_outputs)) if judged else None
         self.ends = np.zeros(0, dtype=np.bool_)
         self.counts = np.zeros(1, dtype=np.int64)
         self.position = 0
@@ -104,6 +108,7 @@ class StreamData:
         if have >= amount:
             return
         inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
+        judged = None if self.judged is None else [self.judged[self.position:]]
         self.first += int(self.counts[self.position])
         self.anchors = [anchor for index, anchor in enumerate(self.anchors)
                         if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
@@ -114,11 +119,15 @@ class StreamData:
             self.drawn += 1
             inputs.append(sequence.inputs)
             targets.append(sequence.targets)
+            if judged is not None:
+                judged.append(sequence.judged)
             lengths.append(len(sequence))
             have += len(sequence) if unit == "steps" else 1
         kept = self.ends[self.position:]
         self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
         self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
+        if judged is not None:
+            self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64)
         self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
         self.ends[:len(kept)] = kept
         self.ends[len(kept) - 1 + np.cumsum(lengths)] = True
@@ -138,6 +147,8 @@ class StreamData:
         for _ in range(place["sequence"] - place["anchor"]):
             self.task.sample(self.rng)
         self.inputs, self.targets = self.inputs[:0], self.targets[:0]
+        if self.judged is not None:
+            self.judged = self.judged[:0]
         self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
         self.position = 0
         self.first = self.drawn = place["sequence"]
@@ -239,10 +250,15 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
 SIDE_BY_SIDE_FROM_WEIGHTS = 100
 
 
-def default_lanes(plan) -> int:
-    """Stream trials per block of lanes where it pays (`SIDE_BY_SIDE_FROM_WEIGHTS`)."""
+def default_lanes(plan, protocol) -> int:
+    """Trials per block of lanes where it pays: stream trials of nets of
+    `SIDE_BY_SIDE_FROM_WEIGHTS` or more. The 1997 sequence trials run one to a block: their
+    sequences, of unequal lengths, end a lockstep chunk at every lane's sequence end (4 lanes
+    measured 0.98x on the ERG net, 1.07x on the adding net; docs/performance.md)."""
     from ..engine.compiled.specialised import WIDTH
 
+    if protocol.kind != "streams":
+        return 1
     return WIDTH if plan.n_parameters >= SIDE_BY_SIDE_FROM_WEIGHTS else 1
 
 
@@ -286,22 +302,11 @@ class StreamTrial(Trial):
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
         about ``steps`` more steps and reaches the start of a training stream."""
         from . import driver  # numba: only when a trial runs
-        from ..engine.compiled import specialised
 
         protocol, network = trials[0].protocol, trials[0].engine.network
         program, count = network.program, len(trials)
-        if count == 1:
-            population = trials[0].engine.population
-            population.set_rate(trials[0].engine.rate)
-            V, rates, kernel = population.blocks[0], population.rates[0], population.run_function
-        else:  # a block of lanes: the specialised kernel's width where it runs, else the interpreter's
-            together = count <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
-            width = specialised.WIDTH if together else count
-            kernel = network.specialised(width).run if together else network.interpreter.run
-            V, rates = np.zeros((program.n_slots, width)), np.zeros(width)
-            for lane, trial in enumerate(trials):
-                V[:, lane] = trial.engine.population.blocks[0][:, 0]
-                rates[lane] = trial.engine.rate
+        engines = [trial.engine for trial in trials]
+        kernel, V, rates = driver.lane_block(engines)
         counters = np.zeros((count, driver.COUNTERS), dtype=np.int64)
         pauses = [None if steps is None else int(trial.counters[driver.STEPS]) + steps for trial in trials]
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
@@ -314,8 +319,7 @@ class StreamTrial(Trial):
         settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
                              protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams],
                             dtype=np.int64)
-        rows = np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
-                         program.theta.start, program.theta.stop], dtype=np.int64)
+        rows = driver.slot_rows(program)
         stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
         stage_targets = np.zeros((CHUNK, program.n_outputs, V.shape[1]))
         flat = network.flat.arguments()
@@ -339,14 +343,12 @@ class StreamTrial(Trial):
                     status[lane] = driver.RUNNING
             if not (status == driver.RUNNING).any():
                 break
+        driver.lanes_back(engines, V, rates)  # with the rates: the protocol's decay acts inside the driver
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
             trial.counters[:] = counters[lane, :driver.SAVED]
             trial.training.position = int(counters[lane, driver.TRAIN_POSITION])
             trial.testing.position = int(counters[lane, driver.TEST_POSITION])
             trial.scores[:] = scores[lane]
-            if count > 1:
-                trial.engine.population.blocks[0][:, 0] = V[:, lane]
-            trial.engine.rate = float(rates[lane])  # the protocol's decay acts inside the driver
             trial._ended(int(status[lane]), pause)
 
     def _ended(self, status: int, pause: int | None) -> None:

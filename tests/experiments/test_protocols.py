@@ -3,12 +3,15 @@ reproducible from their seed."""
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from lstmgraph.experiments import find_experiment, run_trial, trial_engine
+from lstmgraph.experiments.protocols import SequenceTrial, run_sequences_reference
 from lstmgraph.experiments.streams import (StreamData, StreamProtocol, StreamTrial, next_start,
                                            run_streams_reference, stream_score)
 from lstmgraph.tasks import Sequence, concatenated, make_task
@@ -160,3 +163,45 @@ def test_the_compiled_stream_loop_gives_the_python_loop_s_result(name, seed, cha
     for key, values in networks[1].weights.items():  # the same updates, in the same order
         np.testing.assert_array_equal(networks[0].weights[key], values)
     assert compiled["steps"] >= compiled["presented"] > 0
+
+
+def _poisoned(plan, seed):
+    """A trial's network with every weight at 1e308: its first sequence overflows."""
+    engine = trial_engine(plan, seed)
+    weights = engine.weights
+    for values in weights.values():
+        values[...] = 1e308
+    engine.population.set_weights(weights)
+    return engine
+
+
+# The compiled sequence loop against the Python one: each case reaches a different branch.
+# ERG seed 1: full checks that fail, then one that passes (17,700 sequences); adding, its rule
+# loosened: the window is all right from sequence 30 on, the mean squared error below 0.03
+# only at 95, then the test set; multiplication: at most 45 of 50 wrong; temporal order: the
+# step budget; a network that overflows: diverged after its first sequence.
+SEQUENCE_CASES = [
+    ("hochreiter1997-erg-3x2-lr0.5", 1, dict(evaluate_every=100), None, False),
+    ("hochreiter1997-adding-t100", 1, dict(tolerance=0.4, window=30, max_error=0.03, test_sequences=30), None, False),
+    ("hochreiter1997-multiplication-t100-nseq140", 2, dict(window=50, allowed_wrong=45, test_sequences=50), None,
+     False),
+    ("hochreiter1997-temporal-order-6a", 3, dict(test_sequences=40), 8000, False),
+    ("hochreiter1997-adding-t100", 4, {}, None, True),
+]
+
+
+@pytest.mark.parametrize("name,seed,changes,budget,poison", SEQUENCE_CASES)
+def test_the_compiled_sequence_loop_gives_the_python_loop_s_result(name, seed, changes, budget, poison):
+    experiment = find_experiment(name)
+    plan = experiment.plan()
+    protocol = replace(experiment.protocol, **changes)
+    networks = [(_poisoned if poison else trial_engine)(plan, seed) for _ in range(2)]
+    compiled = SequenceTrial(networks[0], experiment.make_task(), protocol, seed, budget).run()
+    compiled.pop("seconds")
+    reference = run_sequences_reference(networks[1], experiment.make_task(), protocol, seed, budget)
+    assert compiled == reference
+    assert json.loads(json.dumps(compiled)) == compiled  # plain values, not numpy's
+    assert compiled["diverged"] == poison and (compiled["solved"] or budget or poison)
+    if not poison:
+        for key, values in networks[1].weights.items():
+            np.testing.assert_array_equal(networks[0].weights[key], values)

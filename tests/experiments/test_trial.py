@@ -17,7 +17,7 @@ from lstmgraph.tasks import make_task
 # (experiment, seed, protocol changes, step budget): one of each protocol kind and branch:
 # independent sequences (adding), fixed training and test sets (ERG), streams counted in steps
 # (CERG), with an external reset, with the rate decay, and counted in sequences (PFG, GTS).
-CASES = [("hochreiter1997-adding-t100", 1, {}, 6000),
+CASES = [("hochreiter1997-adding-t100", 1, dict(test_sequences=200), 6000),
          ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=20), 3000),
          ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200), 4000),
          ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12), 3000),
@@ -55,15 +55,12 @@ def test_a_trial_in_pieces_ends_as_one_run_straight_through(name, seed, changes,
         np.testing.assert_array_equal(trial.engine.weights[key], values)
 
 
-STREAM_CASES = [case for case in CASES if find_experiment(case[0]).unit == "training streams"]
-
-
-@pytest.mark.parametrize("name,seed,changes,budget", STREAM_CASES)
+@pytest.mark.parametrize("name,seed,changes,budget", CASES)
 @pytest.mark.parametrize("kernel", ["interpreter", "specialised"])
-def test_stream_trials_side_by_side_end_as_each_alone(name, seed, changes, budget, kernel):
-    """Three trials in one block of lanes (their own data, streams, test phases and ends), in
-    pieces with checkpoints between them, end with each trial's row and bit-identical weights
-    when run alone."""
+def test_trials_side_by_side_end_as_each_alone(name, seed, changes, budget, kernel):
+    """Three trials in one block of lanes (their own data, sequences or streams, checks, test
+    phases and ends), in pieces with checkpoints between them, end with each trial's row and
+    bit-identical weights when run alone."""
     if kernel == "specialised" and name.startswith("gers2000-cerg"):
         pytest.skip("the CERG net's four-lane kernel takes about 25 s to compile; the timing nets show the path")
     experiment = find_experiment(name)
