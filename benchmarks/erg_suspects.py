@@ -62,7 +62,7 @@ def _input_gate_biases(values: list[float]) -> Callable[[dict[str, Any]], None]:
 
 class EpochOrder:
     """Stands in for a `SequenceTrial`'s training generator, whose only use with fixed sets is
-    ``rng.integers(len(training))`` per sequence (`protocols.FixedSet`): the indices of a fresh
+    ``rng.integers(len(training))`` per sequence (`sequences.FixedSet`): the indices of a fresh
     random permutation of the training set, epoch after epoch, drawn from that generator."""
 
     def __init__(self, rng: np.random.Generator) -> None:

@@ -2,12 +2,13 @@
 
 Two kinds (docs/results.md describes each experiment's settings):
 
-- `SequenceProtocol` (Hochreiter & Schmidhuber 1997): independent sequences, activations and
-  traces reset before each, an online update after every step; training stops by the
-  experiment's rule (all training and test strings right for the ERG; for adding, multiplication
-  and temporal order, the most recent ``window`` sequences right, or at most ``allowed_wrong``
-  of them wrong, and their mean squared error below ``max_error``), then a frozen test set.
-- `StreamProtocol` (Gers et al. 2000, 2002): a continual stream, no reset inside it (unless
+- `SequenceProtocol` (Hochreiter & Schmidhuber 1997, `sequences.py`): independent sequences,
+  activations and traces reset before each, an online update after every step; training
+  stops by the experiment's rule (all training and test strings right for the ERG; for adding,
+  multiplication and temporal order, the most recent ``window`` sequences right, or at most
+  ``allowed_wrong`` of them wrong, and their mean squared error below ``max_error``), then a
+  frozen test set.
+- `StreamProtocol` (Gers et al. 2000, 2002, `streams.py`): a continual stream, no reset inside it (unless
   ``reset_each_sequence``, the "external reset" baseline); a training stream stops at its first
   error or after ``train_limit`` steps or sequences; after each, weights frozen, ``test_streams``
   test streams each run to their first error or ``test_limit``; "perfect" when every test stream
@@ -19,303 +20,18 @@ derived from (seed, purpose), so a trial is reproducible alone or in any worker.
 
 from __future__ import annotations
 
-import math
-from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any
 
 from ..engine.weights import initial_weights
 from ..plan import Plan
 from ..progress import Progress
-from ..tasks import Sequence, Task
-from .streams import StreamData, StreamProtocol, StreamTrial
-from .success import most_active_correct, squared_error, within_tolerance
-from .trial import Trial, data_rng, from_json_array, json_array, result_row
-
-
-@dataclass(frozen=True)
-class SequenceProtocol:
-    success: Literal["most_active", "tolerance"]
-    tolerance: float = 0.0
-    fixed_sets: int | None = None      # ERG: a fixed training set and a distinct test set of this size
-    data_sets: int = 1                 # distinct set pairs, trial k uses pair k mod data_sets
-    window: int = 2000
-    max_error: float | None = None
-    allowed_wrong: int = 0
-    test_sequences: int = 2560
-    max_sequences: int = 1_000_000
-    evaluate_every: int = 1000         # fixed sets: full check at least this often
-    kind: str = field(default="sequences", init=False)
-
-    def describe(self) -> str:
-        if self.fixed_sets:
-            return (f"{self.fixed_sets} training / {self.fixed_sets} test strings ({self.data_sets} set pairs); "
-                    f"success: every symbol of every string predicted ({self.success}); "
-                    f"at most {self.max_sequences:,} sequences")
-        rule = f"the last {self.window:,} sequences right" if not self.allowed_wrong else \
-            f"at most {self.allowed_wrong} of the last {self.window:,} sequences wrong"
-        if self.max_error is not None:
-            rule += f" and their mean squared error < {self.max_error}"
-        return (f"reset before each sequence; stop when {rule} (|error| < {self.tolerance}); "
-                f"test on {self.test_sequences:,} new sequences; at most {self.max_sequences:,} sequences")
+from ..tasks import Task
+from .sequences import SequenceProtocol, SequenceTrial
+from .streams import StreamProtocol, StreamTrial
+from .trial import Trial
 
 
 Protocol = SequenceProtocol | StreamProtocol
-
-
-# -- sequences (1997) ------------------------------------------------------------------------
-def _distinct_sequences(task: Task, count: int, rng: np.random.Generator) -> list[Sequence]:
-    seen: set[bytes] = set()
-    result: list[Sequence] = []
-    while len(result) < count:
-        sequence = task.sample(rng)
-        key = sequence.inputs.tobytes()
-        if key not in seen:
-            seen.add(key)
-            result.append(sequence)
-    return result
-
-
-def _sequence_correct(protocol: SequenceProtocol, outputs: np.ndarray, targets: np.ndarray) -> bool:
-    if protocol.success == "most_active":
-        return bool(most_active_correct(outputs, targets).all())
-    return bool(within_tolerance(outputs, targets, protocol.tolerance).all())
-
-
-def _present(engine, protocol: SequenceProtocol, sequence: Sequence, learn: bool) -> tuple[bool, float]:
-    engine.reset()
-    _, outputs = engine.present(sequence.inputs, sequence.targets, learn)
-    return (_sequence_correct(protocol, outputs, sequence.judged),
-            squared_error(outputs, sequence.targets))
-
-
-class FixedSet:
-    """A fixed training set as a sequence source: each draw one of its strings, chosen by
-    ``rng.integers(len(strings))`` (1997 Exp. 1: training strings drawn from the set)."""
-
-    def __init__(self, task: Task, strings: list[Sequence]):
-        self.strings = strings
-        self.n_inputs, self.n_outputs = task.n_inputs, task.n_outputs
-
-    def sample(self, rng: np.random.Generator) -> Sequence:
-        return self.strings[int(rng.integers(len(self.strings)))]
-
-
-def _sequence_data(task: Task, protocol: SequenceProtocol, seed: int) -> tuple[Any, list[Sequence]]:
-    """A trial's source of training sequences (the task, or its fixed training set) and the
-    strings of a full check (the fixed training and test sets; none without fixed sets)."""
-    if not protocol.fixed_sets:
-        return task, []
-    strings = _distinct_sequences(task, 2 * protocol.fixed_sets, data_rng(seed % protocol.data_sets, 2))
-    return FixedSet(task, strings[:protocol.fixed_sets]), strings
-
-
-def _window(protocol: SequenceProtocol) -> int:
-    return min(protocol.window, protocol.fixed_sets) if protocol.fixed_sets else protocol.window
-
-
-def _test_set(task: Task, protocol: SequenceProtocol, seed: int) -> list[Sequence]:
-    """A trial's frozen test set (independent sequences only)."""
-    if protocol.fixed_sets or not protocol.test_sequences:
-        return []
-    test_rng = data_rng(seed, 1)
-    return [task.sample(test_rng) for _ in range(protocol.test_sequences)]
-
-
-def _sequences_row(seed: int, solved: bool, sequences: int, steps: int, test_wrong: int,
-                   test_errors: Any) -> dict[str, Any]:
-    """The result row, with the test set's wrong sequences and mean squared error if it ran
-    (``test_errors``: each test sequence's squared error)."""
-    row = result_row(seed, solved, sequences, steps)
-    if len(test_errors):
-        row["test_wrong"] = test_wrong
-        row["test_mse"] = float(np.mean(test_errors))
-    return row
-
-
-def run_sequences_reference(engine, task: Task, protocol: SequenceProtocol, seed: int,
-                            budget_steps: int | None = None) -> dict[str, Any]:
-    """One trial, sequence by sequence in Python: the plain statement of what `SequenceTrial`
-    does. Sequences until the experiment's rule says solved (or the sequence or step limit):
-    for fixed sets (ERG) a full check of every training and test string, weights frozen, when
-    the last ``window`` training strings were right online (at most every
-    `sequence_driver.CHECK_AFTER_RIGHT` sequences) and every ``evaluate_every`` sequences; else
-    the last ``window`` sequences right (or at most ``allowed_wrong`` wrong) and their mean
-    squared error below ``max_error``. Then the frozen test set."""
-    from .sequence_driver import CHECK_AFTER_RIGHT
-
-    source, checks = _sequence_data(task, protocol, seed)
-    rng, window = data_rng(seed, 0), _window(protocol)
-    recent: deque[tuple[bool, float]] = deque(maxlen=window)  # (right, squared error), newest last
-    wrong = sequences = steps = last_check = 0
-    solved = False
-    while sequences < protocol.max_sequences and (budget_steps is None or steps < budget_steps):
-        sequence = source.sample(rng)
-        if len(recent) == window:
-            wrong -= not recent[0][0]
-        recent.append(_present(engine, protocol, sequence, learn=True))
-        wrong += not recent[-1][0]
-        sequences += 1
-        steps += len(sequence)
-        if not engine.finite():
-            return result_row(seed, False, sequences, steps, diverged=True)
-        full = len(recent) == window
-        if checks:
-            if (full and wrong == 0 and sequences - last_check >= CHECK_AFTER_RIGHT) or \
-                    sequences - last_check >= protocol.evaluate_every:
-                last_check = sequences
-                solved = all(_present(engine, protocol, string, learn=False)[0] for string in checks)
-        else:
-            solved = full and wrong <= protocol.allowed_wrong and (
-                protocol.max_error is None or float(np.mean([e for _, e in recent])) < protocol.max_error)
-        if solved:
-            break
-    tests = [_present(engine, protocol, sequence, learn=False) for sequence in _test_set(task, protocol, seed)]
-    return _sequences_row(seed, solved, sequences, steps, sum(not ok for ok, _ in tests), [e for _, e in tests])
-
-
-#: Sequences drawn at a time when a trial's training sequences run out.
-SEQUENCE_REFILL = 1 << 10
-
-
-class SequenceTrial(Trial):
-    """One trial of a 1997 experiment: the loop of `run_sequences_reference`, run in compiled
-    code (`sequence_driver.drive`), alone or side by side with other trials of its experiment
-    in one block of lanes (`advance_together`); it returns to Python to draw more sequences,
-    and pauses between training sequences, where its state is the network, the counters, the
-    window of recent results and the place in its training sequences."""
-
-    unit = "sequences"
-
-    def __init__(self, engine, task: Task, protocol: SequenceProtocol, seed: int,
-                 budget_steps: int | None = None):
-        super().__init__(engine, task, protocol, seed, budget_steps)
-        source, strings = _sequence_data(task, protocol, seed)
-        self.checks = _laid_end_to_end(strings, task)  # the full check's strings (fixed sets)
-        self.training = StreamData(source, data_rng(seed, 0), judged=True)
-        self.window = _window(protocol)
-        self.counters = np.zeros(4, dtype=np.int64)  # sequence_driver.SEQUENCES, STEPS, LAST_CHECK, WRONG
-        self.recent_right = np.zeros(0, dtype=np.bool_)  # the window, oldest first
-        self.recent_error = np.zeros(0)
-
-    def presented(self) -> int:
-        return int(self.counters[0])
-
-    def steps_trained(self) -> int:
-        return int(self.counters[1])
-
-    def _figures(self) -> dict[str, float]:
-        mse = float(np.mean(self.recent_error)) if len(self.recent_error) else float("nan")
-        return {"recent_wrong": int(self.counters[3]), "recent_mse": mse}
-
-    @staticmethod
-    def _advance_all(trials: list["SequenceTrial"], steps: int | None) -> None:
-        """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
-        about ``steps`` more steps and finished its sequence."""
-        from . import driver, sequence_driver as sd  # numba: only when a trial runs
-
-        protocol, network = trials[0].protocol, trials[0].engine.network
-        program, count, window = network.program, len(trials), trials[0].window
-        engines = [trial.engine for trial in trials]
-        kernel, V, rates = driver.lane_block(engines)
-        counters = np.zeros((count, sd.COUNTERS), dtype=np.int64)
-        recent_right = np.zeros((count, window), dtype=np.bool_)
-        recent_error = np.zeros((count, window))
-        tests = 0 if protocol.fixed_sets else protocol.test_sequences
-        test_errors = np.zeros((count, tests))
-        for lane, trial in enumerate(trials):
-            counters[lane, :sd.SAVED] = trial.counters
-            filled = len(trial.recent_right)
-            counters[lane, sd.FILLED] = filled
-            recent_right[lane, :filled], recent_error[lane, :filled] = trial.recent_right, trial.recent_error
-            counters[lane, sd.POSITION] = trial.training.position
-            counters[lane, sd.BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
-            counters[lane, sd.PAUSE] = -1 if steps is None else int(trial.counters[1]) + steps
-        settings = np.array([protocol.success == "most_active", window, protocol.allowed_wrong,
-                             protocol.max_sequences, bool(protocol.fixed_sets), protocol.evaluate_every, tests],
-                            dtype=np.int64)
-        max_error = math.nan if protocol.max_error is None else float(protocol.max_error)
-        frozen = [trial.checks for trial in trials]  # the test sets replace them when asked for
-        stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
-        stage_targets = np.zeros((CHUNK, program.n_outputs, V.shape[1]))
-        outputs = np.zeros((V.shape[1], 0, program.n_outputs))
-        flat, rows = network.flat.arguments(), driver.slot_rows(program)
-        status = counters[:, sd.STATUS]
-        while True:
-            for lane, trial in enumerate(trials):
-                if status[lane] == sd.NEED_DATA or len(trial.training.inputs) == 0:
-                    trial.training.position = int(counters[lane, sd.POSITION])
-                    trial.training.ensure(SEQUENCE_REFILL, "sequences")
-                    counters[lane, sd.POSITION] = trial.training.position
-                elif status[lane] == sd.NEED_TEST:
-                    frozen[lane] = _laid_end_to_end(_test_set(trial.task, protocol, trial.seed), trial.task)
-                status[lane] = sd.RUNNING if status[lane] in (sd.NEED_DATA, sd.NEED_TEST) else status[lane]
-            outputs = _room_for(outputs, *(_longest(trial.training.ends) for trial in trials),
-                                *(_longest(data[3]) for data in frozen))
-            training = tuple(tuple(getattr(trial.training, field) for trial in trials)
-                             for field in ("inputs", "targets", "judged", "ends"))
-            sd.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum, float(protocol.tolerance),
-                     max_error, training, tuple(zip(*frozen)), settings, counters, recent_right, recent_error,
-                     test_errors, outputs, stage_inputs, stage_targets, WORK)
-            if not np.isin(status, (sd.RUNNING, sd.NEED_DATA, sd.NEED_TEST)).any():
-                break
-        driver.lanes_back(engines, V, rates)
-        for lane, trial in enumerate(trials):
-            trial.counters[:] = counters[lane, :sd.SAVED]
-            trial.training.position = int(counters[lane, sd.POSITION])
-            order = (counters[lane, sd.HEAD] + np.arange(counters[lane, sd.FILLED])) % window
-            trial.recent_right, trial.recent_error = recent_right[lane, order], recent_error[lane, order]
-            if status[lane] == sd.DIVERGED:
-                trial.row = result_row(trial.seed, False, trial.presented(), trial.steps_trained(), diverged=True)
-            elif status[lane] in (sd.SOLVED, sd.DONE):
-                trial.row = _sequences_row(trial.seed, bool(status[lane] == sd.SOLVED), trial.presented(),
-                                           trial.steps_trained(), int(counters[lane, sd.TEST_WRONG]), test_errors[lane])
-
-    def _state(self) -> dict[str, np.ndarray]:
-        return {"counters": self.counters.copy(), "training_data": json_array(self.training.where()),
-                "recent_right": self.recent_right.copy(), "recent_error": self.recent_error.copy()}
-
-    def _restore(self, arrays: dict[str, np.ndarray]) -> None:
-        self.counters[:] = arrays["counters"]
-        self.training.go_to(from_json_array(arrays["training_data"]))
-        self.recent_right = np.asarray(arrays["recent_right"], dtype=np.bool_)
-        self.recent_error = np.asarray(arrays["recent_error"], dtype=np.float64)
-
-
-#: Lockstep steps at most in one kernel call, and about how many one `sequence_driver.drive`
-#: call runs before Python gets control back (for Ctrl-C).
-CHUNK = 4096
-WORK = 1 << 18
-
-
-def _laid_end_to_end(strings: list[Sequence], task: Task) -> tuple[np.ndarray, ...]:
-    """(inputs, targets, judged, ends) of ``strings`` one after another."""
-    if not strings:
-        return (np.zeros((0, task.n_inputs)), np.zeros((0, task.n_outputs)), np.zeros((0, task.n_outputs)),
-                np.zeros(0, dtype=np.bool_))
-    ends = np.zeros(sum(map(len, strings)), dtype=np.bool_)
-    ends[np.cumsum([len(string) for string in strings]) - 1] = True
-    return (np.ascontiguousarray(np.concatenate([s.inputs for s in strings]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([s.targets for s in strings]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([s.judged for s in strings]), dtype=np.float64), ends)
-
-
-def _longest(ends: np.ndarray) -> int:
-    """The longest sequence in an end-to-end layout."""
-    stops = np.flatnonzero(ends) + 1
-    return int(np.diff(stops, prepend=0).max()) if len(stops) else 0
-
-
-def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
-    """``outputs`` (lanes, steps, n) with room for ``lengths`` steps, its contents kept."""
-    longest = max(lengths)
-    if longest <= outputs.shape[1]:
-        return outputs
-    grown = np.zeros((outputs.shape[0], longest, outputs.shape[2]))
-    grown[:, :outputs.shape[1]] = outputs
-    return grown
 
 
 def trial_engine(plan: Plan, seed: int, kernel: str | None = None):

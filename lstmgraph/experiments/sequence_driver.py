@@ -1,6 +1,6 @@
 """The 1997 sequence protocol's loop in compiled code, for trials side by side (`drive`).
 
-It does what `protocols.run_sequences_reference` does, sequence by sequence, for every lane of
+It does what `sequences.run_sequences_reference` does, sequence by sequence, for every lane of
 a block of trials at once (the tests hold the two equal, and a trial run beside others equal to
 the same trial run alone):
 
@@ -175,7 +175,7 @@ def _sequence_end(ends, start):
 @numba.njit(cache=True, nogil=True)
 def _training_ended(lane, counter, settings, max_error, right, error, recent_right, recent_error, V, scratch):
     """After a training sequence: the window, the counters, divergence, and the experiment's
-    rule for "solved" (fixed sets: a full check is due; `protocols.run_sequences_reference`)."""
+    rule for "solved" (fixed sets: a full check is due; `sequences.run_sequences_reference`)."""
     window = settings[WINDOW]
     if counter[FILLED] == window:
         counter[WRONG] -= not recent_right[counter[HEAD]]

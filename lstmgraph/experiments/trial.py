@@ -46,7 +46,7 @@ def from_json_array(array: np.ndarray) -> Any:
 
 
 class Trial:
-    """One trial of a protocol (subclasses: `protocols.SequenceTrial`, `streams.StreamTrial`).
+    """One trial of a protocol (subclasses: `sequences.SequenceTrial`, `streams.StreamTrial`).
 
     ``engine`` is the trial's network (`training.engines.CompiledEngine`, its weights drawn
     from ``seed``); the data come from ``seed`` too. ``budget_steps`` caps the training steps.

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from lstmgraph.experiments import find_experiment, run_trial, trial_engine
-from lstmgraph.experiments.protocols import SequenceTrial, run_sequences_reference
+from lstmgraph.experiments.sequences import SequenceTrial, run_sequences_reference
 from lstmgraph.experiments.streams import (StreamData, StreamProtocol, StreamTrial, next_start,
                                            run_streams_reference, stream_score)
-from lstmgraph.tasks import Sequence, concatenated, make_task
+from lstmgraph.tasks import Sequence, make_task
 
 
 def test_stream_data_serves_the_draws_in_order_whatever_the_refills():
