@@ -45,17 +45,21 @@ class _MarkedPairs:
         T = self.length
         L = int(rng.integers(T, T + T // 10, endpoint=True))
         first = int(rng.integers(FIRST_WINDOW))
-        candidates = [k for k in range(T // 2 - 1) if k != first]
-        second = candidates[int(rng.integers(len(candidates)))]
+        # The second mark: the j-th of the pairs 0..T//2-2 other than the first (a draw among
+        # as many as there are, as a list of them would be indexed; 1.6x faster, the same data).
+        skip = first < T // 2 - 1
+        second = int(rng.integers(T // 2 - 1 - skip))
+        second += skip and second >= first
         values = rng.uniform(self.low, self.high, L)
-        markers = np.zeros(L)
-        markers[0] = markers[-1] = -1.0
-        markers[[first, second]] = 1.0
-        if 0 in (first, second):
+        if first == 0 or second == 0:
             values[0] = self.neutral
+        inputs = np.zeros((L, 2))
+        inputs[:, 0] = values
+        inputs[0, 1] = inputs[L - 1, 1] = -1.0
+        inputs[first, 1] = inputs[second, 1] = 1.0
         targets = np.full((L, 1), np.nan)
-        targets[-1, 0] = self.combine(values[first], values[second])
-        return Sequence(np.column_stack([values, markers]), targets)
+        targets[L - 1, 0] = self.combine(float(values[first]), float(values[second]))
+        return Sequence(inputs, targets)
 
 
 @register("adding")
