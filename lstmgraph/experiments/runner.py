@@ -6,7 +6,8 @@ processes, or a Dask cluster) that starts from the trial's last checkpoint, runs
 result row and trained weights. Only this process writes the output folder, so a cluster needs
 no shared filesystem, and a lost worker or a killed run costs at most one piece of work:
 
-- ``experiment.json``: the settings and the spec as run; a rerun with other settings is refused;
+- ``experiment.json``: the settings, the spec and the arithmetic (`TRIAL_ARITHMETIC`) as run;
+  a rerun with other settings, or by a version of other arithmetic, is refused;
 - ``trials.jsonl``: one line per finished trial, appended (and synced) as each ends;
 - ``trials/SEED/checkpoint.npz`` while a trial runs; ``trials/SEED/`` then holds the trained
   network as a run directory for `lstmgraph plot` (``spec.yaml``, ``weights.npz``,
@@ -166,9 +167,18 @@ def save_trial(folder: Path, spec_data: dict[str, Any], weights: bytes, row: dic
     write_atomically(folder / "summary.json", (json.dumps(row, indent=2) + "\n").encode())
 
 
+#: The arithmetic trials run with, as a number raised whenever a change makes a trial take
+#: another path (chaotic trials part at a changed last bit). A results folder records it, and
+#: a run refuses to add trials to a folder of another arithmetic: a row never mixes them.
+#: 1: libm's tanh in the compiled kernels (until 2026-11-22); 2: the kernels' own vectorised
+#: tanh (`engine/compiled/vector_math.py`).
+TRIAL_ARITHMETIC = 2
+
+
 def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> dict[str, Any]:
     data, _ = experiment.spec_data(specs)
-    return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data}
+    return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data,
+            "arithmetic": TRIAL_ARITHMETIC}
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -322,7 +332,13 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     with _locked(out):
         wanted = settings(experiment, budget_steps, specs)
         settings_path = out / "experiment.json"
-        if settings_path.exists() and _stored_settings(settings_path) != json.loads(json.dumps(wanted)):
+        stored = _stored_settings(settings_path) if settings_path.exists() else None
+        if stored is not None and stored != json.loads(json.dumps(wanted)):
+            if isinstance(stored, dict) and {**stored, "arithmetic": TRIAL_ARITHMETIC} == json.loads(json.dumps(wanted)):
+                raise ResultsConflict(
+                    f"{out} holds trials of {experiment.name} run by an earlier version of lstmgraph whose "
+                    f"arithmetic differs in the last bits (its trials would not be those run now); "
+                    f"choose another --out or delete it")
             raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
                                   f"choose another --out or delete it")
         write_atomically(settings_path, json.dumps(wanted, indent=2).encode())

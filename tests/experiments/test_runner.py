@@ -135,6 +135,22 @@ def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
         run_experiment(experiment, 1, 1, out, 100)
 
 
+def test_a_folder_of_another_arithmetic_takes_no_more_trials(tmp_path):
+    """Trials of a row run by an earlier version whose arithmetic differed (no ``arithmetic``,
+    or another number) are not mixed with trials run now."""
+    from lstmgraph.experiments.runner import TRIAL_ARITHMETIC, settings
+    from lstmgraph.files import BUNDLED_SPECS
+    experiment = find_experiment("gers2000-cerg-forget")
+    stored = settings(experiment, 100, BUNDLED_SPECS)
+    assert stored["arithmetic"] == TRIAL_ARITHMETIC
+    for earlier in ({key: value for key, value in stored.items() if key != "arithmetic"},
+                    {**stored, "arithmetic": TRIAL_ARITHMETIC - 1}):
+        (tmp_path / "experiment.json").write_text(json.dumps(earlier))
+        with pytest.raises(ResultsConflict, match="run by an earlier version of lstmgraph whose arithmetic differs"):
+            run_experiment(experiment, 1, 1, tmp_path, 100)
+    assert not (tmp_path / "trials.jsonl").exists()
+
+
 def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_traceback(tmp_path):
     from lstmgraph.arrays import npz_bytes
     (tmp_path / "trials" / "0").mkdir(parents=True)
