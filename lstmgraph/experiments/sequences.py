@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..tasks import Sequence, Task
-from .streams import StreamData
+from .streams import CHUNK, WORK, StreamData
 from .success import most_active_correct, squared_error, within_tolerance
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
@@ -231,14 +231,14 @@ class SequenceTrial(Trial):
         flat, rows = network.flat.arguments(), driver.slot_rows(program)
         status = counters[:, sd.STATUS]
         while True:
-            for lane, trial in enumerate(trials):
+            for lane, trial in enumerate(trials):  # the data the driver asked for
                 if status[lane] == sd.NEED_DATA or len(trial.training.inputs) == 0:
                     trial.training.position = int(counters[lane, sd.POSITION])
                     trial.training.ensure(SEQUENCE_REFILL, "sequences")
                     counters[lane, sd.POSITION] = trial.training.position
                 elif status[lane] == sd.NEED_TEST:
                     frozen[lane] = _laid_end_to_end(_test_set(trial.task, protocol, trial.seed), trial.task)
-                status[lane] = sd.RUNNING if status[lane] in (sd.NEED_DATA, sd.NEED_TEST) else status[lane]
+            status[(status == sd.NEED_DATA) | (status == sd.NEED_TEST)] = sd.RUNNING
             outputs = _room_for(outputs, *(_longest(trial.training.ends) for trial in trials),
                                 *(_longest(data[3]) for data in frozen))
             training = tuple(tuple(getattr(trial.training, field) for trial in trials)
@@ -270,11 +270,6 @@ class SequenceTrial(Trial):
         self.recent_right = np.asarray(arrays["recent_right"], dtype=np.bool_)
         self.recent_error = np.asarray(arrays["recent_error"], dtype=np.float64)
 
-
-#: Lockstep steps at most in one kernel call, and about how many one `sequence_driver.drive`
-#: call runs before Python gets control back (for Ctrl-C).
-CHUNK = 4096
-WORK = 1 << 18
 
 
 def _laid_end_to_end(strings: list[Sequence], task: Task) -> tuple[np.ndarray, ...]:

@@ -263,7 +263,8 @@ def default_lanes(plan, protocol) -> int:
 
 
 #: Lockstep steps at most in one kernel call (the staging buffers' length); one `driver.drive`
-#: call runs about `WORK` of them before Python gets control back (for Ctrl-C).
+#: (or `sequence_driver.drive`) call runs about `WORK` of them before Python gets control back
+#: (for Ctrl-C).
 CHUNK = 4096
 WORK = 1 << 18
 #: Steps or sequences drawn at a time when a trial's data runs out mid-stream.
