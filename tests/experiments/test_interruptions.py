@@ -26,7 +26,7 @@ NAME, TRIALS, BUDGET = "hochreiter1997-adding-t100", 2, 300_000
 
 
 def _command(out: Path) -> list[str]:
-    return [LSTMGRAPH, "reproduce", NAME, "--trials", str(TRIALS), "--jobs", "2", "--max-steps", str(BUDGET),
+    return [LSTMGRAPH, "reproduce", NAME, "--trials", str(TRIALS), "--jobs", "1", "--max-steps", str(BUDGET),
             "--checkpoint-seconds", "1", "--out", str(out), "--json"]
 
 
@@ -41,7 +41,7 @@ def _rows(out: Path) -> dict[int, dict]:
 
 def test_a_killed_run_leaves_no_worker_and_resumes_from_its_checkpoints(tmp_path):
     straight = tmp_path / "straight"
-    run_experiment(find_experiment(NAME), TRIALS, 2, straight, budget_steps=BUDGET)
+    run_experiment(find_experiment(NAME), TRIALS, 1, straight, budget_steps=BUDGET)
 
     out = tmp_path / "killed"
     first = subprocess.Popen(_command(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
