@@ -333,8 +333,9 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         wanted = settings(experiment, budget_steps, specs)
         settings_path = out / "experiment.json"
         stored = _stored_settings(settings_path) if settings_path.exists() else None
-        if stored is not None and stored != json.loads(json.dumps(wanted)):
-            if isinstance(stored, dict) and {**stored, "arithmetic": TRIAL_ARITHMETIC} == json.loads(json.dumps(wanted)):
+        expected = json.loads(json.dumps(wanted))  # as read back from the file
+        if stored is not None and stored != expected:
+            if isinstance(stored, dict) and {**stored, "arithmetic": TRIAL_ARITHMETIC} == expected:
                 raise ResultsConflict(
                     f"{out} holds trials of {experiment.name} run by an earlier version of lstmgraph whose "
                     f"arithmetic differs in the last bits (its trials would not be those run now); "
