@@ -45,6 +45,13 @@ def settings_of(arguments: argparse.Namespace) -> dict[str, Any]:
             "max_steps": arguments.max_steps}
 
 
+def wrong(trial) -> int:
+    """Wrong sequences among the trial's most recent (its window)."""
+    from lstmgraph.experiments.sequence_driver import WRONG
+
+    return int(trial.counters[WRONG])
+
+
 def run_trial(seed: int, settings: dict[str, Any], piece: int) -> dict[str, Any]:
     experiment = find_experiment(EXPERIMENT)
     trial = experiment.trial(experiment.plan(), seed, budget_steps=settings["max_steps"])
@@ -58,15 +65,15 @@ def run_trial(seed: int, settings: dict[str, Any], piece: int) -> dict[str, Any]
             continue
         sequences = trial.presented()
         if not trace or sequences - trace[-1][0] >= TRACE_EVERY:
-            trace.append([sequences, trial.wrong, trial.engine.rate])
+            trace.append([sequences, wrong(trial), trial.engine.rate])
         if len(drops) >= settings["max_drops"]:
-            if len(trial.recent) == trial.window and sequences - drops[-1]["sequence"] >= trial.window:
-                fewest_after_drops = min(trial.wrong, fewest_after_drops if fewest_after_drops is not None else trial.wrong)
+            if len(trial.recent_right) == trial.window and sequences - drops[-1]["sequence"] >= trial.window:
+                fewest_after_drops = min(wrong(trial), fewest_after_drops if fewest_after_drops is not None else wrong(trial))
             continue
         if settings["drop_at"] is not None:
             due = sequences >= settings["drop_at"] * (len(drops) + 1)
         else:
-            on_plateau = len(trial.recent) == trial.window and trial.wrong <= settings["plateau_wrong"]
+            on_plateau = len(trial.recent_right) == trial.window and wrong(trial) <= settings["plateau_wrong"]
             if not on_plateau:
                 plateau_since = None
             elif plateau_since is None:
@@ -74,7 +81,7 @@ def run_trial(seed: int, settings: dict[str, Any], piece: int) -> dict[str, Any]
             due = plateau_since is not None and sequences - plateau_since >= settings["plateau_sequences"]
         if due:
             trial.engine.rate = trial.engine.rate * settings["factor"]
-            drops.append({"sequence": sequences, "rate": trial.engine.rate, "recent_wrong": trial.wrong})
+            drops.append({"sequence": sequences, "rate": trial.engine.rate, "recent_wrong": wrong(trial)})
             plateau_since = None
     return {**trial.row, "drops": drops, "final_rate": trial.engine.rate,
             "fewest_wrong_after_drops": fewest_after_drops, "trace": trace, "settings": settings}

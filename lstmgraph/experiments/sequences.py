@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..tasks import Sequence, Task
+from ..tasks import Sequence, Sequences, Task
 from .streams import CHUNK, WORK, StreamData
 from .success import most_active_correct, squared_error, within_tolerance
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
@@ -274,14 +274,10 @@ class SequenceTrial(Trial):
 
 def _laid_end_to_end(strings: list[Sequence], task: Task) -> tuple[np.ndarray, ...]:
     """(inputs, targets, judged, ends) of ``strings`` one after another."""
-    if not strings:
-        return (np.zeros((0, task.n_inputs)), np.zeros((0, task.n_outputs)), np.zeros((0, task.n_outputs)),
-                np.zeros(0, dtype=np.bool_))
-    ends = np.zeros(sum(map(len, strings)), dtype=np.bool_)
-    ends[np.cumsum([len(string) for string in strings]) - 1] = True
-    return (np.ascontiguousarray(np.concatenate([s.inputs for s in strings]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([s.targets for s in strings]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([s.judged for s in strings]), dtype=np.float64), ends)
+    laid = Sequences.of(strings, task.n_inputs, task.n_outputs)
+    ends = np.zeros(len(laid.inputs), dtype=np.bool_)
+    ends[np.cumsum(laid.lengths) - 1] = True
+    return laid.inputs, laid.targets, laid.judged, ends
 
 
 def _longest(ends: np.ndarray) -> int:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..progress import Progress, ProgressReport
-from ..tasks import Task
+from ..tasks import Task, draw
 from .success import within_tolerance
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
@@ -103,7 +103,8 @@ class StreamData:
     def ensure(self, amount: int, unit: str) -> None:
         """At least ``amount`` steps or sequences after the cursor; when more are needed, a
         quarter more than that are drawn (so refills are rare; a 10^6-step CERG stream limit
-        makes them large) and the steps before the cursor are dropped."""
+        makes them large), in `draw`s that end at anchors, and the steps before the cursor are
+        dropped."""
         have = self.available(unit)
         if have >= amount:
             return
@@ -115,14 +116,15 @@ class StreamData:
         while have < amount + amount // 4 + 1:
             if self.drawn % self.ANCHOR_EVERY == 0 and self.anchors[-1][0] != self.drawn:
                 self.anchors.append((self.drawn, self.rng.bit_generator.state))
-            sequence = self.task.sample(self.rng)
-            self.drawn += 1
-            inputs.append(sequence.inputs)
-            targets.append(sequence.targets)
+            count = self.ANCHOR_EVERY - self.drawn % self.ANCHOR_EVERY  # up to the next anchor
+            sequences = draw(self.task, self.rng, count)
+            self.drawn += count
+            inputs.append(sequences.inputs)
+            targets.append(sequences.targets)
             if judged is not None:
-                judged.append(sequence.judged)
-            lengths.append(len(sequence))
-            have += len(sequence) if unit == "steps" else 1
+                judged.append(sequences.judged)
+            lengths.append(sequences.lengths)
+            have += int(sequences.lengths.sum()) if unit == "steps" else count
         kept = self.ends[self.position:]
         self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
         self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
@@ -130,7 +132,7 @@ class StreamData:
             self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64)
         self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
         self.ends[:len(kept)] = kept
-        self.ends[len(kept) - 1 + np.cumsum(lengths)] = True
+        self.ends[len(kept) - 1 + np.cumsum(np.concatenate(lengths))] = True
         self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
         self.position = 0
 
@@ -144,8 +146,7 @@ class StreamData:
         """Put the cursor where `where` said, with empty arrays: the generator is set to its state
         at the anchor and the sequences from there to the cursor are drawn again and dropped."""
         self.rng.bit_generator.state = place["state"]
-        for _ in range(place["sequence"] - place["anchor"]):
-            self.task.sample(self.rng)
+        draw(self.task, self.rng, place["sequence"] - place["anchor"])
         self.inputs, self.targets = self.inputs[:0], self.targets[:0]
         if self.judged is not None:
             self.judged = self.judged[:0]

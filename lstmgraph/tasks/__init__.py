@@ -9,7 +9,7 @@ MSD, and NMSD with ``continual: false``), ``generating_timed_spikes`` (Generatin
 Build one from a spec with ``make_task(name, options)``.
 """
 
-from .base import TASKS, Sequence, Task, TaskError, concatenated, make_task, register, unit_symbols
+from .base import TASKS, Sequence, Sequences, Task, TaskError, concatenated, draw, make_task, register, unit_symbols
 from . import catalogue  # noqa: F401,E402  (registers the built-in tasks)
 from .adding import Adding, Multiplication
 from .periodic import PeriodicFunction
@@ -20,5 +20,5 @@ from .temporal_order import TemporalOrder
 
 __all__ = ["TASKS", "Adding", "ContinualEmbeddedReber", "EmbeddedReber",
            "GeneratingTimedSpikes", "MeasuringSpikeDelays", "Multiplication", "PeriodicFunction",
-           "Reber", "RecallFirst", "Sequence", "Task", "TaskError", "TemporalOrder",
-           "concatenated", "make_task", "register", "unit_symbols"]
+           "Reber", "RecallFirst", "Sequence", "Sequences", "Task", "TaskError", "TemporalOrder",
+           "concatenated", "draw", "make_task", "register", "unit_symbols"]

@@ -48,7 +48,9 @@ class Task(Protocol):
     name its units, for plots and reports, in the optional attributes ``input_symbols`` and
     ``output_symbols`` (one name per unit, in unit order); `unit_symbols` reads them. A task
     whose every sample is the same sequence (``rng`` unused or irrelevant, as in PFG) says so
-    with the optional attribute ``deterministic`` = True; missing means false."""
+    with the optional attribute ``deterministic`` = True; missing means false. A task may also
+    draw many sequences at once with an optional ``sample_many(rng, count)`` returning
+    `Sequences`, exactly what ``count`` calls of ``sample`` give (`draw` uses it)."""
 
     name: str
     n_inputs: int
@@ -58,6 +60,38 @@ class Task(Protocol):
     def sample(self, rng: np.random.Generator) -> Sequence:
         """Draw the next sequence using only ``rng``."""
         ...
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """Sequences laid end to end: ``inputs``, ``targets`` and ``judged`` (`Sequence.judged`)
+    with one row per step, and ``lengths``, one per sequence."""
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    judged: np.ndarray
+    lengths: np.ndarray
+
+    @staticmethod
+    def of(sequences: list[Sequence], n_inputs: int, n_outputs: int) -> "Sequences":
+        """``sequences`` laid end to end (none: empty arrays of the given widths)."""
+        if not sequences:
+            return Sequences(np.zeros((0, n_inputs)), np.zeros((0, n_outputs)), np.zeros((0, n_outputs)),
+                             np.zeros(0, dtype=np.int64))
+        return Sequences(np.concatenate([s.inputs for s in sequences]), np.concatenate([s.targets for s in sequences]),
+                         np.concatenate([s.judged for s in sequences]),
+                         np.array([len(s) for s in sequences], dtype=np.int64))
+
+
+def draw(task: Task, rng: np.random.Generator, count: int) -> Sequences:
+    """``count`` sequences of ``task`` end to end: what ``count`` calls of ``task.sample`` give,
+    the same draws from ``rng``, through the task's ``sample_many`` where it has one. A stream
+    trial draws millions of sequences of about ten steps, where a Python call per sequence
+    costs more than the compiled net's steps (benchmarks/task_sampling.py)."""
+    many = getattr(task, "sample_many", None)
+    if many is not None:
+        return many(rng, count)
+    return Sequences.of([task.sample(rng) for _ in range(count)], task.n_inputs, task.n_outputs)
 
 
 def unit_symbols(task: Task) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .base import Sequence, register
+from .base import Sequence, Sequences, register
 
 SHAPES = ("cosine", "triangle", "rectangle")
 
@@ -71,3 +71,9 @@ class PeriodicFunction:
 
     def sample(self, rng: np.random.Generator) -> Sequence:
         return Sequence(self._sequence.inputs.copy(), self._sequence.targets.copy())
+
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` samples end to end (no draws)."""
+        targets = np.tile(self._sequence.targets, (count, 1))
+        return Sequences(np.zeros((count * self.length, 1)), targets, targets,
+                         np.full(count, self.length, dtype=np.int64))

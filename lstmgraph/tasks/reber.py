@@ -17,7 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .base import Sequence, register
+from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("B", "T", "P", "S", "X", "V", "E")
 INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
@@ -69,6 +69,10 @@ class Automaton:
     _leaving: tuple[tuple[tuple[int, int], ...], ...] = field(init=False, repr=False, compare=False)
     _start_number: int = field(init=False, repr=False, compare=False)
     _final_number: int = field(init=False, repr=False, compare=False)
+    # The same as arrays for `walks`: per state its out-degree, its edges' numbers and next states.
+    _degrees: np.ndarray = field(init=False, repr=False, compare=False)
+    _edge_table: np.ndarray = field(init=False, repr=False, compare=False)
+    _next_table: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         table: dict[tuple[str, str], str] = {}
@@ -95,6 +99,17 @@ class Automaton:
             for state in states))
         object.__setattr__(self, "_start_number", state_number[self.start])
         object.__setattr__(self, "_final_number", state_number[self.final])
+        if any(len(out) > 2 for out in self._leaving):
+            raise ValueError(f"{self.name}: a state has more than two edges; strings are drawn one "
+                             f"bit per branch (each of two edges taken with probability 0.5)")
+        degrees = np.array([len(out) for out in self._leaving], dtype=np.int64)
+        tables = np.zeros((2, len(states), 2), dtype=np.int64)
+        for number, out in enumerate(self._leaving):
+            for choice, (edge, target) in enumerate(out):
+                tables[:, number, choice] = edge, target
+        object.__setattr__(self, "_degrees", degrees)
+        object.__setattr__(self, "_edge_table", tables[0])
+        object.__setattr__(self, "_next_table", tables[1])
 
     def successor_row(self, state: str) -> np.ndarray:
         """The multi-hot row of the symbols that may follow ``state`` (precomputed; do not write)."""
@@ -125,6 +140,32 @@ class Automaton:
             edge, state = out[int(integers(len(out)))] if len(out) > 1 else out[0]
             path.append(edge)
         return path
+
+    def walks(self, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` random strings end to end as edge numbers, and their lengths: the strings
+        and the generator state of ``count`` calls of `walk`, made faster. The branch bits are
+        drawn as vectors of ``rng.integers(2)`` (numpy draws a vector as the same calls one
+        after another), walked in compiled code (`grammar_walks.walk_strings`); then the
+        generator is set back and moved past exactly the bits the strings read."""
+        from .grammar_walks import walk_strings
+
+        before = rng.bit_generator.state
+        bits, read = np.zeros(0, dtype=np.int64), 0
+        paths, lengths, done = [], [], 0
+        while done < count:
+            left = count - done
+            bits = np.concatenate([bits, rng.integers(2, size=8 * left + 64)])
+            path = np.empty((len(bits) + 1) * len(self._degrees), dtype=np.int64)
+            walked = np.empty(left, dtype=np.int64)
+            strings, used, written = walk_strings(self._degrees, self._edge_table, self._next_table,
+                                                  self._start_number, self._final_number, bits, left, path, walked)
+            paths.append(path[:written])
+            lengths.append(walked[:strings])
+            done, read, bits = done + strings, read + used, bits[used:]
+        rng.bit_generator.state = before
+        rng.integers(2, size=read)
+        return np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64), \
+            np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
 
     def generate(self, rng: np.random.Generator) -> str:
         """One random string; each edge of a branching state is equally likely (`walk`)."""
@@ -221,18 +262,30 @@ def prediction_sequence(automaton: Automaton, string: str, continual: bool, targ
 
 def path_sequence(automaton: Automaton, path: list[int], continual: bool, targets: str = "legal") -> Sequence:
     """`prediction_sequence` of the string whose edge numbers are ``path`` (`Automaton.walk`),
-    read from the automaton's per-edge rows: what `sample` uses, since strings and state names
-    cost most of a CERG step's drawing time (benchmarks/task_sampling.py)."""
-    edges = np.array(path)
+    read from the automaton's per-edge rows (`paths_sequences` of one path): what `sample`
+    uses, since strings and state names cost most of a CERG step's drawing time
+    (benchmarks/task_sampling.py)."""
+    coded = paths_sequences(automaton, np.array(path, dtype=np.int64), np.array([len(path)]), continual, targets)
+    return Sequence(coded.inputs, coded.targets, coded.judged if targets == "next" and not continual else None)
+
+
+def paths_sequences(automaton: Automaton, edges: np.ndarray, lengths: np.ndarray, continual: bool,
+                    targets: str = "legal") -> Sequences:
+    """`prediction_sequence` of each string, laid end to end: ``edges`` the strings' edge
+    numbers end to end, ``lengths`` their lengths (`Automaton.walks`)."""
+    ends = np.cumsum(lengths)
+    legal = automaton.edge_successors.take(edges, axis=0)
     if continual:
-        legal = automaton.edge_successors.take(edges, axis=0)
-        legal[-1] = automaton.successor_row(automaton.start)
-        return Sequence(automaton.edge_symbols.take(edges, axis=0), legal)
-    inputs = automaton.edge_symbols.take(edges[:-1], axis=0)
-    legal = automaton.edge_successors.take(edges[:-1], axis=0)
-    if targets == "next":
-        return Sequence(inputs, automaton.edge_symbols.take(edges[1:], axis=0), legal)
-    return Sequence(inputs, legal)
+        legal[ends - 1] = automaton.successor_row(automaton.start)
+        return Sequences(automaton.edge_symbols.take(edges, axis=0), legal, legal, lengths)
+    read = np.ones(len(edges), dtype=bool)  # every symbol but each string's last is an input
+    read[ends - 1] = False
+    inputs, legal = automaton.edge_symbols.take(edges[read], axis=0), legal[read]
+    if targets == "next":  # every symbol but each string's first is a target
+        following = np.ones(len(edges), dtype=bool)
+        following[ends - lengths] = False
+        return Sequences(inputs, automaton.edge_symbols.take(edges[following], axis=0), legal, lengths - 1)
+    return Sequences(inputs, legal, legal, lengths - 1)
 
 
 class _GrammarTask:
@@ -250,6 +303,32 @@ class _GrammarTask:
         """Whether ``string`` is a complete string of this task's grammar."""
         return self.automaton.accepts(string)
 
+    def walks(self, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` random strings end to end as edge numbers, and their lengths: the strings
+        and the generator state of ``count`` calls of `walk`, made faster. The branch bits are
+        drawn as vectors of ``rng.integers(2)`` (numpy draws a vector as the same calls one
+        after another), walked in compiled code (`grammar_walks.walk_strings`); then the
+        generator is set back and moved past exactly the bits the strings read."""
+        from .grammar_walks import walk_strings
+
+        before = rng.bit_generator.state
+        bits, read = np.zeros(0, dtype=np.int64), 0
+        paths, lengths, done = [], [], 0
+        while done < count:
+            left = count - done
+            bits = np.concatenate([bits, rng.integers(2, size=8 * left + 64)])
+            path = np.empty((len(bits) + 1) * len(self._degrees), dtype=np.int64)
+            walked = np.empty(left, dtype=np.int64)
+            strings, used, written = walk_strings(self._degrees, self._edge_table, self._next_table,
+                                                  self._start_number, self._final_number, bits, left, path, walked)
+            paths.append(path[:written])
+            lengths.append(walked[:strings])
+            done, read, bits = done + strings, read + used, bits[used:]
+        rng.bit_generator.state = before
+        rng.integers(2, size=read)
+        return np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64), \
+            np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
+
     def generate(self, rng: np.random.Generator) -> str:
         """One random string of the grammar (what `sample` encodes)."""
         return self.automaton.generate(rng)
@@ -259,6 +338,10 @@ class _GrammarTask:
     def sample(self, rng: np.random.Generator) -> Sequence:
         """`prediction_sequence` of `generate`'s string, drawn and encoded as integers."""
         return path_sequence(self.automaton, self.automaton.walk(rng), self.continual, self.targets)
+
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` samples end to end, as ``count`` calls of `sample` draw them."""
+        return paths_sequences(self.automaton, *self.automaton.walks(rng, count), self.continual, self.targets)
 
 
 class _IndependentGrammarTask(_GrammarTask):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Sequence, register
+from .base import Sequence, Sequences, register
 
 CUES = ("length", "delay", "spike")
 
@@ -76,9 +76,30 @@ class _Intervals:
         """Every sample the same interval: true only with a single delay value."""
         return len(self.delays) == 1
 
-    def draw_delay(self, rng: np.random.Generator) -> int:
-        """I(n), uniform over ``delays``."""
-        return self.delays[int(rng.integers(len(self.delays)))]
+    def draw_delays(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """I(n) of ``count`` intervals, each uniform over ``delays``: one
+        ``rng.integers(len(delays))`` each, drawn as one vector (numpy draws it as the same
+        calls one after another; tests/tasks/test_spikes.py holds the data to its digests)."""
+        return np.asarray(self.delays, dtype=np.int64)[rng.integers(len(self.delays), size=count)]
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        """One interval."""
+        delay = self.delays[int(rng.integers(len(self.delays)))]
+        length = self.period + delay
+        return Sequence(*self._coded(length, 0, length - 1, delay))
+
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` intervals end to end, as ``count`` calls of `sample` would draw them."""
+        delays = self.draw_delays(rng, count)
+        lengths = self.period + delays
+        ends = np.cumsum(lengths)
+        inputs, targets = self._coded(int(ends[-1]) if count else 0, ends - lengths, ends - 1, delays)
+        return Sequences(inputs, targets, targets, lengths)
+
+    def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(inputs, targets) of intervals starting at steps ``starts`` with delays ``delays`` and
+        spikes at steps ``spikes`` (one interval: numbers; many: arrays)."""
+        raise NotImplementedError
 
 
 @register("measuring_spike_delays")
@@ -99,14 +120,12 @@ class MeasuringSpikeDelays(_Intervals):
         self.delays = _delays(delays)
         self.continual = _bool("continual", continual)
 
-    def sample(self, rng: np.random.Generator) -> Sequence:
-        delay = self.draw_delay(rng)
-        length = self.period + delay
-        inputs = np.zeros((length, 1))
-        inputs[-1, 0] = 1.0
-        targets = np.full((length, 1), np.nan)
-        targets[-1, 0] = float(delay)
-        return Sequence(inputs, targets)
+    def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
+        inputs = np.zeros((steps, 1))
+        inputs[spikes, 0] = 1.0
+        targets = np.full((steps, 1), np.nan)
+        targets[spikes, 0] = delays
+        return inputs, targets
 
 
 @register("generating_timed_spikes")
@@ -135,11 +154,9 @@ class GeneratingTimedSpikes(_Intervals):
                              f"[0]) or use cue 'delay', got delays {list(self.delays)!r}")
         self.cue = cue
 
-    def sample(self, rng: np.random.Generator) -> Sequence:
-        delay = self.draw_delay(rng)
-        length = self.period + delay
-        inputs = np.zeros((length, 1))
-        inputs[0, 0] = {"length": float(length), "delay": float(delay), "spike": 1.0}[self.cue]
-        targets = np.zeros((length, 1))
-        targets[-1, 0] = 1.0
-        return Sequence(inputs, targets)
+    def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
+        inputs = np.zeros((steps, 1))
+        inputs[starts, 0] = {"length": self.period + delays, "delay": delays, "spike": 1.0}[self.cue]
+        targets = np.zeros((steps, 1))
+        targets[spikes, 0] = 1.0
+        return inputs, targets

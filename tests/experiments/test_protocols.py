@@ -38,7 +38,8 @@ def test_stream_data_serves_the_draws_in_order_whatever_the_refills():
 def test_sequences_are_counted_and_the_cursor_stays_at_sequence_starts():
     data = StreamData(FixedLength(), np.random.default_rng(0))
     data.ensure(3, "sequences")
-    assert data.available("sequences") == 4 and data.available("steps") == 40  # 3, and a quarter more (at least 1)
+    # 3 and a quarter more (at least 1) are due; `draw`s run to the next anchor
+    assert data.available("sequences") == StreamData.ANCHOR_EVERY and data.available("steps") == 2560
     assert data.counts[:12].tolist() == [0] * 10 + [1, 1]
     assert next_start(data.ends, 0) == 0 and next_start(data.ends, 1) == 10 and next_start(data.ends, 10) == 10
 

@@ -219,3 +219,10 @@ def test_sample_is_prediction_sequence_of_generate_from_the_same_generator_state
                 assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
                 assert np.array_equal(got, want)
         assert fast.bit_generator.state == reference.bit_generator.state
+
+
+def test_an_automaton_with_a_three_way_branch_is_refused():
+    """`Automaton.walks` draws one bit per branch (the papers' grammars branch two ways, each
+    edge with probability 0.5)."""
+    with pytest.raises(ValueError, match="more than two edges"):
+        Automaton("three-way", "a", "z", {"a": (("B", "z"), ("T", "z"), ("P", "z"))})

@@ -3,6 +3,7 @@ streams, targets at and between spikes, the delay distribution, and the options.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import numpy as np
@@ -159,3 +160,27 @@ def test_delays_are_kept_sorted_so_their_order_does_not_matter():
     x = concatenated(a, 500, np.random.default_rng(26))
     y = concatenated(b, 500, np.random.default_rng(26))
     np.testing.assert_array_equal(x[0], y[0])
+
+
+@pytest.mark.parametrize("name, options, expected", [
+    ("generating_timed_spikes", {}, ["c1feb928236082f5", "6f71ed96d83755b6", "268e4d9efe228394"]),
+    ("generating_timed_spikes", {"cue": "delay"}, ["f5028411537910b4", "d32df4290b476315", "fcef8b94fe13ad4c"]),
+    ("generating_timed_spikes", {"cue": "spike", "delays": [0]},
+     ["2fd3feffccfa44b0", "a5bf2c227dc3af95", "3a1b0a09b00041d6"]),
+    ("measuring_spike_delays", {}, ["a80b0a8721ef12ae", "a7e7ef7b4829dca5", "b5e7508290c9da78"]),
+    ("measuring_spike_delays", {"delays": list(range(11))},
+     ["cc5caa19bfcbafb1", "b1d32c9fbcadb5de", "fa33eaf653838225"]),
+])
+def test_the_intervals_are_those_the_committed_results_were_drawn_with(name, options, expected):
+    """The first 700 intervals of seeds 0-1-2 and the generator state after them, hashed: the
+    digests come from the sampler before `sample_many` (2026-11-23), which docs/results' rows
+    were drawn with; test_tasks.py holds `sample_many` to `sample`."""
+    task = make_task(name, options)
+    for seed, digest_wanted in enumerate(expected):
+        rng, digest = np.random.default_rng(seed), hashlib.sha256()
+        for _ in range(700):
+            sequence = task.sample(rng)
+            for array in (sequence.inputs, sequence.targets, sequence.judged):
+                digest.update(array.tobytes())
+        digest.update(repr(rng.bit_generator.state).encode())
+        assert digest.hexdigest()[:16] == digest_wanted

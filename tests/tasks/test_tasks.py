@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from lstmgraph.tasks import TASKS, RecallFirst, TaskError, make_task, unit_symbols
+from lstmgraph.tasks import TASKS, RecallFirst, Sequences, TaskError, draw, make_task, unit_symbols
 from lstmgraph.tasks.temporal_order import class_of
 
 
@@ -44,7 +44,7 @@ RANDOM_TASKS = [("embedded_reber", {}), ("reber", {}), ("continual_embedded_rebe
                 ("generating_timed_spikes", {}), ("recall_first", {})]
 
 
-def draw(task, seed, n=5):
+def samples(task, seed, n=5):
     rng = np.random.default_rng(seed)
     return [task.sample(rng) for _ in range(n)]
 
@@ -58,13 +58,33 @@ def same(a, b):
 @pytest.mark.parametrize("name, options", RANDOM_TASKS)
 def test_seed_fixes_the_data(name, options):
     task = make_task(name, options)
-    assert same(draw(task, 11), draw(make_task(name, options), 11))
-    assert not same(draw(task, 11), draw(task, 12))
+    assert same(samples(task, 11), samples(make_task(name, options), 11))
+    assert not same(samples(task, 11), samples(task, 12))
 
 
 def test_periodic_function_is_the_same_for_every_seed():
     task = make_task("periodic_function", {"shape": "triangle", "period": 25})
-    assert same(draw(task, 11), draw(task, 12))
+    assert same(samples(task, 11), samples(task, 12))
+
+
+@pytest.mark.parametrize("name, options", RANDOM_TASKS + [("generating_timed_spikes", {"cue": "delay"}),
+                                                          ("generating_timed_spikes", {"cue": "spike", "delays": [0]}),
+                                                          ("periodic_function", {"shape": "rectangle"}),
+                                                          ("embedded_reber", {"targets": "legal"})])
+def test_draw_gives_the_sequences_and_generator_state_of_as_many_sample_calls(name, options):
+    """`draw` (a task's `sample_many`, where it has one) lays out exactly what `sample` draws,
+    and leaves the generator where the calls would: the stream trials draw through it."""
+    task = make_task(name, options)
+    for seed in (0, 1):
+        many, one_by_one = np.random.default_rng(seed), np.random.default_rng(seed)
+        for count in (0, 1, 7, 300):
+            got = draw(task, many, count)
+            want = Sequences.of([task.sample(one_by_one) for _ in range(count)], task.n_inputs, task.n_outputs)
+            for field in ("inputs", "targets", "judged", "lengths"):
+                a, b = getattr(got, field), getattr(want, field)
+                assert a.dtype == b.dtype and a.shape == b.shape, (field, count)
+                assert np.array_equal(a, b, equal_nan=True), (field, count)
+            assert many.bit_generator.state == one_by_one.bit_generator.state
 
 
 def test_every_registered_task_has_the_interface():
