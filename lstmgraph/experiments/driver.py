@@ -256,7 +256,9 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
             ran = max(ran, steps_done[lane])
             still += active[lane]
         done_work += ran
-        longest = 2 * longest if still == running else FIRST_CHUNK
+        # (Capped: doubled without bound, 59 chunks in a row with no stop overflowed it to 0, and
+        # a lane that erred no more, alone in its block, ran zero-step chunks for ever.)
+        longest = min(2 * longest, stage_inputs.shape[0]) if still == running else FIRST_CHUNK
         # Each lane's stream after its steps, as `streams.stream_score` reads a kernel call.
         for lane in range(trials):
             counter = counters[lane]

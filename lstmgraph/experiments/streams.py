@@ -256,8 +256,10 @@ def default_lanes(plan, protocol) -> int:
     `SIDE_BY_SIDE_FROM_WEIGHTS` or more. The 1997 sequence trials run one to a block: their
     sequences, of unequal lengths, end a lockstep chunk at every lane's sequence end (4 lanes
     measured 0.98x on the ERG net, 1.07x on the adding net; docs/performance.md). So do stream
-    trials reset at every sequence start (the "external reset" baseline), for the same reason:
-    four CERG nets of that row in one block made no checkpoint in 20 minutes (2026-11-23)."""
+    trials reset at every sequence start (the "external reset" baseline), whose lockstep chunks
+    end at every lane's sequence end for the same reason. (Four CERG nets of that row in one
+    block once made no checkpoint in 20 minutes; that was the chunk-growth overflow fixed in
+    `driver._drive`, which hung one net alone as well.)"""
     from ..engine.compiled.specialised import WIDTH
 
     if protocol.kind != "streams" or protocol.reset_each_sequence:

@@ -4,6 +4,8 @@ reproducible from their seed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from dataclasses import replace
 
@@ -89,6 +91,34 @@ def test_sequences_completed_before_the_first_error_are_counted_in_sequences(err
     data = StreamData(FixedLength(), np.random.default_rng(0))
     score, _ = stream_score(ScriptedNetwork(error_at), data, protocol, 30, learn=False)
     assert score == expected
+
+
+# A lane that makes no error runs ever longer chunks. The growth was once unbounded: after 59
+# doublings with no stop it overflowed to 0, and the trials of the block ran zero-step chunks
+# for ever. Only where chunks are short did that happen before the data ran out (which starts a
+# new drive call): with a reset at every sequence start, a chunk ends at each one (CERG nets of
+# the external-reset row, 2026-11-23). Here 3,000 steps of intervals of 10-11 steps, each its
+# own chunk. A child process, so that the bug, come back, fails the test instead of hanging.
+NEVER_ERRS = """
+from lstmgraph.experiments import find_experiment, trial_engine
+from lstmgraph.experiments.streams import StreamProtocol, StreamTrial
+experiment = find_experiment("gers2002-gts-peephole")
+protocol = StreamProtocol(tolerance=1e9, unit="steps", train_limit=3_000, test_limit=10, max_streams=1,
+                          test_streams=1, reset_each_sequence=True)
+trial = StreamTrial(trial_engine(experiment.plan(), 0), experiment.make_task(), protocol, 0)
+trial.engine.rate = 0.0  # the weights stay as drawn (a huge tolerance, no error: they would grow)
+trial.advance(None)
+print(trial.row["presented"], trial.row["steps"], trial.row["solved"])
+"""
+
+
+def test_a_stream_with_no_error_in_hundreds_of_chunks_runs_to_its_limit():
+    try:
+        done = subprocess.run([sys.executable, "-c", NEVER_ERRS], capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("a 3,000-step stream with no error did not end in 10 minutes") from None
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "3000", "True"]
 
 
 def test_external_reset_resets_before_every_sequence():
