@@ -257,9 +257,8 @@ def default_lanes(plan, protocol) -> int:
     sequences, of unequal lengths, end a lockstep chunk at every lane's sequence end (4 lanes
     measured 0.98x on the ERG net, 1.07x on the adding net; docs/performance.md). So do stream
     trials reset at every sequence start (the "external reset" baseline), whose lockstep chunks
-    end at every lane's sequence end for the same reason. (Four CERG nets of that row in one
-    block once made no checkpoint in 20 minutes; that was the chunk-growth overflow fixed in
-    `driver._drive`, which hung one net alone as well.)"""
+    end at every lane's sequence end for the same reason: 0.77x for 4 CERG nets of that row
+    (`benchmarks/lanes.py gers2000-cerg-standard-reset --trials 4 --steps 300000`)."""
     from ..engine.compiled.specialised import WIDTH
 
     if protocol.kind != "streams" or protocol.reset_each_sequence:

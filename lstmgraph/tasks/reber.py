@@ -262,11 +262,21 @@ def prediction_sequence(automaton: Automaton, string: str, continual: bool, targ
 
 def path_sequence(automaton: Automaton, path: list[int], continual: bool, targets: str = "legal") -> Sequence:
     """`prediction_sequence` of the string whose edge numbers are ``path`` (`Automaton.walk`),
-    read from the automaton's per-edge rows (`paths_sequences` of one path): what `sample`
-    uses, since strings and state names cost most of a CERG step's drawing time
-    (benchmarks/task_sampling.py)."""
-    coded = paths_sequences(automaton, np.array(path, dtype=np.int64), np.array([len(path)]), continual, targets)
-    return Sequence(coded.inputs, coded.targets, coded.judged if targets == "next" and not continual else None)
+    read from the automaton's per-edge rows: what `sample` uses, since strings and state names
+    cost most of a CERG step's drawing time (benchmarks/task_sampling.py). `paths_sequences`
+    codes many strings at once the same way; for one string its numpy calls would cost three
+    times these (10 us against 3.4), so both are kept, and tests/tasks/test_tasks.py holds them
+    equal."""
+    edges = np.array(path)
+    if continual:
+        legal = automaton.edge_successors.take(edges, axis=0)
+        legal[-1] = automaton.successor_row(automaton.start)
+        return Sequence(automaton.edge_symbols.take(edges, axis=0), legal)
+    inputs = automaton.edge_symbols.take(edges[:-1], axis=0)
+    legal = automaton.edge_successors.take(edges[:-1], axis=0)
+    if targets == "next":
+        return Sequence(inputs, automaton.edge_symbols.take(edges[1:], axis=0), legal)
+    return Sequence(inputs, legal)
 
 
 def paths_sequences(automaton: Automaton, edges: np.ndarray, lengths: np.ndarray, continual: bool,
