@@ -75,5 +75,5 @@ class PeriodicFunction:
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
         """``count`` samples end to end (no draws)."""
         targets = np.tile(self._sequence.targets, (count, 1))
-        return Sequences(np.zeros((count * self.length, 1)), targets, targets,
+        return Sequences(np.tile(self._sequence.inputs, (count, 1)), targets, targets,
                          np.full(count, self.length, dtype=np.int64))
