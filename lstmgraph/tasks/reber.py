@@ -143,29 +143,12 @@ class Automaton:
 
     def walks(self, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
         """``count`` random strings end to end as edge numbers, and their lengths: the strings
-        and the generator state of ``count`` calls of `walk`, made faster. The branch bits are
-        drawn as vectors of ``rng.integers(2)`` (numpy draws a vector as the same calls one
-        after another), walked in compiled code (`grammar_walks.walk_strings`); then the
-        generator is set back and moved past exactly the bits the strings read."""
-        from .grammar_walks import walk_strings
+        and the generator state of ``count`` calls of `walk`, in compiled code
+        (`draws.walk_strings`)."""
+        from .draws import walk_strings
 
-        before = rng.bit_generator.state
-        bits, read = np.zeros(0, dtype=np.int64), 0
-        paths, lengths, done = [], [], 0
-        while done < count:
-            left = count - done
-            bits = np.concatenate([bits, rng.integers(2, size=8 * left + 64)])
-            path = np.empty((len(bits) + 1) * len(self._degrees), dtype=np.int64)
-            walked = np.empty(left, dtype=np.int64)
-            strings, used, written = walk_strings(self._degrees, self._edge_table, self._next_table,
-                                                  self._start_number, self._final_number, bits, left, path, walked)
-            paths.append(path[:written])
-            lengths.append(walked[:strings])
-            done, read, bits = done + strings, read + used, bits[used:]
-        rng.bit_generator.state = before
-        rng.integers(2, size=read)
-        return np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64), \
-            np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
+        return walk_strings(self._degrees, self._edge_table, self._next_table, self._start_number,
+                            self._final_number, rng, count)
 
     def generate(self, rng: np.random.Generator) -> str:
         """One random string; each edge of a branching state is equally likely (`walk`)."""

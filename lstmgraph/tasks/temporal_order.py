@@ -26,7 +26,7 @@ from itertools import product
 
 import numpy as np
 
-from .base import Sequence, register
+from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("a", "b", "c", "d", "X", "Y", "E", "B")
 INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
@@ -87,10 +87,28 @@ class TemporalOrder:
             is_y = int(rng.integers(2))
             codes[step - 1] = INDEX["Y"] if is_y else INDEX["X"]
             label = 2 * label + is_y
-        inputs = np.zeros((length, len(SYMBOLS)))
-        inputs[np.arange(length), codes] = 1.0
+        coded = self._coded(codes, np.array([length]), np.array([label]))
+        return Sequence(coded.inputs, coded.targets)
+
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them, in
+        compiled code (`draws.temporal_orders`)."""
+        from .draws import temporal_orders
+
+        codes, lengths, labels = temporal_orders(
+            rng, count, MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
+            np.array(self.windows, dtype=np.int64), INDEX["X"], INDEX["Y"])
+        return self._coded(codes, lengths, labels)
+
+    def _coded(self, codes: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> Sequences:
+        """Sequences of symbol ``codes`` (end to end) of ``lengths`` and classes ``labels``: inputs
+        one-hot; the class one-hot at each sequence's last step, ``idle_target`` (or none)
+        before it."""
+        inputs = np.zeros((len(codes), len(SYMBOLS)))
+        inputs[np.arange(len(codes)), codes] = 1.0
         idle = np.nan if self.idle_target is None else self.idle_target
-        targets = np.full((length, self.n_outputs), idle)
-        targets[-1] = 0.0
-        targets[-1, label] = 1.0
-        return Sequence(inputs, targets)
+        targets = np.full((len(codes), self.n_outputs), idle)
+        last = np.cumsum(lengths) - 1
+        targets[last] = 0.0
+        targets[last, labels] = 1.0
+        return Sequences(inputs, targets, targets, lengths)

@@ -3,6 +3,7 @@ inputs, and balance (chi-square at the 0.1 % level over a few thousand sequences
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 import numpy as np
@@ -96,3 +97,23 @@ def test_options_are_validated():
         make_task("temporal_order", {"variant": "6c"})
     with pytest.raises(TaskError, match=r"continual must be true or false"):
         make_task("temporal_order", {"continual": "yes"})
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({}, ["c310fce87c559400", "4e0416520efec797", "6f682cf372ad74d1"]),
+    ({"variant": "6b"}, ["e5051a648b271689", "df4ee5f4a8fb10dc", "a2ec97248cbb5f0a"]),
+    ({"variant": "6b", "continual": True, "idle_target": 0}, ["8763a4235e71feab", "c1e32d603b49799b", "23880bccdbdbf074"]),
+])
+def test_the_sequences_are_those_the_committed_results_were_drawn_with(options, expected):
+    """The first 300 sequences of seeds 0-1-2 and the generator state after them, hashed: the
+    digests come from the sampler before `sample_many` (2026-11-23), which docs/results' rows
+    were drawn with; test_tasks.py holds `sample_many` to `sample`."""
+    task = make_task("temporal_order", options)
+    for seed, digest_wanted in enumerate(expected):
+        rng, digest = np.random.default_rng(seed), hashlib.sha256()
+        for _ in range(300):
+            sequence = task.sample(rng)
+            for array in (sequence.inputs, sequence.targets, sequence.judged):
+                digest.update(array.tobytes())
+        digest.update(repr(rng.bit_generator.state).encode())
+        assert digest.hexdigest()[:16] == digest_wanted
