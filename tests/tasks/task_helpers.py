@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from lstmgraph.tasks.reber import SYMBOLS
@@ -25,3 +27,16 @@ def as_sets(targets: np.ndarray) -> list[set[str]]:
 def chi_square(counts: dict, expected: float) -> float:
     """Pearson's statistic of ``counts`` against the same ``expected`` count for each key."""
     return float(sum((count - expected) ** 2 / expected for count in counts.values()))
+
+
+def sampled_digest(task, seed: int, count: int) -> str:
+    """The first ``count`` sequences `sample` draws from ``seed`` (inputs, targets, judged) and
+    the generator state after them, hashed: to hold a sampler to the data committed results
+    were drawn with."""
+    rng, digest = np.random.default_rng(seed), hashlib.sha256()
+    for _ in range(count):
+        sequence = task.sample(rng)
+        for array in (sequence.inputs, sequence.targets, sequence.judged):
+            digest.update(array.tobytes())
+    digest.update(repr(rng.bit_generator.state).encode())
+    return digest.hexdigest()[:16]
