@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -124,10 +125,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         report_spec_error(error.source.filename if error.source else specs, error)
     except (ResultsConflict, ClusterError) as error:
         fail(str(error))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (runner.Stopped)
         click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}, running ones "
                    f"in their checkpoints; run the same command to resume", err=True)
-        sys.exit(130)
+        sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
     figure = draw_results(results, out / "results.png")
     if as_json:
         click.echo(json.dumps(results, indent=2))

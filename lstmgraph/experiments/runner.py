@@ -233,25 +233,64 @@ def _append_row(path: Path, row: dict[str, Any]) -> None:
 
 
 # -- the run ---------------------------------------------------------------------------------------
+#: The signals that stop a run the way Ctrl-C does: a terminal's Ctrl-C, and the SIGTERM of
+#: `kill`, `timeout` or a batch scheduler (SLURM sends it before its SIGKILL).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(KeyboardInterrupt):
+    """The run was stopped by ``signal_number``: its workers are ended, its trials resume."""
+
+    def __init__(self, signal_number: int):
+        super().__init__(signal.Signals(signal_number).name)
+        self.signal_number = signal_number
+
+
+def _heeded() -> list[int]:
+    """The stop signals this process does not ignore (a shell script's `cmd &` ignores Ctrl-C)."""
+    return [number for number in STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
+
+
+def _raise_stopped(signal_number: int, frame: object) -> None:
+    raise Stopped(signal_number)
+
+
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends, then raise it: a worker whose start is cut short reads
-    half its start-up data and prints a traceback. The handler defers it in this process (any
-    thread may receive the signal); the signal mask, which started workers inherit, keeps a
-    terminal's Ctrl-C from reaching them before they ignore it."""
+def _stopped_by_signals() -> Iterator[None]:
+    """A stop signal raises `Stopped` in the main thread, so the run ends through its `finally`
+    (workers terminated, nothing left behind) instead of dying where it stands."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread handles signals
         return
+    handlers = {number: signal.signal(number, _raise_stopped) for number in _heeded()}
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+
+
+@contextmanager
+def _stops_deferred() -> Iterator[None]:
+    """Hold a stop signal until the block ends, then raise it: a worker whose start is cut short
+    reads half its start-up data and prints a traceback. The handler defers it in this process
+    (any thread may receive the signal); the signal mask, which started workers inherit, keeps a
+    terminal's Ctrl-C from reaching them before they ignore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     caught: list[int] = []
-    handler = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handlers = {number: signal.signal(number, lambda number, frame: caught.append(number))
+                for number in _heeded()}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, handler)
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     if caught:
-        raise KeyboardInterrupt
+        raise Stopped(caught[0])
 
 
 class _Schedule:
@@ -353,7 +392,8 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         todo = [seed for seed in range(trials) if seed not in done]
         if todo:
             schedule = _Schedule(experiment, wanted["spec_data"], out, todo, budget_steps, checkpoint_seconds, lanes)
-            _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
+            with _stopped_by_signals():
+                _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
         rows.sort(key=lambda row: row["seed"])
         results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
                    "summary": summarise(experiment, rows), "trials": rows}
@@ -365,7 +405,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
 def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows_path: Path, trials: int,
          trial_done: TrialDone, progress: Progress | None) -> None:
     try:
-        with _interrupts_deferred():  # submitting starts the workers
+        with _stops_deferred():  # submitting starts the workers
             schedule.fill(workers)
         while schedule.running:
             finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
@@ -395,7 +435,7 @@ def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows
             if progress is not None:
                 progress(schedule.report(len(rows), trials))
     finally:
-        # The end, Ctrl-C or an error: stop the workers; finished trials are in trials.jsonl,
+        # The end, a stop signal or an error: stop the workers; finished trials are in trials.jsonl,
         # running ones resume from their checkpoints.
         workers.stop()
 

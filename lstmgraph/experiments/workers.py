@@ -55,6 +55,9 @@ def _watch_parent(parent: int) -> None:
 
 def _start_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # The parent held the stop signals while starting this process, and a process inherits that
+    # mask: SIGTERM must reach it again, or `stop` could not end it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
 
 
