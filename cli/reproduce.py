@@ -126,8 +126,13 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     except (ResultsConflict, ClusterError) as error:
         fail(str(error))
     except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (runner.Stopped)
-        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}, running ones "
-                   f"in their checkpoints; run the same command to resume", err=True)
+        partial = getattr(stop, "results", None)
+        summarised = ""
+        if partial:
+            draw_results(partial, out / "results.png")
+            summarised = " and summarised so far in results.json, trials.csv and results.png"
+        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}{summarised}, running "
+                   f"ones in their checkpoints; run the same command to resume", err=True)
         sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
     figure = draw_results(results, out / "results.png")
     if as_json:

@@ -239,11 +239,13 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Stopped(KeyboardInterrupt):
-    """The run was stopped by ``signal_number``: its workers are ended, its trials resume."""
+    """The run was stopped by ``signal_number``: its workers are ended, its trials resume.
+    ``results``: what `run_experiment` wrote for the trials that had finished (None if none)."""
 
     def __init__(self, signal_number: int):
         super().__init__(signal.Signals(signal_number).name)
         self.signal_number = signal_number
+        self.results: dict[str, Any] | None = None
 
 
 def _heeded() -> list[int]:
@@ -392,14 +394,25 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         todo = [seed for seed in range(trials) if seed not in done]
         if todo:
             schedule = _Schedule(experiment, wanted["spec_data"], out, todo, budget_steps, checkpoint_seconds, lanes)
-            with _stopped_by_signals():
-                _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
-        rows.sort(key=lambda row: row["seed"])
-        results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
-                   "summary": summarise(experiment, rows), "trials": rows}
-        write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
-        write_atomically(out / "trials.csv", _csv(rows).encode())
-        return results
+            try:
+                with _stopped_by_signals():
+                    _run(schedule, workers_for(jobs, cluster), rows, rows_path, trials, trial_done, progress)
+            except Stopped as stop:  # the figures of the trials that finished, as the end writes them
+                stop.results = _write_results(experiment, budget_steps, rows, out) if rows else None
+                raise
+        return _write_results(experiment, budget_steps, rows, out)
+
+
+def _write_results(experiment: Experiment, budget_steps: int | None, rows: list[dict[str, Any]],
+                   out: Path) -> dict[str, Any]:
+    """results.json and trials.csv of the finished trials ``rows``: all of a run's at its end,
+    those so far when it is stopped (the summary table marks such a row "N of M trials")."""
+    rows.sort(key=lambda row: row["seed"])
+    results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
+               "summary": summarise(experiment, rows), "trials": rows}
+    write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
+    write_atomically(out / "trials.csv", _csv(rows).encode())
+    return results
 
 
 def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows_path: Path, trials: int,

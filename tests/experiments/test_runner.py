@@ -157,3 +157,27 @@ def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_tracebac
     (tmp_path / "trials" / "0" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
     with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: not a checkpoint of this trial .*delete it"):
         run_experiment(find_experiment("hochreiter1997-adding-t100"), 1, 1, tmp_path, budget_steps=1000)
+
+
+def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):
+    """A stop signal after the first trial has finished: results.json and trials.csv hold that
+    trial (the table's "1 of 3" row), the exception carries them, and the same call resumes."""
+    import signal
+
+    from lstmgraph.experiments.runner import Stopped
+
+    experiment = find_experiment("hochreiter1997-adding-t100")
+
+    def stop_after_the_first(row):
+        raise Stopped(signal.SIGTERM)
+
+    with pytest.raises(Stopped) as stopped:
+        run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, trial_done=stop_after_the_first)
+    first = stopped.value.results
+    assert first is not None and first["summary"]["trials"] == len(first["trials"]) == 1
+    assert json.loads((tmp_path / "results.json").read_text()) == first
+    with (tmp_path / "trials.csv").open() as stream:
+        assert [row["seed"] for row in csv.DictReader(stream)] == [str(first["trials"][0]["seed"])]
+    resumed = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000)
+    assert [row["seed"] for row in resumed["trials"]] == [0, 1, 2]
+    assert first["trials"][0] in resumed["trials"]
