@@ -69,5 +69,6 @@ def main() -> None:
           f"({100 * reaching / max(1, args.streams * len(perfect)):.0f} %); of the others, {early} err within "
           f"their first {EARLY} {protocol.unit}")
 
+
 if __name__ == "__main__":
     main()

@@ -248,28 +248,33 @@ class Stopped(KeyboardInterrupt):
         self.results: dict[str, Any] | None = None
 
 
-def _heeded() -> list[int]:
-    """The stop signals this process does not ignore (a shell script's `cmd &` ignores Ctrl-C)."""
-    return [number for number in STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
-
-
 def _raise_stopped(signal_number: int, frame: object) -> None:
     raise Stopped(signal_number)
+
+
+@contextmanager
+def _stop_signals_handled_by(handler: Callable[[int, object], None]) -> Iterator[bool]:
+    """``handler`` for the stop signals this process does not ignore (a shell script's `cmd &`
+    ignores Ctrl-C) while the block runs; yields False, doing nothing, outside the main thread
+    (only the main thread handles signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    heeded = [number for number in STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
+    former = {number: signal.signal(number, handler) for number in heeded}
+    try:
+        yield True
+    finally:
+        for number, handler in former.items():
+            signal.signal(number, handler)
 
 
 @contextmanager
 def _stopped_by_signals() -> Iterator[None]:
     """A stop signal raises `Stopped` in the main thread, so the run ends through its `finally`
     (workers terminated, nothing left behind) instead of dying where it stands."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread handles signals
-        return
-    handlers = {number: signal.signal(number, _raise_stopped) for number in _heeded()}
-    try:
+    with _stop_signals_handled_by(_raise_stopped):
         yield
-    finally:
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
 
 
 @contextmanager
@@ -278,19 +283,16 @@ def _stops_deferred() -> Iterator[None]:
     reads half its start-up data and prints a traceback. The handler defers it in this process
     (any thread may receive the signal); the signal mask, which started workers inherit, keeps a
     terminal's Ctrl-C from reaching them before they ignore it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     caught: list[int] = []
-    handlers = {number: signal.signal(number, lambda number, frame: caught.append(number))
-                for number in _heeded()}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
+    with _stop_signals_handled_by(lambda number, frame: caught.append(number)) as handled:
+        if not handled:
+            yield
+            return
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if caught:
         raise Stopped(caught[0])
 
