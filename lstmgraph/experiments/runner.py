@@ -42,7 +42,9 @@ from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
-from .catalogue import Experiment, find_experiment
+from ..tasks import make_task
+from .catalogue import Experiment
+from .protocols import Protocol, make_trial, trial_engine
 from .streams import default_lanes
 from .trial import advance_together
 from .verdict import verdict_rows
@@ -71,11 +73,16 @@ class TrialCheckpointError(Exception):
 # -- one piece of some trials, on a worker --------------------------------------------------------
 @dataclass(frozen=True)
 class Piece:
-    """What a worker needs to run part of some trials of one experiment side by side: the
-    experiment, its spec as data, the seeds, the caps, and each trial's last checkpoint (an .npz
-    file's bytes; None to start)."""
+    """What a worker needs to run part of some trials of one experiment side by side: its task,
+    protocol and spec as data, the seeds, the caps, and each trial's last checkpoint (an .npz
+    file's bytes; None to start). The piece carries the protocol itself, not the experiment's
+    name: a cluster's workers may have another version of lstmgraph, whose catalogue may define
+    the row otherwise (the CERG test streams went from 10^5 to 10^6 symbols), and the trials must
+    run as the client's `experiment.json` records."""
 
-    experiment: str
+    task: str
+    task_options: dict[str, Any]
+    protocol: Protocol
     spec_data: dict[str, Any]
     seeds: tuple[int, ...]
     budget_steps: int | None
@@ -109,13 +116,13 @@ def run_piece(piece: Piece) -> PieceResult:
 
     start = time.perf_counter()
     key = json.dumps(piece.spec_data, sort_keys=True)
-    experiment = find_experiment(piece.experiment)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _PLANS[key] = experiment.plan_of(piece.spec_data)
+        plan = _PLANS[key] = Experiment.plan_of(piece.spec_data)
     trials = []
     for seed, checkpoint in zip(piece.seeds, piece.checkpoints):
-        trial = experiment.trial(plan, seed, piece.budget_steps, piece.kernel)
+        trial = make_trial(trial_engine(plan, seed, piece.kernel), make_task(piece.task, piece.task_options),
+                           piece.protocol, seed, piece.budget_steps)
         if checkpoint is not None:
             try:
                 trial.restore(npz_arrays(checkpoint))
@@ -324,7 +331,9 @@ class _Schedule:
         return self.out / "trials" / str(seed)
 
     def submit(self, workers: Workers, seeds: tuple[int, ...]) -> None:
-        piece = Piece(self.experiment.name, self.spec_data, seeds, self.budget_steps, self.kernel,
+        experiment = self.experiment
+        piece = Piece(experiment.task, experiment.task_options, experiment.protocol, self.spec_data, seeds,
+                      self.budget_steps, self.kernel,
                       min(self.piece_steps[seed] for seed in seeds), tuple(self.checkpoints[seed] for seed in seeds))
         self.running[workers.submit(run_piece, piece)] = seeds
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from cli.main import main
 from lstmgraph.arrays import read_npz
 from lstmgraph.engine import initial_weights
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment, summarise
+from lstmgraph.experiments.runner import Piece, ResultsConflict, comparison, run_experiment, run_piece, summarise
 from lstmgraph.render.plots import load_run
 
 
@@ -66,6 +67,19 @@ def test_a_trial_cut_by_a_kill_runs_again(tmp_path):
     expected = dict(first["trials"][0])
     row.pop("seconds"), expected.pop("seconds")
     assert row == expected
+
+
+def test_a_piece_runs_the_protocol_it_carries_not_the_catalogue_of_its_worker():
+    """A cluster's worker may have another lstmgraph, whose catalogue defines the row otherwise:
+    the trial runs by the protocol in the piece (here 3 training streams at most, where the
+    catalogue allows 30,000), as the client's experiment.json records it."""
+    experiment = find_experiment("gers2000-cerg-standard")
+    protocol = replace(experiment.protocol, max_streams=3)
+    data, _ = experiment.spec_data()
+    piece = Piece(experiment.task, experiment.task_options, protocol, data, (0, 1), None, "auto", 10 ** 6,
+                  (None, None))
+    rows = [trial.row for trial in run_piece(piece).trials]
+    assert [(row["seed"], row["presented"], row["solved"]) for row in rows] == [(0, 3, False), (1, 3, False)]
 
 
 def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_path):
