@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/long_test_streams.py RUN_FOLDER --limit 1000000 [--streams 10]
 
-The 2000 CERG rows call a net "perfect" when all 10 test streams after a training stream reach
-the catalogue's test limit (10^5 symbols each, each from a zero state); seed 000 reads
-"perfect" as 10^6 successive correct predictions. This takes every perfect trial of a finished
+A stream row calls a net "perfect" when all 10 test streams after a training stream reach the
+protocol's test limit, each from a zero state. The CERG rows' limit was 10^5 symbols until
+2026-11-23 (docs/results/test-streams-1e5); this check, run on them, showed that half of the
+nets so perfect err on fresh streams of 10^6 symbols, seed 000's "perfect: 10^6 successive
+correct predictions", which is the limit since. This takes every perfect trial of a finished
 `lstmgraph reproduce` folder (its `trials/SEED/weights.npz`), runs ``--streams`` fresh test
 streams (frozen weights, each from a zero state, data from the trial's seed but a generator
 no trial uses) until their first error or ``--limit`` units with the run's own protocol code
