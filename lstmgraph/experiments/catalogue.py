@@ -19,7 +19,7 @@ from ..spec import SpecDocument, spec_from_data
 from ..spec.loader import read_spec_file
 from ..spec.validation import validate_spec_data
 from ..tasks import Task, make_task
-from .protocols import Protocol, SequenceProtocol, StreamProtocol, make_trial, trial_engine
+from .protocols import Protocol, SequenceProtocol, StreamProtocol, task_trial
 from .trial import Trial
 
 
@@ -178,7 +178,7 @@ class Experiment:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
         to a worker): weights and data from the seed, the compiled engine (running ``kernel``),
         the protocol."""
-        return make_trial(trial_engine(plan, seed, kernel), self.make_task(), self.protocol, seed, budget_steps)
+        return task_trial(plan, self.task, self.task_options, self.protocol, seed, budget_steps, kernel)
 
     @staticmethod
     def plan_of(data: dict[str, Any]) -> Plan:

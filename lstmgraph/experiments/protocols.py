@@ -25,7 +25,7 @@ from typing import Any
 from ..engine.weights import initial_weights
 from ..plan import Plan
 from ..progress import Progress
-from ..tasks import Task
+from ..tasks import Task, make_task
 from .sequences import SequenceProtocol, SequenceTrial
 from .streams import StreamProtocol, StreamTrial
 from .trial import Trial
@@ -51,6 +51,14 @@ def make_trial(engine, task: Task, protocol: Protocol, seed: int, budget_steps: 
     """The trial of ``protocol`` (its network ``engine``, weights drawn from ``seed``)."""
     kind = SequenceTrial if isinstance(protocol, SequenceProtocol) else StreamTrial
     return kind(engine, task, protocol, seed, budget_steps)
+
+
+def task_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol: Protocol, seed: int,
+               budget_steps: int | None = None, kernel: str | None = None) -> Trial:
+    """Trial ``seed`` of ``protocol`` on ``plan`` with a fresh ``task``: weights and data from
+    the seed, the compiled engine running ``kernel`` (an experiment's trial, or a worker's from
+    the task and protocol its piece carries)."""
+    return make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), protocol, seed, budget_steps)
 
 
 def run_trial(engine, task: Task, protocol: Protocol, seed: int, budget_steps: int | None = None,

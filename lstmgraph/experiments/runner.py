@@ -42,9 +42,8 @@ from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS, OutputError, make_folder, write_atomically
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
-from ..tasks import make_task
 from .catalogue import Experiment
-from .protocols import Protocol, make_trial, trial_engine
+from .protocols import Protocol, task_trial
 from .streams import default_lanes
 from .trial import advance_together
 from .verdict import verdict_rows
@@ -121,8 +120,8 @@ def run_piece(piece: Piece) -> PieceResult:
         plan = _PLANS[key] = Experiment.plan_of(piece.spec_data)
     trials = []
     for seed, checkpoint in zip(piece.seeds, piece.checkpoints):
-        trial = make_trial(trial_engine(plan, seed, piece.kernel), make_task(piece.task, piece.task_options),
-                           piece.protocol, seed, piece.budget_steps)
+        trial = task_trial(plan, piece.task, piece.task_options, piece.protocol, seed, piece.budget_steps,
+                           piece.kernel)
         if checkpoint is not None:
             try:
                 trial.restore(npz_arrays(checkpoint))
