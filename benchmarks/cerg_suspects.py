@@ -109,7 +109,7 @@ def run_trial(row: str, seed: int, max_streams: int, max_steps: int | None = Non
             break
     score = sum(scores) / len(scores)
     return {"seed": seed, "solved": solved, "to_success": streams if solved else None, "presented": streams,
-            "steps": steps, "diverged": diverged, "score": score, "capped": not solved and streams < max_streams,
+            "steps": steps, "diverged": diverged, "score": score, "capped": not (solved or diverged) and streams < max_streams,
             "class": "perfect" if solved else ("good" if score >= protocol.good_score else "rest"),
             "cpu_seconds": time.process_time() - started}
 
