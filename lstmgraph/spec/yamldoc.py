@@ -86,8 +86,10 @@ class _SpecLoader(Composer, _Events, SafeConstructor, Resolver):
             raise LimitError(None, None, f"more than {MAX_VALUES:,} values (aliases counted as "
                              "the values they stand for)", mark)
         if depth > MAX_DEPTH:
-            raise LimitError(None, None, f"lists and mappings nested more than {MAX_DEPTH} deep "
-                             "(aliases counted as the values they stand for)", mark)
+            raise LimitError(None, None, _TOO_DEEP, mark)
+
+
+_TOO_DEEP = f"lists and mappings nested more than {MAX_DEPTH} deep (aliases counted as the values they stand for)"
 
 
 def _children(node: Node) -> list[Node]:
@@ -126,6 +128,13 @@ def parse_yaml(text: str) -> tuple[Any, dict[SpecPath, Position], list[tuple[Spe
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as error:
+        # The libyaml that PyYAML 6.0.4 bundles (0.2.6) has a nesting limit of its own (1,000
+        # levels), and its scanner reads ahead through a run of '[' to it before the composer
+        # above sees the 33rd level: far past ours, so the same finding.
+        if error.problem and "exceeded maximum nesting depth" in error.problem:
+            raise LimitError(None, None, _TOO_DEEP, error.problem_mark) from None
+        raise
     finally:
         loader.dispose()
     positions: dict[SpecPath, Position] = {}
