@@ -1,16 +1,29 @@
-"""The figure `lstmgraph reproduce` writes beside its results: our trials against the paper.
+"""Figures of results against the papers.
 
-Left: sequences (or training streams) to success of every solved trial, on a log axis, with our
-mean and the published mean marked. Right: the share of trials solved (perfect / good / rest
-for stream experiments) beside the published shares.
+`draw_results`, the figure `lstmgraph reproduce` writes beside its results. Left: sequences (or
+training streams) to success of every solved trial, on a log axis, with our mean and the
+published mean marked. Right: the share of trials solved (perfect / good / rest for stream
+experiments) beside the published shares.
+
+`draw_summary`, the figure of docs/results.md's summary table (`python -m
+lstmgraph.experiments.table --write`): every results folder's success rate and mean to success
+with their 95 % intervals against the published values, coloured by the verdict on each.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ..files import write_atomically
+from .verdict import DIFFERS, REPRODUCED
+
+#: The PNG text key under which `draw_summary` records `points_digest` of what it drew.
+DIGEST_KEY = "lstmgraph-summary"
+VERDICT_COLOURS = {REPRODUCED: "#2a9d3f", DIFFERS: "#d62728", None: "#8c8c8c"}
 
 
 def draw_results(results: dict[str, Any], path: Path) -> Path:
@@ -57,3 +70,109 @@ def draw_results(results: dict[str, Any], path: Path) -> Path:
     figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=100)
     write_atomically(path, buffer.getvalue())
     return path
+
+
+@dataclass(frozen=True)
+class SummaryPoint:
+    """One results folder in the summary figure. Rates are fractions; ``rate`` and ``mean`` are
+    (ours, 95 % low, 95 % high); a verdict is None where the paper gives no such figure (or, for
+    the mean, fewer than two trials succeeded)."""
+
+    label: str
+    paper: str
+    rate: tuple[float, float, float]
+    published_rate: float | None
+    rate_verdict: str | None
+    mean: tuple[float, float, float] | None
+    published_mean: float | None
+    mean_verdict: str | None
+
+
+def points_digest(points: list[SummaryPoint]) -> str:
+    """A digest of the figure's content: equal digests, the same figure."""
+    text = json.dumps([asdict(point) for point in points], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def summary_digest(path: Path) -> str | None:
+    """The digest recorded in a summary figure; None for a missing or foreign file."""
+    from PIL import Image, UnidentifiedImageError  # matplotlib's own dependency
+
+    try:
+        with Image.open(path) as image:
+            return image.info.get(DIGEST_KEY)
+    except (OSError, UnidentifiedImageError):
+        return None
+
+
+def draw_summary(points: list[SummaryPoint], path: Path) -> Path:
+    """Two panels, a row per results folder in the table's order. Left: our success rate with
+    its Wilson interval and the published rate (a diamond). Right: our mean to success over the
+    published mean with its bootstrap interval, on a log axis (1 = the paper's mean). A line is
+    green where its figure is reproduced, red where it differs, grey where it is not judged."""
+    import io
+
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    positions, headings = _layout(points)
+    slots = len(positions) + len(headings)
+    figure = Figure(figsize=(11, 1.4 + 0.22 * slots), layout="constrained")
+    rate_ax, mean_ax = figure.subplots(1, 2, sharey=True, width_ratios=[3, 2])
+    ratios = []
+    for y, point in zip(positions, points):
+        ours, low, high = (100 * value for value in point.rate)
+        colour = VERDICT_COLOURS[point.rate_verdict]
+        rate_ax.plot([low, high], [y, y], color=colour, linewidth=2.5, solid_capstyle="butt")
+        rate_ax.plot([ours], [y], "o", color=colour, markersize=4)
+        if point.published_rate is not None:
+            rate_ax.plot([100 * point.published_rate], [y], "D", color="black", fillstyle="none", markersize=5)
+        if point.mean is not None and point.published_mean:
+            ours, low, high = (value / point.published_mean for value in point.mean)
+            colour = VERDICT_COLOURS[point.mean_verdict]
+            mean_ax.plot([low, high], [y, y], color=colour, linewidth=2.5, solid_capstyle="butt")
+            mean_ax.plot([ours], [y], "o", color=colour, markersize=4)
+            ratios += [low, high]
+    for y in headings:
+        for ax in (rate_ax, mean_ax):
+            ax.axhline(y + 0.5, color="#999999", linewidth=0.8)
+    rate_ax.set_yticks([*positions, *headings], [point.label for point in points] + list(headings.values()),
+                       fontsize=7)
+    for label in rate_ax.get_yticklabels()[len(positions):]:
+        label.set_fontweight("bold")
+    rate_ax.set_ylim(-0.7, slots - 0.3)
+    rate_ax.set_xlim(-2, 102)
+    rate_ax.set_xlabel("% solved (1997) or % perfect (2000, 2002), 95 % interval")
+    mean_ax.axvline(1, color="black", linewidth=0.8)
+    mean_ax.set_xscale("log")
+    if ratios:
+        mean_ax.set_xlim(min(min(ratios), 1) / 1.5, max(max(ratios), 1) * 1.5)
+    mean_ax.set_xlabel("mean to success / published mean, 95 %")
+    for ax in (rate_ax, mean_ax):
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.tick_params(axis="y", length=0)
+    handles = [Line2D([], [], color=VERDICT_COLOURS[REPRODUCED], linewidth=2.5, marker="o", markersize=4,
+                      label="ours: reproduced"),
+               Line2D([], [], color=VERDICT_COLOURS[DIFFERS], linewidth=2.5, marker="o", markersize=4,
+                      label="ours: differs"),
+               Line2D([], [], color=VERDICT_COLOURS[None], linewidth=2.5, marker="o", markersize=4,
+                      label="ours: not judged"),
+               Line2D([], [], color="black", marker="D", fillstyle="none", linestyle="none", label="published")]
+    figure.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=8, frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100,
+                   metadata={"Software": None, DIGEST_KEY: points_digest(points)})
+    write_atomically(path, buffer.getvalue())
+    return path
+
+
+def _layout(points: list[SummaryPoint]) -> tuple[list[int], dict[int, str]]:
+    """The y of each point, top down, and a heading row (y: paper) above each paper's first."""
+    positions, headings, y = [], {}, len(points) + len({point.paper for point in points}) - 1
+    for index, point in enumerate(points):
+        if index == 0 or point.paper != points[index - 1].paper:
+            headings[y] = point.paper
+            y -= 1
+        positions.append(y)
+        y -= 1
+    return positions, headings

@@ -3,6 +3,7 @@ a published rate in between and at 0 % or 100 %, and docs/results.md's generated
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.runner import comparison, summarise
-from lstmgraph.experiments.table import BEGIN, END, collect, main, render, replace_table
+from lstmgraph.experiments.figures import points_digest, summary_digest
+from lstmgraph.experiments.table import BEGIN, END, collect, main, render, replace_table, summary_points
 from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REPRODUCED, bootstrap_mean, fisher_exact, judge,
                                            judge_rate, verdict, wilson)
 
@@ -136,11 +138,41 @@ def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_marke
     rows = collect(ROOT / "docs" / "results")
     assert len(rows) == len(list((ROOT / "docs" / "results").rglob("results.json")))
     assert rows[0].paper.startswith("Hochreiter") and rows[-1].paper.startswith("Gers, Schraudolph")
-    doc = tmp_path / "doc.md"
+    doc, figure = tmp_path / "doc.md", tmp_path / "summary.png"
     doc.write_text(f"# title\n\n{BEGIN}\nold\n{END}\n\ntext after\n")
-    assert main(["--check", "--doc", str(doc)]) == 1
-    assert main(["--write", "--doc", str(doc)]) == 0
+    options = ["--doc", str(doc), "--figure", str(figure)]
+    assert main(["--check", *options]) == 1
+    assert main(["--write", *options]) == 0
     text = doc.read_text()
     assert text.startswith(f"# title\n\n{BEGIN}\n| results folder |") and text.endswith(f"{END}\n\ntext after\n")
-    assert main(["--check", "--doc", str(doc)]) == 0
+    assert main(["--check", *options]) == 0
     assert math.isclose(len(text.splitlines()), 6 + len(rows) + 2)
+
+
+def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_stale(tmp_path, capsys):
+    results = tmp_path / "results"
+    for name, rows in (("gers2000-cerg-forget", [_row(seed, 10_000 + seed if seed < 7 else None)
+                                                 for seed in range(10)]),
+                       ("gers2002-gts-no-peephole", [_row(seed, None) for seed in range(10)])):
+        (results / name).mkdir(parents=True)
+        (results / name / "results.json").write_text(json.dumps(_results(name, rows)))
+    forget, gts = points = summary_points(collect(results))
+    assert forget.rate == (0.7, *wilson(7, 10)) and forget.published_rate == pytest.approx(0.18)
+    assert forget.rate_verdict == DIFFERS  # 18 % lies below 40-89 %
+    assert forget.mean[0] == 10_003 and forget.mean[1:] == bootstrap_mean(range(10_000, 10_007))
+    assert forget.mean_verdict == DIFFERS and forget.published_mean == 18_889
+    assert gts.rate == (0.0, *wilson(0, 10)) and gts.published_rate == 0.0 and gts.rate_verdict == REPRODUCED
+    assert gts.mean is None and gts.mean_verdict is None
+    doc, figure = tmp_path / "doc.md", tmp_path / "summary.png"
+    doc.write_text(f"{BEGIN}\n{END}\n")
+    options = ["--results", str(results), "--doc", str(doc), "--figure", str(figure)]
+    assert main(["--write", *options]) == 0 and summary_digest(figure) == points_digest(points)
+    assert main(["--check", *options]) == 0
+    (results / "gers2002-gts-no-peephole" / "results.json").write_text(
+        json.dumps(_results("gers2002-gts-no-peephole", [_row(seed, 9_000 if seed == 3 else None)
+                                                          for seed in range(10)])))
+    capsys.readouterr()
+    assert main(["--check", *options]) == 1
+    assert f"the figure {figure} is not current" in capsys.readouterr().err
+    figure.write_bytes(b"not a png")
+    assert summary_digest(figure) is None
