@@ -58,10 +58,9 @@ def _trial_line(row: dict, unit: str) -> str:
               help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/results.md).")
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=1), default=60, show_default=True,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
-@click.option("--lanes", type=click.IntRange(min=1, max=64),
-              help="Trials side by side in one block of lanes per worker, the same results [default: 4 for the "
-                   "2000/2002 stream rows on nets of 100 weights or more, else 1: where it pays "
-                   "(docs/performance.md)].")
+@click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
+                   "costs more CPU on every row measured: docs/performance.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1),
@@ -70,7 +69,7 @@ def _trial_line(row: dict, unit: str) -> str:
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
-              checkpoint_seconds: float, lanes: int | None, out: Path | None, max_steps: int | None, as_json: bool, specs: Path) -> None:
+              checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None, as_json: bool, specs: Path) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;

@@ -44,7 +44,6 @@ from ..plan import Plan
 from ..progress import Progress, ProgressReport
 from .catalogue import Experiment
 from .protocols import Protocol, task_trial
-from .streams import default_lanes
 from .trial import advance_together
 from .verdict import verdict_rows
 from .workers import Workers, workers_for
@@ -311,12 +310,12 @@ class _Schedule:
     LOSSES = 3
 
     def __init__(self, experiment: Experiment, spec_data: dict[str, Any], out: Path, todo: list[int],
-                 budget_steps: int | None, checkpoint_seconds: float, lanes: int | None):
+                 budget_steps: int | None, checkpoint_seconds: float, lanes: int):
         self.experiment, self.spec_data, self.out = experiment, spec_data, out
         self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
         self.ready = list(todo)  # not ended, not in a running piece; seeds in order
         # Up to `lanes` trials side by side in a piece (a block of lanes, `trial.advance_together`).
-        self.lanes = lanes or default_lanes(experiment.plan_of(spec_data), experiment.protocol)
+        self.lanes = lanes
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(todo) * budget_steps) if budget_steps is not None else "specialised"
@@ -373,12 +372,12 @@ class _Schedule:
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
                    progress: Progress | None = None, cluster: Any = None,
-                   checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int | None = None) -> dict[str, Any]:
+                   checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
     checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
     ``cluster``: a Dask scheduler's address or a ``distributed.Client``. ``lanes``: stream
-    trials side by side in one piece, at most (results are the same; by default
-    `streams.default_lanes`, where it pays)."""
+    trials side by side in one piece, at most (results are the same; one by default, which
+    costs the least CPU on every row measured: docs/performance.md, "Whether side by side pays")."""
     make_folder(out)
     with _locked(out):
         wanted = settings(experiment, budget_steps, specs)

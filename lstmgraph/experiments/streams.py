@@ -243,29 +243,6 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     return row
 
 
-#: Weights from which `reproduce` runs stream trials `specialised.WIDTH` to a block of lanes
-#: by default. Side by side, every lane of a block pays for the slowest phase any lane is in
-#: (learning while another tests), and each stream's end ends a lockstep chunk for all; that
-#: pays where a step's arithmetic is large: 1.43x on the CERG net (424 weights), 0.93x on the
-#: GTS net (17 weights), 4 trials (benchmarks/lanes.py, docs/performance.md).
-SIDE_BY_SIDE_FROM_WEIGHTS = 100
-
-
-def default_lanes(plan, protocol) -> int:
-    """Trials per block of lanes where it pays: stream trials of nets of
-    `SIDE_BY_SIDE_FROM_WEIGHTS` or more. The 1997 sequence trials run one to a block: their
-    sequences, of unequal lengths, end a lockstep chunk at every lane's sequence end (4 lanes
-    measured 0.98x on the ERG net, 1.07x on the adding net; docs/performance.md). So do stream
-    trials reset at every sequence start (the "external reset" baseline), whose lockstep chunks
-    end at every lane's sequence end for the same reason: 0.77x for 4 CERG nets of that row
-    (`benchmarks/lanes.py gers2000-cerg-standard-reset --trials 4 --steps 300000`)."""
-    from ..engine.compiled.specialised import WIDTH
-
-    if protocol.kind != "streams" or protocol.reset_each_sequence:
-        return 1
-    return WIDTH if plan.n_parameters >= SIDE_BY_SIDE_FROM_WEIGHTS else 1
-
-
 #: Lockstep steps at most in one kernel call (the staging buffers' length); one `driver.drive`
 #: (or `sequence_driver.drive`) call runs about `WORK` of them before Python gets control back
 #: (for Ctrl-C).
