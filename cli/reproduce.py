@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -65,11 +66,15 @@ def _trial_line(row: dict, unit: str) -> str:
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1),
               help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
+@click.option("--log-every", type=click.FloatRange(min=0), default=600, show_default=True, metavar="SECONDS",
+              help="When the output is not a terminal (a log file): a line on the running trials at most "
+                   "this often, besides a line per finished trial.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (or the list) as JSON.")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
-              checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None, as_json: bool, specs: Path) -> None:
+              checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
+              log_every: float, as_json: bool, specs: Path) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
@@ -110,13 +115,20 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                 if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
                     click.echo(f"  {_trial_line(row, chosen.unit)} [{len(finished)}/{count}]")
 
+            logged = [time.monotonic()]
+
             def progress(report) -> None:
-                if quiet or not sys.stdout.isatty():  # a log file gets the per-trial lines only
+                if quiet:
                     return
                 running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
                 detail = f"; {report.label}" if report.label else ""
-                bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
-                bar.render_progress()
+                if sys.stdout.isatty():
+                    bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
+                    bar.render_progress()
+                elif report.label and time.monotonic() - logged[0] >= log_every:  # a log file
+                    logged[0] = time.monotonic()
+                    click.echo(f"  {len(finished)} of {count} done, {running} running, {waiting} waiting; "
+                               f"{report.label}")
 
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
                                      checkpoint_seconds, lanes)

@@ -46,6 +46,17 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert other.returncode == 2 and "other settings" in other.stderr
 
 
+def test_a_log_file_gets_a_line_on_the_running_trials_as_often_as_asked(tmp_path):
+    # three or more pieces (the first is 20,000 steps): a report with the trial running after each
+    result = run("reproduce", "gers2000-cerg-forget", "--trials", "1", "--jobs", "1", "--max-steps", "60000",
+                 "--checkpoint-seconds", "1", "--log-every", "0", "--out", str(tmp_path / "results"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    running = [line for line in lines if line.startswith("  0 of 1 done, 1 running, 0 waiting; trial 0: ")]
+    assert running and all("training streams" in line for line in running)
+    assert lines.index(running[-1]) < next(i for i, line in enumerate(lines) if line.startswith("  trial 0: "))
+
+
 def _workers(pid: int) -> list[int]:
     """The pool's worker processes of ``pid`` (spawned: their command line runs spawn_main)."""
     from pathlib import Path
