@@ -89,8 +89,19 @@ class SummaryPoint:
 
 
 def points_digest(points: list[SummaryPoint]) -> str:
-    """A digest of the figure's content: equal digests, the same figure."""
-    text = json.dumps([asdict(point) for point in points], sort_keys=True)
+    """A digest of the figure's content: equal digests, the same figure. Numbers enter it to six
+    significant digits, more than a figure shows, so that another numpy's last bits in a
+    bootstrap mean do not make a current figure look stale."""
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return f"{value:.6g}"
+        if isinstance(value, (list, tuple)):
+            return [rounded(item) for item in value]
+        if isinstance(value, dict):
+            return {key: rounded(item) for key, item in value.items()}
+        return value
+
+    text = json.dumps([rounded(asdict(point)) for point in points], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
