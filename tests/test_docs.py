@@ -1,6 +1,7 @@
 """The numbers in the docs that drift as the tool changes are held to what the tool does:
-README's experiment count and the files `reproduce` writes, and every example of docs/api.md
-run as a script, its printed lines against the doc's."""
+README's experiment count and the files `reproduce` writes, every example of docs/api.md
+run as a script, its printed lines against the doc's, and the --specs folders that
+docs/results.md's commands name."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+import lstmgraph
 from lstmgraph.experiments import EXPERIMENTS
 from lstmgraph_cli.main import main
 
-from conftest import REPO
+from conftest import REPO, SPECS
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 API_EXAMPLES = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "api.md").read_text(encoding="utf-8"), re.S)
@@ -23,6 +25,16 @@ API_EXAMPLES = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "api.md").rea
 def test_readme_counts_the_experiments():
     (count,) = re.findall(r"names the (\d+) experiments", README)
     assert int(count) == len(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "docs" / "results").glob("*/*.yaml")), ids=lambda path: path.parent.name)
+def test_a_specs_folder_of_the_results_holds_a_bundled_net_under_a_row_s_file_name(path):
+    """`reproduce ROW --specs docs/results/FOLDER` reads FOLDER/<the row's spec file>: each spec
+    there compiles, its file name is one the catalogue's rows read, and it has the weights of
+    the bundled spec it names (exact-rtrl: the same net; no-shortcut: the 375-weight one)."""
+    plan = lstmgraph.compile_spec(path)
+    assert path.stem in {experiment.spec for experiment in EXPERIMENTS.values()}
+    assert plan.n_parameters == lstmgraph.compile_spec(SPECS / f"{plan.name}.yaml").n_parameters
 
 
 def test_readme_lists_the_files_reproduce_writes(tmp_path):
