@@ -132,18 +132,13 @@ def draw_summary(points: list[SummaryPoint], path: Path) -> Path:
     rate_ax, mean_ax = figure.subplots(1, 2, sharey=True, width_ratios=[3, 2])
     ratios = []
     for y, point in zip(positions, points):
-        ours, low, high = (100 * value for value in point.rate)
-        colour = VERDICT_COLOURS[point.rate_verdict]
-        rate_ax.plot([low, high], [y, y], color=colour, linewidth=2.5, solid_capstyle="butt")
-        rate_ax.plot([ours], [y], "o", color=colour, markersize=4)
+        _interval(rate_ax, y, [100 * value for value in point.rate], point.rate_verdict)
         if point.published_rate is not None:
             rate_ax.plot([100 * point.published_rate], [y], "D", color="black", fillstyle="none", markersize=5)
         if point.mean is not None and point.published_mean:
-            ours, low, high = (value / point.published_mean for value in point.mean)
-            colour = VERDICT_COLOURS[point.mean_verdict]
-            mean_ax.plot([low, high], [y, y], color=colour, linewidth=2.5, solid_capstyle="butt")
-            mean_ax.plot([ours], [y], "o", color=colour, markersize=4)
-            ratios += [low, high]
+            ratio = [value / point.published_mean for value in point.mean]
+            _interval(mean_ax, y, ratio, point.mean_verdict)
+            ratios += ratio[1:]
     for y in headings:
         for ax in (rate_ax, mean_ax):
             ax.axhline(y + 0.5, color="#999999", linewidth=0.8)
@@ -162,19 +157,23 @@ def draw_summary(points: list[SummaryPoint], path: Path) -> Path:
     for ax in (rate_ax, mean_ax):
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.tick_params(axis="y", length=0)
-    handles = [Line2D([], [], color=VERDICT_COLOURS[REPRODUCED], linewidth=2.5, marker="o", markersize=4,
-                      label="ours: reproduced"),
-               Line2D([], [], color=VERDICT_COLOURS[DIFFERS], linewidth=2.5, marker="o", markersize=4,
-                      label="ours: differs"),
-               Line2D([], [], color=VERDICT_COLOURS[None], linewidth=2.5, marker="o", markersize=4,
-                      label="ours: not judged"),
-               Line2D([], [], color="black", marker="D", fillstyle="none", linestyle="none", label="published")]
+    handles = [Line2D([], [], color=colour, linewidth=2.5, marker="o", markersize=4, label=f"ours: {verdict or 'not judged'}")
+               for verdict, colour in VERDICT_COLOURS.items()]
+    handles.append(Line2D([], [], color="black", marker="D", fillstyle="none", linestyle="none", label="published"))
     figure.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=8, frameon=False)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100,
                    metadata={"Software": None, DIGEST_KEY: points_digest(points)})
     write_atomically(path, buffer.getvalue())
     return path
+
+
+def _interval(ax, y: float, values: list[float], verdict: str | None) -> None:
+    """(ours, low, high) as a dot on its interval, in the verdict's colour."""
+    ours, low, high = values
+    colour = VERDICT_COLOURS[verdict]
+    ax.plot([low, high], [y, y], color=colour, linewidth=2.5, solid_capstyle="butt")
+    ax.plot([ours], [y], "o", color=colour, markersize=4)
 
 
 def _layout(points: list[SummaryPoint]) -> tuple[list[int], dict[int, str]]:
