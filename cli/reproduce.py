@@ -49,6 +49,21 @@ def _trial_line(row: dict, unit: str) -> str:
     return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s)"
 
 
+def _task_options(pairs: tuple[str, ...]) -> dict:
+    """``--task-option`` KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1])
+    or else taken as text (delay)."""
+    options = {}
+    for pair in pairs:
+        key, equals, text = pair.partition("=")
+        if not equals or not key.strip():
+            fail(f"--task-option takes KEY=VALUE, such as idle_target=0; got {pair!r}")
+        try:
+            options[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key.strip()] = text
+    return options
+
+
 @click.command()
 @click.argument("experiment", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
@@ -72,9 +87,13 @@ def _trial_line(row: dict, unit: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the results (or the list) as JSON.")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
+@click.option("--task-option", "task_options", multiple=True, metavar="KEY=VALUE",
+              help="Set one of the task's options otherwise (repeatable; VALUE read as JSON, else as "
+                   "text), e.g. idle_target=0 or cue=delay: a coding the papers leave open, tried "
+                   "against the row's published figures. Use a new --out.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
-              log_every: float, as_json: bool, specs: Path) -> None:
+              log_every: float, as_json: bool, specs: Path, task_options: tuple[str, ...]) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
@@ -87,6 +106,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments.figures import draw_results
     from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
     from lstmgraph.experiments.workers import ClusterError
+    from lstmgraph.tasks import TaskError
 
     if show_list:
         _list(as_json)
@@ -97,6 +117,11 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         chosen = find_experiment(experiment)
     except KeyError as error:
         fail(error.args[0])
+    if task_options:
+        try:
+            chosen = chosen.with_task_options(_task_options(task_options))
+        except TaskError as error:
+            fail(f"--task-option: {error}")
     count = trials or chosen.trials
     out = out or Path("runs") / "reproduce" / chosen.name
     quiet = as_json
@@ -104,6 +129,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         where = f"the Dask cluster at {cluster}" if cluster else f"{jobs} workers"
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {count} trials on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
+        if task_options:
+            click.echo("task options: " + ", ".join(f"{key} {json.dumps(value)}"
+                                                    for key, value in chosen.task_options.items())
+                       + " (set with --task-option: not the row's coding)")
     try:
         with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
                                show_pos=True, show_eta=True) as bar:

@@ -174,6 +174,15 @@ class Experiment:
     def make_task(self) -> Task:
         return make_task(self.task, self.task_options)
 
+    def with_task_options(self, options: dict[str, Any]) -> Experiment:
+        """This row with some of its task's options set otherwise (`reproduce --task-option`):
+        the same net, protocol, seeds and published figures, so a coding the papers leave open
+        can be tried against them. `TaskError` names an option the task does not have or a
+        value it rejects."""
+        changed = replace(self, task_options={**self.task_options, **options})
+        changed.make_task()
+        return changed
+
     def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None) -> Trial:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
         to a worker): weights and data from the seed, the compiled engine (running ``kernel``),

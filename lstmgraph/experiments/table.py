@@ -109,6 +109,16 @@ def _extension(row: Row) -> bool:
     return "our extension" in row.results["experiment"].get("table", "")
 
 
+def _changed_task_options(row: Row) -> dict[str, Any]:
+    """The task options the folder was run with (`reproduce --task-option`) that the row, as
+    the catalogue has it now, sets otherwise or not at all."""
+    current = EXPERIMENTS.get(row.name)
+    stored = row.results["experiment"].get("task_options", {})
+    if current is None:
+        return {}
+    return {key: value for key, value in stored.items() if current.task_options.get(key, None) != value}
+
+
 def summary_points(rows: list[Row]) -> list[SummaryPoint]:
     """What the summary figure plots of each row: our rate (Wilson) and mean (bootstrap) with
     their 95 % intervals, the published values and the verdict on each."""
@@ -150,6 +160,9 @@ def render(rows: list[Row]) -> str:
         results = row.results
         judgements = judge(results, row.published, row.paper_trials)
         extension = " (our extension)" if _extension(row) else ""
+        changed = _changed_task_options(row)
+        if changed:
+            extension += " (task " + ", ".join(f"{key} {json.dumps(value)}" for key, value in changed.items()) + ")"
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:

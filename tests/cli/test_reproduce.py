@@ -46,6 +46,24 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert other.returncode == 2 and "other settings" in other.stderr
 
 
+def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
+    out = tmp_path / "idle"
+    result = run("reproduce", "gers2000-cnto-forget", "--task-option", "idle_target=0", "--trials", "1",
+                 "--jobs", "1", "--max-steps", "3000", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert 'idle_target 0 (set with --task-option: not the row\'s coding)' in result.stdout
+    settings = json.loads((out / "experiment.json").read_text())
+    assert settings["task_options"]["idle_target"] == 0 and settings["spec_data"]["training"]["task"]["idle_target"] == 0
+    assert json.loads((out / "results.json").read_text())["experiment"]["task_options"]["idle_target"] == 0
+    plain = run("reproduce", "gers2000-cnto-forget", "--trials", "1", "--max-steps", "3000", "--out", str(out))
+    assert plain.returncode == 2 and "other settings" in plain.stderr  # the row's coding is not mixed in
+    for option, message in (("idle=0", "has no option 'idle'"), ("idle_target", "takes KEY=VALUE"),
+                            ("idle_target=zero", "idle_target must be a finite number")):
+        wrong = run("reproduce", "gers2000-cnto-forget", "--task-option", option, "--out", str(tmp_path / "x"))
+        assert wrong.returncode == 2 and message in wrong.stderr and "Traceback" not in wrong.stderr
+        assert not (tmp_path / "x").exists()
+
+
 def test_a_log_file_gets_a_line_on_the_running_trials_as_often_as_asked(tmp_path):
     # three or more pieces (the first is 20,000 steps): a report with the trial running after each
     result = run("reproduce", "gers2000-cerg-forget", "--trials", "1", "--jobs", "1", "--max-steps", "60000",

@@ -11,6 +11,7 @@ import pytest
 from lstmgraph.experiments import EXPERIMENTS, find_experiment, run_trial, trial_engine
 from lstmgraph.experiments.streams import StreamData, run_streams_reference, stream_score
 from lstmgraph.experiments.trial import data_rng
+from lstmgraph.tasks import TaskError
 
 PAPER_WEIGHTS = {"hochreiter1997_erg": 276, "hochreiter1997_erg_4x1": 264, "hochreiter1997_adding": 93,
                  "hochreiter1997_temporal_order_6a": 156, "hochreiter1997_temporal_order_6b": 308,
@@ -84,6 +85,24 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
             assert experiment.protocol.test_streams == 10 and "deterministic_task" not in experiment.describe()
     # replace() keeps it so
     assert replace(find_experiment("gers2002-pfg-cos-f10-peephole"), trials=2).protocol.test_streams == 1
+
+
+def test_a_row_with_other_task_options_keeps_its_net_protocol_and_figures():
+    row = find_experiment("gers2000-cnto-forget")
+    changed = row.with_task_options({"idle_target": 0})
+    assert changed.task_options == {"variant": "6b", "continual": True, "idle_target": 0}
+    assert row.task_options == {"variant": "6b", "continual": True}  # the catalogue's row is untouched
+    assert (changed.protocol, changed.published, changed.trials, changed.variants) == \
+        (row.protocol, row.published, row.trials, row.variants)
+    assert changed.spec_data()[0]["training"]["task"]["idle_target"] == 0
+    assert changed.make_task().idle_target == 0.0
+    # a single delay makes GTS deterministic, so its test phase needs one stream
+    gts = find_experiment("gers2002-gts-peephole")
+    assert gts.protocol.test_streams == 10 and gts.with_task_options({"delays": [0]}).protocol.test_streams == 1
+    with pytest.raises(TaskError, match="has no option 'idle'"):
+        row.with_task_options({"idle": 0})
+    with pytest.raises(TaskError, match="cue must be one of"):
+        gts.with_task_options({"cue": "clock"})
 
 
 def test_a_deterministic_task_s_test_streams_are_the_same_stream():
