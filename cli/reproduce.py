@@ -50,8 +50,8 @@ def _trial_line(row: dict, unit: str) -> str:
 
 
 def _task_options(pairs: tuple[str, ...]) -> dict:
-    """``--task-option`` KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1])
-    or else taken as text (delay)."""
+    """``--task-option`` KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1],
+    null) or else taken as text (delay)."""
     options = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
@@ -89,8 +89,8 @@ def _task_options(pairs: tuple[str, ...]) -> dict:
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--task-option", "task_options", multiple=True, metavar="KEY=VALUE",
               help="Set one of the task's options otherwise (repeatable; VALUE read as JSON, else as "
-                   "text), e.g. idle_target=0 or cue=delay: a coding the papers leave open, tried "
-                   "against the row's published figures. Use a new --out.")
+                   "text; null unsets it, the task's default), e.g. cue=delay or idle_target=null: a "
+                   "coding the papers leave open, tried against the row's published figures.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
               log_every: float, as_json: bool, specs: Path, task_options: tuple[str, ...]) -> None:

@@ -109,14 +109,18 @@ def _extension(row: Row) -> bool:
     return "our extension" in row.results["experiment"].get("table", "")
 
 
-def _changed_task_options(row: Row) -> dict[str, Any]:
-    """The task options the folder was run with (`reproduce --task-option`) that the row, as
-    the catalogue has it now, sets otherwise or not at all."""
+def _task_coding(row: Row) -> str:
+    """How the folder's task options differ from the row's as the catalogue has it now: set
+    otherwise (`reproduce --task-option`, e.g. "idle_target 0") or not set, the task's default
+    when it ran (a run from before the row set it, e.g. "no cue"); empty when they agree."""
     current = EXPERIMENTS.get(row.name)
     stored = row.results["experiment"].get("task_options", {})
     if current is None:
-        return {}
-    return {key: value for key, value in stored.items() if current.task_options.get(key, None) != value}
+        return ""
+    changed = [f"{key} {json.dumps(value)}" for key, value in stored.items()
+               if key not in current.task_options or current.task_options[key] != value]
+    changed += [f"no {key}" for key in current.task_options if key not in stored]
+    return f" (task: {', '.join(changed)})" if changed else ""
 
 
 def summary_points(rows: list[Row]) -> list[SummaryPoint]:
@@ -160,9 +164,7 @@ def render(rows: list[Row]) -> str:
         results = row.results
         judgements = judge(results, row.published, row.paper_trials)
         extension = " (our extension)" if _extension(row) else ""
-        changed = _changed_task_options(row)
-        if changed:
-            extension += " (task " + ", ".join(f"{key} {json.dumps(value)}" for key, value in changed.items()) + ")"
+        extension += _task_coding(row)
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:

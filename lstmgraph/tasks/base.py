@@ -10,7 +10,7 @@ from the generator passed in, so a seed fixes the data exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
@@ -128,8 +128,8 @@ def concatenated(task: Task, steps: int, rng: np.random.Generator) -> tuple[np.n
     return np.concatenate(inputs)[:steps], np.concatenate(targets)[:steps]
 
 
-def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
-    """Build a registered task with its options; `TaskError` explains what is wrong."""
+def check_option_names(name: str, options: Iterable[str]) -> None:
+    """`TaskError` unless ``name`` is a registered task that has every option in ``options``."""
     import difflib
     import inspect
 
@@ -139,14 +139,18 @@ def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
         close = difflib.get_close_matches(name, TASKS, n=1)
         raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
                         + (f"; did you mean {close[0]!r}?" if close else ""))
-    factory = TASKS[name]
-    options = dict(options or {})
-    accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
+    accepted = [p for p in inspect.signature(TASKS[name]).parameters if p != "self"]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise TaskError(f"task {name!r} has no option {', '.join(map(repr, unknown))}; "
                         f"its options: {', '.join(accepted) or 'none'}")
+
+
+def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
+    """Build a registered task with its options; `TaskError` explains what is wrong."""
+    options = dict(options or {})
+    check_option_names(name, options)
     try:
-        return factory(**options)
+        return TASKS[name](**options)
     except (TypeError, ValueError) as error:
         raise TaskError(f"task {name!r}: {error}") from None

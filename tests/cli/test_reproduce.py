@@ -47,16 +47,20 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
 
 
 def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
-    out = tmp_path / "idle"
-    result = run("reproduce", "gers2000-cnto-forget", "--task-option", "idle_target=0", "--trials", "1",
+    out = tmp_path / "no-idle-target"
+    result = run("reproduce", "gers2000-cnto-forget", "--task-option", "idle_target=null", "--trials", "1",
                  "--jobs", "1", "--max-steps", "3000", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert 'idle_target 0 (set with --task-option: not the row\'s coding)' in result.stdout
+    assert 'continual true (set with --task-option: not the row\'s coding)' in result.stdout
     settings = json.loads((out / "experiment.json").read_text())
-    assert settings["task_options"]["idle_target"] == 0 and settings["spec_data"]["training"]["task"]["idle_target"] == 0
-    assert json.loads((out / "results.json").read_text())["experiment"]["task_options"]["idle_target"] == 0
+    assert settings["task_options"] == {"variant": "6b", "continual": True}
+    assert "idle_target" not in settings["spec_data"]["training"]["task"]
+    assert json.loads((out / "results.json").read_text())["experiment"]["task_options"] == settings["task_options"]
     plain = run("reproduce", "gers2000-cnto-forget", "--trials", "1", "--max-steps", "3000", "--out", str(out))
     assert plain.returncode == 2 and "other settings" in plain.stderr  # the row's coding is not mixed in
+    again = run("reproduce", "gers2000-cnto-forget", "--task-option", "idle_target=null", "--trials", "1",
+                "--max-steps", "3000", "--out", str(out))
+    assert again.returncode == 0 and "[1/1]" in again.stdout  # the same settings: the trial is kept
     for option, message in (("idle=0", "has no option 'idle'"), ("idle_target", "takes KEY=VALUE"),
                             ("idle_target=zero", "idle_target must be a finite number")):
         wrong = run("reproduce", "gers2000-cnto-forget", "--task-option", option, "--out", str(tmp_path / "x"))

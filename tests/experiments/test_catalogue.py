@@ -89,18 +89,24 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
 
 def test_a_row_with_other_task_options_keeps_its_net_protocol_and_figures():
     row = find_experiment("gers2000-cnto-forget")
-    changed = row.with_task_options({"idle_target": 0})
-    assert changed.task_options == {"variant": "6b", "continual": True, "idle_target": 0}
-    assert row.task_options == {"variant": "6b", "continual": True}  # the catalogue's row is untouched
+    assert row.task_options == {"variant": "6b", "continual": True, "idle_target": 0}  # seed 000's coding
+    changed = row.with_task_options({"idle_target": 0.5})
+    assert changed.task_options == {"variant": "6b", "continual": True, "idle_target": 0.5}
+    assert row.task_options["idle_target"] == 0  # the catalogue's row is untouched
     assert (changed.protocol, changed.published, changed.trials, changed.variants) == \
         (row.protocol, row.published, row.trials, row.variants)
-    assert changed.spec_data()[0]["training"]["task"]["idle_target"] == 0
-    assert changed.make_task().idle_target == 0.0
+    assert changed.spec_data()[0]["training"]["task"]["idle_target"] == 0.5
+    assert changed.make_task().idle_target == 0.5
+    # None unsets an option: the task's default (no target between classifications, the 1997 rule)
+    unset = row.with_task_options({"idle_target": None})
+    assert unset.task_options == {"variant": "6b", "continual": True} and unset.make_task().idle_target is None
+    assert "idle_target" not in unset.spec_data()[0]["training"]["task"]
     # a single delay makes GTS deterministic, so its test phase needs one stream
     gts = find_experiment("gers2002-gts-peephole")
     assert gts.protocol.test_streams == 10 and gts.with_task_options({"delays": [0]}).protocol.test_streams == 1
-    with pytest.raises(TaskError, match="has no option 'idle'"):
-        row.with_task_options({"idle": 0})
+    for wrong in ({"idle": 0}, {"idle": None}):
+        with pytest.raises(TaskError, match="has no option 'idle'"):
+            row.with_task_options(wrong)
     with pytest.raises(TaskError, match="cue must be one of"):
         gts.with_task_options({"cue": "clock"})
 
