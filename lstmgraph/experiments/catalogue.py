@@ -320,9 +320,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
           ("forget-bias1", (Variant("forget-gate biases +1", _forget_bias(1.0)),),
            "about 3 times slower than standard LSTM"))],
     # CNTO: the target is 0 on every output between classifications, and an output off by 0.3
-    # there is an error too (seed 000, 實驗 3: "我猜變成每個非預測時間點必須輸出 0", the paper does
-    # not say; with no target there, the 1997 rule, 76 % of the forget-gate nets were perfect
-    # against the published 24 %, with it 17 % in 74,578 streams against 74,977: docs/results.md).
+    # there is an error too (seed 000, 實驗 3: "我猜變成每個非預測時間點必須輸出 0"; the paper does
+    # not say). With no target there (the 1997 rule) the forget-gate nets learned twice as often
+    # and twice as fast as published; with it their mean is the published one (docs/results.md).
     *[Experiment(f"gers2000-cnto-{label}", G00, "Table 3", "gers2000_cerg", "temporal_order",
                  StreamProtocol(tolerance=0.3, unit="sequences", train_limit=100, test_limit=100,
                                 max_streams=100_000, rate_decay=decay, good_score=50),
