@@ -55,12 +55,13 @@ def _task_options(pairs: tuple[str, ...]) -> dict:
     options = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
-        if not equals or not key.strip():
+        key = key.strip()
+        if not equals or not key:
             fail(f"--task-option takes KEY=VALUE, such as idle_target=0; got {pair!r}")
         try:
-            options[key.strip()] = json.loads(text)
+            options[key] = json.loads(text)
         except json.JSONDecodeError:
-            options[key.strip()] = text
+            options[key] = text
     return options
 
 

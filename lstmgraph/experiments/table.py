@@ -118,7 +118,7 @@ def _task_coding(row: Row) -> str:
     if current is None:
         return ""
     changed = [f"{key} {json.dumps(value)}" for key, value in stored.items()
-               if key not in current.task_options or current.task_options[key] != value]
+               if current.task_options.get(key) != value]  # a stored option is never None
     changed += [f"no {key}" for key in current.task_options if key not in stored]
     return f" (task: {', '.join(changed)})" if changed else ""
 
@@ -163,13 +163,12 @@ def render(rows: list[Row]) -> str:
     for row in rows:
         results = row.results
         judgements = judge(results, row.published, row.paper_trials)
-        extension = " (our extension)" if _extension(row) else ""
-        extension += _task_coding(row)
+        marks = (" (our extension)" if _extension(row) else "") + _task_coding(row)
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:
             run += f", capped at {budget:,} steps"
-        lines.append(f"| [{row.folder}](results/{row.folder}){extension} | {run} | {_ours(row)} | "
+        lines.append(f"| [{row.folder}](results/{row.folder}){marks} | {run} | {_ours(row)} | "
                      f"{_published(row)} | {results['summary']['seconds_total']:,.0f} s | {_verdict(judgements)} |")
     return "\n".join(lines) + "\n"
 
