@@ -41,7 +41,7 @@ def main() -> None:
     inputs, targets = stream(network.n_inputs, network.n_outputs, args.steps)
     block = network.population(initial_weights(plan, list(range(width))), 0.001, lanes=width).blocks[0]
     lanes_in = np.ascontiguousarray(np.broadcast_to(inputs[:, :, None], inputs.shape + (width,)))
-    lanes_out = np.ascontiguousarray(np.broadcast_to(targets[:, :, None], targets.shape + (width,)))
+    lanes_out = np.ascontiguousarray(np.broadcast_to(targets[:, None, :, None], (len(targets), 1, targets.shape[1], width)))
 
     def call(steps: int) -> None:
         run(*network.flat.arguments(), block, lanes_in[:steps], lanes_out[:steps], np.full(width, 0.001), 0.0, 1.0,

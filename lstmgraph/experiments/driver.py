@@ -98,13 +98,12 @@ def mark_running(active, statuses):
 
 
 @numba.njit(cache=True, nogil=True)
-def stage(stage_inputs, stage_targets, lane, inputs, targets, position, chunk):
-    """Copy a lane's next ``chunk`` steps from ``position`` into the kernel's staging buffers."""
+def stage(buffer, lane, values, position, chunk):
+    """Copy a lane's next ``chunk`` rows of ``values`` (its inputs, targets or judged values)
+    from ``position`` into the kernel's staging ``buffer`` (steps, columns, lanes)."""
     for t in range(chunk):
-        for k in range(inputs.shape[1]):
-            stage_inputs[t, k, lane] = inputs[position + t, k]
-        for k in range(targets.shape[1]):
-            stage_targets[t, k, lane] = targets[position + t, k]
+        for k in range(values.shape[1]):
+            buffer[t, k, lane] = values[position + t, k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -187,15 +186,18 @@ def drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, trai
           scores, stage_inputs, stage_targets, work):
     """Run the lanes of ``V`` (slots, lanes; lane l is trial l, for l < len(counters)) until
     every lane has stopped (its ``STATUS`` not `RUNNING`), or one needs data, or about ``work``
-    lockstep steps are done. ``train`` and ``test``: per lane, the (inputs, targets, ends,
-    counts) of its data (tuples of arrays, one per lane); ``stage_inputs`` / ``stage_targets``
-    (chunk, columns, lanes): scratch, its first axis the longest chunk. ``kernel``: the compiled
-    ``run`` (interpreter or specialised kernel) for blocks of ``V``'s width."""
+    lockstep steps are done. ``train`` and ``test``: per lane, the (inputs, targets, judged,
+    ends, counts) of its data (tuples of arrays, one per lane; a stream stops at an output off
+    its judged value, `Sequence.judged`); ``stage_inputs`` (chunk, columns, lanes) and
+    ``stage_targets`` (chunk, planes, columns, lanes): scratch, their first axis the longest
+    chunk; ``stage_targets`` has a second plane for the judged values only where some differ
+    from the targets (else they are neither staged nor read). ``kernel``: the compiled ``run``
+    (interpreter or specialised kernel) for blocks of ``V``'s width."""
     lanes = V.shape[1]
     return _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, *train, *test, settings, counters,
                   scores, stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_),
                   np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
-                  np.zeros((lanes, 0, stage_targets.shape[1])), np.zeros(lanes, dtype=np.bool_), work)
+                  np.zeros((lanes, 0, stage_targets.shape[2])), np.zeros(lanes, dtype=np.bool_), work)
 
 
 # The kernel is an argument: this function is compiled once per process, kernel and lane count
@@ -203,9 +205,9 @@ def drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay, trai
 # one calls.
 @numba.njit(nogil=True)
 def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
-           train_inputs, train_targets, train_ends, train_counts, test_inputs, test_targets, test_ends, test_counts,
-           settings, counters, scores, stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong,
-           work):
+           train_inputs, train_targets, train_judged, train_ends, train_counts, test_inputs, test_targets,
+           test_judged, test_ends, test_counts, settings, counters, scores, stage_inputs, stage_targets, active,
+           learn, steps_done, sums, record, wrong, work):
     kind, phase, code, mode, run_start, run_stop, runs = program
     trials = counters.shape[0]
     steps_unit, reset_each = settings[STEPS_UNIT] == 1, settings[RESET_EACH] == 1
@@ -244,10 +246,15 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, rate_decay,
                 continue
             learn[lane] = counters[lane, PHASE] == 0
             if learn[lane]:
-                inputs, targets, position = train_inputs[lane], train_targets[lane], counters[lane, TRAIN_POSITION]
+                inputs, targets, judged = train_inputs[lane], train_targets[lane], train_judged[lane]
+                position = counters[lane, TRAIN_POSITION]
             else:
-                inputs, targets, position = test_inputs[lane], test_targets[lane], counters[lane, TEST_POSITION]
-            stage(stage_inputs, stage_targets, lane, inputs, targets, position, chunk)
+                inputs, targets, judged = test_inputs[lane], test_targets[lane], test_judged[lane]
+                position = counters[lane, TEST_POSITION]
+            stage(stage_inputs, lane, inputs, position, chunk)
+            stage(stage_targets[:, 0], lane, targets, position, chunk)
+            if stage_targets.shape[1] == 2:
+                stage(stage_targets[:, 1], lane, judged, position, chunk)
             steps_done[lane] = 0
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
                rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, True)

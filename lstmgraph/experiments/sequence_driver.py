@@ -227,7 +227,8 @@ def drive(kernel, program, V, rows, rates, momentum, tolerance, max_error, train
     the lane asks for it with `NEED_TEST`). ``recent_right`` / ``recent_error`` (lanes,
     window): the windows; ``test_errors`` (lanes, test sequences): each test sequence's squared
     error; ``outputs`` (lanes, longest sequence, outputs): each lane's outputs so far in its
-    sequence; ``stage_inputs`` / ``stage_targets`` (chunk, columns, lanes): scratch.
+    sequence; ``stage_inputs`` (chunk, columns, lanes) and ``stage_targets`` (chunk, 1, columns,
+    lanes: the kernel's one plane of targets): scratch.
     ``kernel``: the compiled ``run`` for blocks of ``V``'s width."""
     lanes = V.shape[1]
     scratch = np.zeros(max(outputs.shape[1] * outputs.shape[2], settings[WINDOW]))
@@ -288,9 +289,12 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, max_error,
             learn[lane] = counter[PHASE] == TRAINING
             position = counter[START] + counter[DONE_STEPS]
             if learn[lane]:
-                stage(stage_inputs, stage_targets, lane, train_inputs[lane], train_targets[lane], position, chunk)
+                stage(stage_inputs, lane, train_inputs[lane], position, chunk)
+                stage(stage_targets[:, 0], lane, train_targets[lane], position, chunk)
             else:
-                stage(stage_inputs, stage_targets, lane, frozen_inputs[lane], frozen_targets[lane], position, chunk)
+                stage(stage_inputs, lane, frozen_inputs[lane], position, chunk)
+                stage(stage_targets[:, 0], lane, frozen_targets[lane], position, chunk)
+        # (Tolerance 0: the kernel judges nothing; each sequence is judged at its end, below.)
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
                rates, momentum, 1.0, 0.0, learn, active, steps_done, sums, record, wrong, False)
         done_work += chunk

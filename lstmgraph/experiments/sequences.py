@@ -181,7 +181,7 @@ class SequenceTrial(Trial):
         super().__init__(engine, task, protocol, seed, budget_steps)
         source, strings = _sequence_data(task, protocol, seed)
         self.checks = _laid_end_to_end(strings, task)  # the full check's strings (fixed sets)
-        self.training = StreamData(source, data_rng(seed, 0), judged=True)
+        self.training = StreamData(source, data_rng(seed, 0))
         self.window = _window(protocol)
         self.counters = np.zeros(4, dtype=np.int64)  # sequence_driver.SEQUENCES, STEPS, LAST_CHECK, WRONG
         self.recent_right = np.zeros(0, dtype=np.bool_)  # the window, oldest first
@@ -226,7 +226,7 @@ class SequenceTrial(Trial):
         max_error = math.nan if protocol.max_error is None else float(protocol.max_error)
         frozen = [trial.checks for trial in trials]  # the test sets replace them when asked for
         stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
-        stage_targets = np.zeros((CHUNK, program.n_outputs, V.shape[1]))
+        stage_targets = np.zeros((CHUNK, 1, program.n_outputs, V.shape[1]))
         outputs = np.zeros((V.shape[1], 0, program.n_outputs))
         flat, rows = network.flat.arguments(), driver.slot_rows(program)
         status = counters[:, sd.STATUS]

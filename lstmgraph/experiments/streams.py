@@ -71,8 +71,9 @@ class StreamData:
     this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
     ``position``, which is always a sequence start.
 
-    With ``judged`` it also lays out ``judged``, what success tests compare the outputs with
-    (`Sequence.judged`; the 1997 sequence protocols read it).
+    ``judged`` is what success tests compare the outputs with (`Sequence.judged`): the
+    ``targets`` array itself until a drawn sequence judges other values, from then on (``apart``)
+    an array of its own (the compiled stream loop then stages it too).
 
     Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
     sequence at the cursor, and the generator's state at the last anchor before it (one every
@@ -81,12 +82,12 @@ class StreamData:
     #: Sequences between two saved generator states: at most this many are drawn again on restore.
     ANCHOR_EVERY = 256
 
-    def __init__(self, task: Task, rng: np.random.Generator, judged: bool = False):
+    def __init__(self, task: Task, rng: np.random.Generator):
         self.task = task
         self.rng = rng
         self.inputs = np.zeros((0, task.n_inputs))
-        self.targets = np.zeros((0, task.n_outputs))
-        self.judged = np.zeros((0, task.n_outputs)) if judged else None
+        self.targets = self.judged = np.zeros((0, task.n_outputs))
+        self.apart = False
         self.ends = np.zeros(0, dtype=np.bool_)
         self.counts = np.zeros(1, dtype=np.int64)
         self.position = 0
@@ -109,7 +110,7 @@ class StreamData:
         if have >= amount:
             return
         inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
-        judged = None if self.judged is None else [self.judged[self.position:]]
+        judged = [self.judged[self.position:]]
         self.first += int(self.counts[self.position])
         self.anchors = [anchor for index, anchor in enumerate(self.anchors)
                         if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
@@ -121,15 +122,14 @@ class StreamData:
             self.drawn += count
             inputs.append(sequences.inputs)
             targets.append(sequences.targets)
-            if judged is not None:
-                judged.append(sequences.judged)
+            judged.append(sequences.judged)
+            self.apart = self.apart or not np.array_equal(sequences.judged, sequences.targets, equal_nan=True)
             lengths.append(sequences.lengths)
             have += int(sequences.lengths.sum()) if unit == "steps" else count
         kept = self.ends[self.position:]
         self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
         self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
-        if judged is not None:
-            self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64)
+        self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64) if self.apart else self.targets
         self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
         self.ends[:len(kept)] = kept
         self.ends[len(kept) - 1 + np.cumsum(np.concatenate(lengths))] = True
@@ -147,9 +147,7 @@ class StreamData:
         at the anchor and the sequences from there to the cursor are drawn again and dropped."""
         self.rng.bit_generator.state = place["state"]
         draw(self.task, self.rng, place["sequence"] - place["anchor"])
-        self.inputs, self.targets = self.inputs[:0], self.targets[:0]
-        if self.judged is not None:
-            self.judged = self.judged[:0]
+        self.inputs, self.targets, self.judged = self.inputs[:0], self.targets[:0], self.judged[:0]
         self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
         self.position = 0
         self.first = self.drawn = place["sequence"]
@@ -181,10 +179,10 @@ def stream_score(network, data: StreamData, protocol: StreamProtocol, limit: int
                 int(np.searchsorted(data.counts, data.counts[position] + limit))
         network.reset()
         steps, outputs = network.present(data.inputs[position:stop], data.targets[position:stop], learn,
-                                         protocol.tolerance)
+                                         protocol.tolerance, data.judged[position:stop] if data.apart else None)
         steps_run += steps
         last = position + steps - 1
-        if steps < stop - position or not within_tolerance(outputs[-1:], data.targets[last:last + 1],
+        if steps < stop - position or not within_tolerance(outputs[-1:], data.judged[last:last + 1],
                                                            protocol.tolerance)[0]:
             if protocol.reset_each_sequence:
                 right = done + steps - 1 if steps_unit else done
@@ -303,14 +301,18 @@ class StreamTrial(Trial):
                             dtype=np.int64)
         rows = driver.slot_rows(program)
         stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
-        stage_targets = np.zeros((CHUNK, program.n_outputs, V.shape[1]))
+        stage_targets = None
         flat = network.flat.arguments()
         def lanes(which: str) -> tuple[tuple[np.ndarray, ...], ...]:
             sources = [getattr(trial, which) for trial in trials]
             return tuple(tuple(getattr(source, field) for source in sources)
-                         for field in ("inputs", "targets", "ends", "counts"))
+                         for field in ("inputs", "targets", "judged", "ends", "counts"))
 
         while True:
+            # The targets, and the judged values where some differ (`StreamData.apart`).
+            planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
+            if stage_targets is None or stage_targets.shape[1] != planes:
+                stage_targets = np.zeros((CHUNK, planes, program.n_outputs, V.shape[1]))
             driver.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum,
                          float(protocol.tolerance), float(protocol.rate_decay), lanes("training"), lanes("testing"),
                          settings, counters, scores, stage_inputs, stage_targets, WORK)

@@ -12,12 +12,16 @@ unit 7 = B). Positions below are 1-based as in the paper (step 1 is the first sy
 - target at step L: one-hot class, 4 outputs (6a) or 8 (6b). The class index is the X/Y
   sequence read as a binary number, X = 0, Y = 1, first symbol most significant: 6a XX, XY,
   YX, YY = 0..3 (the paper's Q, R, S, U); 6b XXX, XXY, ..., YYY = 0..7 (Q, R, S, U, V, A, B, C);
-- before step L no target (NaN), unless ``idle_target`` gives a value for every output there.
+- before step L no target (NaN), unless ``idle_target`` gives a value for every output there;
+  it is judged there too (a stream ends at an output off it), unless ``idle_judged`` is false.
 
 The 2000 paper's NTO is exactly 6b (seed 000: "just Exp. 6b of the 1997 paper", 8 inputs and
 8 outputs); its "noise" can only be the a/b/c/d distractors, which 6b already has. How CNTO scored
 the steps between classifications is not said; seed 000 guesses that the net must output 0
-there, which is ``idle_target: 0``. The default (no target) is the 1997 rule.
+there, which is ``idle_target: 0``. The default (no target) is the 1997 rule. The paper stops a
+stream at "the first misclassification", and the seed at the net's first "預測錯誤" (prediction
+error), where it calls the classification steps "預測時間點" (prediction steps): trained toward
+0 between them but judged only at them is ``idle_target: 0, idle_judged: false``.
 """
 
 from __future__ import annotations
@@ -51,7 +55,9 @@ class TemporalOrder:
     8 classes); ``continual`` (default false) marks the stream as continual with no reset
     between sequences, the 2000 paper's CNTO; the sequences themselves are the same;
     ``idle_target`` (default none) is the target of every output before the last step
-    (none: no target there, as in 1997; 0: seed 000's guess for CNTO).
+    (none: no target there, as in 1997; 0: seed 000's guess for CNTO); ``idle_judged``
+    (default true) whether an output off it there is an error (false: trained toward it, but
+    judged only at the classifications, `Sequence.legal`).
     """
 
     name = "temporal_order"
@@ -59,7 +65,7 @@ class TemporalOrder:
     input_symbols = SYMBOLS
 
     def __init__(self, variant: str = "6a", continual: bool = False,
-                 idle_target: float | None = None) -> None:
+                 idle_target: float | None = None, idle_judged: bool = True) -> None:
         if variant not in WINDOWS:
             raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {variant!r}")
         if not isinstance(continual, bool):
@@ -69,7 +75,13 @@ class TemporalOrder:
                                         or not np.isfinite(idle_target)):
             raise ValueError(f"idle_target must be a finite number (such as 0) or null for no "
                              f"target, got {idle_target!r}")
+        if not isinstance(idle_judged, bool):
+            raise ValueError(f"idle_judged must be true or false, not {idle_judged!r}")
+        if not idle_judged and idle_target is None:
+            raise ValueError("idle_judged: false needs an idle_target (such as 0); with none there is "
+                             "nothing to judge between classifications")
         self.idle_target = None if idle_target is None else float(idle_target)
+        self.idle_judged = idle_judged
         self.variant = variant
         self.windows = WINDOWS[variant]
         self.n_outputs = 2 ** len(self.windows)
@@ -88,7 +100,7 @@ class TemporalOrder:
             codes[step - 1] = INDEX["Y"] if is_y else INDEX["X"]
             label = 2 * label + is_y
         coded = self._coded(codes, np.array([length]), np.array([label]))
-        return Sequence(coded.inputs, coded.targets)
+        return Sequence(coded.inputs, coded.targets, None if coded.judged is coded.targets else coded.judged)
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
         """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them, in
@@ -103,7 +115,7 @@ class TemporalOrder:
     def _coded(self, codes: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> Sequences:
         """Sequences of symbol ``codes`` (end to end) of ``lengths`` and classes ``labels``: inputs
         one-hot; the class one-hot at each sequence's last step, ``idle_target`` (or none)
-        before it."""
+        before it; judged there too unless ``idle_judged`` is false."""
         inputs = np.zeros((len(codes), len(SYMBOLS)))
         inputs[np.arange(len(codes)), codes] = 1.0
         idle = np.nan if self.idle_target is None else self.idle_target
@@ -111,4 +123,8 @@ class TemporalOrder:
         last = np.cumsum(lengths) - 1
         targets[last] = 0.0
         targets[last, labels] = 1.0
-        return Sequences(inputs, targets, targets, lengths)
+        if self.idle_judged:
+            return Sequences(inputs, targets, targets, lengths)
+        judged = np.full_like(targets, np.nan)
+        judged[last] = targets[last]
+        return Sequences(inputs, targets, judged, lengths)

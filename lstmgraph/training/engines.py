@@ -236,13 +236,15 @@ class CompiledEngine:
         return self.population.finite()
 
     def present(self, inputs: np.ndarray, targets: np.ndarray, learn: bool,
-                tolerance: float = 0.0) -> tuple[int, np.ndarray]:
+                tolerance: float = 0.0, judged: np.ndarray | None = None) -> tuple[int, np.ndarray]:
         """The protocols' step loop, for a single trial: run ``inputs`` from the current state,
-        updating online if ``learn``; with ``tolerance`` > 0 stop after the first step whose
-        error reaches it. Returns (steps run, outputs of those steps)."""
+        updating online toward ``targets`` if ``learn``; with ``tolerance`` > 0 stop after the
+        first step with an output that far off its ``judged`` value (default: its target).
+        Returns (steps run, outputs of those steps)."""
         outputs = np.zeros((1, len(inputs), self.n_outputs))
         self.population.set_rate(self.optimizer.rate)
-        steps, _ = self.population.run(inputs, targets, self.training.momentum, 1.0, tolerance, learn, outputs)
+        steps, _ = self.population.run(inputs, targets, self.training.momentum, 1.0, tolerance, learn, outputs,
+                                       judged)
         return int(steps[0]), outputs[0, :int(steps[0])]
 
     def close(self) -> None:

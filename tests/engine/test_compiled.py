@@ -111,6 +111,24 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
         assert all(np.array_equal(weights[k][index], alone[k][0]) for k in alone)
 
 
+def test_a_trial_learns_from_every_target_and_stops_at_its_first_judged_error():
+    """``judged`` apart from ``targets`` (`Sequence.legal`): the updates follow the targets, the
+    stop follows the judged values (NaN: not judged)."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    network = CompiledNetwork(plan, kernel="interpreter")
+    inputs, targets = _stream(plan, 300)
+    judged = np.full_like(targets, np.nan)
+    judged[120] = targets[120]  # untrained outputs sit near 0.5: off a 0/1 target by about 0.5
+    apart = network.population(initial_weights(plan, [0, 1]), 0.01)
+    done, _ = apart.run(inputs, targets, 0.9, tolerance=0.45, judged=judged)
+    assert list(done) == [121, 121]
+    plain = network.population(initial_weights(plan, [0, 1]), 0.01)
+    plain.run(inputs[:121], targets[:121], 0.9)
+    assert all(np.array_equal(apart.weights()[k], values) for k, values in plain.weights().items())
+    stopped, _ = network.population(initial_weights(plan, [0, 1]), 0.01).run(inputs, targets, 0.9, tolerance=0.45)
+    assert (stopped < 121).all()  # judged by the targets, the trials stop before
+
+
 def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial():
     plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
     network = CompiledNetwork(plan)

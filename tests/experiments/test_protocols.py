@@ -57,7 +57,7 @@ class ScriptedNetwork:
     def reset(self) -> None:
         self.resets += 1
 
-    def present(self, inputs, targets, learn, tolerance=0.0):
+    def present(self, inputs, targets, learn, tolerance=0.0, judged=None):
         outputs = np.where(np.isnan(targets), 0.0, targets)
         steps = len(inputs)
         if self.error_at is not None and self.position <= self.error_at < self.position + steps:
@@ -194,6 +194,26 @@ def test_the_compiled_stream_loop_gives_the_python_loop_s_result(name, seed, cha
     for key, values in networks[1].weights.items():  # the same updates, in the same order
         np.testing.assert_array_equal(networks[0].weights[key], values)
     assert compiled["steps"] >= compiled["presented"] > 0
+
+
+def test_a_stream_ends_at_its_first_judged_error_when_a_task_judges_apart():
+    """CNTO trained toward 0 between classifications but judged only at them: the compiled loop
+    gives the Python loop's result, and the streams run longer than when every step is judged."""
+    experiment = find_experiment("gers2000-cnto-forget")
+    protocol = replace(experiment.protocol, max_streams=30, test_streams=2)
+    rows = {}
+    for judged in (True, False):
+        task_row = experiment.with_task_options({"idle_judged": judged})
+        networks = [trial_engine(experiment.plan(), 2) for _ in range(2)]
+        compiled = StreamTrial(networks[0], task_row.make_task(), protocol, 2).run()
+        compiled.pop("seconds")
+        reference = run_streams_reference(networks[1], task_row.make_task(), protocol, 2)
+        assert compiled == reference
+        for key, values in networks[1].weights.items():
+            np.testing.assert_array_equal(networks[0].weights[key], values)
+        rows[judged] = compiled
+    assert rows[True]["presented"] == rows[False]["presented"] == 30
+    assert rows[False]["steps"] > 30 * 100 > rows[True]["steps"]  # each stream reaches a classification
 
 
 def _poisoned(plan, seed):

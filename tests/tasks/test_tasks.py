@@ -39,6 +39,7 @@ RANDOM_TASKS = [("embedded_reber", {}), ("reber", {}), ("continual_embedded_rebe
                 ("adding", {}), ("multiplication", {}), ("temporal_order", {}),
                 ("temporal_order", {"variant": "6b"}),
                 ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0}),
+                ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0, "idle_judged": False}),
                 ("measuring_spike_delays", {}), ("measuring_spike_delays", {"continual": False}),
                 ("measuring_spike_delays", {"delays": list(range(11))}),
                 ("generating_timed_spikes", {}), ("recall_first", {})]
@@ -134,7 +135,7 @@ def test_make_task_errors():
         make_task("adding", {"length": 10})
     with pytest.raises(TaskError, match=r"cannot exceed"):
         make_task("recall_first", {"n_classes": 5})
-    with pytest.raises(TaskError, match=r"its options: variant, continual, idle_target"):
+    with pytest.raises(TaskError, match=r"its options: variant, continual, idle_target, idle_judged"):
         make_task("temporal_order", {"noise": True})
     with pytest.raises(TaskError, match=r"its options: period, delays, continual$"):
         make_task("measuring_spike_delays", {"spikes": 100})

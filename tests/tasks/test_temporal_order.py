@@ -91,6 +91,22 @@ def test_idle_target_fills_the_steps_before_the_classification():
             make_task("temporal_order", {"idle_target": bad})
 
 
+def test_an_idle_target_not_judged_is_trained_on_but_judged_only_at_the_classification():
+    apart = TemporalOrder(variant="6b", continual=True, idle_target=0, idle_judged=False)
+    quiet = TemporalOrder(variant="6b", continual=True, idle_target=0)
+    a, b = np.random.default_rng(16), np.random.default_rng(16)
+    for _ in range(20):
+        x, y = apart.sample(a), quiet.sample(b)
+        np.testing.assert_array_equal(x.inputs, y.inputs)
+        np.testing.assert_array_equal(x.targets, y.targets)          # the same training targets
+        assert y.legal is None and np.isnan(x.judged[:-1]).all()     # judged only at the last step
+        np.testing.assert_array_equal(x.judged[-1], x.targets[-1])
+    with pytest.raises(TaskError, match="idle_judged: false needs an idle_target"):
+        make_task("temporal_order", {"idle_judged": False})
+    with pytest.raises(TaskError, match="idle_judged must be true or false"):
+        make_task("temporal_order", {"idle_target": 0, "idle_judged": "no"})
+
+
 def test_options_are_validated():
     with pytest.raises(TaskError, match=r"variant must be one of '6a', '6b'"):
         make_task("temporal_order", {"variant": "6c"})

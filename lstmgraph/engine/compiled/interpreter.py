@@ -235,25 +235,32 @@ def softmax(r, R, V, L):
 
 @numba.njit(cache=True, nogil=True)
 def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
+    """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``,
+    with ``tolerance`` > 0) against ``targets[t, -1]``, the values judged: a second plane where a
+    task judges other values than it trains on (`Sequence.legal`). NaN: no target, or not
+    judged. (One array with planes, not a second array: numba passes an array to a specialised
+    kernel's section as a dozen scalars, and a second one cost the timing net's 4-lane kernel
+    about 10 %.)"""
     n = R[r, 1]
     o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
+    judged = targets.shape[1] - 1
     for l in range(L):
         if not active[l]:
             continue
-        present = 0
         for k in range(n):
-            target = targets[t, c0 + k * cs, l]
             y = V[y0 + k * ys, l]
-            if not math.isnan(target):
-                present += 1
-                if tolerance > 0.0 and abs(y - target) >= tolerance:
-                    wrong[l] = True
+            if tolerance > 0.0 and abs(y - targets[t, judged, c0 + k * cs, l]) >= tolerance:  # (False for NaN)
+                wrong[l] = True
             if record.shape[1] > 0:
                 record[l, t, c0 + k * cs] = y
+        present = 0
+        if code != 0:
+            for k in range(n):
+                present += not math.isnan(targets[t, 0, c0 + k * cs, l])
         if code == 0:
             dot = 0.0
             for k in range(n):
-                target = targets[t, c0 + k * cs, l]
+                target = targets[t, 0, c0 + k * cs, l]
                 y = V[y0 + k * ys, l]
                 err = 0.0 if math.isnan(target) else y - target
                 sums[l] += 0.5 * err * err
@@ -267,7 +274,7 @@ def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, rec
                     V[o0 + k * os, l] = V[y0 + k * ys, l] * (V[o0 + k * os, l] - dot)
         elif present == n:
             for k in range(n):
-                target = targets[t, c0 + k * cs, l]
+                target = targets[t, 0, c0 + k * cs, l]
                 y = V[y0 + k * ys, l]
                 if mode == 1:
                     sums[l] -= target * math.log(max(y, 2.2250738585072014e-308))
@@ -437,12 +444,14 @@ def update(rs, re, R, V, L, rate, momentum, decay, active, learn):
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
         tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
     """Run the program over the steps of ``inputs`` (steps, n_inputs, lanes) for the lanes of
-    ``V`` (slots, lanes) still ``active``; a lane stops after its first step with an error
-    >= tolerance (if > 0), its state then left as that step made it. ``learn`` (lanes,
-    booleans): which lanes learn (the others run forward only; their weights, velocities and
-    rates stay as they are; their traces are left undefined). ``stop_all``: the call ends after
-    the first step at which any lane stops. ``wrong`` (lanes, booleans) is scratch, passed in
-    so that a call allocates nothing."""
+    ``V`` (slots, lanes) still ``active``, learning from ``targets[:, 0]`` ((steps, planes,
+    n_outputs, lanes)); a lane stops after its first step with an output off its judged value,
+    ``targets[:, -1]``, by ``tolerance`` or more (if > 0; one plane: the targets are judged),
+    its state then left as that step made it.
+    ``learn`` (lanes, booleans): which lanes learn (the others run forward only; their weights,
+    velocities and rates stay as they are; their traces are left undefined). ``stop_all``: the
+    call ends after the first step at which any lane stops. ``wrong`` (lanes, booleans) is
+    scratch, passed in so that a call allocates nothing."""
     L = V.shape[1]
     v = V.reshape(V.shape[0] * L)  # the slots as a vector, for the single-lane paths
     steps = inputs.shape[0]

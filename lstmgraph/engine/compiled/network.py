@@ -212,16 +212,17 @@ class Population:
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: np.ndarray, targets: np.ndarray, momentum: float = 0.0, decay: float = 1.0,
-            tolerance: float = 0.0, learn: bool | np.ndarray = True, outputs: np.ndarray | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
+            tolerance: float = 0.0, learn: bool | np.ndarray = True, outputs: np.ndarray | None = None,
+            judged: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Run the steps of ``inputs`` (steps, n_inputs), the same for every trial, or
-        (steps, n_inputs, trials); each trial stops after its first step with an error >=
-        tolerance (if > 0). ``outputs`` (trials, steps, n_outputs), if given, receives every
-        step's output (the prediction before that step's update). ``learn``: for every trial,
-        or one flag per trial (the others run forward only). Returns (steps run, summed loss)
-        per trial."""
+        (steps, n_inputs, trials); each trial stops after its first step with an output off its
+        ``judged`` value (default: its target; NaN: not judged) by ``tolerance`` or more (if >
+        0). ``outputs`` (trials, steps, n_outputs), if given, receives every step's output (the
+        prediction before that step's update). ``learn``: for every trial, or one flag per
+        trial (the others run forward only). Returns (steps run, summed loss) per trial."""
         inputs = np.asarray(inputs, dtype=np.float64)
         targets = np.asarray(targets, dtype=np.float64)
+        planes = (targets,) if judged is None else (targets, np.asarray(judged, dtype=np.float64))
         if outputs is None:
             outputs = np.zeros((self.trials, 0, self.network.n_outputs))
         learns = np.broadcast_to(np.asarray(learn, dtype=np.bool_), (self.trials,))
@@ -237,7 +238,7 @@ class Population:
             learning = np.zeros(width, dtype=np.bool_)
             learning[:count] = learns[first:last]
             if width == count:
-                self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _lanes(targets, first, last),
+                self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _planes(planes, first, last),
                           self.rates[index], float(momentum), float(decay), float(tolerance), learning, active,
                           steps[first:last], loss[first:last], outputs[first:last], np.zeros(width, dtype=np.bool_),
                           False)
@@ -247,7 +248,7 @@ class Population:
             block_steps, block_loss = np.zeros(width, dtype=np.int64), np.zeros(width)
             block_outputs = np.zeros((width,) + outputs.shape[1:])
             self._run(*arguments, self.blocks[index], _lanes(inputs, first, last, width),
-                      _lanes(targets, first, last, width), self.rates[index], float(momentum), float(decay),
+                      _planes(planes, first, last, width), self.rates[index], float(momentum), float(decay),
                       float(tolerance), learning, active, block_steps, block_loss, block_outputs,
                       np.zeros(width, dtype=np.bool_), False)
             steps[first:last], loss[first:last] = block_steps[:count], block_loss[:count]
@@ -265,6 +266,14 @@ class Population:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
+
+
+def _planes(planes: tuple[np.ndarray, ...], first: int, last: int, width: int | None = None) -> np.ndarray:
+    """The kernel's targets: (steps, planes, columns, lanes), the targets and, if given apart,
+    the judged values (`_lanes` of each; one plane is a view, no copy)."""
+    if len(planes) == 1:
+        return _lanes(planes[0], first, last, width)[:, None]
+    return np.stack([_lanes(values, first, last, width) for values in planes], axis=1)
 
 
 def _lanes(values: np.ndarray, first: int, last: int, width: int | None = None) -> np.ndarray:
