@@ -123,7 +123,8 @@ class StreamData:
             inputs.append(sequences.inputs)
             targets.append(sequences.targets)
             judged.append(sequences.judged)
-            self.apart = self.apart or not np.array_equal(sequences.judged, sequences.targets, equal_nan=True)
+            self.apart = self.apart or (sequences.judged is not sequences.targets and
+                                        not np.array_equal(sequences.judged, sequences.targets, equal_nan=True))
             lengths.append(sequences.lengths)
             have += int(sequences.lengths.sum()) if unit == "steps" else count
         kept = self.ends[self.position:]
