@@ -49,15 +49,15 @@ def _trial_line(row: dict, unit: str) -> str:
     return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s)"
 
 
-def _task_options(pairs: tuple[str, ...]) -> dict:
-    """``--task-option`` KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1],
-    null) or else taken as text (delay)."""
+def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
+    """``flag``'s KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1], null) or
+    else taken as text (delay)."""
     options = {}
     for pair in pairs:
         key, equals, text = pair.partition("=")
         key = key.strip()
         if not equals or not key:
-            fail(f"--task-option takes KEY=VALUE, such as idle_target=0; got {pair!r}")
+            fail(f"{flag} takes KEY=VALUE, such as {example}; got {pair!r}")
         try:
             options[key] = json.loads(text)
         except json.JSONDecodeError:
@@ -92,9 +92,14 @@ def _task_options(pairs: tuple[str, ...]) -> dict:
               help="Set one of the task's options otherwise (repeatable; VALUE read as JSON, else as "
                    "text; null unsets it, the task's default), e.g. cue=delay or idle_target=null: a "
                    "coding the papers leave open, tried against the row's published figures.")
+@click.option("--protocol-option", "protocol_options", multiple=True, metavar="KEY=VALUE",
+              help="Set one of the protocol's settings otherwise (repeatable; VALUE read as JSON, else "
+                   "as text), e.g. success=most_active: a stream judged by its most active output unit "
+                   "rather than within the tolerance.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
-              log_every: float, as_json: bool, specs: Path, task_options: tuple[str, ...]) -> None:
+              log_every: float, as_json: bool, specs: Path, task_options: tuple[str, ...],
+              protocol_options: tuple[str, ...]) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
@@ -105,6 +110,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.figures import draw_results
+    from lstmgraph.experiments.protocols import ProtocolError
     from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
     from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
@@ -120,9 +126,15 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         fail(error.args[0])
     if task_options:
         try:
-            chosen = chosen.with_task_options(_task_options(task_options))
+            chosen = chosen.with_task_options(_options("--task-option", "idle_target=0", task_options))
         except TaskError as error:
             fail(f"--task-option: {error}")
+    if protocol_options:
+        try:
+            chosen = chosen.with_protocol_options(_options("--protocol-option", "success=most_active",
+                                                           protocol_options))
+        except ProtocolError as error:
+            fail(f"--protocol-option: {error}")
     count = trials or chosen.trials
     out = out or Path("runs") / "reproduce" / chosen.name
     quiet = as_json
@@ -134,6 +146,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
             click.echo("task options: " + ", ".join(f"{key} {json.dumps(value)}"
                                                     for key, value in chosen.task_options.items())
                        + " (set with --task-option: not the row's coding)")
+        if protocol_options:
+            click.echo("protocol settings: " + ", ".join(f"{key} {json.dumps(value)}"
+                                                         for key, value in chosen.protocol_options.items())
+                       + " (set with --protocol-option: not the row's)")
     try:
         with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
                                show_pos=True, show_eta=True) as bar:

@@ -20,7 +20,7 @@ from ..spec.loader import read_spec_file
 from ..spec.validation import validate_spec_data
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
-from .protocols import Protocol, SequenceProtocol, StreamProtocol, task_trial
+from .protocols import Protocol, SequenceProtocol, StreamProtocol, task_trial, with_settings
 from .trial import Trial
 
 
@@ -134,6 +134,7 @@ class Experiment:
     learning_rate: float | None = None      # None: the spec's
     momentum: float | None = None
     note: str = ""
+    protocol_options: dict[str, Any] = field(default_factory=dict)  # set by `with_protocol_options`
 
     def __post_init__(self) -> None:
         # A deterministic task (every sample the same sequence, e.g. PFG) makes every test
@@ -187,6 +188,14 @@ class Experiment:
         changed.make_task()
         return changed
 
+    def with_protocol_options(self, options: dict[str, Any]) -> Experiment:
+        """This row with some of its protocol's settings otherwise (`reproduce --protocol-option`),
+        e.g. ``success: most_active``: a reading of a protocol the papers leave open, tried
+        against the row's published figures. `ProtocolError` names a setting the protocol does
+        not have or a value it rejects."""
+        return replace(self, protocol=with_settings(self.protocol, options),
+                       protocol_options={**self.protocol_options, **options})
+
     def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None) -> Trial:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
         to a worker): weights and data from the seed, the compiled engine (running ``kernel``),
@@ -204,6 +213,8 @@ class Experiment:
                      "task_options": self.task_options, "learning_rate": self.learning_rate,
                      "momentum": self.momentum, "protocol": self.protocol.describe(), "trials": self.trials,
                      "unit": self.unit, "published": self.published, "note": self.note}
+        if self.protocol_options:  # (only then: a folder's stored settings stay as they were)
+            described["protocol_options"] = self.protocol_options
         if self.deterministic:
             described["deterministic_task"] = DETERMINISTIC
         return described

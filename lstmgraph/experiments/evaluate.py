@@ -57,7 +57,7 @@ class SuccessTest:
 def success_test(task: str | None) -> SuccessTest:
     """The success test of a task: that of the catalogue's experiments on it, else `_OTHER_TESTS`,
     else every output within 0.49 of its target (on the right side of 0.5, as 2000 and 2002)."""
-    used = {(getattr(e.protocol, "success", "tolerance"), e.protocol.tolerance)
+    used = {(e.protocol.success, e.protocol.tolerance)
             for e in EXPERIMENTS.values() if e.task == task}
     if len(used) == 1:
         kind, tolerance = used.pop()

@@ -20,6 +20,9 @@ derived from (seed, purpose), so a trial is reproducible alone or in any worker.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import json
 from typing import Any
 
 from ..engine.weights import initial_weights
@@ -32,6 +35,33 @@ from .trial import Trial
 
 
 Protocol = SequenceProtocol | StreamProtocol
+
+
+class ProtocolError(ValueError):
+    """A protocol setting that does not exist or a value it cannot take."""
+
+
+def with_settings(protocol: Protocol, settings: dict[str, Any]) -> Protocol:
+    """``protocol`` with some of its settings otherwise (`reproduce --protocol-option`); each
+    value of the type the setting has (a whole number for a float is taken). `ProtocolError`
+    names a setting the protocol does not have, or a value it rejects."""
+    names = [f.name for f in dataclasses.fields(protocol) if f.init]
+    for key, value in settings.items():
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            raise ProtocolError(f"the {protocol.kind} protocol has no setting {key!r}"
+                                + (f" (did you mean {close[0]!r}?)" if close else "")
+                                + f"; its settings: {', '.join(names)}")
+        current = getattr(protocol, key)
+        kinds = (int, float, type(None)) if current is None or isinstance(current, float) else (type(current),)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and not isinstance(current, bool)):
+            wanted = "a number" if float in kinds else "true or false" if bool in kinds else type(current).__name__
+            raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(current)}), not {json.dumps(value)}")
+    try:
+        return dataclasses.replace(protocol, **{key: float(value) if isinstance(getattr(protocol, key), float)
+                                               else value for key, value in settings.items()})
+    except ValueError as error:
+        raise ProtocolError(str(error)) from None
 
 
 def trial_engine(plan: Plan, seed: int, kernel: str | None = None):

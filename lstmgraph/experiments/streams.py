@@ -27,7 +27,7 @@ import numpy as np
 
 from ..progress import Progress, ProgressReport
 from ..tasks import Task, draw
-from .success import within_tolerance
+from .success import most_active_correct, within_tolerance
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
 
@@ -49,14 +49,46 @@ class StreamProtocol:
     rate_decay: float = 1.0
     reset_each_sequence: bool = False  # the "external reset" baseline
     good_score: float = 1000.0
+    # What an error is: an output off its judged value by ``tolerance`` or more, or (a
+    # classification's "misclassification") a unit judged 1 not more active than every other.
+    success: Literal["tolerance", "most_active"] = "tolerance"
     kind: str = field(default="streams", init=False)
+
+    def __post_init__(self) -> None:
+        if self.success not in ("tolerance", "most_active"):
+            raise ValueError(f"success is 'tolerance' or 'most_active', not {self.success!r}")
+        if not self.tolerance > 0:
+            raise ValueError(f"tolerance must be > 0, not {self.tolerance}")
+        if self.unit not in ("steps", "sequences"):
+            raise ValueError(f"unit is 'steps' or 'sequences', not {self.unit!r}")
+        for name in ("train_limit", "test_limit", "max_streams", "test_streams"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if not 0 < self.rate_decay <= 1:
+            raise ValueError(f"rate_decay must be in (0, 1], not {self.rate_decay}")
+
+    @property
+    def kernel_tolerance(self) -> float:
+        """The ``tolerance`` the kernels judge by: `interpreter.MOST_ACTIVE` for the most-active test."""
+        if self.success == "most_active":
+            from ..engine.compiled.interpreter import MOST_ACTIVE
+            return MOST_ACTIVE
+        return float(self.tolerance)
+
+    def correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
+        """Per step of ``outputs`` (steps, n_outputs): right by this protocol's test."""
+        if self.success == "most_active":
+            return most_active_correct(outputs, judged)
+        return within_tolerance(outputs, judged, self.tolerance)
 
     def describe(self) -> str:
         reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"
         decay = (f"; learning rate x{self.rate_decay} after each error-free training stream"
                  if self.rate_decay != 1 else "")
+        error = ("the target's unit not the most active" if self.success == "most_active"
+                 else f"|error| >= {self.tolerance}")
         return (f"continual streams, {reset}; a training stream stops at its first error "
-                f"(|error| >= {self.tolerance}) or after {self.train_limit:,} {self.unit}; then "
+                f"({error}) or after {self.train_limit:,} {self.unit}; then "
                 f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}; "
                 f"perfect = all reach it; good = mean >= {self.good_score:,.0f}; "
                 f"at most {self.max_streams:,} training streams{decay}")
@@ -180,11 +212,10 @@ def stream_score(network, data: StreamData, protocol: StreamProtocol, limit: int
                 int(np.searchsorted(data.counts, data.counts[position] + limit))
         network.reset()
         steps, outputs = network.present(data.inputs[position:stop], data.targets[position:stop], learn,
-                                         protocol.tolerance, data.judged[position:stop] if data.apart else None)
+                                         protocol.kernel_tolerance, data.judged[position:stop] if data.apart else None)
         steps_run += steps
         last = position + steps - 1
-        if steps < stop - position or not within_tolerance(outputs[-1:], data.judged[last:last + 1],
-                                                           protocol.tolerance)[0]:
+        if steps < stop - position or not protocol.correct(outputs[-1:], data.judged[last:last + 1])[0]:
             if protocol.reset_each_sequence:
                 right = done + steps - 1 if steps_unit else done
             else:
@@ -315,7 +346,7 @@ class StreamTrial(Trial):
             if stage_targets is None or stage_targets.shape[1] != planes:
                 stage_targets = np.zeros((CHUNK, planes, program.n_outputs, V.shape[1]))
             driver.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum,
-                         float(protocol.tolerance), float(protocol.rate_decay), lanes("training"), lanes("testing"),
+                         protocol.kernel_tolerance, float(protocol.rate_decay), lanes("training"), lanes("testing"),
                          settings, counters, scores, stage_inputs, stage_targets, WORK)
             status = counters[:, driver.STATUS]
             for lane, trial in enumerate(trials):

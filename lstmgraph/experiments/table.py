@@ -109,10 +109,11 @@ def _extension(row: Row) -> bool:
     return "our extension" in row.results["experiment"].get("table", "")
 
 
-def _task_coding(row: Row) -> str:
+def _coding(row: Row) -> str:
     """How the folder's task options differ from the row's as the catalogue has it now: set
     otherwise (`reproduce --task-option`, e.g. "idle_target 0") or not set, the task's default
-    when it ran (a run from before the row set it, e.g. "no cue"); empty when they agree."""
+    when it ran (a run from before the row set it, e.g. "no cue"); and its protocol settings set
+    otherwise (`reproduce --protocol-option`); empty when they agree."""
     current = EXPERIMENTS.get(row.name)
     stored = row.results["experiment"].get("task_options", {})
     if current is None:
@@ -120,7 +121,11 @@ def _task_coding(row: Row) -> str:
     changed = [f"{key} {json.dumps(value)}" for key, value in stored.items()
                if current.task_options.get(key) != value]  # a stored option is never None
     changed += [f"no {key}" for key in current.task_options if key not in stored]
-    return f" (task: {', '.join(changed)})" if changed else ""
+    coding = f" (task: {', '.join(changed)})" if changed else ""
+    protocol = row.results["experiment"].get("protocol_options", {})
+    if protocol:
+        coding += f" (protocol: {', '.join(f'{key} {json.dumps(value)}' for key, value in protocol.items())})"
+    return coding
 
 
 def summary_points(rows: list[Row]) -> list[SummaryPoint]:
@@ -163,7 +168,7 @@ def render(rows: list[Row]) -> str:
     for row in rows:
         results = row.results
         judgements = judge(results, row.published, row.paper_trials)
-        marks = (" (our extension)" if _extension(row) else "") + _task_coding(row)
+        marks = (" (our extension)" if _extension(row) else "") + _coding(row)
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:

@@ -68,6 +68,24 @@ def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
         assert not (tmp_path / "x").exists()
 
 
+def test_a_protocol_setting_set_otherwise_is_run_recorded_and_checked(tmp_path):
+    out = tmp_path / "most-active"
+    result = run("reproduce", "gers2000-cnto-forget", "--protocol-option", "success=most_active", "--trials", "1",
+                 "--jobs", "1", "--max-steps", "3000", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "(the target's unit not the most active)" in result.stdout
+    assert 'success "most_active" (set with --protocol-option: not the row\'s)' in result.stdout
+    settings = json.loads((out / "experiment.json").read_text())
+    assert settings["protocol_options"] == {"success": "most_active"}
+    plain = run("reproduce", "gers2000-cnto-forget", "--trials", "1", "--max-steps", "3000", "--out", str(out))
+    assert plain.returncode == 2 and "other settings" in plain.stderr  # the row's protocol is not mixed in
+    for option, message in (("success=winner", "success is 'tolerance' or 'most_active'"),
+                            ("tolerence=0.2", "did you mean 'tolerance'"), ("success", "takes KEY=VALUE")):
+        wrong = run("reproduce", "gers2000-cnto-forget", "--protocol-option", option, "--out", str(tmp_path / "x"))
+        assert wrong.returncode == 2 and message in wrong.stderr and "Traceback" not in wrong.stderr
+        assert not (tmp_path / "x").exists()
+
+
 def test_a_log_file_gets_a_line_on_the_running_trials_as_often_as_asked(tmp_path):
     # three or more pieces (the first is 20,000 steps): a report with the trial running after each
     result = run("reproduce", "gers2000-cerg-forget", "--trials", "1", "--jobs", "1", "--max-steps", "60000",

@@ -10,6 +10,8 @@ import pytest
 import lstmgraph
 from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.engine.compiled.interpreter import MOST_ACTIVE
+from lstmgraph.experiments.success import most_active_correct
 from lstmgraph.spec.models import LearningRateDecay
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph.training.optim import Optimizer
@@ -127,6 +129,36 @@ def test_a_trial_learns_from_every_target_and_stops_at_its_first_judged_error():
     assert all(np.array_equal(apart.weights()[k], values) for k, values in plain.weights().items())
     stopped, _ = network.population(initial_weights(plan, [0, 1]), 0.01).run(inputs, targets, 0.9, tolerance=0.45)
     assert (stopped < 121).all()  # judged by the targets, the trials stop before
+
+
+def test_a_trial_judged_by_its_most_active_units_stops_at_the_first_step_they_are_not():
+    """``tolerance`` `MOST_ACTIVE`: a lane stops after the first step at which
+    `success.most_active_correct` of its outputs is False; steps judged all 0 (no unit singled
+    out) and NaN steps never stop it. Judged values are built from a free run's outputs: their
+    most active unit until step 150, the least active one there."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    network = CompiledNetwork(plan, kernel="interpreter")
+    inputs, targets = _stream(plan, 300)
+    free = network.population(initial_weights(plan, [0, 1]), 0.01)
+    outputs = np.zeros((2, len(inputs), network.n_outputs))
+    free.run(inputs, targets, 0.9, outputs=outputs)
+    steps = np.arange(len(inputs))
+    judged = np.zeros((2,) + targets.shape)
+    judged[np.arange(2)[:, None], steps, outputs.argmax(axis=2)] = 1.0
+    judged[:, 150] = 0.0
+    judged[:, 150, outputs[:, 150].argmin(axis=1)] = 1.0
+    judged[:, 40] = 0.0  # no unit singled out: right whatever the outputs
+    judged[:, 60] = np.nan
+    judged[:, 60, 0] = 1.0  # partly judged: not judged
+    for lane in range(2):  # the independent test: wrong at step 150 alone
+        assert list(np.flatnonzero(~most_active_correct(outputs[lane], judged[lane]))) == [150]
+    judged = np.moveaxis(judged, 0, -1)  # (steps, outputs, trials)
+    apart = network.population(initial_weights(plan, [0, 1]), 0.01)
+    done, _ = apart.run(inputs, targets, 0.9, tolerance=MOST_ACTIVE, judged=judged)
+    assert list(done) == [151, 151]
+    plain = network.population(initial_weights(plan, [0, 1]), 0.01)
+    plain.run(inputs[:151], targets[:151], 0.9)
+    assert all(np.array_equal(apart.weights()[k], values) for k, values in plain.weights().items())
 
 
 def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial():

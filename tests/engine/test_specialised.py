@@ -4,7 +4,7 @@ Each case compiles one kernel (seconds; numba's cache keeps it), so the cases ar
 truncated and exact RTRL, both losses, a softmax output (the CERG net and exact RTRL in lanes
 were checked the same way by hand; their kernels take 16-90 s to compile), one trial and populations (trials side
 by side in lanes: the interpreter's block of any width, the specialised kernel's blocks of
-`specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success test stopping lanes, recorded outputs, and
+`specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success tests (tolerance, most active) stopping lanes, recorded outputs, and
 the stream protocol's compiled loop.
 """
 
@@ -20,6 +20,7 @@ import lstmgraph
 from lstmgraph.engine import initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.compiled import specialised
+from lstmgraph.engine.compiled.interpreter import MOST_ACTIVE
 from lstmgraph.experiments import find_experiment
 
 from conftest import SPECS
@@ -47,6 +48,8 @@ def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, t
     population.reset()
     judged = np.where(np.arange(len(targets))[:, None] % 7 == 3, targets, np.nan)  # judged at some steps only
     results += population.run(inputs, targets, 0.5, tolerance=0.4, judged=judged)
+    population.reset()
+    results += population.run(inputs, targets, 0.5, tolerance=MOST_ACTIVE, judged=judged)  # most active judged
     return population.kernel, results + _everything(population)
 
 

@@ -3,12 +3,14 @@ deterministic task's experiment runs one test stream per test phase, with the sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from lstmgraph.experiments import EXPERIMENTS, find_experiment, run_trial, trial_engine
+from lstmgraph.experiments.protocols import ProtocolError
 from lstmgraph.experiments.streams import StreamData, run_streams_reference, stream_score
 from lstmgraph.experiments.trial import data_rng
 from lstmgraph.tasks import TaskError
@@ -109,6 +111,32 @@ def test_a_row_with_other_task_options_keeps_its_net_protocol_and_figures():
             row.with_task_options(wrong)
     with pytest.raises(TaskError, match="cue must be one of"):
         gts.with_task_options({"cue": "clock"})
+
+
+def test_a_row_with_other_protocol_settings_keeps_its_net_task_and_figures():
+    row = find_experiment("gers2000-cnto-forget")
+    changed = row.with_protocol_options({"success": "most_active", "max_streams": 500, "rate_decay": 1})
+    assert (changed.protocol.success, changed.protocol.max_streams, changed.protocol.rate_decay) == \
+        ("most_active", 500, 1.0)
+    assert changed.protocol == replace(row.protocol, success="most_active", max_streams=500)
+    assert (changed.task_options, changed.published, changed.trials, changed.variants) == \
+        (row.task_options, row.published, row.trials, row.variants)
+    assert row.protocol.success == "tolerance" and row.protocol_options == {}  # the catalogue's row is untouched
+    assert "protocol_options" not in row.describe()  # (a folder run before the option keeps its settings)
+    assert changed.describe()["protocol_options"] == {"success": "most_active", "max_streams": 500, "rate_decay": 1}
+    assert "the target's unit not the most active" in changed.describe()["protocol"]
+    for wrong, message in (({"succes": "most_active"}, "no setting 'succes' (did you mean 'success'?)"),
+                           ({"success": "winner"}, "success is 'tolerance' or 'most_active'"),
+                           ({"tolerance": 0}, "tolerance must be > 0"),
+                           ({"tolerance": True}, "tolerance takes a number"),
+                           ({"max_streams": 1.5}, "max_streams takes int"),
+                           ({"max_streams": 0}, "max_streams must be at least 1"),
+                           ({"reset_each_sequence": 1}, "takes true or false"),
+                           ({"rate_decay": 2}, "rate_decay must be in (0, 1]")):
+        with pytest.raises(ProtocolError, match=re.escape(message)):
+            row.with_protocol_options(wrong)
+    with pytest.raises(ProtocolError, match="sequences protocol has no setting 'success_rule'"):
+        find_experiment("hochreiter1997-adding-t100").with_protocol_options({"success_rule": "x"})
 
 
 def test_a_deterministic_task_s_test_streams_are_the_same_stream():

@@ -216,6 +216,26 @@ def test_a_stream_ends_at_its_first_judged_error_when_a_task_judges_apart():
     assert rows[False]["steps"] > 30 * 100 > rows[True]["steps"]  # each stream reaches a classification
 
 
+def test_a_stream_judged_by_its_most_active_unit_ends_at_its_first_misclassification():
+    """CNTO with ``success: most_active`` (`reproduce --protocol-option`): the compiled loop
+    gives the Python loop's result, and a stream runs on where an output is 0.3 or more off its
+    target but the class's unit is the most active, so longer than with the tolerance."""
+    experiment = find_experiment("gers2000-cnto-forget")
+    rows = {}
+    for success in ("tolerance", "most_active"):
+        row = experiment.with_protocol_options({"success": success, "max_streams": 30, "test_streams": 2})
+        networks = [trial_engine(experiment.plan(), 2) for _ in range(2)]
+        compiled = StreamTrial(networks[0], row.make_task(), row.protocol, 2).run()
+        compiled.pop("seconds")
+        reference = run_streams_reference(networks[1], row.make_task(), row.protocol, 2)
+        assert compiled == reference
+        for key, values in networks[1].weights.items():
+            np.testing.assert_array_equal(networks[0].weights[key], values)
+        rows[success] = compiled
+    assert rows["most_active"]["presented"] == rows["tolerance"]["presented"] == 30
+    assert rows["most_active"]["steps"] > rows["tolerance"]["steps"]
+
+
 def _poisoned(plan, seed):
     """A trial's network with every weight at 1e308: its first sequence overflows."""
     engine = trial_engine(plan, seed)

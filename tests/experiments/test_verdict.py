@@ -149,17 +149,20 @@ def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_marke
     assert math.isclose(len(text.splitlines()), 6 + len(rows) + 2)
 
 
-def test_a_folder_run_with_other_task_options_says_so_in_the_table(tmp_path):
+def test_a_folder_run_with_other_task_options_or_protocol_settings_says_so_in_the_table(tmp_path):
     rows = [_row(seed, 20_000 if seed < 3 else None) for seed in range(10)]
     as_row = find_experiment("gers2000-cnto-forget")
     for folder, experiment in (("a/gers2000-cnto-forget", as_row),
                                ("b/gers2000-cnto-forget", as_row.with_task_options({"idle_target": 0.5})),
-                               ("c/gers2000-cnto-forget", as_row.with_task_options({"idle_target": None}))):
+                               ("c/gers2000-cnto-forget", as_row.with_task_options({"idle_target": None})),
+                               ("d/gers2000-cnto-forget", as_row.with_protocol_options({"success": "most_active"}))):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "results.json").write_text(json.dumps(
             {"experiment": experiment.describe(), "summary": summarise(experiment, rows), "trials": rows,
              "budget_steps": None}))
-    plain, changed, unset = render(collect(tmp_path)).splitlines()[2:]
+    plain, changed, unset, protocol = render(collect(tmp_path)).splitlines()[2:]
+    assert protocol.startswith("| [d/gers2000-cnto-forget](results/d/gers2000-cnto-forget) "
+                               '(protocol: success "most_active") | 10 of 100 |')
     assert plain.startswith("| [a/gers2000-cnto-forget](results/a/gers2000-cnto-forget) | 10 of 100 |")
     assert changed.startswith("| [b/gers2000-cnto-forget](results/b/gers2000-cnto-forget) "
                               "(task: idle_target 0.5) | 10 of 100 |")

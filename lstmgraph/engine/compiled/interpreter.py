@@ -37,6 +37,10 @@ os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
 
 INTERPRETER_VERSION = "2"
 
+#: The ``tolerance`` that has the kernels judge an output group by its most active units
+#: (`success.most_active_correct`) instead of within a tolerance (`loss`).
+MOST_ACTIVE = -1.0
+
 
 @dataclass(frozen=True)
 class FlatProgram:
@@ -235,10 +239,13 @@ def softmax(r, R, V, L):
 
 @numba.njit(cache=True, nogil=True)
 def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
-    """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``,
-    with ``tolerance`` > 0) against ``targets[t, -1]``, the values judged: a second plane where a
-    task judges other values than it trains on (`Sequence.legal`). NaN: no target, or not
-    judged. (One array with planes, not a second array: numba passes an array to a specialised
+    """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``)
+    against ``targets[t, -1]``, the values judged: a second plane where a task judges other
+    values than it trains on (`Sequence.legal`). NaN: no target, or not judged. The test: with
+    ``tolerance`` > 0, every output within it (`success.within_tolerance`); with a negative
+    ``tolerance`` (`MOST_ACTIVE`), the units judged 1 more active than every other unit of the
+    group where the whole group is judged (`success.most_active_correct`); with 0, none.
+    (One array with planes, not a second array: numba passes an array to a specialised
     kernel's section as a dozen scalars, and a second one cost the timing net's 4-lane kernel
     about 10 %.)"""
     n = R[r, 1]
@@ -247,12 +254,22 @@ def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, rec
     for l in range(L):
         if not active[l]:
             continue
+        lowest_legal, highest_other, whole = math.inf, -math.inf, True
         for k in range(n):
             y = V[y0 + k * ys, l]
-            if tolerance > 0.0 and abs(y - targets[t, judged, c0 + k * cs, l]) >= tolerance:  # (False for NaN)
+            value = targets[t, judged, c0 + k * cs, l]
+            if tolerance > 0.0 and abs(y - value) >= tolerance:  # (False for NaN)
                 wrong[l] = True
+            elif tolerance < 0.0:
+                whole = whole and not math.isnan(value)
+                if value > 0.5:
+                    lowest_legal = min(lowest_legal, y)
+                else:
+                    highest_other = max(highest_other, y)
             if record.shape[1] > 0:
                 record[l, t, c0 + k * cs] = y
+        if tolerance < 0.0 and whole and not lowest_legal > highest_other:
+            wrong[l] = True
         present = 0
         if code != 0:
             for k in range(n):
