@@ -43,7 +43,7 @@ def bptt_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets:
     future = None
     for snapshot, target in zip(reversed(snapshots), reversed(np.asarray(targets))):
         V[kept] = snapshot
-        step_loss, _ = run_ops(loss_ops, V, target=_step_columns(target))
+        step_loss = run_ops(loss_ops, V, target=_step_columns(target))
         total += step_loss
         if future is not None:
             for name in carried:

@@ -27,14 +27,12 @@ def new_values(program: Program, trials: int) -> np.ndarray:
 
 
 def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, target: np.ndarray | None = None,
-            rate: np.ndarray | float = 0.0, momentum: float = 0.0, tolerance: float = 0.0
-            ) -> tuple[np.ndarray, np.ndarray]:
+            rate: np.ndarray | float = 0.0, momentum: float = 0.0) -> np.ndarray:
     """Run operations on ``V`` in place. ``x``: the step's inputs (n_inputs, trials) or
     (n_inputs,); ``target``: its targets, likewise (NaN: no target). Returns the step's loss
-    and whether an output missed its target by ``tolerance`` or more (if > 0), per trial."""
+    per trial."""
     trials = V.shape[1]
     loss = np.zeros(trials)
-    wrong = np.zeros(trials, dtype=bool)
     for op in ops:
         kind = op.kind
         out, a, b, c = op.rows
@@ -60,13 +58,13 @@ def run_ops(ops: Sequence[Op], V: np.ndarray, x: np.ndarray | None = None, targe
         elif kind == "input":
             V[op.out] = _columns(x, trials)[op.a]
         elif kind == "loss":
-            _loss(op, V, _columns(target, trials)[op.c], loss, wrong, tolerance)
+            _loss(op, V, _columns(target, trials)[op.c], loss)
         elif kind == "update":
             V[op.a] = momentum * V[op.a] - np.asarray(rate) * V[op.b]
             V[op.out] += V[op.a]
         else:  # pragma: no cover - the program only holds the kinds above
             raise ValueError(f"unknown operation {kind!r}")
-    return loss, wrong
+    return loss
 
 
 def _take(V: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
@@ -91,14 +89,12 @@ def _columns(values: np.ndarray, trials: int) -> np.ndarray:
     return np.broadcast_to(values[:, None], (len(values), trials)) if values.ndim == 1 else values
 
 
-def _loss(op: Op, V: np.ndarray, target: np.ndarray, loss: np.ndarray, wrong: np.ndarray,
-          tolerance: float) -> None:
-    """One output group: the loss, the success test, and dE/dnet into ``op.out``."""
+def _loss(op: Op, V: np.ndarray, target: np.ndarray, loss: np.ndarray) -> None:
+    """One output group: the loss, and dE/dnet into ``op.out``. (The success tests are the
+    protocols', `experiments.success`, and the compiled kernels'.)"""
     y = V[op.a]
     missing = np.isnan(target)
     clean = np.where(missing, 0.0, target)
-    if tolerance > 0:
-        wrong |= (~missing & (np.abs(y - clean) >= tolerance)).any(axis=0)
     if LOSSES[op.code] == "sum_of_squares":
         error = np.where(missing, 0.0, y - clean)
         loss += 0.5 * (error * error).sum(axis=0)

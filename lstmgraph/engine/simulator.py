@@ -137,7 +137,7 @@ class Simulator:
     def loss(self, record: StepRecord, target: np.ndarray, loss: str = "sum_of_squares") -> np.ndarray:
         """The loss per trial of a recorded step against ``target`` (NaN: no target)."""
         values = record.values.copy()
-        step_loss, _ = run_ops(self.program(loss).phase("loss"), values, target=_step_columns(target))
+        step_loss = run_ops(self.program(loss).phase("loss"), values, target=_step_columns(target))
         return step_loss
 
     def signals(self, records: list[StepRecord]) -> dict[str, np.ndarray]:

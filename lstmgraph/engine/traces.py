@@ -55,7 +55,7 @@ class RealTimeRecurrentLearning:
         V = sim.values(program, weights, state)
         for group, data in self.traces.items():
             V[program.trace(group)] = data.T
-        step_loss, _ = run_ops(program.phase(*GRADIENT_PHASES), V, _step_columns(x), _step_columns(target))
+        step_loss = run_ops(program.phase(*GRADIENT_PHASES), V, _step_columns(x), _step_columns(target))
         self.traces = {group: V[program.trace(group)].T.copy() for group in self.traces}
         return step_loss, gradients(program, V), sim.state_of(program, V), StepRecord(program, V)
 

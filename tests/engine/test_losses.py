@@ -21,7 +21,7 @@ def _loss(loss: str, activation: str, net: np.ndarray, target) -> tuple[np.ndarr
         values[DERIV] = function.derivative(net, values[Y])
     op = Op("loss", "loss", np.array(DNET), np.array(Y), np.array(DERIV), np.arange(3),
             code=LOSSES.index(loss), mode=int(not function.elementwise))
-    step_loss, _ = run_ops([op], values, target=np.asarray(target, dtype=float))
+    step_loss = run_ops([op], values, target=np.asarray(target, dtype=float))
     return step_loss, values[DNET], values[Y]
 
 
