@@ -42,24 +42,36 @@ class ProtocolError(ValueError):
 
 
 def with_settings(protocol: Protocol, settings: dict[str, Any]) -> Protocol:
-    """``protocol`` with some of its settings otherwise (`reproduce --protocol-option`); each
-    value of the type the setting has (a whole number for a float is taken). `ProtocolError`
-    names a setting the protocol does not have, or a value it rejects."""
-    names = [f.name for f in dataclasses.fields(protocol) if f.init]
+    """``protocol`` with some of its settings otherwise (`reproduce --protocol-option`), each
+    value of the setting's type (a whole number for a float is taken; None only where the
+    setting may be unset). `ProtocolError` names a setting the protocol does not have, or a
+    value it rejects."""
+    annotations = {f.name: str(f.type) for f in dataclasses.fields(protocol) if f.init}
+    changes = {}
     for key, value in settings.items():
-        if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
+        if key not in annotations:
+            close = difflib.get_close_matches(key, annotations, n=1)
             raise ProtocolError(f"the {protocol.kind} protocol has no setting {key!r}"
                                 + (f" (did you mean {close[0]!r}?)" if close else "")
-                                + f"; its settings: {', '.join(names)}")
-        current = getattr(protocol, key)
-        kinds = (int, float, type(None)) if current is None or isinstance(current, float) else (type(current),)
-        if not isinstance(value, kinds) or (isinstance(value, bool) and not isinstance(current, bool)):
-            wanted = "a number" if float in kinds else "true or false" if bool in kinds else type(current).__name__
-            raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(current)}), not {json.dumps(value)}")
+                                + f"; its settings: {', '.join(annotations)}")
+        annotation = annotations[key]
+        if value is None:
+            fits, wanted = "None" in annotation, "a value (it cannot be unset)"
+        elif "float" in annotation:
+            fits, wanted = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+            value = float(value) if fits else value
+        elif "int" in annotation:
+            fits, wanted = isinstance(value, int) and not isinstance(value, bool), "a whole number"
+        elif "bool" in annotation:
+            fits, wanted = isinstance(value, bool), "true or false"
+        else:
+            fits, wanted = isinstance(value, str), "text"
+        if not fits:
+            raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(getattr(protocol, key))}), "
+                                f"not {json.dumps(value)}")
+        changes[key] = value
     try:
-        return dataclasses.replace(protocol, **{key: float(value) if isinstance(getattr(protocol, key), float)
-                                               else value for key, value in settings.items()})
+        return dataclasses.replace(protocol, **changes)
     except ValueError as error:
         raise ProtocolError(str(error)) from None
 

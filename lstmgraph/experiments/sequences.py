@@ -40,6 +40,22 @@ class SequenceProtocol:
     evaluate_every: int = 1000         # fixed sets: full check at least this often
     kind: str = field(default="sequences", init=False)
 
+    def __post_init__(self) -> None:
+        if self.success not in ("tolerance", "most_active"):
+            raise ValueError(f"success is 'tolerance' or 'most_active', not {self.success!r}")
+        if self.success == "tolerance" and not self.tolerance > 0:
+            raise ValueError(f"tolerance must be > 0, not {self.tolerance}")
+        for name in ("data_sets", "window", "test_sequences", "max_sequences", "evaluate_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.fixed_sets is not None and self.fixed_sets < 1:
+            raise ValueError(f"fixed_sets must be at least 1 (or null), not {self.fixed_sets}")
+        if not 0 <= self.allowed_wrong < self.window:
+            raise ValueError(f"allowed_wrong must be at least 0 and below window ({self.window}), "
+                             f"not {self.allowed_wrong}")
+        if self.max_error is not None and not self.max_error > 0:
+            raise ValueError(f"max_error must be > 0 (or null), not {self.max_error}")
+
     def describe(self) -> str:
         if self.fixed_sets:
             return (f"{self.fixed_sets} training / {self.fixed_sets} test strings ({self.data_sets} set pairs); "

@@ -129,14 +129,23 @@ def test_a_row_with_other_protocol_settings_keeps_its_net_task_and_figures():
                            ({"success": "winner"}, "success is 'tolerance' or 'most_active'"),
                            ({"tolerance": 0}, "tolerance must be > 0"),
                            ({"tolerance": True}, "tolerance takes a number"),
-                           ({"max_streams": 1.5}, "max_streams takes int"),
+                           ({"max_streams": 1.5}, "max_streams takes a whole number"),
+                           ({"tolerance": None}, "tolerance takes a value (it cannot be unset)"),
                            ({"max_streams": 0}, "max_streams must be at least 1"),
                            ({"reset_each_sequence": 1}, "takes true or false"),
                            ({"rate_decay": 2}, "rate_decay must be in (0, 1]")):
         with pytest.raises(ProtocolError, match=re.escape(message)):
             row.with_protocol_options(wrong)
+    adding = find_experiment("hochreiter1997-adding-t100")
     with pytest.raises(ProtocolError, match="sequences protocol has no setting 'success_rule'"):
-        find_experiment("hochreiter1997-adding-t100").with_protocol_options({"success_rule": "x"})
+        adding.with_protocol_options({"success_rule": "x"})
+    for wrong, message in (({"window": 0}, "window must be at least 1"),
+                           ({"allowed_wrong": 2000}, "allowed_wrong must be at least 0 and below window (2000)"),
+                           ({"max_error": 0}, "max_error must be > 0 (or null)"),
+                           ({"max_error": "small"}, "max_error takes a number")):
+        with pytest.raises(ProtocolError, match=re.escape(message)):
+            adding.with_protocol_options(wrong)
+    assert adding.with_protocol_options({"max_error": None, "window": 500}).protocol.max_error is None
 
 
 def test_a_deterministic_task_s_test_streams_are_the_same_stream():
