@@ -23,7 +23,7 @@ from ..engine.simulator import Simulator
 from ..render.plots import Run, load_run, sequence_source
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
-from .success import most_active_correct, within_tolerance
+from .success import steps_correct
 
 #: Tasks that no experiment of the catalogue judges: (success test, tolerance, why).
 _OTHER_TESTS: dict[str, tuple[str, float, str]] = {
@@ -49,9 +49,7 @@ class SuccessTest:
 
     def steps_correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step: correct (steps without a target count as correct)."""
-        if self.kind == "most_active":
-            return most_active_correct(outputs, judged)
-        return within_tolerance(outputs, judged, self.tolerance)
+        return steps_correct(self.kind, outputs, judged, self.tolerance)
 
 
 def success_test(task: str | None) -> SuccessTest:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..tasks import Sequence, Sequences, Task
 from .streams import CHUNK, WORK, StreamData
-from .success import most_active_correct, squared_error, within_tolerance
+from .success import squared_error, steps_correct
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
 
@@ -82,9 +82,7 @@ def _distinct_sequences(task: Task, count: int, rng: np.random.Generator) -> lis
 
 
 def _sequence_correct(protocol: SequenceProtocol, outputs: np.ndarray, targets: np.ndarray) -> bool:
-    if protocol.success == "most_active":
-        return bool(most_active_correct(outputs, targets).all())
-    return bool(within_tolerance(outputs, targets, protocol.tolerance).all())
+    return bool(steps_correct(protocol.success, outputs, targets, protocol.tolerance).all())
 
 
 def _present(engine, protocol: SequenceProtocol, sequence: Sequence, learn: bool) -> tuple[bool, float]:

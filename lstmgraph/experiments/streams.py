@@ -27,7 +27,7 @@ import numpy as np
 
 from ..progress import Progress, ProgressReport
 from ..tasks import Task, draw
-from .success import most_active_correct, within_tolerance
+from .success import steps_correct
 from .trial import Trial, data_rng, from_json_array, json_array, result_row
 
 
@@ -77,9 +77,7 @@ class StreamProtocol:
 
     def correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step of ``outputs`` (steps, n_outputs): right by this protocol's test."""
-        if self.success == "most_active":
-            return most_active_correct(outputs, judged)
-        return within_tolerance(outputs, judged, self.tolerance)
+        return steps_correct(self.success, outputs, judged, self.tolerance)
 
     def describe(self) -> str:
         reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"

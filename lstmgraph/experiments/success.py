@@ -29,6 +29,14 @@ def most_active_correct(outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return ~judged | (lowest_legal > highest_other)
 
 
+def steps_correct(success: str, outputs: np.ndarray, targets: np.ndarray, tolerance: float) -> np.ndarray:
+    """Per step, by the test named ``success`` (a protocol's): `most_active_correct`, or
+    `within_tolerance` of ``tolerance``."""
+    if success == "most_active":
+        return most_active_correct(outputs, targets)
+    return within_tolerance(outputs, targets, tolerance)
+
+
 def squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
     """Mean squared error over the judged entries (0 if none)."""
     judged = ~np.isnan(targets)
