@@ -79,6 +79,9 @@ def test_a_protocol_setting_set_otherwise_is_run_recorded_and_checked(tmp_path):
     assert settings["protocol_options"] == {"success": "most_active"}
     plain = run("reproduce", "gers2000-cnto-forget", "--trials", "1", "--max-steps", "3000", "--out", str(out))
     assert plain.returncode == 2 and "other settings" in plain.stderr  # the row's protocol is not mixed in
+    again = run("reproduce", "gers2000-cnto-forget", "--protocol-option", "success=most_active", "--trials", "1",
+                "--max-steps", "3000", "--out", str(out))
+    assert again.returncode == 0 and "[1/1]" in again.stdout  # the same settings: the trial is kept
     for option, message in (("success=winner", "success is 'tolerance' or 'most_active'"),
                             ("tolerence=0.2", "did you mean 'tolerance'"), ("success", "takes KEY=VALUE")):
         wrong = run("reproduce", "gers2000-cnto-forget", "--protocol-option", option, "--out", str(tmp_path / "x"))
