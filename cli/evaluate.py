@@ -24,9 +24,10 @@ from .common import fail, report_spec_error
 def evaluate(run_dir: Path, sequences: int, seed: int, as_json: bool) -> None:
     """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task.
 
-    Prints, per network: sequences correct by the task's success test, the mean squared error
-    per output and over all, the loss per step and, for a continual task, the sequences and
-    steps before the first error (the 2000/2002 papers' test-stream figure).
+    Prints, per network: sequences correct by the task's success test (a reproduce trial: its
+    row's, as OUT/experiment.json records it), the mean squared error per output and over all,
+    the loss per step and, for a continual task, the sequences and steps before the first error
+    (the 2000/2002 papers' test-stream figure).
     """
     try:
         result = evaluate_run(run_dir, sequences, seed)

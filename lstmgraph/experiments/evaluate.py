@@ -5,13 +5,15 @@ forward by the numpy engine on ``sequences`` new sequences of the run's own task
 file's, in order), the activations reset before each sequence as in training (a continual
 task's stream runs on). Each sequence is judged by the task's success test, the one the
 catalogue's experiments of that task use (success.py): the 1997 tests per sequence, the
-2000/2002 tolerance per step. Reported per network: sequences correct, mean squared error per
+2000/2002 tolerance per step. A `reproduce` trial (OUT/trials/SEED) is judged by its own
+row's test, as OUT/experiment.json records it (with any `--protocol-option`). Reported per network: sequences correct, mean squared error per
 output and over all, the mean loss per step, and for continual tasks the papers' test-stream
 figure, the sequences (and steps) before the first error.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from ..engine.simulator import Simulator
 from ..render.plots import Run, load_run, sequence_source
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
+from .protocols import ProtocolError
 from .success import steps_correct
 
 #: Tasks that no experiment of the catalogue judges: (success test, tolerance, why).
@@ -64,6 +67,32 @@ def success_test(task: str | None) -> SuccessTest:
         kind, tolerance, basis = _OTHER_TESTS[task]
         return SuccessTest(kind, tolerance, basis)
     return SuccessTest("tolerance", 0.49, "no paper's test for this data: on the right side of 0.5")
+
+
+def trial_success_test(run_path: Path, task: str | None) -> SuccessTest | None:
+    """The test of the row a `reproduce` trial folder (OUT/trials/SEED) was run by, as
+    OUT/experiment.json records it, protocol options included; None for any other run, or a
+    row of another task or no longer in the catalogue. `EvaluationError` for a damaged file."""
+    settings_path = run_path.resolve().parent.parent / "experiment.json"
+    if run_path.resolve().parent.name != "trials" or not settings_path.is_file():
+        return None
+    try:
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise EvaluationError(f"{settings_path}: cannot read the trial's settings ({error})") from None
+    name = settings.get("name") if isinstance(settings, dict) else None
+    experiment = EXPERIMENTS.get(name) if isinstance(name, str) else None
+    if experiment is None or experiment.task != task:
+        return None
+    options = settings.get("protocol_options", {})
+    try:
+        if not isinstance(options, dict):
+            raise ProtocolError(f"not a mapping of settings to values: {options!r}")
+        protocol = experiment.with_protocol_options(options).protocol if options else experiment.protocol
+    except ProtocolError as error:
+        raise EvaluationError(f"{settings_path}: protocol_options: {error}") from None
+    shown = "".join(f", {key} {value!r}" for key, value in options.items())
+    return SuccessTest(protocol.success, protocol.tolerance, f"the test of {name}{shown}, as {settings_path} records")
 
 
 @dataclass(frozen=True)
@@ -121,7 +150,8 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0) -> Eval
     training = training_section(run.plan)
     sim = Simulator(run.plan)
     draw, continual, source, _ = sequence_source(run, sim, seed, epochs=1)
-    test = success_test(training.task.name if training.task is not None else None)
+    task = training.task.name if training.task is not None else None
+    test = trial_success_test(run.path, task) or success_test(task)
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)

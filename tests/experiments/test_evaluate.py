@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import lstmgraph
 from lstmgraph.engine import Simulator, load_weights
+from lstmgraph.experiments.catalogue import EXPERIMENTS
 from lstmgraph.experiments.evaluate import evaluate_run, success_test
 from lstmgraph.experiments.success import most_active_correct, within_tolerance
 from lstmgraph.tasks import make_task
@@ -98,6 +99,43 @@ def test_an_unfinished_run_is_judged_by_its_checkpoint(runs, tmp_path):
     result = evaluate_run(copy, sequences=20)
     assert result.weights_file == "checkpoint.npz"
     assert result.trials == evaluate_run(runs["gru"], sequences=20).trials  # the final checkpoint
+
+
+def _as_reproduce_trial(run: Path, out: Path, settings: str) -> Path:
+    """``run`` placed as trial 0 of a `reproduce` folder ``out`` whose experiment.json is ``settings``."""
+    shutil.copytree(run, out / "trials" / "0")
+    (out / "experiment.json").write_text(settings)
+    return out / "trials" / "0"
+
+
+def test_a_reproduce_trial_is_judged_by_its_rows_protocol_options(runs, tmp_path):
+    row = EXPERIMENTS["gers2002-pfg-cos-f10-peephole"].with_protocol_options({"tolerance": 0.6})
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps(row.describe()))
+    result = evaluate_run(trial, sequences=30, seed=4)
+    assert result.success_test.tolerance == 0.6 and "gers2002-pfg-cos-f10-peephole, tolerance 0.6" in \
+        result.success_test.basis
+    correct, _, first_wrong = _by_hand(runs["timing"], 30, 4, reset=False,
+                                       correct_at=lambda y, t: within_tolerance(y, t, 0.6))
+    assert [trial.correct for trial in result.trials] == correct
+    assert [trial.sequences_before_error for trial in result.trials] == first_wrong
+    assert correct != _by_hand(runs["timing"], 30, 4, reset=False,
+                               correct_at=lambda y, t: within_tolerance(y, t, 0.3))[0]  # the test mattered
+
+
+def test_a_trial_of_a_row_no_longer_in_the_catalogue_is_judged_by_its_tasks_test(runs, tmp_path):
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps({"name": "gone-row"}))
+    assert evaluate_run(trial, sequences=3).success_test == success_test("periodic_function")
+
+
+@pytest.mark.parametrize("settings,message", [
+    ("{not json", "cannot read the trial's settings"),
+    (json.dumps({"name": "gers2002-pfg-cos-f10-peephole", "protocol_options": {"tolerans": 0.1}}),
+     "has no setting 'tolerans' (did you mean 'tolerance'?)"),
+])
+def test_a_damaged_experiment_json_beside_a_trial_exits_2_naming_it(runs, tmp_path, settings, message):
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", settings)
+    result = CliRunner().invoke(main, ["evaluate", str(trial), "--sequences", "3"])
+    assert result.exit_code == 2 and "experiment.json" in result.output and message in result.output
 
 
 @pytest.mark.parametrize("args,message", [
