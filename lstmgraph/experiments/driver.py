@@ -25,6 +25,8 @@ import math
 import numba
 import numpy as np
 
+from .streams import NOT_RUN
+
 #: A lane's status: running, or why it stopped.
 RUNNING, DONE, SOLVED, DIVERGED, NEED_TRAINING, NEED_TEST = range(6)
 
@@ -32,10 +34,11 @@ RUNNING, DONE, SOLVED, DIVERGED, NEED_TRAINING, NEED_TEST = range(6)
 #: between streams (what a checkpoint keeps): training streams and steps so far, the cursors in
 #: its training and test data, and the phase (0: a training stream is next, k: test stream k).
 #: The others say where it is inside a stream. ``BUDGET``: pause before a training stream once
-#: ``STEPS`` reaches it (-1: never).
+#: ``STEPS`` reaches it (-1: never); ``LAST_BUDGET``: the trial's own step budget, at which its
+#: last test phase runs (-1: none; ``BUDGET`` may be an earlier pause, which changes nothing).
 (STREAMS, STEPS, TRAIN_POSITION, TEST_POSITION, PHASE, STATUS, IN_STREAM, UNITS_DONE, STREAM_STEPS,
- SEGMENT_STEPS, STEPS_LEFT, ENDS_LEFT, BUDGET) = range(13)
-COUNTERS = 13
+ SEGMENT_STEPS, STEPS_LEFT, ENDS_LEFT, BUDGET, LAST_BUDGET) = range(14)
+COUNTERS = 14
 #: The counters a checkpoint keeps.
 SAVED = 5
 
@@ -43,7 +46,7 @@ SAVED = 5
 FIRST_CHUNK = 16
 
 #: Settings (``settings``, int64): the protocol's, in this order.
-STEPS_UNIT, TRAIN_LIMIT, TEST_LIMIT, TEST_STREAMS, RESET_EACH, MAX_STREAMS = range(6)
+STEPS_UNIT, TRAIN_LIMIT, TEST_LIMIT, TEST_STREAMS, RESET_EACH, MAX_STREAMS, STOP_FAILED_PHASE = range(7)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -121,8 +124,9 @@ def _room(counter, position, length, counts):
 
 @numba.njit(cache=True, nogil=True)
 def _end_stream(lane, counter, score, settings, right, position, V, rows, rates, rate_decay):
-    """`_drive`'s bookkeeping after a stream: counters, the rate decay, divergence, the phase,
-    and success after the last test stream."""
+    """`_drive`'s bookkeeping after a stream: counters, the rate decay, divergence, the phase
+    (a failing test stream may end its phase: `STOP_FAILED_PHASE`), and success after the last
+    test stream."""
     phase = counter[PHASE]
     counter[IN_STREAM] = 0
     if phase == 0:
@@ -138,6 +142,12 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
         return
     counter[TEST_POSITION] = position
     score[phase - 1] = right
+    last_phase = counter[STREAMS] >= settings[MAX_STREAMS] or (
+        counter[LAST_BUDGET] >= 0 and counter[STEPS] >= counter[LAST_BUDGET])
+    if settings[STOP_FAILED_PHASE] == 1 and right < settings[TEST_LIMIT] and not last_phase:
+        score[phase:] = NOT_RUN  # the phase has failed: training goes on
+        counter[PHASE] = 0
+        return
     if phase < settings[TEST_STREAMS]:
         counter[PHASE] = phase + 1
         return

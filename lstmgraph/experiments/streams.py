@@ -52,6 +52,13 @@ class StreamProtocol:
     # What an error is: an output off its judged value by ``tolerance`` or more, or (a
     # classification's "misclassification") a unit judged 1 not more active than every other.
     success: Literal["tolerance", "most_active"] = "tolerance"
+    # A test phase only decides whether training stops (every stream reached its limit), so one
+    # may end at its first failing stream: the rest are not run (`NOT_RUN`), the same decision at
+    # a fraction of the cost for a net that hovers near the limit. The last phase of a trial (at
+    # ``max_streams`` or its step budget) still runs every stream, for its class. The later test
+    # streams see other draws of the same task, so a trial's row differs from the plain
+    # protocol's in its draws only (`reproduce --protocol-option test_phase_stops_at_failure=true`).
+    test_phase_stops_at_failure: bool = False
     kind: str = field(default="streams", init=False)
 
     def __post_init__(self) -> None:
@@ -87,10 +94,14 @@ class StreamProtocol:
                  else f"|error| >= {self.tolerance}")
         return (f"continual streams, {reset}; a training stream stops at its first error "
                 f"({error}) or after {self.train_limit:,} {self.unit}; then "
-                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}; "
+                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}"
+                f"{' (a test phase ends at its first failing stream, but for the last)' if self.test_phase_stops_at_failure else ''}; "
                 f"perfect = all reach it; good = mean >= {self.good_score:,.0f}; "
                 f"at most {self.max_streams:,} training streams{decay}")
 
+
+#: The score of a test stream that was not run (its phase ended at an earlier failing stream).
+NOT_RUN = -1
 
 #: Training streams between progress reports.
 REPORT_EVERY = 100
@@ -249,8 +260,12 @@ def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: i
             network.rate *= protocol.rate_decay
         if not network.finite():
             return result_row(seed, False, streams, steps, diverged=True, score=_mean(scores, streams - 1))
-        scores = [stream_score(network, testing, protocol, protocol.test_limit, learn=False)[0]
-                  for _ in range(protocol.test_streams)]
+        last_phase = streams >= protocol.max_streams or (budget_steps is not None and steps >= budget_steps)
+        scores = []
+        while len(scores) < protocol.test_streams:
+            scores.append(stream_score(network, testing, protocol, protocol.test_limit, learn=False)[0])
+            if protocol.test_phase_stops_at_failure and scores[-1] < protocol.test_limit and not last_phase:
+                scores += [NOT_RUN] * (protocol.test_streams - len(scores))
         if progress and streams % REPORT_EVERY == 0:
             progress(ProgressReport("training streams", streams, label=f"trial {seed}",
                                     figures={"score": _mean(scores, streams)}))
@@ -261,7 +276,9 @@ def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: i
 
 
 def _mean(scores: list[int] | np.ndarray, streams: int) -> float:
-    return float(np.mean(scores)) if streams else 0.0
+    """The mean score of the test streams run in the last test phase."""
+    run = [score for score in scores if score != NOT_RUN]
+    return float(np.mean(run)) if streams else 0.0
 
 
 def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, steps: int,
@@ -325,9 +342,11 @@ class StreamTrial(Trial):
             counters[lane, driver.TRAIN_POSITION] = trial.training.position
             counters[lane, driver.TEST_POSITION] = trial.testing.position
             counters[lane, driver.BUDGET] = min(budgets) if budgets else -1
+            counters[lane, driver.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
         scores = np.stack([trial.scores for trial in trials])
         settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
-                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams],
+                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
+                             protocol.test_phase_stops_at_failure],
                             dtype=np.int64)
         rows = driver.slot_rows(program)
         stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))

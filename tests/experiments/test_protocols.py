@@ -166,6 +166,57 @@ def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monke
     assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
 
 
+@pytest.mark.parametrize("stops,max_streams,budget,tests_run", [
+    (False, 3, None, 3 * 10),       # every phase runs its 10 streams
+    (True, 3, None, 1 + 1 + 10),    # a failed phase ends at its first stream; the last runs all
+    (True, 50, 4 * 8, 1 + 1 + 1 + 10),  # the last: the phase after the training stream that spends the budget
+])
+def test_a_failed_test_phase_ends_at_its_first_failing_stream_but_for_the_last(monkeypatch, stops, max_streams,
+                                                                            budget, tests_run):
+    import lstmgraph.experiments.streams as streams
+    tests = []
+
+    def fake_score(network, data, protocol, limit, learn):
+        if learn:
+            return 3, 8  # (right, steps): a training stream of 8 steps
+        tests.append(limit)
+        return 5 + len(tests) % 2, 7  # every test stream fails, at 5 or 6 of 10
+
+    monkeypatch.setattr(streams, "stream_score", fake_score)
+    experiment = find_experiment("gers2000-cerg-forget")
+    protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=10, max_streams=max_streams,
+                              test_phase_stops_at_failure=stops)
+    row = streams.run_streams_reference(trial_engine(experiment.plan(), 0), experiment.make_task(), protocol, 0,
+                                        budget)
+    assert len(tests) == tests_run and not row["solved"] and row["class"] == "rest"
+    assert row["presented"] == (max_streams if budget is None else budget // 8)
+    assert row["score"] == 5.5  # the mean of the last phase's 10 streams, all run
+
+
+def test_test_phases_that_end_at_a_failure_leave_the_training_as_it_was():
+    """The compiled loop: a test phase only decides whether training stops, so over training
+    streams that solve nothing, phases ended at their first failing stream give bit-identical
+    weights with far fewer test sequences drawn, and the last phase runs all its streams."""
+    experiment = find_experiment("gers2000-cerg-forget")
+    trials = {}
+    for stops in (False, True):
+        protocol = replace(experiment.protocol, max_streams=300, train_limit=300, test_limit=200,
+                           test_phase_stops_at_failure=stops)
+        trial = StreamTrial(trial_engine(experiment.plan(), 4), experiment.make_task(), protocol, 4)
+        trial.run()
+        trials[stops] = trial
+    plain, stopping = trials[False], trials[True]
+    assert not plain.row["solved"] and not stopping.row["solved"]
+    assert (plain.row["presented"], plain.row["steps"]) == (stopping.row["presented"], stopping.row["steps"]) == \
+        (300, plain.row["steps"])
+    for key, values in plain.engine.weights.items():
+        np.testing.assert_array_equal(stopping.engine.weights[key], values)
+    drawn = {stops: trial.testing.first + int(trial.testing.counts[trial.testing.position])
+             for stops, trial in trials.items()}
+    assert drawn[True] < drawn[False] / 5
+    assert (stopping.scores >= 0).all() and stopping.row["score"] == stopping.scores.mean()
+
+
 # The compiled protocol loop against the Python one, stream for stream: each case reaches a
 # different branch (steps or sequences, external reset, rate decay, a solved trial, a budget).
 # (seed 5 at |error| < 0.7 and GTS at 0.52 pass their test streams at once, the first after
@@ -178,7 +229,12 @@ CASES = [("gers2000-cerg-forget", 4, dict(max_streams=150, train_limit=100_000, 
          ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12, max_streams=300), None),
          ("gers2002-gts-peephole", 4, dict(max_streams=3000), None),
          ("gers2002-gts-peephole", 4, dict(tolerance=0.52, train_limit=2, test_limit=20, rate_decay=0.5), None),
-         ("gers2002-pfg-cos-f10-peephole", 4, dict(max_streams=3000), 2000)]
+         ("gers2002-pfg-cos-f10-peephole", 4, dict(max_streams=3000), 2000),
+         # A test phase ending at its first failing stream, but for the last (at max_streams, a budget).
+         ("gers2000-cerg-forget", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000,
+                                          test_phase_stops_at_failure=True), None),
+         ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200, test_phase_stops_at_failure=True), 4000),
+         ("gers2002-gts-peephole", 4, dict(max_streams=3000, test_phase_stops_at_failure=True), None)]
 
 
 @pytest.mark.parametrize("name,seed,changes,budget", CASES)

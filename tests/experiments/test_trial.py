@@ -16,12 +16,14 @@ from lstmgraph.tasks import make_task
 
 # (experiment, seed, protocol changes, step budget): one of each protocol kind and branch:
 # independent sequences (adding), fixed training and test sets (ERG), streams counted in steps
-# (CERG), with an external reset, with the rate decay, and counted in sequences (PFG, GTS).
+# (CERG), with an external reset, with the rate decay, with test phases that end at a failing
+# stream, and counted in sequences (PFG, GTS).
 CASES = [("hochreiter1997-adding-t100", 1, dict(test_sequences=200), 6000),
          ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=20), 3000),
          ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200), 4000),
          ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12), 3000),
          ("gers2000-cerg-forget-decay", 4, dict(train_limit=50, test_limit=40, rate_decay=0.9), 3000),
+         ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200, test_phase_stops_at_failure=True), 4000),
          ("gers2002-pfg-cos-f10-peephole", 0, {}, 3000),
          ("gers2002-gts-peephole", 4, {}, 3000)]
 
