@@ -139,8 +139,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     out = out or Path("runs") / "reproduce" / chosen.name
     quiet = as_json
     if not quiet:
-        where = f"the Dask cluster at {cluster}" if cluster else f"{jobs} workers"
-        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {count} trials on {where} -> {out}")
+        where = f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker")
+        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
         if task_options:
             click.echo("task options: " + ", ".join(f"{key} {json.dumps(value)}"
@@ -203,3 +203,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     if max_steps:
         click.echo(f"(each trial capped at {max_steps:,} training steps: not the paper's protocol)")
     click.echo(f"wrote {out / 'results.json'}, {out / 'trials.csv'} and {figure}")
+
+
+def _counted(number: int, noun: str) -> str:
+    """``number`` ``noun``s, e.g. "1 trial", "2 trials"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -33,6 +33,7 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     result = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--jobs", "2", "--max-steps", "2000",
                  "--out", str(out))
     assert result.returncode == 0, result.stderr
+    assert "; 2 trials on 2 workers -> " in result.stdout
     assert "% perfect" in result.stdout and "18,889" in result.stdout
     assert "capped at 2,000 training steps" in result.stdout
     # stdout is not a terminal here: one line per finished trial, as a log file needs
@@ -73,6 +74,7 @@ def test_a_protocol_setting_set_otherwise_is_run_recorded_and_checked(tmp_path):
     result = run("reproduce", "gers2000-cnto-forget", "--protocol-option", "success=most_active", "--trials", "1",
                  "--jobs", "1", "--max-steps", "3000", "--out", str(out))
     assert result.returncode == 0, result.stderr
+    assert "; 1 trial on 1 worker -> " in result.stdout
     assert "(the target's unit not the most active)" in result.stdout
     assert 'success "most_active" (set with --protocol-option: not the row\'s)' in result.stdout
     settings = json.loads((out / "experiment.json").read_text())
