@@ -6,9 +6,10 @@ file's, in order), the activations reset before each sequence as in training (a 
 task's stream runs on). Each sequence is judged by the task's success test, the one the
 catalogue's experiments of that task use (success.py): the 1997 tests per sequence, the
 2000/2002 tolerance per step. A `reproduce` trial (OUT/trials/SEED) is judged by its own
-row's test, as OUT/experiment.json records it (with any `--protocol-option`). Reported per network: sequences correct, mean squared error per
-output and over all, the mean loss per step, and for continual tasks the papers' test-stream
-figure, the sequences (and steps) before the first error.
+row's test, as OUT/experiment.json records it (with any `--protocol-option`). Reported per
+network: sequences correct, mean squared error per output and over all, the mean loss per
+step, and for continual tasks the papers' test-stream figure, the sequences (and steps)
+before the first error.
 """
 
 from __future__ import annotations

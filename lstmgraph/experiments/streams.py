@@ -92,10 +92,11 @@ class StreamProtocol:
                  if self.rate_decay != 1 else "")
         error = ("the target's unit not the most active" if self.success == "most_active"
                  else f"|error| >= {self.tolerance}")
+        stop = (" (a test phase ends at its first failing stream, but for the last)"
+                if self.test_phase_stops_at_failure else "")
         return (f"continual streams, {reset}; a training stream stops at its first error "
                 f"({error}) or after {self.train_limit:,} {self.unit}; then "
-                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}"
-                f"{' (a test phase ends at its first failing stream, but for the last)' if self.test_phase_stops_at_failure else ''}; "
+                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}{stop}; "
                 f"perfect = all reach it; good = mean >= {self.good_score:,.0f}; "
                 f"at most {self.max_streams:,} training streams{decay}")
 
