@@ -92,7 +92,7 @@ def trial_success_test(run_path: Path, task: str | None) -> SuccessTest | None:
         protocol = experiment.with_protocol_options(options).protocol if options else experiment.protocol
     except ProtocolError as error:
         raise EvaluationError(f"{settings_path}: protocol_options: {error}") from None
-    shown = "".join(f", {key} {value!r}" for key, value in options.items())
+    shown = "".join(f", {key} {json.dumps(value)}" for key, value in options.items())
     return SuccessTest(protocol.success, protocol.tolerance, f"the test of {name}{shown}, as {settings_path} records")
 
 

@@ -112,7 +112,7 @@ def test_a_reproduce_trial_is_judged_by_its_rows_protocol_options(runs, tmp_path
     row = EXPERIMENTS["gers2002-pfg-cos-f10-peephole"].with_protocol_options({"tolerance": 0.6})
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps(row.describe()))
     result = evaluate_run(trial, sequences=30, seed=4)
-    assert result.success_test.tolerance == 0.6 and "gers2002-pfg-cos-f10-peephole, tolerance 0.6" in \
+    assert result.success_test.tolerance == 0.6 and "gers2002-pfg-cos-f10-peephole, tolerance 0.6, as" in \
         result.success_test.basis
     correct, _, first_wrong = _by_hand(runs["timing"], 30, 4, reset=False,
                                        correct_at=lambda y, t: within_tolerance(y, t, 0.6))
