@@ -123,6 +123,14 @@ def _room(counter, position, length, counts):
 
 
 @numba.njit(cache=True, nogil=True)
+def _last_phase(counter, settings):
+    """The test phase now running is the trial's last: its training streams or its own step
+    budget are spent (not a pause's)."""
+    return counter[STREAMS] >= settings[MAX_STREAMS] or (
+        counter[LAST_BUDGET] >= 0 and counter[STEPS] >= counter[LAST_BUDGET])
+
+
+@numba.njit(cache=True, nogil=True)
 def _end_stream(lane, counter, score, settings, right, position, V, rows, rates, rate_decay):
     """`_drive`'s bookkeeping after a stream: counters, the rate decay, divergence, the phase
     (a failing test stream may end its phase: `STOP_FAILED_PHASE`), and success after the last
@@ -142,9 +150,7 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
         return
     counter[TEST_POSITION] = position
     score[phase - 1] = right
-    last_phase = counter[STREAMS] >= settings[MAX_STREAMS] or (
-        counter[LAST_BUDGET] >= 0 and counter[STEPS] >= counter[LAST_BUDGET])
-    if settings[STOP_FAILED_PHASE] == 1 and right < settings[TEST_LIMIT] and not last_phase:
+    if settings[STOP_FAILED_PHASE] == 1 and right < settings[TEST_LIMIT] and not _last_phase(counter, settings):
         score[phase:] = NOT_RUN  # the phase has failed: training goes on
         counter[PHASE] = 0
         return

@@ -86,10 +86,10 @@ def trial_success_test(run_path: Path, task: str | None) -> SuccessTest | None:
     if experiment is None or experiment.task != task:
         return None
     options = settings.get("protocol_options", {})
+    if not isinstance(options, dict):
+        raise EvaluationError(f"{settings_path}: protocol_options: not a mapping of settings to values")
     try:
-        if not isinstance(options, dict):
-            raise ProtocolError(f"not a mapping of settings to values: {options!r}")
-        protocol = experiment.with_protocol_options(options).protocol if options else experiment.protocol
+        protocol = experiment.with_protocol_options(options).protocol
     except ProtocolError as error:
         raise EvaluationError(f"{settings_path}: protocol_options: {error}") from None
     shown = "".join(f", {key} {json.dumps(value)}" for key, value in options.items())
