@@ -47,7 +47,11 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=1_000_000, help="training streams per trial, at most")
     parser.add_argument("--jobs", type=int, default=2)
     arguments = parser.parse_args()
-    find_experiment(arguments.experiment)  # an unknown name fails here, with the closest ones
+    try:
+        if find_experiment(arguments.experiment).unit != "training streams":
+            parser.error(f"{arguments.experiment} is not a stream row (the 2000 and 2002 continual tasks)")
+    except KeyError as error:
+        parser.error(error.args[0])
     print(f"{arguments.experiment}, trials 0-{arguments.trials - 1}, at most {arguments.streams:,} training streams "
           f"each, the forget gate's initial bias varied")
     print("| forget-gate bias | solved | mean training streams to success | range | CPU |")
