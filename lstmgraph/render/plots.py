@@ -314,12 +314,18 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
         if not 0 <= trial < run.trials:
             raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
     rows = panel_groups([run.plan for run in runs], panels)
-    figure = Figure(figsize=(1.5 + 5.5 * len(runs), 1.0 + 2.1 * (1 + len(rows))), layout="constrained")
-    axes = figure.subplots(1 + len(rows), len(runs), squeeze=False)
+    # A row of learning curves unless no run records one (a `reproduce` trial keeps only its
+    # weights): then each column's title sits on its first trace panel.
+    curves = int(any(len(run.metrics) or (run.path / "metrics.jsonl").is_file() for run in runs))
+    figure = Figure(figsize=(1.5 + 5.5 * len(runs), 1.0 + 2.1 * (curves + len(rows))), layout="constrained")
+    axes = figure.subplots(curves + len(rows), len(runs), squeeze=False)
     for column, (run, trace) in enumerate(zip(runs, traces)):
-        _learning_curve(axes[0, column], run, curve_x, per_step)
+        if curves:
+            _learning_curve(axes[0, column], run, curve_x, per_step)
+        else:
+            axes[0, column].set_title(_run_title(run), fontsize=10)
         drawn: list[Axes] = []  # the column's trace panels with data; they share one x axis
-        for row, (panel, groups) in enumerate(rows, start=1):
+        for row, (panel, groups) in enumerate(rows, start=curves):
             ax = axes[row, column]
             ax.set_title(_TITLES.get(panel, panel), fontsize=9, loc="left")
             if not groups[column]:
@@ -342,20 +348,23 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
             if _symbol_ticks(drawn[-1], trace):
                 for ax in drawn:
                     ax.grid(False, axis="x")  # a grid line per step would hide the sequence marks
-    for row in range(1, 1 + len(rows)):
-        _share_line_limits([axes[row, c] for c in range(len(runs))])
-    _share_line_limits(list(axes[0]))
+    for row in range(len(axes)):
+        _share_line_limits(list(axes[row]))
     return figure
+
+
+def _run_title(run: Run) -> str:
+    """The run folder's name (and the network's where the folder does not already say it),
+    the steps trained, the trials."""
+    trial_note = "" if run.trials == 1 else f", {run.trials} trials"
+    name = run.path.name if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}"
+    return (f"{name}, {run.steps_trained} steps{trial_note}"
+            + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"))
 
 
 def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
     metrics = run.metrics
-    trial_note = "" if run.trials == 1 else f", {run.trials} trials"
-    # The run folder's name, and the network's where the folder does not already say it.
-    name = run.path.name if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}"
-    ax.set_title(f"{name}, {run.steps_trained} steps{trial_note}"
-                 + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"),
-                 fontsize=10)
+    ax.set_title(_run_title(run), fontsize=10)
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
     ax.set_ylabel("loss per step" if per_step else "loss per sequence")
     if not len(metrics):

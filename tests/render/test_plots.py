@@ -240,6 +240,20 @@ def test_titles_do_not_repeat_and_the_loss_sits_in_the_title_row(runs):
     assert outputs.get_title(loc="right").startswith("loss/step ") and not outputs.texts
 
 
+def test_a_run_that_records_no_learning_curve_gets_no_curve_row(runs, tmp_path):
+    """A `reproduce` trial folder keeps weights but no metrics.jsonl: no empty curve panel; the
+    run's title moves onto its first trace panel. A run with a curve beside it keeps the row."""
+    run = load_run(runs["cerg"])
+    bare = dataclasses.replace(run, path=tmp_path / "trial", metrics=read_metrics(None))
+    trace = trace_run(run, steps=30)
+    figure = draw_figure([bare], [trace], panels=["cell_state", "output"])
+    assert len(figure.axes) == 2
+    assert figure.axes[0].get_title() == f"trial: gers2000_cerg, {run.steps_trained} steps"
+    assert figure.axes[0].get_title(loc="left") == "cell state s_c" and figure.axes[0].get_lines()
+    beside = draw_figure([run, bare], [trace, trace], panels=["output"])
+    assert len(beside.axes) == 4 and beside.axes[1].texts[0].get_text() == "no learning curve recorded"
+
+
 def test_window_quantiles_give_each_window_its_spread():
     x = np.arange(1, 11) * 10
     ends, low, high = window_quantiles(x, np.arange(10.0), 4)
