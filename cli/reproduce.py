@@ -85,7 +85,11 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 @click.option("--log-every", type=click.FloatRange(min=0), default=600, show_default=True, metavar="SECONDS",
               help="When the output is not a terminal (a log file): a line on the running trials at most "
                    "this often, besides a line per finished trial.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results (or the list) as JSON.")
+@click.option("--status", "show_status", is_flag=True,
+              help="Run nothing: say what the results folder holds (the finished trials' figures so far, "
+                   "each checkpointed trial's place, the trials not started) and whether this command "
+                   "would resume it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results (or the list, or the status) as JSON.")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--task-option", "task_options", multiple=True, metavar="KEY=VALUE",
@@ -98,7 +102,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "rather than within the tolerance.")
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
-              log_every: float, as_json: bool, specs: Path, task_options: tuple[str, ...],
+              log_every: float, show_status: bool, as_json: bool, specs: Path, task_options: tuple[str, ...],
               protocol_options: tuple[str, ...]) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
@@ -137,6 +141,9 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
             fail(f"--protocol-option: {error}")
     count = trials or chosen.trials
     out = out or Path("runs") / "reproduce" / chosen.name
+    if show_status:
+        _status(chosen, count, out, max_steps, specs, as_json)
+        return
     quiet = as_json
     if not quiet:
         where = f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker")
@@ -203,6 +210,40 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     if max_steps:
         click.echo(f"(each trial capped at {max_steps:,} training steps: not the paper's protocol)")
     click.echo(f"wrote {out / 'results.json'}, {out / 'trials.csv'} and {figure}")
+
+
+def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, as_json: bool) -> None:
+    """Print what ``out`` holds for this command (`experiments.status`)."""
+    from lstmgraph.experiments.runner import ResultsConflict, comparison
+    from lstmgraph.experiments.status import FolderError, folder_status, seed_ranges
+
+    try:
+        status = folder_status(chosen, count, out, max_steps, specs)
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else specs, error)
+    except (FolderError, ResultsConflict) as error:
+        fail(str(error))
+    if as_json:
+        click.echo(json.dumps(status.as_dict(), indent=2))
+        return
+    finished = status.results["trials"]
+    click.echo(f"{chosen.name} in {out}: {len(finished)} of {_counted(count, 'trial')} finished, "
+               f"{len(status.checkpointed)} checkpointed, {len(status.waiting)} not started")
+    click.echo("this command resumes it" if status.conflict is None else
+               f"this command would not run there: {status.conflict}")
+    if finished:
+        rows = comparison(status.results)
+        width = max(len(row[0]) for row in rows)
+        click.echo(f"  {'the finished trials':<{width}}  {'lstmgraph':>14}  {'published':>14}")
+        for label, ours, theirs in rows:
+            click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
+    if status.checkpointed:
+        click.echo("checkpointed (resume from there):")
+        for trial in status.checkpointed:
+            click.echo(f"  trial {trial.seed}: {trial.presented:,} of {status.limit:,} {chosen.unit}, "
+                       f"{trial.steps:,} training steps, {trial.seconds:,.1f} s of CPU")
+    if status.waiting:
+        click.echo(f"not started: trial{'s' if len(status.waiting) > 1 else ''} {seed_ranges(status.waiting)}")
 
 
 def _counted(number: int, noun: str) -> str:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import yaml
 
 from ..arrays import ArrayFileError, npz_arrays, npz_bytes, read_npz
@@ -186,6 +187,29 @@ def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> d
             "arithmetic": TRIAL_ARITHMETIC}
 
 
+def checked_settings(experiment: Experiment, budget_steps: int | None, specs: Path, out: Path) -> dict[str, Any]:
+    """The settings a run of ``experiment`` records in ``out``; `ResultsConflict` if the folder
+    holds trials run with others (or by a version of other arithmetic), which it would mix."""
+    wanted = settings(experiment, budget_steps, specs)
+    settings_path = out / "experiment.json"
+    stored = _stored_settings(settings_path) if settings_path.exists() else None
+    expected = json.loads(json.dumps(wanted))  # as read back from the file
+    if stored is not None and stored != expected:
+        if isinstance(stored, dict) and {**stored, "arithmetic": TRIAL_ARITHMETIC} == expected:
+            raise ResultsConflict(
+                f"{out} holds trials of {experiment.name} run by an earlier version of lstmgraph whose "
+                f"arithmetic differs in the last bits (its trials would not be those run now); "
+                f"choose another --out or delete it")
+        raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
+                              f"choose another --out or delete it")
+    return wanted
+
+
+def finished_rows(out: Path, trials: int) -> list[dict[str, Any]]:
+    """The rows of ``out``'s finished trials among seeds 0..trials-1."""
+    return [row for row in _read_rows(out / "trials.jsonl") if row["seed"] < trials]
+
+
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -216,15 +240,29 @@ def _stored_settings(path: Path) -> Any:
         raise ResultsConflict(f"{path}: not JSON; delete it or choose another --out") from None
 
 
+def stored_checkpoint(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a trial's checkpoint from an earlier run; `ResultsConflict` naming the file
+    if it is no readable .npz archive."""
+    try:
+        return read_npz(path)
+    except ArrayFileError as error:  # its message names the file
+        raise ResultsConflict(f"{error}; delete it to run that trial from the start") from None
+    except OSError as error:
+        raise ResultsConflict(f"{path}: cannot read it ({error.strerror or error}); delete it to run that "
+                              "trial from the start") from None
+
+
 def _stored_checkpoint(path: Path) -> bytes | None:
-    """A trial's checkpoint from an earlier run, checked to be a readable .npz archive."""
+    """A trial's checkpoint from an earlier run as the bytes a piece carries, checked to be a
+    readable .npz archive."""
     if not path.exists():
         return None
+    stored_checkpoint(path)
     try:
-        read_npz(path)
         return path.read_bytes()
-    except (ArrayFileError, OSError) as error:
-        raise ResultsConflict(f"{path}: {error}; delete it to run that trial from the start") from None
+    except OSError as error:
+        raise ResultsConflict(f"{path}: cannot read it ({error.strerror or error}); delete it to run that "
+                              "trial from the start") from None
 
 
 def _append_row(path: Path, row: dict[str, Any]) -> None:
@@ -380,21 +418,10 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     costs the least CPU on every row measured: docs/performance.md, "Whether side by side pays")."""
     make_folder(out)
     with _locked(out):
-        wanted = settings(experiment, budget_steps, specs)
-        settings_path = out / "experiment.json"
-        stored = _stored_settings(settings_path) if settings_path.exists() else None
-        expected = json.loads(json.dumps(wanted))  # as read back from the file
-        if stored is not None and stored != expected:
-            if isinstance(stored, dict) and {**stored, "arithmetic": TRIAL_ARITHMETIC} == expected:
-                raise ResultsConflict(
-                    f"{out} holds trials of {experiment.name} run by an earlier version of lstmgraph whose "
-                    f"arithmetic differs in the last bits (its trials would not be those run now); "
-                    f"choose another --out or delete it")
-            raise ResultsConflict(f"{out} holds trials of {experiment.name} run with other settings; "
-                                  f"choose another --out or delete it")
-        write_atomically(settings_path, json.dumps(wanted, indent=2).encode())
+        wanted = checked_settings(experiment, budget_steps, specs, out)
+        write_atomically(out / "experiment.json", json.dumps(wanted, indent=2).encode())
         rows_path = out / "trials.jsonl"
-        rows = [row for row in _read_rows(rows_path) if row["seed"] < trials]
+        rows = finished_rows(out, trials)
         done = {row["seed"] for row in rows}
         write_atomically(rows_path, "".join(json.dumps(row) + "\n" for row in rows).encode())
         for row in rows:
@@ -416,12 +443,17 @@ def _write_results(experiment: Experiment, budget_steps: int | None, rows: list[
                    out: Path) -> dict[str, Any]:
     """results.json and trials.csv of the finished trials ``rows``: all of a run's at its end,
     those so far when it is stopped (the summary table marks such a row "N of M trials")."""
-    rows.sort(key=lambda row: row["seed"])
-    results = {"experiment": experiment.describe(), "budget_steps": budget_steps,
-               "summary": summarise(experiment, rows), "trials": rows}
+    results = results_of(experiment, budget_steps, rows)
     write_atomically(out / "results.json", json.dumps(results, indent=2).encode())
     write_atomically(out / "trials.csv", _csv(rows).encode())
     return results
+
+
+def results_of(experiment: Experiment, budget_steps: int | None, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What results.json holds for the finished trials ``rows`` (sorted by seed in place)."""
+    rows.sort(key=lambda row: row["seed"])
+    return {"experiment": experiment.describe(), "budget_steps": budget_steps,
+            "summary": summarise(experiment, rows), "trials": rows}
 
 
 def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], rows_path: Path, trials: int,

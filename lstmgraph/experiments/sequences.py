@@ -201,12 +201,6 @@ class SequenceTrial(Trial):
         self.recent_right = np.zeros(0, dtype=np.bool_)  # the window, oldest first
         self.recent_error = np.zeros(0)
 
-    def presented(self) -> int:
-        return int(self.counters[0])
-
-    def steps_trained(self) -> int:
-        return int(self.counters[1])
-
     def _figures(self) -> dict[str, float]:
         mse = float(np.mean(self.recent_error)) if len(self.recent_error) else float("nan")
         return {"recent_wrong": int(self.counters[3]), "recent_mse": mse}

@@ -316,12 +316,6 @@ class StreamTrial(Trial):
         if len(population.blocks) != 1 or population.trials != 1:
             raise ValueError("a stream trial runs one network")
 
-    def presented(self) -> int:
-        return int(self.counters[0])
-
-    def steps_trained(self) -> int:
-        return int(self.counters[1])
-
     def _figures(self) -> dict[str, float]:
         return {"score": _mean(self.scores, self.presented())}
 

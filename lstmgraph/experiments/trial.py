@@ -45,6 +45,17 @@ def from_json_array(array: np.ndarray) -> Any:
     return json.loads(str(array))
 
 
+#: Where every protocol's counters hold the sequences or training streams presented, and the
+#: training steps.
+PRESENTED, STEPS_TRAINED = 0, 1
+
+
+def checkpoint_place(arrays: dict[str, np.ndarray]) -> tuple[int, int, float]:
+    """Where a trial's `Trial.checkpoint` stands: units presented, steps trained, CPU seconds."""
+    counters = arrays["trial/counters"]
+    return int(counters[PRESENTED]), int(counters[STEPS_TRAINED]), float(arrays["trial/seconds"])
+
+
 class Trial:
     """One trial of a protocol (subclasses: `sequences.SequenceTrial`, `streams.StreamTrial`).
 
@@ -54,6 +65,9 @@ class Trial:
 
     #: What the protocol counts ("sequences", "training streams").
     unit = ""
+    #: The protocol's counters (int64; a subclass sets them), kept in a checkpoint; every
+    #: protocol's begin with the units presented and the steps trained (`PRESENTED`, `STEPS_TRAINED`).
+    counters: np.ndarray
 
     def __init__(self, engine, task: Task, protocol, seed: int, budget_steps: int | None = None):
         self.engine = engine
@@ -113,10 +127,10 @@ class Trial:
 
     def presented(self) -> int:
         """Sequences or training streams presented so far."""
-        raise NotImplementedError
+        return int(self.counters[PRESENTED])
 
     def steps_trained(self) -> int:
-        raise NotImplementedError
+        return int(self.counters[STEPS_TRAINED])
 
     def _figures(self) -> dict[str, float]:
         raise NotImplementedError

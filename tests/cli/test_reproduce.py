@@ -91,6 +91,27 @@ def test_a_protocol_setting_set_otherwise_is_run_recorded_and_checked(tmp_path):
         assert not (tmp_path / "x").exists()
 
 
+def test_status_says_what_a_results_folder_holds_and_writes_nothing(tmp_path):
+    out = tmp_path / "results"
+    row = ("reproduce", "gers2002-gts-peephole", "--max-steps", "3000", "--out", str(out))
+    assert run(*row, "--trials", "1", "--jobs", "1").returncode == 0
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    status = run(*row, "--trials", "3", "--status")
+    assert status.returncode == 0, status.stderr
+    assert "gers2002-gts-peephole in " in status.stdout
+    assert "1 of 3 trials finished, 0 checkpointed, 2 not started" in status.stdout
+    assert "this command resumes it" in status.stdout and "not started: trials 1-2" in status.stdout
+    assert "% perfect, 95 % interval" in status.stdout and "verdict" in status.stdout
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    listed = json.loads(run(*row, "--trials", "3", "--status", "--json").stdout)
+    assert listed["resumes"] and listed["waiting"] == [1, 2] and listed["results"]["summary"]["trials"] == 1
+    other = run("reproduce", "gers2002-gts-peephole", "--max-steps", "2999", "--out", str(out), "--status")
+    assert other.returncode == 0 and "this command would not run there" in other.stdout
+    missing = run("reproduce", "gers2002-gts-peephole", "--out", str(tmp_path / "none"), "--status")
+    assert missing.returncode == 2 and "no such folder" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "none").exists()
+
+
 def test_a_log_file_gets_a_line_on_the_running_trials_as_often_as_asked(tmp_path):
     # three or more pieces (the first is 20,000 steps): a report with the trial running after each
     result = run("reproduce", "gers2000-cerg-forget", "--trials", "1", "--jobs", "1", "--max-steps", "60000",

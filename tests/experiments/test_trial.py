@@ -125,3 +125,12 @@ def test_the_learning_rate_a_protocol_decayed_is_part_of_the_checkpoint():
     assert trial.advance() == restored.advance()
     for key, values in trial.engine.weights.items():
         np.testing.assert_array_equal(restored.engine.weights[key], values)
+
+
+def test_every_protocol_counts_units_presented_and_steps_trained_first():
+    """A checkpoint's place (`checkpoint_place`) reads the counters of either protocol."""
+    from lstmgraph.experiments import driver, sequence_driver
+    from lstmgraph.experiments.trial import PRESENTED, STEPS_TRAINED
+
+    assert (driver.STREAMS, driver.STEPS) == (PRESENTED, STEPS_TRAINED)
+    assert (sequence_driver.SEQUENCES, sequence_driver.STEPS) == (PRESENTED, STEPS_TRAINED)

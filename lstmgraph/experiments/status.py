@@ -1,0 +1,100 @@
+"""What a results folder holds, read without running a trial (`lstmgraph reproduce --status`).
+
+A row at the papers' trial counts can take many sittings (docs/results.md, "Not run yet"), and
+between them, or while a run writes it, its folder says how far it got: the finished trials'
+figures and verdict so far (as `reproduce` prints them at the end, from the same rows), each
+checkpointed trial's place (units presented and steps trained, CPU time so far), the trials not
+started, and whether the same command would resume the folder or refuse it (other settings).
+The folder is only read: its files are written atomically, so a run may be writing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .catalogue import Experiment
+from .runner import ResultsConflict, checked_settings, finished_rows, results_of, stored_checkpoint
+from .trial import checkpoint_place
+
+
+class FolderError(Exception):
+    """The folder is not a results folder (missing, or no run has recorded its settings there)."""
+
+
+@dataclass(frozen=True)
+class Checkpointed:
+    """A trial that has started and not ended: where its last checkpoint stands."""
+
+    seed: int
+    presented: int
+    steps: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class FolderStatus:
+    """``results``: results.json's content for the finished trials (``trials`` wanted);
+    ``conflict``: why the same command would refuse the folder, None if it resumes it;
+    ``limit``: the most units a trial presents (the protocol's)."""
+
+    out: Path
+    trials: int
+    results: dict[str, Any]
+    checkpointed: list[Checkpointed]
+    waiting: list[int]
+    conflict: str | None
+    limit: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"out": str(self.out), "trials": self.trials, "resumes": self.conflict is None,
+                "conflict": self.conflict, "limit": self.limit,
+                "checkpointed": [vars(trial) for trial in self.checkpointed], "waiting": self.waiting,
+                "results": self.results}
+
+
+def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: int | None,
+                  specs: Path) -> FolderStatus:
+    """The state of ``out`` for a run of ``trials`` trials of ``experiment`` (seeds 0..trials-1)
+    with ``budget_steps`` and the specs in ``specs``: what the run would find there."""
+    if not out.is_dir():
+        raise FolderError(f"{out}: no such folder; nothing has run there")
+    if not (out / "experiment.json").exists():
+        raise FolderError(f"{out}: no experiment.json, so no `lstmgraph reproduce` has run there")
+    try:
+        checked_settings(experiment, budget_steps, specs, out)
+        conflict = None
+    except ResultsConflict as refused:
+        conflict = str(refused)
+    rows = finished_rows(out, trials)
+    ended = {row["seed"] for row in rows}
+    checkpointed, waiting = [], []
+    for seed in range(trials):
+        if seed in ended:
+            continue
+        path = out / "trials" / str(seed) / "checkpoint.npz"
+        if not path.exists():
+            waiting.append(seed)
+            continue
+        arrays = stored_checkpoint(path)
+        try:
+            checkpointed.append(Checkpointed(seed, *checkpoint_place(arrays)))
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise ResultsConflict(f"{path}: not a trial's checkpoint (no {error}); delete it to run that trial "
+                                  "from the start") from None
+    protocol = experiment.protocol
+    limit = protocol.max_streams if experiment.unit == "training streams" else protocol.max_sequences
+    return FolderStatus(out, trials, results_of(experiment, budget_steps, rows), checkpointed, waiting, conflict,
+                        limit)
+
+
+def seed_ranges(seeds: list[int]) -> str:
+    """Sorted seeds as ranges, e.g. [1, 2, 3, 7] -> "1-3, 7"."""
+    runs: list[list[int]] = []
+    for seed in seeds:
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)

@@ -1,0 +1,80 @@
+"""`folder_status`: what a results folder holds, read without running a trial."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from lstmgraph.arrays import npz_bytes
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.runner import ResultsConflict, run_experiment
+from lstmgraph.experiments.status import Checkpointed, FolderError, folder_status, seed_ranges
+from lstmgraph.files import BUNDLED_SPECS
+
+BUDGET = 3000
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Trial 0 of a GTS row finished, trial 1 checkpointed part way (as a stopped run leaves
+    it), trial 2 not started; and that checkpoint's trial."""
+    out = tmp_path_factory.mktemp("results")
+    experiment = find_experiment("gers2002-gts-peephole")
+    run_experiment(experiment, 1, 1, out, budget_steps=BUDGET)
+    trial = experiment.trial(experiment.plan(), 1, BUDGET)
+    trial.advance(1000)
+    assert not trial.done
+    (out / "trials" / "1").mkdir(parents=True)
+    (out / "trials" / "1" / "checkpoint.npz").write_bytes(npz_bytes(trial.checkpoint()))
+    return experiment, out, trial
+
+
+def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
+    experiment, out, trial = folder
+    status = folder_status(experiment, 3, out, BUDGET, BUNDLED_SPECS)
+    assert status.conflict is None
+    assert status.results == json.loads((out / "results.json").read_text())
+    assert status.checkpointed == [Checkpointed(1, trial.presented(), trial.steps_trained(), trial.seconds)]
+    assert trial.presented() > 0 and trial.steps_trained() >= 1000
+    assert status.waiting == [2]
+    assert status.limit == experiment.protocol.max_streams
+    assert status.as_dict()["resumes"] is True
+    # fewer trials asked: the checkpointed one is not among them
+    assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
+
+
+def test_the_status_says_why_a_command_with_other_settings_would_not_resume(folder):
+    experiment, out, _ = folder
+    status = folder_status(experiment, 3, out, BUDGET + 1, BUNDLED_SPECS)
+    assert "run with other settings" in status.conflict and not status.as_dict()["resumes"]
+    other = experiment.with_protocol_options({"test_phase_stops_at_failure": True})
+    assert "run with other settings" in folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
+
+
+def test_a_missing_folder_or_one_no_run_wrote_is_named(tmp_path):
+    experiment = find_experiment("gers2002-gts-peephole")
+    with pytest.raises(FolderError, match="no such folder"):
+        folder_status(experiment, 1, tmp_path / "absent", None, BUNDLED_SPECS)
+    with pytest.raises(FolderError, match="no experiment.json"):
+        folder_status(experiment, 1, tmp_path, None, BUNDLED_SPECS)
+
+
+def test_seeds_print_as_ranges():
+    assert seed_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10"
+    assert seed_ranges([4]) == "4"
+    assert seed_ranges([]) == ""
+
+
+def test_a_damaged_checkpoint_is_named(folder, tmp_path):
+    experiment, out, _ = folder
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "trials" / "1" / "checkpoint.npz").write_bytes(b"not an archive")
+    with pytest.raises(ResultsConflict, match=r"trials/1/checkpoint.npz: .*delete it"):
+        folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)
+    (copy / "trials" / "1" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
+    with pytest.raises(ResultsConflict, match=r"not a trial's checkpoint"):
+        folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)
