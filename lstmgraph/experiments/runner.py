@@ -248,8 +248,7 @@ def stored_checkpoint(path: Path) -> dict[str, np.ndarray]:
     except ArrayFileError as error:  # its message names the file
         raise ResultsConflict(f"{error}; delete it to run that trial from the start") from None
     except OSError as error:
-        raise ResultsConflict(f"{path}: cannot read it ({error.strerror or error}); delete it to run that "
-                              "trial from the start") from None
+        raise _unreadable_checkpoint(path, error) from None
 
 
 def _stored_checkpoint(path: Path) -> bytes | None:
@@ -261,8 +260,12 @@ def _stored_checkpoint(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise ResultsConflict(f"{path}: cannot read it ({error.strerror or error}); delete it to run that "
-                              "trial from the start") from None
+        raise _unreadable_checkpoint(path, error) from None
+
+
+def _unreadable_checkpoint(path: Path, error: OSError) -> ResultsConflict:
+    return ResultsConflict(f"{path}: cannot read it ({error.strerror or error}); delete it to run that trial "
+                           "from the start")
 
 
 def _append_row(path: Path, row: dict[str, Any]) -> None:
