@@ -17,6 +17,7 @@ from typing import Any
 from .catalogue import Experiment
 from .runner import ResultsConflict, checked_settings, finished_rows, results_of, stored_checkpoint
 from .trial import checkpoint_place
+from .verdict import judge, settled_verdict, trials_left_note, verdict
 
 
 class FolderError(Exception):
@@ -47,11 +48,23 @@ class FolderStatus:
     conflict: str | None
     limit: int
 
+    @property
+    def settled(self) -> str | None:
+        """The verdict if no outcome of the trials not finished can change it, else None."""
+        return settled_verdict(self.results, self.trials - len(self.results["trials"]))
+
+    @property
+    def verdict(self) -> str:
+        """The verdict so far, and whether the trials not finished can change it."""
+        now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
+        left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
+        return f"{now}; {left}" if left else now
+
     def as_dict(self) -> dict[str, Any]:
         return {"out": str(self.out), "trials": self.trials, "resumes": self.conflict is None,
                 "conflict": self.conflict, "limit": self.limit,
                 "checkpointed": [vars(trial) for trial in self.checkpointed], "waiting": self.waiting,
-                "results": self.results}
+                "verdict": self.verdict, "settled_verdict": self.settled, "results": self.results}
 
 
 def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: int | None,

@@ -155,6 +155,46 @@ def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
     return judgements
 
 
+def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[str, Any] | None = None,
+                    paper_trials: int | None = None) -> str | None:
+    """The verdict of a row with ``trials_left`` trials still to run, if no outcome of theirs can
+    change it, else None. The rate judged at every count of successes among them (none to all)
+    must give one verdict, and that must be "differs" (which settles the row whatever the mean
+    does) or the paper must give no mean (which the new trials' values could move). A row the
+    paper gives no figure for stays "not judged". ``published`` and ``paper_trials`` as in `judge`."""
+    experiment = results["experiment"]
+    published = experiment["published"] if published is None else published
+    paper_trials = experiment["trials"] if paper_trials is None else paper_trials
+    if trials_left == 0:
+        return verdict(judge(results, published, paper_trials))
+    key, label = (("perfect_percent", "% perfect") if experiment["unit"] == "training streams"
+                  else ("success_percent", "% solved"))
+    has_mean = published.get("mean_to_success") is not None
+    if published.get(key) is None:
+        return None if has_mean else NOT_JUDGED
+    solved = sum(bool(row["solved"]) for row in results["trials"])
+    done = len(results["trials"])
+    rates = {judge_rate(solved + more, done + trials_left, published[key], paper_trials, label).verdict
+             for more in range(trials_left + 1)}
+    if rates == {DIFFERS}:
+        return DIFFERS
+    return REPRODUCED if rates == {REPRODUCED} and not has_mean else None
+
+
+def trials_left_note(results: dict[str, Any], trials_left: int, published: dict[str, Any] | None = None,
+                     paper_trials: int | None = None) -> str:
+    """Whether a row's ``trials_left`` trials not finished (not started, or checkpointed part way)
+    can change its verdict (`settled_verdict`), in words; "" for a row run to its count."""
+    if trials_left <= 0:
+        return ""
+    now = verdict(judge(results, published, paper_trials))
+    settled = settled_verdict(results, trials_left, published, paper_trials)
+    left = f"{trials_left} trial{'s' if trials_left > 1 else ''} not finished"
+    if settled is None:
+        return f"the {left} can change it"
+    return f"the {left} cannot change it" if settled == now else f"{settled} whatever the {left} give"
+
+
 def verdict(judgements: list[Judgement]) -> str:
     """The row's verdict: reproduced when every figure judged is, differs when one is not."""
     if not judgements:

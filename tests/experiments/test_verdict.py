@@ -14,7 +14,7 @@ from lstmgraph.experiments.runner import comparison, summarise
 from lstmgraph.experiments.figures import points_digest, summary_digest
 from lstmgraph.experiments.table import BEGIN, END, collect, main, render, replace_table, summary_points
 from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REPRODUCED, bootstrap_mean, fisher_exact, judge,
-                                           judge_rate, verdict, wilson)
+                                           judge_rate, settled_verdict, trials_left_note, verdict, wilson)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,6 +111,36 @@ def test_a_row_is_reproduced_only_when_every_figure_given_is():
         == ["% perfect"]
     # a finding in words only
     assert verdict(judge(_results("gers2000-nto-forget-bias5", [_row(0, 100)]))) == NOT_JUDGED
+
+
+def test_a_verdict_is_settled_when_no_outcome_of_the_trials_left_changes_it():
+    # cerg-state-decay, published 0 % of 100: 25 of 88 perfect; 25 to 37 of 100 all differ
+    decay = _results("gers2000-cerg-state-decay", [_row(seed, 9_000 if seed < 25 else None) for seed in range(88)])
+    assert settled_verdict(decay, 12) == DIFFERS
+    assert trials_left_note(decay, 12) == "the 12 trials not finished cannot change it"
+    assert trials_left_note(decay, 0) == ""
+    # 0 of 2 against 0 % of 100: none of 98 more perfect is consistent, all of them is not
+    standard = _results("gers2000-cnto-standard", [_row(0, None), _row(1, None)])
+    assert verdict(judge(standard)) == REPRODUCED and settled_verdict(standard, 98) is None
+    assert trials_left_note(standard, 98) == "the 98 trials not finished can change it"
+    # forget-decay, 62 %: 75 of 99 perfect; 75 or 76 of 100 (66-83 %) differ whatever the mean
+    forget = _results("gers2000-cerg-forget-decay", [_row(seed, 14_000 if seed < 75 else None) for seed in range(99)])
+    assert settled_verdict(forget, 1) == DIFFERS
+    # every count is tried, not only the ends: 62 % lies outside 0 of 30 and 30 of 30, inside 19 of 30
+    assert settled_verdict(_results("gers2000-cerg-forget-decay", []), 30) is None
+    # a rate reproduced whatever comes, and a published mean the new trials could move
+    assert judge_rate(7, 10, 62, 100).verdict == REPRODUCED
+    assert settled_verdict(_results("gers2000-cerg-forget-decay", [_row(seed, 14_000 if seed < 63 else None)
+                                                                    for seed in range(99)]), 1) is None
+    # no mean published: a rate consistent whatever comes settles it (GTS, 100 % of 10: 6 to 10
+    # of 10 are consistent, p >= 0.087), not while 5 of 10 (p = 0.033) can still come
+    gts = [_row(seed, 8_000) for seed in range(6)]
+    assert settled_verdict(_results("gers2002-gts-peephole", gts), 4) == REPRODUCED
+    assert settled_verdict(_results("gers2002-gts-peephole", gts[:5]), 5) is None
+    # a finding in words only: nothing can change "not judged"
+    assert settled_verdict(_results("gers2000-nto-forget-bias5", [_row(0, 100)]), 9) == NOT_JUDGED
+    # with no trial left, the verdict as it stands
+    assert settled_verdict(forget, 0) == verdict(judge(forget))
 
 
 def test_reproduce_prints_the_intervals_and_the_verdict():
