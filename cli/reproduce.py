@@ -237,7 +237,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
         click.echo(f"  {'the finished trials':<{width}}  {'lstmgraph':>14}  {'published':>14}")
         for label, ours, theirs in rows:
             click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
-    click.echo(f"verdict: {status.verdict}")
+    click.echo(f"verdict: {status.verdict_so_far}")
     if status.checkpointed:
         click.echo("checkpointed (resume from there):")
         for trial in status.checkpointed:

@@ -54,7 +54,7 @@ class FolderStatus:
         return settled_verdict(self.results, self.trials - len(self.results["trials"]))
 
     @property
-    def verdict(self) -> str:
+    def verdict_so_far(self) -> str:
         """The verdict so far, and whether the trials not finished can change it."""
         now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
         left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
@@ -64,7 +64,7 @@ class FolderStatus:
         return {"out": str(self.out), "trials": self.trials, "resumes": self.conflict is None,
                 "conflict": self.conflict, "limit": self.limit,
                 "checkpointed": [vars(trial) for trial in self.checkpointed], "waiting": self.waiting,
-                "verdict": self.verdict, "settled_verdict": self.settled, "results": self.results}
+                "verdict": self.verdict_so_far, "settled_verdict": self.settled, "results": self.results}
 
 
 def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: int | None,

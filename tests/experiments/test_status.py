@@ -42,7 +42,7 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
     assert status.waiting == [2]
     assert status.limit == experiment.protocol.max_streams
     assert status.as_dict()["resumes"] is True
-    assert status.settled is None and status.verdict.endswith("; the 2 trials not finished can change it")
+    assert status.settled is None and status.verdict_so_far.endswith("; the 2 trials not finished can change it")
     # fewer trials asked: the checkpointed one is not among them
     assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
 
