@@ -127,6 +127,12 @@ def judge_mean(values: list[float], published_mean: float, unit: str) -> Judgeme
                      f"published {published_mean:,} {'in' if agrees else 'outside'} ours {interval}")
 
 
+def rate_figure(unit: str) -> tuple[str, str]:
+    """The success rate's summary key and label for rows counting ``unit``: % perfect for the
+    2000/2002 stream rows, % solved for the 1997 sequence rows."""
+    return ("perfect_percent", "% perfect") if unit == "training streams" else ("success_percent", "% solved")
+
+
 def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
           paper_trials: int | None = None) -> list[Judgement]:
     """Every figure of a results.json (``lstmgraph reproduce``'s) that the paper gives, judged.
@@ -144,7 +150,7 @@ def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
     else:  # a summary alone: the count from its percentage
         solved = []
         k = round((summary.get("success_percent") or 0) * n / 100)
-    key, label = ("perfect_percent", "% perfect") if unit == "training streams" else ("success_percent", "% solved")
+    key, label = rate_figure(unit)
     judgements = []
     if n and published.get(key) is not None:
         judgements.append(judge_rate(k, n, published[key], paper_trials, label))
@@ -167,8 +173,7 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     paper_trials = experiment["trials"] if paper_trials is None else paper_trials
     if trials_left == 0:
         return verdict(judge(results, published, paper_trials))
-    key, label = (("perfect_percent", "% perfect") if experiment["unit"] == "training streams"
-                  else ("success_percent", "% solved"))
+    key, label = rate_figure(experiment["unit"])
     has_mean = published.get("mean_to_success") is not None
     if published.get(key) is None:
         return None if has_mean else NOT_JUDGED
@@ -212,7 +217,7 @@ def verdict_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         return []
     solved = [row["to_success"] for row in trials if row["solved"]] if trials is not None else []
     k = len(solved) if trials is not None else round((summary.get("success_percent") or 0) * n / 100)
-    label = "% perfect" if unit == "training streams" else "% solved"
+    _, label = rate_figure(unit)
     judgements = judge(results)
     by_figure = {j.figure: j for j in judgements}
     rate = by_figure.get(label)
