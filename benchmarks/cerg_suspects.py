@@ -45,7 +45,7 @@ from typing import Any
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.protocols import trial_engine
 from lstmgraph.experiments.streams import StreamData, StreamProtocol, stream_score
-from lstmgraph.experiments.success import within_tolerance
+from lstmgraph.success import within_tolerance
 from lstmgraph.experiments.trial import data_rng
 from lstmgraph.experiments.verdict import wilson
 

@@ -1,9 +1,12 @@
-"""The papers' experiments: success tests, protocols (trials that run in pieces), the catalogue
-of named table rows and the runner behind `lstmgraph reproduce` (figures in docs/results.md)."""
+"""The papers' experiments: protocols (registered classes whose trials run in pieces), the
+catalogue of named table rows, results folders and the runner behind `lstmgraph reproduce`
+(figures in docs/results.md)."""
 
+from .protocols import PROTOCOLS, Protocol, ProtocolError, protocol_kind
+from .sequences import SequenceProtocol  # (each protocol module registers its class)
+from .streams import StreamProtocol
 from .catalogue import EXPERIMENTS, Experiment, find_experiment
-from .protocols import SequenceProtocol, StreamProtocol, make_trial, run_trial, trial_engine
-from .trial import Trial
+from .trial import Trial, new_trial, run_trial, trial_engine
 
-__all__ = ["EXPERIMENTS", "Experiment", "SequenceProtocol", "StreamProtocol", "Trial", "find_experiment",
-           "make_trial", "run_trial", "trial_engine"]
+__all__ = ["EXPERIMENTS", "Experiment", "PROTOCOLS", "Protocol", "ProtocolError", "SequenceProtocol",
+           "StreamProtocol", "Trial", "find_experiment", "new_trial", "protocol_kind", "run_trial", "trial_engine"]

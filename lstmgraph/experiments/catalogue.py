@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
@@ -20,105 +20,12 @@ from ..spec.loader import read_spec_file
 from ..spec.validation import validate_spec_data
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
-from .protocols import Protocol, SequenceProtocol, StreamProtocol, task_trial, with_settings
-from .trial import Trial
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A named change to a spec's data (applied to a copy)."""
-
-    description: str
-    apply: Callable[[dict[str, Any]], None]
-
-
-def _memory_groups(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [group for group in data["groups"] if group.get("kind") == "memory_block"]
-
-
-def _drop_targets(data: dict[str, Any], port: str) -> None:
-    kept = []
-    for connection in data["connections"]:
-        targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
-        targets = [t for t in targets if not t.endswith(f".{port}")]
-        if targets:
-            kept.append({**connection, "to": targets})
-    data["connections"] = kept
-
-
-def _without_forget_gate(data: dict[str, Any]) -> None:
-    for group in _memory_groups(data):
-        group["gates"] = [gate for gate in group.get("gates", ["input", "output"]) if gate != "forget"]
-    _drop_targets(data, "forget_gate")
-
-
-def _without_peepholes(data: dict[str, Any]) -> None:
-    data["connections"] = [c for c in data["connections"] if c.get("pattern") != "peephole"]
-
-
-def _state_decay(value: float) -> Callable[[dict[str, Any]], None]:
-    def apply(data: dict[str, Any]) -> None:
-        for group in _memory_groups(data):
-            group["state_decay"] = value
-    return apply
-
-
-def _identity_output(data: dict[str, Any]) -> None:
-    for group in data["groups"]:
-        if group.get("kind") == "output":
-            group["activation"] = "identity"
-
-
-def _symbols(width: int) -> Callable[[dict[str, Any]], None]:
-    def apply(data: dict[str, Any]) -> None:
-        for group in data["groups"]:
-            if group.get("kind") in ("input", "output"):
-                group["size"] = width
-    return apply
-
-
-def forget_gate_bias(value: float, description: str | None = None) -> Variant:
-    """The forget gates' bias weights initialised to ``value`` (2000: +5 or +1; seed 002: -2).
-    ``description`` names it otherwise (the 2000 rows' folders record "forget-gate biases +5")."""
-    def apply(data: dict[str, Any]) -> None:
-        for connection in data["connections"]:
-            targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
-            if connection["from"] == "bias" and targets == ["memory.forget_gate"]:
-                connection["init"] = {"constant": value}
-    return Variant(description or f"forget-gate bias {value:+g}", apply)
-
-
-def _group_names(data: dict[str, Any], kind: str) -> list[str]:
-    return [group["name"] for group in data["groups"] if group.get("kind") == kind]
-
-
-def _output_biases(data: dict[str, Any]) -> None:
-    data["connections"] += [{"from": "bias", "to": output} for output in _group_names(data, "output")]
-
-
-def _input_output_shortcut(data: dict[str, Any]) -> None:
-    data["connections"] += [{"from": source, "to": output} for source in _group_names(data, "input")
-                            for output in _group_names(data, "output")]
-
-
-def _cell_sources_only(data: dict[str, Any]) -> None:
-    """Recurrent (delay 1) connections keep only the cell outputs as sources, not the gates."""
-    for connection in data["connections"]:
-        if connection.get("delay") == 1:
-            sources = connection["from"] if isinstance(connection["from"], list) else [connection["from"]]
-            connection["from"] = [source for source in sources if source.endswith(".cell_output")]
-
-
-WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
-WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
-STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
-IDENTITY_OUTPUT = Variant("identity (linear) output unit", _identity_output)
-EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
-# The 2000 CERG net's wiring, each change on its own (benchmarks/erg_wiring.py ablates them).
-OUTPUT_BIASES = Variant("with output biases", _output_biases)
-INPUT_OUTPUT_SHORTCUT = Variant("with input-to-output shortcut connections", _input_output_shortcut)
-CELL_SOURCES_ONLY = Variant("with only cell outputs as recurrent sources", _cell_sources_only)
-WIRING_2000 = (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, CELL_SOURCES_ONLY)
+from .protocols import Protocol
+from .sequences import SequenceProtocol
+from .streams import StreamProtocol
+from .trial import Trial, new_trial
+from .variants import (EIGHT_SYMBOLS, IDENTITY_OUTPUT, STATE_DECAY, WIRING_2000, WITHOUT_FORGET_GATE,
+                       WITHOUT_PEEPHOLES, Variant, forget_gate_bias)
 
 
 @dataclass(frozen=True)
@@ -139,22 +46,13 @@ class Experiment:
     protocol_options: dict[str, Any] = field(default_factory=dict)  # set by `with_protocol_options`
 
     def __post_init__(self) -> None:
-        # A deterministic task (every sample the same sequence, e.g. PFG) makes every test
-        # stream of a test phase the same stream from the same zero state with the same frozen
-        # weights, so the same score: one stands for all (tests/experiments/test_catalogue.py
-        # checks that the scores agree and that a trial's row does not change).
-        if self.deterministic and self.protocol.test_streams > 1:
-            object.__setattr__(self, "protocol", replace(self.protocol, test_streams=1))
+        self.protocol.check_task(self.make_task())  # (ProtocolError: a setting the task cannot take)
 
     @property
     def deterministic(self) -> bool:
-        """A stream experiment whose task draws the same sequence every time (the task's
-        ``deterministic`` attribute), so its test streams would all be identical."""
-        return isinstance(self.protocol, StreamProtocol) and bool(getattr(self.make_task(), "deterministic", False))
-
-    @property
-    def unit(self) -> str:
-        return "sequences" if isinstance(self.protocol, SequenceProtocol) else "training streams"
+        """The task draws the same sequence every time (its ``deterministic`` attribute), so the
+        row runs one test stream a phase (`StreamProtocol.check_task`)."""
+        return bool(getattr(self.make_task(), "deterministic", False))
 
     def spec_data(self, specs: Path = BUNDLED_SPECS) -> tuple[dict[str, Any], Any]:
         """The bundled spec's data as the experiment runs it: its variants applied, its task,
@@ -182,27 +80,30 @@ class Experiment:
         """This row with some of its task's options set otherwise (`reproduce --task-option`):
         the same net, protocol, seeds and published figures, so a coding the papers leave open
         can be tried against them. An option given as None is unset: the task's default, as in
-        a run from before the row set it. `TaskError` names an option the task does not have
-        or a value it rejects."""
+        a run from before the row set it; a task made deterministic runs one test stream a phase.
+        `TaskError` names an option the task does not have or a value it rejects; `ProtocolError`
+        a task made deterministic while ``test_streams`` was set above 1."""
         check_option_names(self.task, options)
-        merged = {**self.task_options, **options}
-        changed = replace(self, task_options={key: value for key, value in merged.items() if value is not None})
-        changed.make_task()
-        return changed
+        merged = {key: value for key, value in {**self.task_options, **options}.items() if value is not None}
+        task = make_task(self.task, merged)
+        protocol = self.protocol
+        if getattr(task, "deterministic", False) and "test_streams" not in self.protocol_options:
+            protocol = replace(protocol, test_streams=1)  # the rule for a deterministic task's rows
+        return replace(self, task_options=merged, protocol=protocol)
 
     def with_protocol_options(self, options: dict[str, Any]) -> Experiment:
         """This row with some of its protocol's settings otherwise (`reproduce --protocol-option`),
         e.g. ``success: most_active``: a reading of a protocol the papers leave open, tried
         against the row's published figures. `ProtocolError` names a setting the protocol does
         not have or a value it rejects."""
-        return replace(self, protocol=with_settings(self.protocol, options),
+        return replace(self, protocol=self.protocol.with_settings(options),
                        protocol_options={**self.protocol_options, **options})
 
     def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None) -> Trial:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
         to a worker): weights and data from the seed, the compiled engine (running ``kernel``),
         the protocol."""
-        return task_trial(plan, self.task, self.task_options, self.protocol, seed, budget_steps, kernel)
+        return new_trial(plan, self.task, self.task_options, self.protocol, seed, budget_steps, kernel)
 
     @staticmethod
     def plan_of(data: dict[str, Any]) -> Plan:
@@ -214,7 +115,7 @@ class Experiment:
                      "variants": [v.description for v in self.variants], "task": self.task,
                      "task_options": self.task_options, "learning_rate": self.learning_rate,
                      "momentum": self.momentum, "protocol": self.protocol.describe(), "trials": self.trials,
-                     "unit": self.unit, "published": self.published, "note": self.note}
+                     "unit": self.protocol.counted, "published": self.published, "note": self.note}
         if self.protocol_options:  # (only then: a folder's stored settings stay as they were)
             described["protocol_options"] = self.protocol_options
         if self.deterministic:
@@ -222,6 +123,9 @@ class Experiment:
         return described
 
 
+# A deterministic task's rows (PFG) set test_streams 1: every test stream of a phase would be the
+# same stream from the same zero state with the same frozen weights (tests/experiments/
+# test_catalogue.py checks that the scores agree and that a trial's row does not change).
 DETERMINISTIC = ("the task draws the same sequence every time, so every test stream of a test phase would be "
                  "the same stream with the same score: one test stream per test phase (the paper's 10 give "
                  "the same result)")
@@ -283,7 +187,7 @@ _MSD = Experiment("gers2002-msd-f10-peephole", G02, "text", "gers2002_timing", "
 
 _PFG = tuple(
     Experiment(f"gers2002-pfg-{shape[:3]}-f{period}-{'peephole' if peep else 'no-peephole'}", G02, "text",
-               "gers2002_timing", "periodic_function", replace(_TIMING, tolerance=0.3),
+               "gers2002_timing", "periodic_function", replace(_TIMING, tolerance=0.3, test_streams=1),
                10, {"finding": finding, "perfect_percent": 100},
                task_options={"shape": shape, "period": period, "length": period},
                variants=(IDENTITY_OUTPUT,) + (() if peep else (WITHOUT_PEEPHOLES,)),

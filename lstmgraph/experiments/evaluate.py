@@ -27,7 +27,7 @@ from ..render.plots import Run, load_run, sequence_source
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
 from .protocols import ProtocolError
-from .success import steps_correct
+from .. import success
 
 #: Tasks that no experiment of the catalogue judges: (success test, tolerance, why).
 _OTHER_TESTS: dict[str, tuple[str, float, str]] = {
@@ -53,7 +53,7 @@ class SuccessTest:
 
     def steps_correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step: correct (steps without a target count as correct)."""
-        return steps_correct(self.kind, outputs, judged, self.tolerance)
+        return success.SuccessTest(self.kind, self.tolerance).steps_correct(outputs, judged)
 
 
 def success_test(task: str | None) -> SuccessTest:

@@ -1,21 +1,23 @@
-"""The papers' training and test regimes, as code.
+"""A protocol: one paper's training and test regime, as one registered class.
 
-Two kinds (docs/results.md describes each experiment's settings):
+Each protocol is a frozen dataclass of its settings, subclassing `Protocol` and registered
+with `@register` under its ``kind``. The class owns everything the rest of the code asks of
+a protocol: what a trial counts (``counted``), the success rate's key and label, its success
+test, its limit, its summary figures, its trial class (`make_trial`) and, through the trial
+class, its compiled driver. Nothing dispatches on a protocol by ``isinstance`` or by a label.
 
-- `SequenceProtocol` (Hochreiter & Schmidhuber 1997, `sequences.py`): independent sequences,
-  activations and traces reset before each, an online update after every step; training
-  stops by the experiment's rule (all training and test strings right for the ERG; for adding,
-  multiplication and temporal order, the most recent ``window`` sequences right, or at most
-  ``allowed_wrong`` of them wrong, and their mean squared error below ``max_error``), then a
-  frozen test set.
-- `StreamProtocol` (Gers et al. 2000, 2002, `streams.py`): a continual stream, no reset inside it (unless
-  ``reset_each_sequence``, the "external reset" baseline); a training stream stops at its first
-  error or after ``train_limit`` steps or sequences; after each, weights frozen, ``test_streams``
-  test streams each run to their first error or ``test_limit``; "perfect" when every test stream
-  reaches its limit, "good" when their mean reaches ``good_score``.
+The two registered kinds (docs/results.md describes each experiment's settings):
 
-Every random choice comes from the trial's seed: weights from ``seed``, data from generators
-derived from (seed, purpose), so a trial is reproducible alone or in any worker.
+- ``sequences`` (Hochreiter & Schmidhuber 1997, `sequences.py`): independent sequences, each
+  from a reset state, an online update after every step, until the experiment's stopping rule,
+  then a frozen test set;
+- ``streams`` (Gers et al. 2000, 2002, `streams.py`): continual training streams that stop at
+  their first error, each followed by frozen test streams; "perfect" when every test stream
+  reaches its limit.
+
+Adding a protocol is one module with its class (settings, `make_trial`, summary) and trial,
+imported by the package's ``__init__`` (which registers it before any module of the package is
+used), and its tests.
 """
 
 from __future__ import annotations
@@ -23,87 +25,158 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-from typing import Any
+import math
+import statistics
+from typing import Any, ClassVar
 
-from ..engine.weights import initial_weights
-from ..plan import Plan
-from ..progress import Progress
-from ..tasks import Task, make_task
-from .sequences import SequenceProtocol, SequenceTrial
-from .streams import StreamProtocol, StreamTrial
-from .trial import Trial
-
-
-Protocol = SequenceProtocol | StreamProtocol
+from ..success import SuccessTest
 
 
 class ProtocolError(ValueError):
-    """A protocol setting that does not exist or a value it cannot take."""
+    """A protocol setting that does not exist, or a value it cannot take."""
 
 
-def with_settings(protocol: Protocol, settings: dict[str, Any]) -> Protocol:
-    """``protocol`` with some of its settings otherwise (`reproduce --protocol-option`), each
-    value of the setting's type (a whole number for a float is taken; None only where the
-    setting may be unset). `ProtocolError` names a setting the protocol does not have, or a
-    value it rejects."""
-    annotations = {f.name: str(f.type) for f in dataclasses.fields(protocol) if f.init}
-    changes = {}
-    for key, value in settings.items():
-        if key not in annotations:
-            close = difflib.get_close_matches(key, annotations, n=1)
-            raise ProtocolError(f"the {protocol.kind} protocol has no setting {key!r}"
-                                + (f" (did you mean {close[0]!r}?)" if close else "")
-                                + f"; its settings: {', '.join(annotations)}")
-        annotation = annotations[key]
-        if value is None:
-            fits, wanted = "None" in annotation, "a value (it cannot be unset)"
-        elif "float" in annotation:
-            fits, wanted = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
-            value = float(value) if fits else value
-        elif "int" in annotation:
-            fits, wanted = isinstance(value, int) and not isinstance(value, bool), "a whole number"
-        elif "bool" in annotation:
-            fits, wanted = isinstance(value, bool), "true or false"
-        else:
-            fits, wanted = isinstance(value, str), "text"
-        if not fits:
-            raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(getattr(protocol, key))}), "
-                                f"not {json.dumps(value)}")
-        changes[key] = value
-    try:
-        return dataclasses.replace(protocol, **changes)
-    except ValueError as error:
-        raise ProtocolError(str(error)) from None
+#: Every registered protocol class, by kind.
+PROTOCOLS: dict[str, type["Protocol"]] = {}
 
 
-def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
-    """A trial's network: the compiled engine with the plan's training settings (online RTRL,
-    truncated or exact, momentum SGD), weights drawn from ``seed``, running ``kernel``
-    (`engine.compiled.KERNELS`; the kernels give bit-identical results). `EngineError` names
-    what the compiled engine cannot do (e.g. a spec asking for BPTT)."""
-    from ..training.engines import CompiledEngine, select_engine  # numba: only when a trial runs
-    from ..training.optim import Optimizer
-
-    training = plan.training
-    select_engine(plan, training, "compiled")
-    return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]), kernel)
+def register(cls: type["Protocol"]) -> type["Protocol"]:
+    """Register a protocol class under its ``kind`` (a class decorator)."""
+    if cls.kind in PROTOCOLS:
+        raise ValueError(f"a protocol of kind {cls.kind!r} is registered already")
+    PROTOCOLS[cls.kind] = cls
+    return cls
 
 
-def make_trial(engine, task: Task, protocol: Protocol, seed: int, budget_steps: int | None = None) -> Trial:
-    """The trial of ``protocol`` (its network ``engine``, weights drawn from ``seed``)."""
-    kind = SequenceTrial if isinstance(protocol, SequenceProtocol) else StreamTrial
-    return kind(engine, task, protocol, seed, budget_steps)
+class Protocol:
+    """The base of every protocol class; a subclass is a frozen dataclass of its settings."""
+
+    #: The registry key.
+    kind: ClassVar[str]
+    #: What a trial counts, as results record it ("sequences", "training streams").
+    counted: ClassVar[str]
+    #: The same in a table's few words ("sequences", "streams").
+    counted_short: ClassVar[str]
+    #: A successful trial in one word ("solved", "perfect").
+    success_word: ClassVar[str]
+    #: The success rate's key in summaries and published figures.
+    rate_key: ClassVar[str]
+    #: The classes a trial's row falls into, beyond solved or not (streams: perfect, good, rest).
+    classes: ClassVar[tuple[str, ...]] = ()
+
+    success: str
+    tolerance: float
+
+    # -- what every protocol defines ---------------------------------------------------------------
+    @property
+    def limit(self) -> int:
+        """The most units (`counted`) a trial presents."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def make_trial(self, engine, task, seed: int, budget_steps: int | None = None):
+        """The `trial.Trial` of this protocol: network ``engine``, data from ``seed``."""
+        raise NotImplementedError
+
+    @classmethod
+    def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The protocol's own summary figures of finished trials' rows (beyond the rate and the
+        units to success that every protocol has)."""
+        return {}
+
+    @classmethod
+    def rate_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:
+        """(figure, ours, published) rows of the success rate (``show`` formats a value)."""
+        return [(cls.rate_label(), show(summary[cls.rate_key]), show(published.get(cls.rate_key)))]
+
+    @classmethod
+    def test_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:
+        """(figure, ours, published) rows of the protocol's test figures, after the units to success."""
+        return []
+
+    def check_task(self, task) -> None:
+        """Raise `ProtocolError` if a setting does not fit ``task`` (a row's)."""
+
+    # -- shared ---------------------------------------------------------------------------------------
+    @classmethod
+    def rate_label(cls) -> str:
+        """The success rate's label, e.g. "% perfect"."""
+        return f"% {cls.success_word}"
+
+    @property
+    def success_test(self) -> SuccessTest:
+        return SuccessTest(self.success, self.tolerance)
+
+    def with_settings(self, settings: dict[str, Any]) -> "Protocol":
+        """This protocol with some settings otherwise (`reproduce --protocol-option`), each value of
+        the setting's type (a whole number for a float is taken; None only where the setting may
+        be unset). `ProtocolError` names a setting it does not have, or a value it rejects."""
+        annotations = {f.name: str(f.type) for f in dataclasses.fields(self) if f.init}
+        changes = {}
+        for key, value in settings.items():
+            if key not in annotations:
+                close = difflib.get_close_matches(key, annotations, n=1)
+                raise ProtocolError(f"the {self.kind} protocol has no setting {key!r}"
+                                    + (f" (did you mean {close[0]!r}?)" if close else "")
+                                    + f"; its settings: {', '.join(annotations)}")
+            changes[key] = _setting_value(key, annotations[key], value, getattr(self, key))
+        try:
+            return dataclasses.replace(self, **changes)
+        except (ValueError, TypeError, OverflowError) as error:
+            raise ProtocolError(str(error)) from None
 
 
-def task_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol: Protocol, seed: int,
-               budget_steps: int | None = None, kernel: str | None = None) -> Trial:
-    """Trial ``seed`` of ``protocol`` on ``plan`` with a fresh ``task``: weights and data from
-    the seed, the compiled engine running ``kernel`` (an experiment's trial, or a worker's from
-    the task and protocol its piece carries)."""
-    return make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), protocol, seed, budget_steps)
+#: The largest whole number a protocol setting takes (the compiled drivers count in int64).
+LARGEST_COUNT = 2**62
 
 
-def run_trial(engine, task: Task, protocol: Protocol, seed: int, budget_steps: int | None = None,
-              progress: Progress | None = None) -> dict[str, Any]:
-    """One trial under its protocol straight through, timed; ``engine`` is trained in place."""
-    return make_trial(engine, task, protocol, seed, budget_steps).run(progress)
+def _setting_value(key: str, annotation: str, value: Any, current: Any) -> Any:
+    """``value`` checked against the setting's type (its annotation's text)."""
+    if value is None:
+        fits, wanted = "None" in annotation, "a value (it cannot be unset)"
+    elif "float" in annotation:
+        fits = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e300 \
+            and math.isfinite(float(value))
+        wanted = "a finite number"
+        value = float(value) if fits else value
+    elif "int" in annotation:
+        fits = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= LARGEST_COUNT
+        wanted = f"a whole number of at most {LARGEST_COUNT:,}"
+    elif "bool" in annotation:
+        fits, wanted = isinstance(value, bool), "true or false"
+    else:
+        fits, wanted = isinstance(value, str), "text"
+    if not fits:
+        shown = json.dumps(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge number"
+        raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(current)}), not {shown}")
+    return value
+
+
+def check_positive(protocol: Protocol, *names: str) -> None:
+    """Raise ValueError for a setting among ``names`` below 1 or above `LARGEST_COUNT`."""
+    for name in names:
+        value = getattr(protocol, name)
+        if not 1 <= value <= LARGEST_COUNT:
+            raise ValueError(f"{name} must be at least 1 and at most {LARGEST_COUNT:,}, not {value}")
+
+
+def mean_or_none(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def protocol_kind(kind: str) -> type[Protocol]:
+    """The registered protocol class of ``kind``; `ProtocolError` names the kinds there are."""
+    if kind not in PROTOCOLS:
+        raise ProtocolError(f"no protocol of kind {kind!r}; the kinds: {', '.join(PROTOCOLS)}")
+    return PROTOCOLS[kind]
+
+
+def protocol_counting(counted: str) -> type[Protocol]:
+    """The protocol class whose trials count ``counted`` (the ``unit`` a results record holds)."""
+    for cls in PROTOCOLS.values():
+        if cls.counted == counted:
+            return cls
+    raise ProtocolError(f"no protocol counts {counted!r}; they count "
+                        f"{', '.join(cls.counted for cls in PROTOCOLS.values())}")

@@ -21,35 +21,33 @@ as the reference does, to the last bit.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
 
-from .driver import mark_running, reset_lane, stage
+from .. import success
+from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage
+from ..success import NOT_JUDGED
+from .counters import (CHECK_AFTER_RIGHT, SEQUENCE_COUNTERS, SequenceCounter as Counter, SequencePhase as Phase,
+                       SequenceSetting as Setting, Status)
 
-#: A lane's status: running, or why it stopped.
-RUNNING, DONE, PAUSED, SOLVED, DIVERGED, NEED_DATA, NEED_TEST = range(7)  # RUNNING = 0, as `driver`'s
+#: Per lane, sequences laid end to end (each field a tuple, one array per lane): inputs,
+#: targets, judged values and sequence ends.
+LaneSequences = namedtuple("LaneSequences", "inputs targets judged ends")
+#: The protocol as the driver reads it: the int64 `counters.SequenceSetting` array, the success
+#: test's kernel tolerance (`lstmgraph.success`) and the stopping rule's mean squared error (NaN:
+#: none).
+Rule = namedtuple("Rule", "settings tolerance max_error")
+#: Each lane's window of recent training results (lanes, window): right or not, squared error.
+Window = namedtuple("Window", "right error")
+#: The kernel call's scratch: staging, per lane running, learning, steps run, loss sums, recorded
+#: outputs and first error, and room for a window's or a sequence's squared errors.
+Scratch = namedtuple("Scratch", "inputs targets active learn steps_done sums record wrong errors")
 
-#: A lane's counters (a row of ``counters``). The first four are what a checkpoint keeps
-#: (with the window of recent results and the data's place). ``WRONG``: wrong sequences in the
-#: window; ``HEAD``, ``FILLED``: the window's oldest entry and its length; ``PHASE``: training,
-#: a full check (fixed sets) or the test set; ``FROZEN_POSITION``: the place in the check's
-#: strings or the test set; ``RESULT``: `SOLVED` or `DONE`, while the test set runs;
-#: ``BUDGET`` / ``PAUSE``: stop / pause before a training sequence once ``STEPS`` reaches it
-#: (-1: never).
-(SEQUENCES, STEPS, LAST_CHECK, WRONG, STATUS, PHASE, POSITION, FROZEN_POSITION, IN_SEQUENCE, START, LENGTH,
- DONE_STEPS, HEAD, FILLED, BUDGET, PAUSE, RESULT, TESTED, TEST_WRONG) = range(19)
-COUNTERS = 19
-SAVED = 4
-TRAINING, CHECKING, TESTING = 0, 1, 2
-
-#: Settings (``settings``, int64), in this order. ``MOST_ACTIVE``: the success test (1997 Exp. 1)
-#: instead of the tolerance test; ``FIXED``: a fixed training set, with full checks;
-#: ``TEST_SEQUENCES``: the test set's size (0: none).
-MOST_ACTIVE, WINDOW, ALLOWED_WRONG, MAX_SEQUENCES, FIXED, EVALUATE_EVERY, TEST_SEQUENCES = range(7)
-
-#: Fixed sets: after this many sequences all right online since the last full check, check again.
-CHECK_AFTER_RIGHT = 50
+#: The success test's scalar form (`lstmgraph.success`), compiled here.
+_sequence_right = numba.njit(cache=True, nogil=True)(success.sequence_right)
+_squared_differences = numba.njit(cache=True, nogil=True)(success.squared_differences)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -116,52 +114,10 @@ def pairwise_mean(values, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sequence_right(outputs, judged, start, length, most_active, tolerance):
-    """`success.most_active_correct` or `success.within_tolerance` at every step of a sequence
-    (outputs[t] against judged[start + t]); NaN targets are not judged."""
-    for t in range(length):
-        row = judged[start + t]
-        if most_active:
-            lowest_legal, highest_other, present = np.inf, -np.inf, True
-            for k in range(row.shape[0]):
-                if math.isnan(row[k]):
-                    present = False
-            if not present:
-                continue
-            for k in range(row.shape[0]):
-                if row[k] > 0.5:
-                    lowest_legal = min(lowest_legal, outputs[t, k])
-                else:
-                    highest_other = max(highest_other, outputs[t, k])
-            if not lowest_legal > highest_other:
-                return False
-        else:
-            for k in range(row.shape[0]):
-                if not math.isnan(row[k]) and not abs(outputs[t, k] - row[k]) < tolerance:
-                    return False
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
 def _squared_error(outputs, targets, start, length, scratch):
-    """`success.squared_error`: the mean over the judged entries (0 if none)."""
-    n = 0
-    for t in range(length):
-        for k in range(targets.shape[1]):
-            target = targets[start + t, k]
-            if not math.isnan(target):
-                difference = outputs[t, k] - target
-                scratch[n] = difference * difference
-                n += 1
+    """`success.squared_error` of a sequence, its mean summed as numpy sums (`pairwise_mean`)."""
+    n = _squared_differences(outputs, targets, start, length, scratch)
     return pairwise_mean(scratch, n) if n else 0.0
-
-
-@numba.njit(cache=True, nogil=True)
-def _finite(V, lane):
-    for slot in range(V.shape[0]):
-        if not math.isfinite(V[slot, lane]):
-            return False
-    return True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -176,78 +132,81 @@ def _sequence_end(ends, start):
 def _training_ended(lane, counter, settings, max_error, right, error, recent_right, recent_error, V, scratch):
     """After a training sequence: the window, the counters, divergence, and the experiment's
     rule for "solved" (fixed sets: a full check is due; `sequences.run_sequences_reference`)."""
-    window = settings[WINDOW]
-    if counter[FILLED] == window:
-        counter[WRONG] -= not recent_right[counter[HEAD]]
-        slot = counter[HEAD]
-        counter[HEAD] = (slot + 1) % window
+    window = settings[Setting.WINDOW]
+    if counter[Counter.FILLED] == window:
+        counter[Counter.WRONG] -= not recent_right[counter[Counter.HEAD]]
+        slot = counter[Counter.HEAD]
+        counter[Counter.HEAD] = (slot + 1) % window
     else:
-        slot = (counter[HEAD] + counter[FILLED]) % window
-        counter[FILLED] += 1
+        slot = (counter[Counter.HEAD] + counter[Counter.FILLED]) % window
+        counter[Counter.FILLED] += 1
     recent_right[slot], recent_error[slot] = right, error
-    counter[WRONG] += not right
-    counter[SEQUENCES] += 1
-    counter[STEPS] += counter[LENGTH]
-    if not _finite(V, lane):
-        counter[STATUS] = DIVERGED
+    counter[Counter.WRONG] += not right
+    counter[Counter.SEQUENCES] += 1
+    counter[Counter.STEPS] += counter[Counter.LENGTH]
+    if not lane_finite(V, 0, V.shape[0], lane):
+        counter[Counter.STATUS] = Status.DIVERGED
         return
-    full = counter[FILLED] == window
-    if settings[FIXED]:
-        since = counter[SEQUENCES] - counter[LAST_CHECK]
-        if (full and counter[WRONG] == 0 and since >= CHECK_AFTER_RIGHT) or since >= settings[EVALUATE_EVERY]:
-            counter[LAST_CHECK] = counter[SEQUENCES]
-            counter[PHASE], counter[FROZEN_POSITION] = CHECKING, 0
+    full = counter[Counter.FILLED] == window
+    if settings[Setting.FIXED]:
+        since = counter[Counter.SEQUENCES] - counter[Counter.LAST_CHECK]
+        if (full and counter[Counter.WRONG] == 0 and since >= CHECK_AFTER_RIGHT) or since >= settings[Setting.EVALUATE_EVERY]:
+            counter[Counter.LAST_CHECK] = counter[Counter.SEQUENCES]
+            counter[Counter.PHASE], counter[Counter.FROZEN_POSITION] = Phase.CHECKING, 0
         return
-    if full and counter[WRONG] <= settings[ALLOWED_WRONG]:
+    if full and counter[Counter.WRONG] <= settings[Setting.ALLOWED_WRONG]:
         if not math.isnan(max_error):
             for i in range(window):
-                scratch[i] = recent_error[(counter[HEAD] + i) % window]
+                scratch[i] = recent_error[(counter[Counter.HEAD] + i) % window]
             if not pairwise_mean(scratch, window) < max_error:
                 return
-        _training_over(counter, settings, SOLVED)
+        _training_over(counter, settings, Status.SOLVED)
 
 
 @numba.njit(cache=True, nogil=True)
 def _training_over(counter, settings, result):
     """Training ends (solved, or at a limit): the test set next, if the protocol has one."""
-    if settings[TEST_SEQUENCES] > 0:
-        counter[RESULT], counter[PHASE], counter[FROZEN_POSITION] = result, TESTING, 0
-        counter[TESTED], counter[TEST_WRONG] = 0, 0
+    if settings[Setting.TEST_SEQUENCES] > 0:
+        counter[Counter.RESULT], counter[Counter.PHASE], counter[Counter.FROZEN_POSITION] = result, Phase.TESTING, 0
+        counter[Counter.TESTED], counter[Counter.TEST_WRONG] = 0, 0
     else:
-        counter[STATUS] = result
+        counter[Counter.STATUS] = result
 
 
-def drive(kernel, program, V, rows, rates, momentum, tolerance, max_error, training, frozen, settings, counters,
-          recent_right, recent_error, test_errors, outputs, stage_inputs, stage_targets, work):
-    """Run the lanes of ``V`` (slots, lanes; lane l is trial l, for l < len(counters)) until
-    every lane has stopped (its ``STATUS`` not `RUNNING`), or one needs data, or about ``work``
-    lockstep steps are done. ``training`` and ``frozen``: per lane, the (inputs, targets,
-    judged, ends) of its training sequences from its ``POSITION`` on, and of what it runs
-    frozen: its fixed training and test strings (fixed sets), else its test set (empty until
-    the lane asks for it with `NEED_TEST`). ``recent_right`` / ``recent_error`` (lanes,
-    window): the windows; ``test_errors`` (lanes, test sequences): each test sequence's squared
-    error; ``outputs`` (lanes, longest sequence, outputs): each lane's outputs so far in its
-    sequence; ``stage_inputs`` (chunk, columns, lanes) and ``stage_targets`` (chunk, 1, columns,
-    lanes: the kernel's one plane of targets): scratch.
-    ``kernel``: the compiled ``run`` for blocks of ``V``'s width."""
-    lanes = V.shape[1]
-    scratch = np.zeros(max(outputs.shape[1] * outputs.shape[2], settings[WINDOW]))
-    record = np.zeros((lanes, stage_inputs.shape[0], outputs.shape[2]))
-    return _drive(kernel, program, V, rows, rates, momentum, tolerance, max_error, *training, *frozen, settings,
-                  counters, recent_right, recent_error, test_errors, outputs, stage_inputs, stage_targets,
-                  np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.int64),
-                  np.zeros(lanes), record, np.zeros(lanes, dtype=np.bool_), scratch, work)
+def drive(block: LaneBlock, rule: Rule, training: LaneSequences, frozen: LaneSequences, counters: np.ndarray,
+          recent: Window, test_errors: np.ndarray, outputs: np.ndarray, stage_inputs: np.ndarray,
+          stage_targets: np.ndarray, work: int) -> None:
+    """Run the lanes of ``block`` (lane l is trial l, for l < len(counters)) until every lane
+    has stopped (its ``STATUS`` not `Status.RUNNING`), or one needs sequences, or about ``work``
+    lockstep steps are done. ``training``: per lane, its training sequences from its
+    ``POSITION`` on; ``frozen``: what it runs frozen, its fixed training and test strings (fixed
+    sets), else its test set (empty until the lane asks for it with `Status.NEED_TEST`).
+    ``counters`` (lanes, `SEQUENCE_COUNTERS`), ``recent`` (`Window`) and ``test_errors``
+    (lanes, test sequences: each test sequence's squared error) are updated in place;
+    ``outputs`` (lanes, longest sequence, outputs): each lane's outputs so far in its sequence;
+    ``stage_inputs`` (chunk, columns, lanes) and ``stage_targets`` (chunk, 1, columns, lanes):
+    staging."""
+    lanes = block.width
+    assert counters.shape[1] == SEQUENCE_COUNTERS and len(training.inputs) == len(frozen.inputs) == counters.shape[0]
+    errors = np.zeros(max(outputs.shape[1] * outputs.shape[2], rule.settings[Setting.WINDOW]))
+    scratch = Scratch(stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.bool_),
+                      np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
+                      np.zeros((lanes, stage_inputs.shape[0], outputs.shape[2])), np.zeros(lanes, dtype=np.bool_),
+                      errors)
+    _drive(block.kernel, block.for_driver(), rule, training, frozen, counters, recent, test_errors, outputs, scratch, work)
 
 
-# Compiled once per process, kernel and lane count, not cached (as `driver._drive`).
+# Compiled once per process, kernel and lane count, not cached (as `stream_driver._drive`).
 @numba.njit(nogil=True)
-def _drive(kernel, program, V, rows, rates, momentum, tolerance, max_error,
-           train_inputs, train_targets, train_judged, train_ends, frozen_inputs, frozen_targets, frozen_judged,
-           frozen_ends, settings, counters, recent_right, recent_error, test_errors, outputs, stage_inputs,
-           stage_targets, active, learn, steps_done, sums, record, wrong, scratch, work):
-    kind, phase, code, mode, run_start, run_stop, runs = program
+def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors, outputs, scratch, work):
+    V, rows, rates, momentum = block.V, block.rows, block.rates, block.momentum
+    kind, phase, code, mode, run_start, run_stop, runs = block.program
+    settings, tolerance, max_error = rule.settings, rule.tolerance, rule.max_error
+    train_inputs, train_targets, train_judged, train_ends = training
+    frozen_inputs, frozen_targets, frozen_judged, frozen_ends = frozen
+    recent_right, recent_error = recent
+    stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong, errors = scratch
     trials = counters.shape[0]
-    most_active = settings[MOST_ACTIVE] == 1
     done_work = 0
     while done_work < work:
         # Lanes between sequences start their next one (or stop); the chunk runs to the first
@@ -255,80 +214,80 @@ def _drive(kernel, program, V, rows, rates, momentum, tolerance, max_error,
         chunk = stage_inputs.shape[0]
         for lane in range(trials):
             counter = counters[lane]
-            if counter[STATUS] != RUNNING:
+            if counter[Counter.STATUS] != Status.RUNNING:
                 continue
-            if counter[IN_SEQUENCE] == 0:
-                if counter[PHASE] == TRAINING:
-                    if counter[SEQUENCES] >= settings[MAX_SEQUENCES] or (
-                            counter[BUDGET] >= 0 and counter[STEPS] >= counter[BUDGET]):
-                        _training_over(counter, settings, DONE)
-                    elif counter[PAUSE] >= 0 and counter[STEPS] >= counter[PAUSE]:
-                        counter[STATUS] = PAUSED
-                    if counter[STATUS] != RUNNING:
+            if counter[Counter.IN_SEQUENCE] == 0:
+                if counter[Counter.PHASE] == Phase.TRAINING:
+                    if counter[Counter.SEQUENCES] >= settings[Setting.MAX_SEQUENCES] or (
+                            counter[Counter.BUDGET] >= 0 and counter[Counter.STEPS] >= counter[Counter.BUDGET]):
+                        _training_over(counter, settings, Status.DONE)
+                    elif counter[Counter.PAUSE] >= 0 and counter[Counter.STEPS] >= counter[Counter.PAUSE]:
+                        counter[Counter.STATUS] = Status.PAUSED
+                    if counter[Counter.STATUS] != Status.RUNNING:
                         continue
-                if counter[PHASE] == TRAINING:
-                    ends, start = train_ends[lane], counter[POSITION]
+                if counter[Counter.PHASE] == Phase.TRAINING:
+                    ends, start = train_ends[lane], counter[Counter.POSITION]
                     if start == len(ends):  # (the data hold whole sequences)
-                        counter[STATUS] = NEED_DATA  # back to Python for more
+                        counter[Counter.STATUS] = Status.NEED_TRAINING  # back to Python for more
                         return
                 else:
-                    ends, start = frozen_ends[lane], counter[FROZEN_POSITION]
+                    ends, start = frozen_ends[lane], counter[Counter.FROZEN_POSITION]
                     if start == len(ends):
-                        counter[STATUS] = NEED_TEST
+                        counter[Counter.STATUS] = Status.NEED_TEST
                         return
-                counter[IN_SEQUENCE], counter[START], counter[DONE_STEPS] = 1, start, 0
-                counter[LENGTH] = _sequence_end(ends, start) - start
+                counter[Counter.IN_SEQUENCE], counter[Counter.START], counter[Counter.DONE_STEPS] = 1, start, 0
+                counter[Counter.LENGTH] = _sequence_end(ends, start) - start
                 reset_lane(V, rows, lane)
-            chunk = min(chunk, counter[LENGTH] - counter[DONE_STEPS])
-        if mark_running(active, counters[:, STATUS]) == 0:
+            chunk = min(chunk, counter[Counter.LENGTH] - counter[Counter.DONE_STEPS])
+        if mark_running(active, counters[:, Counter.STATUS]) == 0:
             return
         for lane in range(trials):
             if not active[lane]:
                 continue
             counter = counters[lane]
-            learn[lane] = counter[PHASE] == TRAINING
-            position = counter[START] + counter[DONE_STEPS]
+            learn[lane] = counter[Counter.PHASE] == Phase.TRAINING
+            position = counter[Counter.START] + counter[Counter.DONE_STEPS]
             if learn[lane]:
                 stage(stage_inputs, lane, train_inputs[lane], position, chunk)
                 stage(stage_targets[:, 0], lane, train_targets[lane], position, chunk)
             else:
                 stage(stage_inputs, lane, frozen_inputs[lane], position, chunk)
                 stage(stage_targets[:, 0], lane, frozen_targets[lane], position, chunk)
-        # (Tolerance 0: the kernel judges nothing; each sequence is judged at its end, below.)
+        # The kernel judges nothing; each sequence is judged at its end, below.
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
-               rates, momentum, 1.0, 0.0, learn, active, steps_done, sums, record, wrong, False)
+               rates, momentum, 1.0, NOT_JUDGED, learn, active, steps_done, sums, record, wrong, False)
         done_work += chunk
         # Each lane's outputs kept; a lane whose sequence ended is judged.
         for lane in range(trials):
             if not active[lane]:
                 continue
             counter = counters[lane]
-            done = counter[DONE_STEPS]
+            done = counter[Counter.DONE_STEPS]
             for t in range(chunk):
                 for k in range(outputs.shape[2]):
                     outputs[lane, done + t, k] = record[lane, t, k]
-            counter[DONE_STEPS] = done + chunk
-            if counter[DONE_STEPS] < counter[LENGTH]:
+            counter[Counter.DONE_STEPS] = done + chunk
+            if counter[Counter.DONE_STEPS] < counter[Counter.LENGTH]:
                 continue
-            counter[IN_SEQUENCE] = 0
-            start, length = counter[START], counter[LENGTH]
-            if counter[PHASE] == TRAINING:
-                right = _sequence_right(outputs[lane], train_judged[lane], start, length, most_active, tolerance)
-                error = _squared_error(outputs[lane], train_targets[lane], start, length, scratch)
-                counter[POSITION] = start + length
+            counter[Counter.IN_SEQUENCE] = 0
+            start, length = counter[Counter.START], counter[Counter.LENGTH]
+            if counter[Counter.PHASE] == Phase.TRAINING:
+                right = _sequence_right(outputs[lane], train_judged[lane], start, length, tolerance)
+                error = _squared_error(outputs[lane], train_targets[lane], start, length, errors)
+                counter[Counter.POSITION] = start + length
                 _training_ended(lane, counter, settings, max_error, right, error, recent_right[lane],
-                                recent_error[lane], V, scratch)
+                                recent_error[lane], V, errors)
                 continue
-            right = _sequence_right(outputs[lane], frozen_judged[lane], start, length, most_active, tolerance)
-            counter[FROZEN_POSITION] = start + length
-            if counter[PHASE] == TESTING:
-                test_errors[lane, counter[TESTED]] = _squared_error(outputs[lane], frozen_targets[lane], start,
-                                                                    length, scratch)
-                counter[TESTED] += 1
-                counter[TEST_WRONG] += not right
-                if counter[TESTED] == settings[TEST_SEQUENCES]:
-                    counter[STATUS] = counter[RESULT]
+            right = _sequence_right(outputs[lane], frozen_judged[lane], start, length, tolerance)
+            counter[Counter.FROZEN_POSITION] = start + length
+            if counter[Counter.PHASE] == Phase.TESTING:
+                test_errors[lane, counter[Counter.TESTED]] = _squared_error(outputs[lane], frozen_targets[lane], start,
+                                                                    length, errors)
+                counter[Counter.TESTED] += 1
+                counter[Counter.TEST_WRONG] += not right
+                if counter[Counter.TESTED] == settings[Setting.TEST_SEQUENCES]:
+                    counter[Counter.STATUS] = counter[Counter.RESULT]
             elif not right:
-                counter[PHASE] = TRAINING  # the full check failed at this string
+                counter[Counter.PHASE] = Phase.TRAINING  # the full check failed at this string
             elif start + length == len(frozen_ends[lane]):
-                counter[STATUS] = SOLVED
+                counter[Counter.STATUS] = Status.SOLVED

@@ -15,19 +15,36 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
-from .streams import CHUNK, WORK, StreamData
-from .success import squared_error, steps_correct
-from .trial import Trial, data_rng, from_json_array, json_array, result_row
+from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK, SequenceCounter as Counter,
+                       SequenceSetting as Setting, Status)
+from .data import StreamData, data_rng
+from .protocols import Protocol, check_positive, mean_or_none, register
+from .trial import Trial, from_json_array, json_array, result_row
 
 
+#: The largest window of recent results (and fixed set) and test set: each lane keeps them in memory.
+MAX_WINDOW = MAX_TEST_SEQUENCES = 1_000_000
+
+
+@register
 @dataclass(frozen=True)
-class SequenceProtocol:
+class SequenceProtocol(Protocol):
+    """Hochreiter & Schmidhuber 1997: independent sequences until the experiment's rule says
+    solved, then a frozen test set (module docstring)."""
+
+    kind: ClassVar[str] = "sequences"
+    counted: ClassVar[str] = "sequences"
+    counted_short: ClassVar[str] = "sequences"
+    success_word: ClassVar[str] = "solved"
+    rate_key: ClassVar[str] = "success_percent"
+
     success: Literal["most_active", "tolerance"]
     tolerance: float = 0.0
     fixed_sets: int | None = None      # ERG: a fixed training set and a distinct test set of this size
@@ -38,23 +55,44 @@ class SequenceProtocol:
     test_sequences: int = 2560
     max_sequences: int = 1_000_000
     evaluate_every: int = 1000         # fixed sets: full check at least this often
-    kind: str = field(default="sequences", init=False)
 
     def __post_init__(self) -> None:
-        if self.success not in ("tolerance", "most_active"):
-            raise ValueError(f"success is 'tolerance' or 'most_active', not {self.success!r}")
-        if self.success == "tolerance" and not self.tolerance > 0:
-            raise ValueError(f"tolerance must be > 0, not {self.tolerance}")
-        for name in ("data_sets", "window", "test_sequences", "max_sequences", "evaluate_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-        if self.fixed_sets is not None and self.fixed_sets < 1:
-            raise ValueError(f"fixed_sets must be at least 1 (or null), not {self.fixed_sets}")
+        SuccessTest(self.success, self.tolerance)  # (ValueError for a test that does not exist)
+        check_positive(self, "data_sets", "window", "test_sequences", "max_sequences", "evaluate_every")
+        if self.window > MAX_WINDOW:
+            raise ValueError(f"window must be at most {MAX_WINDOW:,} (its results are kept), not {self.window}")
+        if self.test_sequences > MAX_TEST_SEQUENCES:
+            raise ValueError(f"test_sequences must be at most {MAX_TEST_SEQUENCES:,}, not {self.test_sequences}")
+        if self.fixed_sets is not None and not 1 <= self.fixed_sets <= MAX_WINDOW:
+            raise ValueError(f"fixed_sets must be between 1 and {MAX_WINDOW:,} (or null), not {self.fixed_sets}")
         if not 0 <= self.allowed_wrong < self.window:
             raise ValueError(f"allowed_wrong must be at least 0 and below window ({self.window}), "
                              f"not {self.allowed_wrong}")
         if self.max_error is not None and not self.max_error > 0:
             raise ValueError(f"max_error must be > 0 (or null), not {self.max_error}")
+
+    @property
+    def limit(self) -> int:
+        return self.max_sequences
+
+    def make_trial(self, engine, task: Task, seed: int, budget_steps: int | None = None) -> "SequenceTrial":
+        return SequenceTrial(engine, task, self, seed, budget_steps)
+
+    @classmethod
+    def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The test set's figures: wrong sequences and mean squared error, over the trials tested."""
+        tested = [row for row in rows if "test_wrong" in row]
+        if not tested:
+            return {}
+        return {"test_wrong": mean_or_none([row["test_wrong"] for row in tested]),
+                "test_mse": mean_or_none([row["test_mse"] for row in tested])}
+
+    @classmethod
+    def test_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:
+        if "test_wrong" not in summary:
+            return []
+        return [("test sequences wrong (of 2,560)", show(summary["test_wrong"], 1), show(published.get("test_wrong"))),
+                ("test MSE", show(summary["test_mse"], 4), show(published.get("test_mse"), 4))]
 
     def describe(self) -> str:
         if self.fixed_sets:
@@ -82,7 +120,7 @@ def _distinct_sequences(task: Task, count: int, rng: np.random.Generator) -> lis
 
 
 def _sequence_correct(protocol: SequenceProtocol, outputs: np.ndarray, targets: np.ndarray) -> bool:
-    return bool(steps_correct(protocol.success, outputs, targets, protocol.tolerance).all())
+    return bool(protocol.success_test.steps_correct(outputs, targets).all())
 
 
 def _present(engine, protocol: SequenceProtocol, sequence: Sequence, learn: bool) -> tuple[bool, float]:
@@ -142,11 +180,9 @@ def run_sequences_reference(engine, task: Task, protocol: SequenceProtocol, seed
     does. Sequences until the experiment's rule says solved (or the sequence or step limit):
     for fixed sets (ERG) a full check of every training and test string, weights frozen, when
     the last ``window`` training strings were right online (at most every
-    `sequence_driver.CHECK_AFTER_RIGHT` sequences) and every ``evaluate_every`` sequences; else
+    `counters.CHECK_AFTER_RIGHT` sequences) and every ``evaluate_every`` sequences; else
     the last ``window`` sequences right (or at most ``allowed_wrong`` wrong) and their mean
     squared error below ``max_error``. Then the frozen test set."""
-    from .sequence_driver import CHECK_AFTER_RIGHT
-
     source, checks = _sequence_data(task, protocol, seed)
     rng, window = data_rng(seed, 0), _window(protocol)
     recent: deque[tuple[bool, float]] = deque(maxlen=window)  # (right, squared error), newest last
@@ -188,7 +224,6 @@ class SequenceTrial(Trial):
     and pauses between training sequences, where its state is the network, the counters, the
     window of recent results and the place in its training sequences."""
 
-    unit = "sequences"
 
     def __init__(self, engine, task: Task, protocol: SequenceProtocol, seed: int,
                  budget_steps: int | None = None):
@@ -197,76 +232,77 @@ class SequenceTrial(Trial):
         self.checks = _laid_end_to_end(strings, task)  # the full check's strings (fixed sets)
         self.training = StreamData(source, data_rng(seed, 0))
         self.window = _window(protocol)
-        self.counters = np.zeros(4, dtype=np.int64)  # sequence_driver.SEQUENCES, STEPS, LAST_CHECK, WRONG
+        self.counters = np.zeros(SEQUENCE_SAVED, dtype=np.int64)  # its place: `counters.SequenceCounter`
         self.recent_right = np.zeros(0, dtype=np.bool_)  # the window, oldest first
         self.recent_error = np.zeros(0)
 
     def _figures(self) -> dict[str, float]:
         mse = float(np.mean(self.recent_error)) if len(self.recent_error) else float("nan")
-        return {"recent_wrong": int(self.counters[3]), "recent_mse": mse}
+        return {"recent_wrong": int(self.counters[Counter.WRONG]), "recent_mse": mse}
 
     @staticmethod
     def _advance_all(trials: list["SequenceTrial"], steps: int | None) -> None:
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
         about ``steps`` more steps and finished its sequence."""
-        from . import driver, sequence_driver as sd  # numba: only when a trial runs
+        from ..engine.compiled.lanes import LaneBlock
+        from . import sequence_driver as driver  # numba: only when a trial runs
 
-        protocol, network = trials[0].protocol, trials[0].engine.network
-        program, count, window = network.program, len(trials), trials[0].window
+        protocol, program = trials[0].protocol, trials[0].engine.network.program
+        count, window = len(trials), trials[0].window
         engines = [trial.engine for trial in trials]
-        kernel, V, rates = driver.lane_block(engines)
-        counters = np.zeros((count, sd.COUNTERS), dtype=np.int64)
-        recent_right = np.zeros((count, window), dtype=np.bool_)
-        recent_error = np.zeros((count, window))
+        block = LaneBlock.gather(engines)
+        counters = np.zeros((count, SEQUENCE_COUNTERS), dtype=np.int64)
+        recent = driver.Window(np.zeros((count, window), dtype=np.bool_), np.zeros((count, window)))
         tests = 0 if protocol.fixed_sets else protocol.test_sequences
         test_errors = np.zeros((count, tests))
         for lane, trial in enumerate(trials):
-            counters[lane, :sd.SAVED] = trial.counters
+            counters[lane, :SEQUENCE_SAVED] = trial.counters
             filled = len(trial.recent_right)
-            counters[lane, sd.FILLED] = filled
-            recent_right[lane, :filled], recent_error[lane, :filled] = trial.recent_right, trial.recent_error
-            counters[lane, sd.POSITION] = trial.training.position
-            counters[lane, sd.BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
-            counters[lane, sd.PAUSE] = -1 if steps is None else int(trial.counters[1]) + steps
-        settings = np.array([protocol.success == "most_active", window, protocol.allowed_wrong,
-                             protocol.max_sequences, bool(protocol.fixed_sets), protocol.evaluate_every, tests],
-                            dtype=np.int64)
+            counters[lane, Counter.FILLED] = filled
+            recent.right[lane, :filled], recent.error[lane, :filled] = trial.recent_right, trial.recent_error
+            counters[lane, Counter.POSITION] = trial.training.position
+            counters[lane, Counter.BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
+            counters[lane, Counter.PAUSE] = -1 if steps is None else int(trial.counters[Counter.STEPS]) + steps
+        settings = np.zeros(SEQUENCE_SETTINGS, dtype=np.int64)
+        settings[[Setting.WINDOW, Setting.ALLOWED_WRONG, Setting.MAX_SEQUENCES, Setting.FIXED, Setting.EVALUATE_EVERY,
+                  Setting.TEST_SEQUENCES]] = [window, protocol.allowed_wrong, protocol.max_sequences,
+                                              bool(protocol.fixed_sets), protocol.evaluate_every, tests]
         max_error = math.nan if protocol.max_error is None else float(protocol.max_error)
+        rule = driver.Rule(settings, protocol.success_test.kernel_tolerance, max_error)
         frozen = [trial.checks for trial in trials]  # the test sets replace them when asked for
-        stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
-        stage_targets = np.zeros((CHUNK, 1, program.n_outputs, V.shape[1]))
-        outputs = np.zeros((V.shape[1], 0, program.n_outputs))
-        flat, rows = network.flat.arguments(), driver.slot_rows(program)
-        status = counters[:, sd.STATUS]
+        stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
+        stage_targets = np.zeros((CHUNK, 1, program.n_outputs, block.width))
+        outputs = np.zeros((block.width, 0, program.n_outputs))
+        status = counters[:, Counter.STATUS]
         while True:
             for lane, trial in enumerate(trials):  # the data the driver asked for
-                if status[lane] == sd.NEED_DATA or len(trial.training.inputs) == 0:
-                    trial.training.position = int(counters[lane, sd.POSITION])
+                if status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0:
+                    trial.training.position = int(counters[lane, Counter.POSITION])
                     trial.training.ensure(SEQUENCE_REFILL, "sequences")
-                    counters[lane, sd.POSITION] = trial.training.position
-                elif status[lane] == sd.NEED_TEST:
+                    counters[lane, Counter.POSITION] = trial.training.position
+                elif status[lane] == Status.NEED_TEST:
                     frozen[lane] = _laid_end_to_end(_test_set(trial.task, protocol, trial.seed), trial.task)
-            status[(status == sd.NEED_DATA) | (status == sd.NEED_TEST)] = sd.RUNNING
+            status[(status == Status.NEED_TRAINING) | (status == Status.NEED_TEST)] = Status.RUNNING
             outputs = _room_for(outputs, *(_longest(trial.training.ends) for trial in trials),
                                 *(_longest(data[3]) for data in frozen))
-            training = tuple(tuple(getattr(trial.training, field) for trial in trials)
-                             for field in ("inputs", "targets", "judged", "ends"))
-            sd.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum, float(protocol.tolerance),
-                     max_error, training, tuple(zip(*frozen)), settings, counters, recent_right, recent_error,
-                     test_errors, outputs, stage_inputs, stage_targets, WORK)
-            if not np.isin(status, (sd.RUNNING, sd.NEED_DATA, sd.NEED_TEST)).any():
+            training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
+                                              for field in driver.LaneSequences._fields))
+            driver.drive(block, rule, training, driver.LaneSequences(*zip(*frozen)), counters, recent, test_errors,
+                         outputs, stage_inputs, stage_targets, WORK)
+            if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
                 break
-        driver.lanes_back(engines, V, rates)
+        block.scatter(engines)
         for lane, trial in enumerate(trials):
-            trial.counters[:] = counters[lane, :sd.SAVED]
-            trial.training.position = int(counters[lane, sd.POSITION])
-            order = (counters[lane, sd.HEAD] + np.arange(counters[lane, sd.FILLED])) % window
-            trial.recent_right, trial.recent_error = recent_right[lane, order], recent_error[lane, order]
-            if status[lane] == sd.DIVERGED:
+            trial.counters[:] = counters[lane, :SEQUENCE_SAVED]
+            trial.training.position = int(counters[lane, Counter.POSITION])
+            order = (counters[lane, Counter.HEAD] + np.arange(counters[lane, Counter.FILLED])) % window
+            trial.recent_right, trial.recent_error = recent.right[lane, order], recent.error[lane, order]
+            if status[lane] == Status.DIVERGED:
                 trial.row = result_row(trial.seed, False, trial.presented(), trial.steps_trained(), diverged=True)
-            elif status[lane] in (sd.SOLVED, sd.DONE):
-                trial.row = _sequences_row(trial.seed, bool(status[lane] == sd.SOLVED), trial.presented(),
-                                           trial.steps_trained(), int(counters[lane, sd.TEST_WRONG]), test_errors[lane])
+            elif status[lane] in (Status.SOLVED, Status.DONE):
+                trial.row = _sequences_row(trial.seed, bool(status[lane] == Status.SOLVED), trial.presented(),
+                                           trial.steps_trained(), int(counters[lane, Counter.TEST_WRONG]),
+                                           test_errors[lane])
 
     def _state(self) -> dict[str, np.ndarray]:
         return {"counters": self.counters.copy(), "training_data": json_array(self.training.where()),

@@ -20,22 +20,34 @@ how the arrays were refilled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from ..progress import Progress, ProgressReport
-from ..tasks import Task, draw
-from .success import steps_correct
-from .trial import Trial, data_rng, from_json_array, json_array, result_row
+from ..success import SuccessTest
+from ..tasks import Task
+from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
+                       StreamCounter as Counter, StreamSetting as Setting)
+from .data import StreamData, data_rng, next_start
+from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register
+from .trial import Trial, from_json_array, json_array, result_row
 
 
+@register
 @dataclass(frozen=True)
-class StreamProtocol:
+class StreamProtocol(Protocol):
     """Gers et al. 2000, 2002: a continual stream, no reset inside it (unless
     ``reset_each_sequence``, the "external reset" baseline); "perfect" when every test stream
     reaches its limit, "good" when their mean reaches ``good_score``."""
+
+    kind: ClassVar[str] = "streams"
+    counted: ClassVar[str] = "training streams"
+    counted_short: ClassVar[str] = "streams"
+    success_word: ClassVar[str] = "perfect"
+    rate_key: ClassVar[str] = "perfect_percent"
+    classes: ClassVar[tuple[str, ...]] = ("perfect", "good", "rest")
 
     tolerance: float
     unit: Literal["steps", "sequences"]
@@ -59,32 +71,45 @@ class StreamProtocol:
     # streams see other draws of the same task, so a trial's row differs from the plain
     # protocol's in its draws only (`reproduce --protocol-option test_phase_stops_at_failure=true`).
     test_phase_stops_at_failure: bool = False
-    kind: str = field(default="streams", init=False)
 
     def __post_init__(self) -> None:
-        if self.success not in ("tolerance", "most_active"):
-            raise ValueError(f"success is 'tolerance' or 'most_active', not {self.success!r}")
-        if not self.tolerance > 0:
-            raise ValueError(f"tolerance must be > 0, not {self.tolerance}")
+        SuccessTest(self.success, self.tolerance)  # (ValueError for a test that does not exist)
         if self.unit not in ("steps", "sequences"):
             raise ValueError(f"unit is 'steps' or 'sequences', not {self.unit!r}")
-        for name in ("train_limit", "test_limit", "max_streams", "test_streams"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        check_positive(self, "train_limit", "test_limit", "max_streams", "test_streams")
+        if self.test_streams > MAX_TEST_STREAMS:
+            raise ValueError(f"test_streams must be at most {MAX_TEST_STREAMS:,}, not {self.test_streams}")
         if not 0 < self.rate_decay <= 1:
             raise ValueError(f"rate_decay must be in (0, 1], not {self.rate_decay}")
 
     @property
-    def kernel_tolerance(self) -> float:
-        """The ``tolerance`` the kernels judge by: `interpreter.MOST_ACTIVE` for the most-active test."""
-        if self.success == "most_active":
-            from ..engine.compiled.interpreter import MOST_ACTIVE
-            return MOST_ACTIVE
-        return float(self.tolerance)
+    def limit(self) -> int:
+        return self.max_streams
 
-    def correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
-        """Per step of ``outputs`` (steps, n_outputs): right by this protocol's test."""
-        return steps_correct(self.success, outputs, judged, self.tolerance)
+    def make_trial(self, engine, task: Task, seed: int, budget_steps: int | None = None) -> "StreamTrial":
+        return StreamTrial(engine, task, self, seed, budget_steps)
+
+    def check_task(self, task: Task) -> None:
+        """A deterministic task (every sample the same sequence, e.g. PFG) makes every test stream
+        of a phase the same stream from the same zero state with the same frozen weights, so the
+        same score: such a row runs one test stream a phase, and more are refused."""
+        if getattr(task, "deterministic", False) and self.test_streams != 1:
+            raise ProtocolError(f"test_streams must be 1 for the {task.name} task, which draws the same sequence "
+                                f"every time (every test stream would score the same), not {self.test_streams}")
+
+    @classmethod
+    def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """The share of each class (perfect, good, rest) and the mean score of the last test phase."""
+        fields: dict[str, Any] = {f"{label}_percent": (100.0 * sum(row.get("class") == label for row in rows) / len(rows)
+                                                       if rows else None) for label in cls.classes}
+        fields["mean_test_score"] = mean_or_none([row["score"] for row in rows])
+        return fields
+
+    @classmethod
+    def rate_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:
+        rows = [(f"% {label}", show(summary[f"{label}_percent"]), show(published.get(f"{label}_percent")))
+                for label in cls.classes]
+        return rows + [("mean test stream length", show(summary["mean_test_score"], 1), "-")]
 
     def describe(self) -> str:
         reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"
@@ -101,107 +126,11 @@ class StreamProtocol:
                 f"at most {self.max_streams:,} training streams{decay}")
 
 
-#: The score of a test stream that was not run (its phase ended at an earlier failing stream).
-NOT_RUN = -1
+#: The most test streams a phase runs (each lane keeps their scores).
+MAX_TEST_STREAMS = 1_000_000
 
 #: Training streams between progress reports.
 REPORT_EVERY = 100
-
-
-class StreamData:
-    """A task's sequences end to end: ``inputs``, ``targets``, ``ends`` (a sequence ends at
-    this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
-    ``position``, which is always a sequence start.
-
-    ``judged`` is what success tests compare the outputs with (`Sequence.judged`): the
-    ``targets`` array itself until a drawn sequence judges other values, from then on (``apart``)
-    an array of its own (the compiled stream loop then stages it too).
-
-    Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
-    sequence at the cursor, and the generator's state at the last anchor before it (one every
-    `ANCHOR_EVERY` sequences drawn), from which it is drawn again."""
-
-    #: Sequences between two saved generator states: at most this many are drawn again on restore.
-    ANCHOR_EVERY = 256
-
-    def __init__(self, task: Task, rng: np.random.Generator):
-        self.task = task
-        self.rng = rng
-        self.inputs = np.zeros((0, task.n_inputs))
-        self.targets = self.judged = np.zeros((0, task.n_outputs))
-        self.apart = False
-        self.ends = np.zeros(0, dtype=np.bool_)
-        self.counts = np.zeros(1, dtype=np.int64)
-        self.position = 0
-        self.first = 0  # the number of the sequence at step 0 of the arrays
-        self.drawn = 0  # sequences drawn so far
-        self.anchors: list[tuple[int, dict]] = [(0, rng.bit_generator.state)]  # (sequence, state before it)
-
-    def available(self, unit: str) -> int:
-        """Steps, or whole sequences, after the cursor."""
-        if unit == "steps":
-            return len(self.inputs) - self.position
-        return int(self.counts[-1] - self.counts[self.position])
-
-    def ensure(self, amount: int, unit: str) -> None:
-        """At least ``amount`` steps or sequences after the cursor; when more are needed, a
-        quarter more than that are drawn (so refills are rare; a 10^6-step CERG stream limit
-        makes them large), in `draw`s that end at anchors, and the steps before the cursor are
-        dropped."""
-        have = self.available(unit)
-        if have >= amount:
-            return
-        inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
-        judged = [self.judged[self.position:]]
-        self.first += int(self.counts[self.position])
-        self.anchors = [anchor for index, anchor in enumerate(self.anchors)
-                        if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
-        while have < amount + amount // 4 + 1:
-            if self.drawn % self.ANCHOR_EVERY == 0 and self.anchors[-1][0] != self.drawn:
-                self.anchors.append((self.drawn, self.rng.bit_generator.state))
-            count = self.ANCHOR_EVERY - self.drawn % self.ANCHOR_EVERY  # up to the next anchor
-            sequences = draw(self.task, self.rng, count)
-            self.drawn += count
-            inputs.append(sequences.inputs)
-            targets.append(sequences.targets)
-            judged.append(sequences.judged)
-            self.apart = self.apart or (sequences.judged is not sequences.targets and
-                                        not np.array_equal(sequences.judged, sequences.targets, equal_nan=True))
-            lengths.append(sequences.lengths)
-            have += int(sequences.lengths.sum()) if unit == "steps" else count
-        kept = self.ends[self.position:]
-        self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
-        self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
-        self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64) if self.apart else self.targets
-        self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
-        self.ends[:len(kept)] = kept
-        self.ends[len(kept) - 1 + np.cumsum(np.concatenate(lengths))] = True
-        self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
-        self.position = 0
-
-    def where(self) -> dict:
-        """The place of the cursor, as plain data: sequence number, and how to draw it again."""
-        sequence = self.first + int(self.counts[self.position])
-        start, state = [anchor for anchor in self.anchors if anchor[0] <= sequence][-1]
-        return {"sequence": sequence, "anchor": start, "state": state}
-
-    def go_to(self, place: dict) -> None:
-        """Put the cursor where `where` said, with empty arrays: the generator is set to its state
-        at the anchor and the sequences from there to the cursor are drawn again and dropped."""
-        self.rng.bit_generator.state = place["state"]
-        draw(self.task, self.rng, place["sequence"] - place["anchor"])
-        self.inputs, self.targets, self.judged = self.inputs[:0], self.targets[:0], self.judged[:0]
-        self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
-        self.position = 0
-        self.first = self.drawn = place["sequence"]
-        self.anchors = [(self.drawn, self.rng.bit_generator.state)]
-
-
-def next_start(ends: np.ndarray, position: int) -> int:
-    """The first sequence start at or after ``position``."""
-    while position > 0 and not ends[position - 1]:
-        position += 1
-    return position
 
 
 # -- the protocol, stream by stream, in Python (the reference) ------------------------------
@@ -222,10 +151,10 @@ def stream_score(network, data: StreamData, protocol: StreamProtocol, limit: int
                 int(np.searchsorted(data.counts, data.counts[position] + limit))
         network.reset()
         steps, outputs = network.present(data.inputs[position:stop], data.targets[position:stop], learn,
-                                         protocol.kernel_tolerance, data.judged[position:stop] if data.apart else None)
+                                         protocol.success_test.kernel_tolerance, data.judged[position:stop] if data.apart else None)
         steps_run += steps
         last = position + steps - 1
-        if steps < stop - position or not protocol.correct(outputs[-1:], data.judged[last:last + 1])[0]:
+        if steps < stop - position or not protocol.success_test.steps_correct(outputs[-1:], data.judged[last:last + 1])[0]:
             if protocol.reset_each_sequence:
                 right = done + steps - 1 if steps_unit else done
             else:
@@ -289,11 +218,6 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     return row
 
 
-#: Lockstep steps at most in one kernel call (the staging buffers' length); one `driver.drive`
-#: (or `sequence_driver.drive`) call runs about `WORK` of them before Python gets control back
-#: (for Ctrl-C).
-CHUNK = 4096
-WORK = 1 << 18
 #: Steps or sequences drawn at a time when a trial's data runs out mid-stream.
 REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
 
@@ -305,12 +229,11 @@ class StreamTrial(Trial):
     pauses before a training stream (where the whole state is the network, the counters, the
     last test scores and the two data positions)."""
 
-    unit = "training streams"
 
     def __init__(self, engine, task: Task, protocol: StreamProtocol, seed: int, budget_steps: int | None = None):
         super().__init__(engine, task, protocol, seed, budget_steps)
         self.training, self.testing = _trial_data(task, seed)
-        self.counters = np.zeros(5, dtype=np.int64)  # driver.STREAMS, STEPS, positions, PHASE
+        self.counters = np.zeros(STREAM_SAVED, dtype=np.int64)  # its place: `counters.StreamCounter`
         self.scores = np.zeros(protocol.test_streams, dtype=np.int64)
         population = engine.population
         if len(population.blocks) != 1 or population.trials != 1:
@@ -323,74 +246,72 @@ class StreamTrial(Trial):
     def _advance_all(trials: list["StreamTrial"], steps: int | None) -> None:
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
         about ``steps`` more steps and reaches the start of a training stream."""
-        from . import driver  # numba: only when a trial runs
+        from ..engine.compiled.lanes import LaneBlock
+        from . import stream_driver as driver  # numba: only when a trial runs
 
-        protocol, network = trials[0].protocol, trials[0].engine.network
-        program, count = network.program, len(trials)
+        protocol, program = trials[0].protocol, trials[0].engine.network.program
         engines = [trial.engine for trial in trials]
-        kernel, V, rates = driver.lane_block(engines)
-        counters = np.zeros((count, driver.COUNTERS), dtype=np.int64)
-        pauses = [None if steps is None else int(trial.counters[driver.STEPS]) + steps for trial in trials]
+        block = LaneBlock.gather(engines)
+        counters = np.zeros((len(trials), STREAM_COUNTERS), dtype=np.int64)
+        pauses = [None if steps is None else int(trial.counters[Counter.STEPS]) + steps for trial in trials]
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
             budgets = [b for b in (trial.budget_steps, pause) if b is not None]
-            counters[lane, :driver.SAVED] = trial.counters
-            counters[lane, driver.TRAIN_POSITION] = trial.training.position
-            counters[lane, driver.TEST_POSITION] = trial.testing.position
-            counters[lane, driver.BUDGET] = min(budgets) if budgets else -1
-            counters[lane, driver.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
+            counters[lane, :STREAM_SAVED] = trial.counters
+            counters[lane, Counter.TRAIN_POSITION] = trial.training.position
+            counters[lane, Counter.TEST_POSITION] = trial.testing.position
+            counters[lane, Counter.BUDGET] = min(budgets) if budgets else -1
+            counters[lane, Counter.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
         scores = np.stack([trial.scores for trial in trials])
-        settings = np.array([protocol.unit == "steps", protocol.train_limit, protocol.test_limit,
-                             protocol.test_streams, protocol.reset_each_sequence, protocol.max_streams,
-                             protocol.test_phase_stops_at_failure],
-                            dtype=np.int64)
-        rows = driver.slot_rows(program)
-        stage_inputs = np.zeros((CHUNK, program.n_inputs, V.shape[1]))
+        settings = np.zeros(STREAM_SETTINGS, dtype=np.int64)
+        settings[[Setting.STEPS_UNIT, Setting.TRAIN_LIMIT, Setting.TEST_LIMIT, Setting.TEST_STREAMS, Setting.RESET_EACH,
+                  Setting.MAX_STREAMS, Setting.STOP_FAILED_PHASE]] = [
+            protocol.unit == "steps", protocol.train_limit, protocol.test_limit, protocol.test_streams,
+            protocol.reset_each_sequence, protocol.max_streams, protocol.test_phase_stops_at_failure]
+        rule = driver.Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
+        stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
         stage_targets = None
-        flat = network.flat.arguments()
-        def lanes(which: str) -> tuple[tuple[np.ndarray, ...], ...]:
-            sources = [getattr(trial, which) for trial in trials]
-            return tuple(tuple(getattr(source, field) for source in sources)
-                         for field in ("inputs", "targets", "judged", "ends", "counts"))
 
+        def lanes(which: str) -> "driver.LaneData":
+            sources = [getattr(trial, which) for trial in trials]
+            return driver.LaneData(*(tuple(getattr(source, field) for source in sources)
+                                     for field in driver.LaneData._fields))
+
+        status = counters[:, Counter.STATUS]
         while True:
             # The targets, and the judged values where some differ (`StreamData.apart`).
             planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
             if stage_targets is None or stage_targets.shape[1] != planes:
-                stage_targets = np.zeros((CHUNK, planes, program.n_outputs, V.shape[1]))
-            driver.drive(kernel, flat, V, rows, rates, trials[0].engine.training.momentum,
-                         protocol.kernel_tolerance, float(protocol.rate_decay), lanes("training"), lanes("testing"),
-                         settings, counters, scores, stage_inputs, stage_targets, WORK)
-            status = counters[:, driver.STATUS]
+                stage_targets = np.zeros((CHUNK, planes, program.n_outputs, block.width))
+            driver.drive(block, rule, lanes("training"), lanes("testing"), counters, scores, stage_inputs,
+                         stage_targets, WORK)
             for lane, trial in enumerate(trials):
-                if status[lane] in (driver.NEED_TRAINING, driver.NEED_TEST):
-                    source, at = ((trial.training, driver.TRAIN_POSITION) if status[lane] == driver.NEED_TRAINING
-                                  else (trial.testing, driver.TEST_POSITION))
+                if status[lane] in (Status.NEED_TRAINING, Status.NEED_TEST):
+                    source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING
+                                  else (trial.testing, Counter.TEST_POSITION))
                     source.position = int(counters[lane, at])
                     source.ensure(REFILL[protocol.unit], protocol.unit)
                     counters[lane, at] = source.position
-                    status[lane] = driver.RUNNING
-            if not (status == driver.RUNNING).any():
+                    status[lane] = Status.RUNNING
+            if not (status == Status.RUNNING).any():
                 break
-        driver.lanes_back(engines, V, rates)  # with the rates: the protocol's decay acts inside the driver
+        block.scatter(engines)  # with the rates: the protocol's decay acts inside the driver
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
-            trial.counters[:] = counters[lane, :driver.SAVED]
-            trial.training.position = int(counters[lane, driver.TRAIN_POSITION])
-            trial.testing.position = int(counters[lane, driver.TEST_POSITION])
+            trial.counters[:] = counters[lane, :STREAM_SAVED]
+            trial.training.position = int(counters[lane, Counter.TRAIN_POSITION])
+            trial.testing.position = int(counters[lane, Counter.TEST_POSITION])
             trial.scores[:] = scores[lane]
             trial._ended(int(status[lane]), pause)
 
     def _ended(self, status: int, pause: int | None) -> None:
         """The row, if the driver's ``status`` ends the trial (not a pause before a training stream)."""
-        from . import driver
-
         protocol, streams, steps_done = self.protocol, self.presented(), self.steps_trained()
-        if status == driver.DIVERGED:
+        if status == Status.DIVERGED:
             self.row = result_row(self.seed, False, streams, steps_done, diverged=True,
                                   score=_mean(self.scores, streams - 1))
-        elif status == driver.SOLVED or not (
+        elif status == Status.SOLVED or not (
                 pause is not None and steps_done >= pause and streams < protocol.max_streams
                 and (self.budget_steps is None or steps_done < self.budget_steps)):
-            self.row = _finish(protocol, self.seed, status == driver.SOLVED, streams, steps_done,
+            self.row = _finish(protocol, self.seed, status == Status.SOLVED, streams, steps_done,
                                _mean(self.scores, streams))
 
     def _state(self) -> dict[str, np.ndarray]:
@@ -402,4 +323,5 @@ class StreamTrial(Trial):
         self.scores[:] = arrays["scores"]
         self.training.go_to(from_json_array(arrays["training_data"]))
         self.testing.go_to(from_json_array(arrays["test_data"]))
-        self.counters[2:4] = 0  # the data positions: both arrays start empty at the cursor
+        # The data positions: both arrays start empty at the cursor.
+        self.counters[[Counter.TRAIN_POSITION, Counter.TEST_POSITION]] = 0

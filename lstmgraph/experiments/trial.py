@@ -18,13 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..progress import ProgressReport
-from ..tasks import Task
-
-
-def data_rng(seed: int, purpose: int) -> np.random.Generator:
-    """The generator of one data stream of a trial (purposes: 0 training, 1 test, 2 sets)."""
-    return np.random.default_rng(np.random.SeedSequence([seed, 1997, purpose]))
+from ..engine.weights import initial_weights
+from ..plan import Plan
+from ..progress import Progress, ProgressReport
+from ..tasks import Task, make_task
 
 
 def result_row(seed: int, solved: bool, count: int, steps: int, diverged: bool = False,
@@ -56,6 +53,37 @@ def checkpoint_place(arrays: dict[str, np.ndarray]) -> tuple[int, int, float]:
     return int(counters[PRESENTED]), int(counters[STEPS_TRAINED]), float(arrays["trial/seconds"])
 
 
+def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
+    """A trial's network: the compiled engine with the plan's training settings (online RTRL,
+    truncated or exact, momentum SGD), weights drawn from ``seed``, running ``kernel``
+    (`engine.compiled.KERNELS`; the kernels give bit-identical results). `EngineError` names
+    what the compiled engine cannot do (e.g. a spec asking for BPTT)."""
+    from ..training.engines import CompiledEngine, select_engine  # numba: only when a trial runs
+    from ..training.optim import Optimizer
+
+    training = plan.training
+    select_engine(plan, training, "compiled")
+    return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]), kernel)
+
+
+def new_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol, seed: int,
+              budget_steps: int | None = None, kernel: str | None = None) -> "Trial":
+    """Trial ``seed`` of ``protocol`` on ``plan`` with a fresh ``task``: weights and data from
+    the seed, the compiled engine running ``kernel`` (an experiment's trial, or a worker's from
+    the task and protocol its piece carries)."""
+    return protocol.make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), seed, budget_steps)
+
+
+def run_trial(engine, task: Task, protocol, seed: int, budget_steps: int | None = None,
+              progress: Progress | None = None) -> dict[str, Any]:
+    """One trial under its protocol straight through, timed; ``engine`` is trained in place."""
+    return protocol.make_trial(engine, task, seed, budget_steps).run(progress)
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint that is not this trial's (another seed or protocol, or damaged arrays)."""
+
+
 class Trial:
     """One trial of a protocol (subclasses: `sequences.SequenceTrial`, `streams.StreamTrial`).
 
@@ -63,8 +91,6 @@ class Trial:
     from ``seed``); the data come from ``seed`` too. ``budget_steps`` caps the training steps.
     """
 
-    #: What the protocol counts ("sequences", "training streams").
-    unit = ""
     #: The protocol's counters (int64; a subclass sets them), kept in a checkpoint; every
     #: protocol's begin with the units presented and the steps trained (`PRESENTED`, `STEPS_TRAINED`).
     counters: np.ndarray
@@ -95,7 +121,8 @@ class Trial:
         return self.row
 
     def report(self) -> ProgressReport:
-        return ProgressReport(self.unit, self.presented(), label=f"trial {self.seed}", figures=self._figures())
+        return ProgressReport(self.protocol.counted, self.presented(), label=f"trial {self.seed}",
+                              figures=self._figures())
 
     # -- state ------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, np.ndarray]:
@@ -103,26 +130,40 @@ class Trial:
         if self.row is not None:
             raise ValueError(f"trial {self.seed} has ended; its result row is all that is left")
         arrays = {f"network/{name}": value for name, value in self.engine.checkpoint().items()}
+        arrays["trial/seed"] = np.array(self.seed, dtype=np.int64)
+        arrays["trial/kind"] = np.array(self.protocol.kind)
         arrays["trial/seconds"] = np.array(self.seconds)
         arrays.update({f"trial/{name}": value for name, value in self._state().items()})
         return arrays
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
-        """Continue from `checkpoint`'s arrays."""
+        """Continue from `checkpoint`'s arrays; `CheckpointMismatch` if they are another trial's
+        (seed, protocol kind) or hold counters or a time that do not fit."""
+        self._check_owner(arrays)
         self.engine.restore({name[len("network/"):]: value for name, value in arrays.items()
                              if name.startswith("network/")})
         self.seconds = float(arrays["trial/seconds"])
         self._restore({name[len("trial/"):]: value for name, value in arrays.items() if name.startswith("trial/")})
 
+    def _check_owner(self, arrays: dict[str, np.ndarray]) -> None:
+        try:
+            seed, kind = int(arrays["trial/seed"]), str(arrays["trial/kind"])
+            counters, seconds = np.asarray(arrays["trial/counters"]), float(arrays["trial/seconds"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise CheckpointMismatch(f"no trial/seed, trial/kind, trial/counters or trial/seconds ({error})") from None
+        if seed != self.seed or kind != self.protocol.kind:
+            raise CheckpointMismatch(f"it is trial {seed}'s of a {kind} protocol, not trial {self.seed}'s "
+                                     f"of a {self.protocol.kind} protocol")
+        if counters.shape != self.counters.shape or counters.dtype.kind != "i" or (counters < 0).any():
+            raise CheckpointMismatch(f"its counters {counters.shape} are not this protocol's {self.counters.shape}")
+        if not (np.isfinite(seconds) and seconds >= 0):
+            raise CheckpointMismatch(f"its CPU time is {seconds}")
+
     # -- what a protocol defines ----------------------------------------------------------------
     @staticmethod
     def _advance_all(trials: list["Trial"], steps: int | None) -> None:
-        """Advance each of ``trials`` (one experiment's, not ended) by about ``steps``; a
-        protocol that runs trials side by side overrides it."""
-        for trial in trials:
-            trial._advance(steps)
-
-    def _advance(self, steps: int | None) -> None:
+        """Advance ``trials`` (one experiment's, not ended) by about ``steps`` each, side by side
+        in one block of lanes."""
         raise NotImplementedError
 
     def presented(self) -> int:

@@ -10,7 +10,7 @@ Build one from a spec with ``make_task(name, options)``.
 """
 
 from .base import TASKS, Sequence, Sequences, Task, TaskError, concatenated, draw, make_task, register, unit_symbols
-from . import catalogue  # noqa: F401,E402  (registers the built-in tasks)
+from . import builtin  # noqa: F401,E402  (registers the built-in tasks)
 from .adding import Adding, Multiplication
 from .periodic import PeriodicFunction
 from .reber import ContinualEmbeddedReber, EmbeddedReber, Reber

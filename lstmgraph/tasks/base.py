@@ -129,11 +129,11 @@ def concatenated(task: Task, steps: int, rng: np.random.Generator) -> tuple[np.n
 
 
 def check_option_names(name: str, options: Iterable[str]) -> None:
-    """`TaskError` unless ``name`` is a registered task that has every option in ``options``."""
+    """`TaskError` unless ``name`` is a registered task that has every option in ``options``
+    (the built-in tasks register when the package `lstmgraph.tasks` is imported, which importing
+    this module does first)."""
     import difflib
     import inspect
-
-    from . import catalogue  # noqa: F401  (registers the built-in tasks)
 
     if name not in TASKS:
         close = difflib.get_close_matches(name, TASKS, n=1)

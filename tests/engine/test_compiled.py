@@ -11,7 +11,7 @@ import lstmgraph
 from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.compiled.interpreter import MOST_ACTIVE
-from lstmgraph.experiments.success import most_active_correct
+from lstmgraph.success import most_active_correct
 from lstmgraph.spec.models import LearningRateDecay
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph.training.optim import Optimizer

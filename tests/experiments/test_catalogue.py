@@ -11,8 +11,8 @@ import pytest
 
 from lstmgraph.experiments import EXPERIMENTS, find_experiment, run_trial, trial_engine
 from lstmgraph.experiments.protocols import ProtocolError
-from lstmgraph.experiments.streams import StreamData, run_streams_reference, stream_score
-from lstmgraph.experiments.trial import data_rng
+from lstmgraph.experiments.data import StreamData, data_rng
+from lstmgraph.experiments.streams import run_streams_reference, stream_score
 from lstmgraph.tasks import TaskError
 
 PAPER_WEIGHTS = {"hochreiter1997_erg": 276, "hochreiter1997_erg_4x1": 264, "hochreiter1997_adding": 93,
@@ -109,6 +109,18 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
     assert replace(find_experiment("gers2002-pfg-cos-f10-peephole"), trials=2).protocol.test_streams == 1
 
 
+def test_a_test_stream_count_a_deterministic_row_cannot_take_is_refused_not_reset():
+    """Every test stream of a deterministic task scores the same: more than one is refused with a
+    message (it used to be reset to 1 without a word while experiment.json kept the value)."""
+    pfg = find_experiment("gers2002-pfg-cos-f10-peephole")
+    with pytest.raises(ProtocolError, match="test_streams must be 1 for the periodic_function task"):
+        pfg.with_protocol_options({"test_streams": 10})
+    assert pfg.with_protocol_options({"test_streams": 1}).protocol.test_streams == 1
+    gts = find_experiment("gers2002-gts-peephole").with_protocol_options({"test_streams": 5})
+    with pytest.raises(ProtocolError, match="test_streams must be 1"):
+        gts.with_task_options({"delays": [0]})  # deterministic now, and the 5 was asked for
+
+
 def test_a_row_with_other_task_options_keeps_its_net_protocol_and_figures():
     row = find_experiment("gers2000-cnto-forget")
     assert row.task_options == {"variant": "6b", "continual": True, "idle_target": 0}  # seed 000's coding
@@ -146,9 +158,11 @@ def test_a_row_with_other_protocol_settings_keeps_its_net_task_and_figures():
     assert changed.describe()["protocol_options"] == {"success": "most_active", "max_streams": 500, "rate_decay": 1}
     assert "the target's unit not the most active" in changed.describe()["protocol"]
     for wrong, message in (({"succes": "most_active"}, "no setting 'succes' (did you mean 'success'?)"),
-                           ({"success": "winner"}, "success is 'tolerance' or 'most_active'"),
-                           ({"tolerance": 0}, "tolerance must be > 0"),
-                           ({"tolerance": True}, "tolerance takes a number"),
+                           ({"success": "winner"}, "success is one of 'tolerance', 'most_active', not 'winner'"),
+                           ({"tolerance": 0}, "tolerance must be a finite number > 0"),
+                           ({"tolerance": True}, "tolerance takes a finite number"),
+                           ({"tolerance": 1e400}, "tolerance takes a finite number"),
+                           ({"max_streams": 10**30}, "max_streams takes a whole number of at most"),
                            ({"max_streams": 1.5}, "max_streams takes a whole number"),
                            ({"tolerance": None}, "tolerance takes a value (it cannot be unset)"),
                            ({"max_streams": 0}, "max_streams must be at least 1"),
@@ -162,7 +176,8 @@ def test_a_row_with_other_protocol_settings_keeps_its_net_task_and_figures():
     for wrong, message in (({"window": 0}, "window must be at least 1"),
                            ({"allowed_wrong": 2000}, "allowed_wrong must be at least 0 and below window (2000)"),
                            ({"max_error": 0}, "max_error must be > 0 (or null)"),
-                           ({"max_error": "small"}, "max_error takes a number")):
+                           ({"max_error": "small"}, "max_error takes a finite number"),
+                           ({"window": 10**7}, "window must be at most 1,000,000")):
         with pytest.raises(ProtocolError, match=re.escape(message)):
             adding.with_protocol_options(wrong)
     assert adding.with_protocol_options({"max_error": None, "window": 500}).protocol.max_error is None

@@ -15,7 +15,7 @@ import lstmgraph
 from lstmgraph.engine import Simulator, load_weights
 from lstmgraph.experiments.catalogue import EXPERIMENTS
 from lstmgraph.experiments.evaluate import evaluate_run, success_test
-from lstmgraph.experiments.success import most_active_correct, within_tolerance
+from lstmgraph.success import most_active_correct, within_tolerance
 from lstmgraph.tasks import make_task
 from lstmgraph_cli.main import main
 

@@ -14,8 +14,8 @@ import pytest
 
 from lstmgraph.experiments import find_experiment, run_trial, trial_engine
 from lstmgraph.experiments.sequences import SequenceTrial, run_sequences_reference
-from lstmgraph.experiments.streams import (StreamData, StreamProtocol, StreamTrial, next_start,
-                                           run_streams_reference, stream_score)
+from lstmgraph.experiments.data import StreamData, next_start
+from lstmgraph.experiments.streams import StreamProtocol, StreamTrial, run_streams_reference, stream_score
 from lstmgraph.tasks import Sequence, make_task
 
 

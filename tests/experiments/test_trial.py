@@ -10,7 +10,7 @@ import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.streams import StreamData
+from lstmgraph.experiments.data import StreamData
 from lstmgraph.experiments.trial import advance_together
 from lstmgraph.tasks import make_task
 
@@ -58,7 +58,7 @@ def test_a_trial_in_pieces_ends_as_one_run_straight_through(name, seed, changes,
 
 
 # Every case on the interpreter's block of three lanes; the timing nets also on the specialised
-# kernel's block of four (its lanes are shared by every protocol: `driver.lane_block`; the CERG,
+# kernel's block of four (its lanes are shared by every protocol: `LaneBlock.gather`; the CERG,
 # ERG and adding nets' four-lane kernels take 10-25 s each to compile from an empty cache).
 SIDE_BY_SIDE = [(*case, "interpreter") for case in CASES] + \
     [(*case, "specialised") for case in CASES if case[0].startswith("gers2002")]
@@ -129,8 +129,8 @@ def test_the_learning_rate_a_protocol_decayed_is_part_of_the_checkpoint():
 
 def test_every_protocol_counts_units_presented_and_steps_trained_first():
     """A checkpoint's place (`checkpoint_place`) reads the counters of either protocol."""
-    from lstmgraph.experiments import driver, sequence_driver
+    from lstmgraph.experiments.counters import SequenceCounter, StreamCounter
     from lstmgraph.experiments.trial import PRESENTED, STEPS_TRAINED
 
-    assert (driver.STREAMS, driver.STEPS) == (PRESENTED, STEPS_TRAINED)
-    assert (sequence_driver.SEQUENCES, sequence_driver.STEPS) == (PRESENTED, STEPS_TRAINED)
+    assert (StreamCounter.STREAMS, StreamCounter.STEPS) == (PRESENTED, STEPS_TRAINED)
+    assert (SequenceCounter.SEQUENCES, SequenceCounter.STEPS) == (PRESENTED, STEPS_TRAINED)

@@ -23,6 +23,7 @@ from ...program import MINUS_ONE, ONE, Program, lower
 from ..weights import Weights
 from . import specialised
 from .interpreter import cache_directory, compiled_before, flatten, load
+from .lanes import LaneBlock
 
 #: Trials per block of lanes in the interpreter: wide enough for SIMD across trials, small
 #: enough that a block's slots stay in the cache. The specialised kernel's blocks have one lane
@@ -190,6 +191,11 @@ class Population:
         rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), (self.trials,))
         for (first, last), values in zip(self.bounds, self.rates):
             values[:last - first] = rate[first:last]
+
+    def lane_block(self, index: int, rate: float, momentum: float) -> LaneBlock:
+        """Block ``index`` as a `LaneBlock` (its own arrays, no copy), every lane at ``rate``."""
+        self.set_rate(rate)
+        return LaneBlock(self.network, self.run_function, self.blocks[index], self.rates[index], momentum)
 
     def reset(self) -> None:
         """Zero activations and traces (a reset between sequences)."""

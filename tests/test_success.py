@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lstmgraph.experiments.success import most_active_correct, squared_error, within_tolerance
+from lstmgraph.success import most_active_correct, squared_error, within_tolerance
 
 NAN = np.nan
 

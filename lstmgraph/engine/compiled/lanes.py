@@ -1,0 +1,118 @@
+"""A block of lanes: trials side by side in one slot array, the unit every compiled loop runs.
+
+A `LaneBlock` is what a kernel call and a protocol driver need of some trials: the slot array
+``V`` (slots, lanes; trial l in column l), one learning rate per lane, the momentum, the
+flattened program and the kernel compiled for blocks of that width. A `Population`'s blocks
+are lane blocks (`Population.lane_block`, no copy); trials of one experiment, each its own
+one-trial population, run side by side in a block gathered from them (`LaneBlock.gather`) and
+scattered back (`LaneBlock.scatter`). A second executor (e.g. a GPU's) implements the same
+fields and the same driver contract.
+
+The numba helpers below act on one lane of a block; both protocol drivers use them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+#: What a compiled driver receives of a block besides its kernel (numba reads a named tuple's
+#: fields by name; the kernel goes apart, as a dispatcher argument, which numba specialises to):
+#: the flattened program's arrays, the slots, the slot ranges `rows`, the rates and the momentum.
+KernelBlock = namedtuple("KernelBlock", "program V rows rates momentum")
+
+
+def slot_rows(program) -> np.ndarray:
+    """The slot ranges the drivers read: activations, traces and weights (start, stop each)."""
+    return np.array([program.states.start, program.states.stop, program.traces.start, program.traces.stop,
+                     program.theta.start, program.theta.stop], dtype=np.int64)
+
+
+@dataclass
+class LaneBlock:
+    """Trials side by side: ``V`` (slots, lanes), ``rates`` (lanes,), run by ``kernel`` (the
+    interpreter's or the specialised kernel's ``run`` for blocks of ``V``'s width)."""
+
+    network: Any        # the `CompiledNetwork`
+    kernel: Any
+    V: np.ndarray
+    rates: np.ndarray
+    momentum: float
+
+    @property
+    def width(self) -> int:
+        return self.V.shape[1]
+
+    def for_driver(self) -> KernelBlock:
+        program = self.network.program
+        return KernelBlock(self.network.flat.arguments(), self.V, slot_rows(program), self.rates,
+                           float(self.momentum))
+
+    @classmethod
+    def gather(cls, engines: list) -> "LaneBlock":
+        """The networks of ``engines`` (one-trial compiled engines of one plan) side by side, lane
+        l being ``engines[l]``: one network runs in its own slots (no copy); several in a new
+        block, the specialised kernel's width where it runs, else the interpreter's. `scatter`
+        returns the lanes."""
+        from . import specialised
+
+        first = engines[0]
+        if len(engines) == 1:
+            return first.population.lane_block(0, first.rate, first.training.momentum)
+        network = first.network
+        together = len(engines) <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
+        width = specialised.WIDTH if together else len(engines)
+        kernel = network.specialised(width).run if together else network.interpreter.run
+        V, rates = np.zeros((network.program.n_slots, width)), np.zeros(width)
+        for lane, engine in enumerate(engines):
+            V[:, lane] = engine.population.blocks[0][:, 0]
+            rates[lane] = engine.rate
+        return cls(network, kernel, V, rates, first.training.momentum)
+
+    def scatter(self, engines: list) -> None:
+        """Each engine's network and rate from its lane (the inverse of `gather`)."""
+        for lane, engine in enumerate(engines):
+            if len(engines) > 1:
+                engine.population.blocks[0][:, 0] = self.V[:, lane]
+            engine.rate = float(self.rates[lane])
+
+
+@numba.njit(cache=True, nogil=True)
+def reset_lane(V, rows, lane):
+    """Zero a lane's activations and traces (``rows``: `slot_rows`), as `Population.reset` does."""
+    V[rows[0]:rows[1], lane] = 0.0
+    V[rows[2]:rows[3], lane] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def mark_running(active, statuses):
+    """``active[l]``: lane l's trial is running (``statuses``: the trials' status counters,
+    `counters.Status.RUNNING` = 0; lanes past them idle). Returns how many are."""
+    running = 0
+    for lane in range(active.shape[0]):
+        active[lane] = lane < statuses.shape[0] and statuses[lane] == 0
+        running += active[lane]
+    return running
+
+
+@numba.njit(cache=True, nogil=True)
+def stage(buffer, lane, values, position, chunk):
+    """Copy a lane's next ``chunk`` rows of ``values`` (its inputs, targets or judged values)
+    from ``position`` into the kernel's staging ``buffer`` (steps, columns, lanes)."""
+    for t in range(chunk):
+        for k in range(values.shape[1]):
+            buffer[t, k, lane] = values[position + t, k]
+
+
+@numba.njit(cache=True, nogil=True)
+def lane_finite(V, start, stop, lane):
+    """Every slot of a lane in [start, stop) is finite."""
+    for slot in range(start, stop):
+        if not math.isfinite(V[slot, lane]):
+            return False
+    return True

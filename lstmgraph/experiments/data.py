@@ -1,0 +1,114 @@
+"""A trial's data: a task's sequences laid end to end, drawn in order from the trial's generator.
+
+Every random choice of a trial comes from its seed: data from ``SeedSequence([seed, 1997,
+purpose])`` (`data_rng`). `StreamData` holds the sequences a driver reads, refilled as it runs;
+every stream (and every 1997 sequence) starts at a sequence start, and its place is saved as
+the number of the sequence at the cursor and a generator state to draw it again from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tasks import Task, draw
+
+
+def data_rng(seed: int, purpose: int) -> np.random.Generator:
+    """The generator of one data stream of a trial (purposes: 0 training, 1 test, 2 sets)."""
+    return np.random.default_rng(np.random.SeedSequence([seed, 1997, purpose]))
+
+
+class StreamData:
+    """A task's sequences end to end: ``inputs``, ``targets``, ``ends`` (a sequence ends at
+    this step) and ``counts`` (``counts[i]``: sequences ended before step i), read from
+    ``position``, which is always a sequence start.
+
+    ``judged`` is what success tests compare the outputs with (`Sequence.judged`): the
+    ``targets`` array itself until a drawn sequence judges other values, from then on (``apart``)
+    an array of its own (the compiled stream loop then stages it too).
+
+    Its place in the stream is saved without the arrays (`where`, `go_to`): the number of the
+    sequence at the cursor, and the generator's state at the last anchor before it (one every
+    `ANCHOR_EVERY` sequences drawn), from which it is drawn again."""
+
+    #: Sequences between two saved generator states: at most this many are drawn again on restore.
+    ANCHOR_EVERY = 256
+
+    def __init__(self, task: Task, rng: np.random.Generator):
+        self.task = task
+        self.rng = rng
+        self.inputs = np.zeros((0, task.n_inputs))
+        self.targets = self.judged = np.zeros((0, task.n_outputs))
+        self.apart = False
+        self.ends = np.zeros(0, dtype=np.bool_)
+        self.counts = np.zeros(1, dtype=np.int64)
+        self.position = 0
+        self.first = 0  # the number of the sequence at step 0 of the arrays
+        self.drawn = 0  # sequences drawn so far
+        self.anchors: list[tuple[int, dict]] = [(0, rng.bit_generator.state)]  # (sequence, state before it)
+
+    def available(self, unit: str) -> int:
+        """Steps, or whole sequences, after the cursor."""
+        if unit == "steps":
+            return len(self.inputs) - self.position
+        return int(self.counts[-1] - self.counts[self.position])
+
+    def ensure(self, amount: int, unit: str) -> None:
+        """At least ``amount`` steps or sequences after the cursor; when more are needed, a
+        quarter more than that are drawn (so refills are rare; a 10^6-step CERG stream limit
+        makes them large), in `draw`s that end at anchors, and the steps before the cursor are
+        dropped."""
+        have = self.available(unit)
+        if have >= amount:
+            return
+        inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
+        judged = [self.judged[self.position:]]
+        self.first += int(self.counts[self.position])
+        self.anchors = [anchor for index, anchor in enumerate(self.anchors)
+                        if index + 1 == len(self.anchors) or self.anchors[index + 1][0] > self.first]
+        while have < amount + amount // 4 + 1:
+            if self.drawn % self.ANCHOR_EVERY == 0 and self.anchors[-1][0] != self.drawn:
+                self.anchors.append((self.drawn, self.rng.bit_generator.state))
+            count = self.ANCHOR_EVERY - self.drawn % self.ANCHOR_EVERY  # up to the next anchor
+            sequences = draw(self.task, self.rng, count)
+            self.drawn += count
+            inputs.append(sequences.inputs)
+            targets.append(sequences.targets)
+            judged.append(sequences.judged)
+            self.apart = self.apart or (sequences.judged is not sequences.targets and
+                                        not np.array_equal(sequences.judged, sequences.targets, equal_nan=True))
+            lengths.append(sequences.lengths)
+            have += int(sequences.lengths.sum()) if unit == "steps" else count
+        kept = self.ends[self.position:]
+        self.inputs = np.ascontiguousarray(np.concatenate(inputs), dtype=np.float64)
+        self.targets = np.ascontiguousarray(np.concatenate(targets), dtype=np.float64)
+        self.judged = np.ascontiguousarray(np.concatenate(judged), dtype=np.float64) if self.apart else self.targets
+        self.ends = np.zeros(len(self.inputs), dtype=np.bool_)
+        self.ends[:len(kept)] = kept
+        self.ends[len(kept) - 1 + np.cumsum(np.concatenate(lengths))] = True
+        self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
+        self.position = 0
+
+    def where(self) -> dict:
+        """The place of the cursor, as plain data: sequence number, and how to draw it again."""
+        sequence = self.first + int(self.counts[self.position])
+        start, state = [anchor for anchor in self.anchors if anchor[0] <= sequence][-1]
+        return {"sequence": sequence, "anchor": start, "state": state}
+
+    def go_to(self, place: dict) -> None:
+        """Put the cursor where `where` said, with empty arrays: the generator is set to its state
+        at the anchor and the sequences from there to the cursor are drawn again and dropped."""
+        self.rng.bit_generator.state = place["state"]
+        draw(self.task, self.rng, place["sequence"] - place["anchor"])
+        self.inputs, self.targets, self.judged = self.inputs[:0], self.targets[:0], self.judged[:0]
+        self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
+        self.position = 0
+        self.first = self.drawn = place["sequence"]
+        self.anchors = [(self.drawn, self.rng.bit_generator.state)]
+
+
+def next_start(ends: np.ndarray, position: int) -> int:
+    """The first sequence start at or after ``position``."""
+    while position > 0 and not ends[position - 1]:
+        position += 1
+    return position

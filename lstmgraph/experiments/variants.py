@@ -1,0 +1,106 @@
+"""Named changes to a bundled spec's data, the catalogue's `Variant`s: without forget gates,
+without peepholes, state decay, an identity output, 8 symbols, a forget-gate bias, and the 2000
+CERG net's wiring (output biases, input-to-output shortcut, cell-only recurrent sources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named change to a spec's data (applied to a copy)."""
+
+    description: str
+    apply: Callable[[dict[str, Any]], None]
+
+
+def _memory_groups(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [group for group in data["groups"] if group.get("kind") == "memory_block"]
+
+
+def _drop_targets(data: dict[str, Any], port: str) -> None:
+    kept = []
+    for connection in data["connections"]:
+        targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
+        targets = [t for t in targets if not t.endswith(f".{port}")]
+        if targets:
+            kept.append({**connection, "to": targets})
+    data["connections"] = kept
+
+
+def _without_forget_gate(data: dict[str, Any]) -> None:
+    for group in _memory_groups(data):
+        group["gates"] = [gate for gate in group.get("gates", ["input", "output"]) if gate != "forget"]
+    _drop_targets(data, "forget_gate")
+
+
+def _without_peepholes(data: dict[str, Any]) -> None:
+    data["connections"] = [c for c in data["connections"] if c.get("pattern") != "peephole"]
+
+
+def _state_decay(value: float) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        for group in _memory_groups(data):
+            group["state_decay"] = value
+    return apply
+
+
+def _identity_output(data: dict[str, Any]) -> None:
+    for group in data["groups"]:
+        if group.get("kind") == "output":
+            group["activation"] = "identity"
+
+
+def _symbols(width: int) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        for group in data["groups"]:
+            if group.get("kind") in ("input", "output"):
+                group["size"] = width
+    return apply
+
+
+def forget_gate_bias(value: float, description: str | None = None) -> Variant:
+    """The forget gates' bias weights initialised to ``value`` (2000: +5 or +1; seed 002: -2).
+    ``description`` names it otherwise (the 2000 rows' folders record "forget-gate biases +5")."""
+    def apply(data: dict[str, Any]) -> None:
+        for connection in data["connections"]:
+            targets = connection["to"] if isinstance(connection["to"], list) else [connection["to"]]
+            if connection["from"] == "bias" and targets == ["memory.forget_gate"]:
+                connection["init"] = {"constant": value}
+    return Variant(description or f"forget-gate bias {value:+g}", apply)
+
+
+def _group_names(data: dict[str, Any], kind: str) -> list[str]:
+    return [group["name"] for group in data["groups"] if group.get("kind") == kind]
+
+
+def _output_biases(data: dict[str, Any]) -> None:
+    data["connections"] += [{"from": "bias", "to": output} for output in _group_names(data, "output")]
+
+
+def _input_output_shortcut(data: dict[str, Any]) -> None:
+    data["connections"] += [{"from": source, "to": output} for source in _group_names(data, "input")
+                            for output in _group_names(data, "output")]
+
+
+def _cell_sources_only(data: dict[str, Any]) -> None:
+    """Recurrent (delay 1) connections keep only the cell outputs as sources, not the gates."""
+    for connection in data["connections"]:
+        if connection.get("delay") == 1:
+            sources = connection["from"] if isinstance(connection["from"], list) else [connection["from"]]
+            connection["from"] = [source for source in sources if source.endswith(".cell_output")]
+
+
+WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
+WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
+STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
+IDENTITY_OUTPUT = Variant("identity (linear) output unit", _identity_output)
+EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
+# The 2000 CERG net's wiring, each change on its own (benchmarks/erg_wiring.py ablates them).
+OUTPUT_BIASES = Variant("with output biases", _output_biases)
+INPUT_OUTPUT_SHORTCUT = Variant("with input-to-output shortcut connections", _input_output_shortcut)
+CELL_SOURCES_ONLY = Variant("with only cell outputs as recurrent sources", _cell_sources_only)
+WIRING_2000 = (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, CELL_SOURCES_ONLY)
