@@ -33,15 +33,6 @@ def one_hot(symbols: Iterable[str]) -> np.ndarray:
     return _IDENTITY[[INDEX[s] for s in symbols]].reshape(-1, len(SYMBOLS))
 
 
-def multi_hot(symbol_sets: Iterable[Iterable[str]]) -> np.ndarray:
-    """Rows with a 1 at every symbol of each set, 0 elsewhere."""
-    sets = list(symbol_sets)
-    out = np.zeros((len(sets), len(SYMBOLS)))
-    for row, symbols in enumerate(sets):
-        out[row, [INDEX[s] for s in symbols]] = 1.0
-    return out
-
-
 @dataclass(frozen=True)
 class Automaton:
     """A deterministic automaton over `SYMBOLS`; strings run from ``start`` to ``final``.
