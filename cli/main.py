@@ -24,12 +24,15 @@ from .evaluate import evaluate
 from .gradcheck import gradcheck
 from .reproduce import reproduce
 from .plot import plot
+from .specs import specs
 from .train import run, train
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(lstmgraph.__version__, prog_name="lstmgraph")
 def main() -> None:
-    """Declarative LSTM-family networks: validate, draw, train and run spec files."""
+    """Declarative LSTM-family networks: validate, draw, train and run spec files.
+
+    SPEC is a spec file or a bundled spec's name ('lstmgraph specs' lists them)."""
 
 
 @main.command()
@@ -98,6 +101,7 @@ main.add_command(bench)
 main.add_command(reproduce)
 main.add_command(plot)
 main.add_command(evaluate)
+main.add_command(specs)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,36 @@
+"""`lstmgraph specs`: the bundled specs, which every SPEC argument takes by name."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+
+from lstmgraph.bundled import list_specs
+from lstmgraph.errors import SpecError
+from lstmgraph.files import BUNDLED_SPECS
+
+from .common import report_spec_error
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list, an object per spec.")
+def specs(as_json: bool) -> None:
+    """List the bundled specs: name, parameters (counted by compiling each), task, paper and
+    description. Any command that takes a SPEC takes a name, e.g. lstmgraph train gers2000_cerg."""
+    try:
+        listed = list_specs()
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else BUNDLED_SPECS, error)
+    if as_json:
+        click.echo(json.dumps([asdict(spec) for spec in listed], indent=2))
+        return
+    click.echo(f"{len(listed)} bundled specs in {BUNDLED_SPECS}; give a name as SPEC, "
+               f"e.g. lstmgraph train {listed[0].name if listed else 'NAME'}\n")
+    width = max([len("name"), *(len(spec.name) for spec in listed)])
+    task_width = max([len("task"), *(len(spec.task or "-") for spec in listed)])
+    click.echo(f"{'name':<{width}}  {'parameters':>10}  {'task':<{task_width}}  paper: description")
+    for spec in listed:
+        about = ": ".join(part for part in (spec.paper, spec.description) if part) or "-"
+        click.echo(f"{spec.name:<{width}}  {spec.parameters:>10}  {spec.task or '-':<{task_width}}  {about}")

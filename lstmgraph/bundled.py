@@ -1,0 +1,126 @@
+"""The bundled specs by name: what a SPEC argument names, and the list `lstmgraph specs` prints.
+
+A bundled spec is a ``.yaml`` file in `lstmgraph.files.BUNDLED_SPECS` (the repository's
+``specs/`` in a checkout, ``lstmgraph/specs/`` in an installed wheel); its name is the file's
+stem. `find_spec` turns what a user typed into a file: an existing path as it is, else a
+bundled spec's name (``gers2000_cerg``, ``gers2000_cerg.yaml``, or ``specs/gers2000_cerg.yaml``
+where the current folder has no such file), else a `SpecNotFound` that suggests the closest
+names. Every command that takes a SPEC resolves it here (cli/common.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Problem, SpecError, SpecFileError, SpecSource
+from .files import BUNDLED_SPECS
+
+#: The papers whose nets the bundled specs' name prefixes stand for.
+PAPERS = {
+    "hochreiter1997": "Hochreiter & Schmidhuber 1997",
+    "gers2000": "Gers, Schmidhuber & Cummins 2000",
+    "gers2002": "Gers, Schraudolph & Schmidhuber 2002",
+    "textbook": "textbook chapter (seed 003)",
+}
+
+
+class SpecNotFound(SpecFileError):
+    """A SPEC argument that is neither a file nor a bundled spec's name; names the closest
+    bundled specs, if any are close."""
+
+    def __init__(self, argument: str, suggestions: list[str]):
+        expected = "a spec file (.yaml, .yml, .json), or a bundled spec's name ('lstmgraph specs' lists them)"
+        suggestion = None
+        if suggestions:
+            shown = " or ".join(f"'{name}'" for name in suggestions)
+            suggestion = f"did you mean the bundled spec {shown}?"
+        SpecError.__init__(self, [Problem((), "no such file", expected=expected, suggestion=suggestion)],
+                           SpecSource(argument))
+        self.suggestions = suggestions
+
+
+def spec_names(folder: Path = BUNDLED_SPECS) -> list[str]:
+    """The bundled specs' names, sorted."""
+    return sorted(path.stem for path in folder.glob("*.yaml") if path.is_file())
+
+
+def bundled_spec(name: str, folder: Path = BUNDLED_SPECS) -> Path | None:
+    """The file of the bundled spec a name stands for (``NAME``, ``NAME.yaml``,
+    ``specs/NAME.yaml``), or None."""
+    path = Path(name)
+    if len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[0] != "specs"):
+        return None
+    stem = path.name[:-len(".yaml")] if path.name.endswith(".yaml") else path.name
+    if stem in spec_names(folder):
+        return folder / f"{stem}.yaml"
+    return None
+
+
+def find_spec(argument: str | Path, folder: Path = BUNDLED_SPECS) -> Path:
+    """The file a SPEC argument names: the path itself where something exists there (the
+    loader says what is wrong with a folder or device), else the bundled spec of that name;
+    `SpecNotFound` otherwise."""
+    path = Path(argument)
+    if path.exists() or path.is_symlink():
+        return path
+    found = bundled_spec(str(argument), folder)
+    if found is not None:
+        return found
+    raise SpecNotFound(str(argument), close_names(path.name, folder))
+
+
+def close_names(word: str, folder: Path = BUNDLED_SPECS, count: int = 3) -> list[str]:
+    """Bundled specs' names close to ``word`` (its .yaml/.yml/.json stripped): by spelling,
+    then those that contain it."""
+    stem = word
+    for suffix in (".yaml", ".yml", ".json"):
+        if stem.lower().endswith(suffix):
+            stem = stem[:-len(suffix)]
+    names = spec_names(folder)
+    close = difflib.get_close_matches(stem, names, n=count, cutoff=0.6)
+    if len(stem) >= 3:
+        close += [name for name in names if stem.lower() in name.lower() and name not in close]
+    return close[:count]
+
+
+def argument_for(name: str, folder: Path = BUNDLED_SPECS) -> str:
+    """What to type to use the bundled spec ``name`` (a stem or ``specs/NAME.yaml``): its name,
+    which every SPEC argument takes wherever lstmgraph is installed (for `reproduce --list`)."""
+    found = bundled_spec(name, folder)
+    if found is None:
+        raise ValueError(f"{name!r} is not a bundled spec (bundled: {', '.join(spec_names(folder))})")
+    return found.stem
+
+
+@dataclass(frozen=True)
+class BundledSpec:
+    """One bundled spec as `lstmgraph specs` lists it; ``parameters`` from compiling it."""
+
+    name: str
+    path: str
+    paper: str | None
+    description: str | None
+    parameters: int
+    task: str | None
+    learning_rule: str | None
+
+
+def list_specs(folder: Path = BUNDLED_SPECS) -> list[BundledSpec]:
+    """Every bundled spec, compiled (a `SpecError` if one does not compile)."""
+    from .plan import compile_plan
+    from .spec import load_spec
+
+    listed = []
+    for name in spec_names(folder):
+        path = folder / f"{name}.yaml"
+        document = load_spec(path)
+        plan = compile_plan(document)
+        description = document.spec.description
+        training = plan.training
+        task = training.task.name if training is not None and training.task is not None else None
+        paper = next((title for prefix, title in PAPERS.items() if name.startswith(prefix)), None)
+        listed.append(BundledSpec(name, str(path), paper, description, plan.n_parameters, task,
+                                  training.learning_rule if training is not None else None))
+    return listed
