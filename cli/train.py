@@ -16,8 +16,9 @@ from lstmgraph.engine import Simulator, WeightsError, load_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
 from lstmgraph.progress import Progress, ProgressReport
-from lstmgraph.training import (DataError, EngineError, RunDirectoryError, RunExists, TrainingDiverged, TrainingRun,
-                                resume_run, start_run)
+from lstmgraph.spec.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
+from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
+                                TrainingRun, resume_run, start_run)
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
@@ -25,10 +26,12 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 @click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Train on an .npz file (inputs, targets, optional starts) instead of the spec's task.")
-@click.option("--steps", type=click.IntRange(min=1), help="Train for this many steps (ends at a sequence boundary).")
-@click.option("--epochs", type=click.IntRange(min=1), help="Passes over --data (or the spec's data file).")
-@click.option("--seed", type=click.IntRange(min=0), help="Seed of the weights and the data stream.")
-@click.option("--trials", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--steps", type=click.IntRange(min=1, max=MAX_STEPS),
+              help="Train for this many steps (ends at a sequence boundary).")
+@click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS),
+              help="Passes over --data (or the spec's data file).")
+@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), help="Seed of the weights and the data stream.")
+@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=1, show_default=True,
               help="Train this many networks at once (weight seeds seed, seed+1, ...), same data.")
 @click.option("--rule", type=click.Choice(["truncated_rtrl", "rtrl", "bptt"]),
               help="Learning rule, overriding the spec's training.learning_rule.")
@@ -60,18 +63,24 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
     except SpecError as error:
         report_spec_error(spec, error)
-    except (RunDirectoryError, DataError, EngineError) as error:
+    except (RunDirectoryError, DataError, EngineError, LimitError) as error:
         fail(str(error))
     if not quiet:
         for note in run.notes:
             click.echo(f"note: {note}", err=True)
     try:
         run.open()
+    except RunExists as error:  # appeared since start_run looked
+        run.close()
+        fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
     except RunDirectoryError as error:
+        run.close()
         fail(str(error))
     try:
         with _progress_bar(run, quiet) as progress:
             summary = run.train(progress)
+    except RunDirectoryError as error:  # metrics.jsonl damaged while training
+        fail(str(error))
     except TrainingDiverged as error:
         where = (f"the last good checkpoint is {run.directory.checkpoint_path}"
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")

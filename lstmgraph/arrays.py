@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .files import write_atomically
+from .files import NotAFile, open_no_follow, write_atomically
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31
@@ -29,16 +30,36 @@ class ArrayFileError(Exception):
     """A file of arrays that cannot be used; the message names the file."""
 
 
-def read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an .npz archive."""
-    _check_file(path)
+def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
+    """Every array of an .npz archive. ``follow_links=False`` (a file the tool wrote itself, read
+    back from its folder): a symbolic link is refused rather than followed, and so is anything
+    but a regular file or a file larger than the archive limit, before anything is read."""
+    if follow_links:
+        _check_file(path)
+        source = path
+    else:
+        try:
+            source = os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
+        except FileNotFoundError:
+            raise ArrayFileError(f"{path}: no such file") from None
+        except NotAFile as error:
+            raise ArrayFileError(f"{path}: {error.strerror}") from None
+        except OSError as error:
+            raise ArrayFileError(f"{path}: cannot read it: {error.strerror or error}") from None
+        size = os.fstat(source.fileno()).st_size
+        if size > MAX_ARCHIVE_BYTES:
+            source.close()
+            raise ArrayFileError(f"{path}: {size:,} bytes, more than the {MAX_ARCHIVE_BYTES:,} an archive "
+                                 "may hold")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(source) as archive:
             size = sum(member.file_size for member in archive.infolist())
         if size > MAX_ARCHIVE_BYTES:
             raise ArrayFileError(f"{path}: the archive unpacks to {size:,} bytes, more than "
                                  f"{MAX_ARCHIVE_BYTES:,}")
-        with np.load(path, allow_pickle=False) as archive:
+        if not follow_links:
+            source.seek(0)
+        with np.load(source, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
     except zipfile.BadZipFile:
         raise ArrayFileError(f"{path}: not an .npz archive (truncated, corrupted or another "
@@ -47,6 +68,9 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
         raise ArrayFileError(f"{path}: a damaged .npz archive ({_reason(error)})") from None
     except MemoryError:
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
+    finally:
+        if not follow_links:
+            source.close()
 
 
 def read_array(path: Path, name: str = "inputs") -> np.ndarray:

@@ -13,19 +13,37 @@ error in the piece itself, and ``stop()`` ends the work.
   ``distributed.Client`` a Python user made. Dask itself runs a lost worker's task again
   elsewhere; a task that lost its workers too often (``KilledWorker``) is submitted again.
   Workers need only lstmgraph installed: pieces carry the spec as data and return their
-  results, so no filesystem is shared.
+  results, so no filesystem is shared. An address is checked (`check_cluster_address`) before
+  anything connects: a malformed one is a `ClusterError` naming it and the form expected.
+
+Either way a piece runs inside `run_in_worker`: an error in it that would not come back to
+the parent as itself (one that cannot be pickled, or unpickled: a `SpecError`, say, which once
+broke the whole pool) comes back as a `WorkerError` carrying its type and message, which
+`lost` never mistakes for a lost worker.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import multiprocessing
 import os
+import pickle
+import re
 import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
+
+from ..spec.limits import MAX_JOBS, LimitError, check_count
+
+#: The Dask schemes a scheduler can be reached by from another process (not ``inproc``).
+CLUSTER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+CLUSTER_ADDRESS_FORM = ("SCHEME://HOST:PORT, e.g. tcp://10.0.0.5:8786 (SCHEME tcp, tls, ws, wss or ucx; "
+                        "HOST a name, an IPv4 address or an IPv6 address in brackets; PORT 1 to 65535)")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
 
 
 class Workers:
@@ -78,10 +96,10 @@ class LocalWorkers(Workers):
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
         try:
-            return self._pool().submit(function, argument)
+            return self._pool().submit(run_in_worker, (function, argument))
         except BrokenProcessPool:
             self._replace()
-            return self._pool().submit(function, argument)
+            return self._pool().submit(run_in_worker, (function, argument))
 
     def lost(self, error: BaseException) -> bool:
         # The pool marks itself broken before it fails the futures: the next submit replaces it.
@@ -111,6 +129,8 @@ class ClusterWorkers(Workers):
     ``distributed.Client``."""
 
     def __init__(self, cluster: Any):
+        if isinstance(cluster, str):
+            cluster = check_cluster_address(cluster)
         try:
             import distributed
         except ImportError:
@@ -122,6 +142,9 @@ class ClusterWorkers(Workers):
             except (OSError, TimeoutError) as error:
                 raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({error}); "
                                    "start one with 'dask scheduler' (docs/results.md, On a cluster)") from None
+            except (ValueError, TypeError) as error:  # what the check above lets through and Dask does not take
+                raise ClusterError(f"not a Dask scheduler address: {cluster} ({error}); expected "
+                                   f"{CLUSTER_ADDRESS_FORM}") from None
             self.own_client = True
         else:
             self.client, self.own_client = cluster, False
@@ -132,7 +155,7 @@ class ClusterWorkers(Workers):
         self.killed_worker = distributed.KilledWorker
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
-        return self.executor.submit(function, argument)
+        return self.executor.submit(run_in_worker, (function, argument))
 
     def lost(self, error: BaseException) -> bool:
         return isinstance(error, self.killed_worker)
@@ -144,9 +167,121 @@ class ClusterWorkers(Workers):
 
 
 class ClusterError(Exception):
-    """The cluster cannot be used (not reachable, Dask not installed)."""
+    """The workers cannot be used (a malformed or unreachable scheduler address, Dask not
+    installed, too many local workers), or a piece failed on one (`WorkerError`)."""
+
+
+class WorkerError(ClusterError):
+    """An error raised by a piece in a worker that could not come back as itself (it cannot be
+    pickled or unpickled): its type and message, as one string. Not a lost worker: the piece
+    itself failed, and would fail again."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __reduce__(self):
+        return WorkerError, (self.message,)
+
+
+class JobsLimitError(ClusterError, LimitError):
+    """More local worker processes than `MAX_JOBS`."""
+
+
+def run_in_worker(call: tuple[Callable[[Any], Any], Any]) -> Any:
+    """In a worker: ``function(argument)``; an exception that would not reach the parent as
+    itself is raised as a `WorkerError` carrying its type and message instead."""
+    function, argument = call
+    try:
+        return function(argument)
+    except Exception as error:
+        if _travels(error):
+            raise
+        raise WorkerError(f"a piece failed in its worker: {_describe(error)}") from None
+
+
+def _travels(error: BaseException) -> bool:
+    """Whether ``error`` comes back from another process as an exception of its own type."""
+    try:
+        return type(pickle.loads(pickle.dumps(error))) is type(error)
+    except Exception:
+        return False
+
+
+def _describe(error: BaseException) -> str:
+    """``Type: message``; a spec's problems formatted as the CLI prints them."""
+    try:
+        text = error.format() if callable(getattr(error, "format", None)) else str(error)
+    except Exception:
+        text = str(error)
+    text = text if isinstance(text, str) else str(error)
+    text = text.strip() or "(no message)"
+    if len(text) > 4000:
+        text = text[:3997] + "..."
+    return f"{type(error).__name__}: {text}"
+
+
+def check_cluster_address(address: str) -> str:
+    """``address`` if it is a Dask scheduler address this process can connect to
+    (`CLUSTER_ADDRESS_FORM`; a missing scheme is tcp, as Dask takes it), else a `ClusterError`
+    naming it, what is wrong, and the form expected. Nothing is connected to."""
+
+    def refuse(reason: str):
+        shown = repr(address) if isinstance(address, str) else type(address).__name__
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        raise ClusterError(f"not a Dask scheduler address: {shown} ({reason}); expected {CLUSTER_ADDRESS_FORM}")
+
+    if not isinstance(address, str):
+        refuse("not a string")
+    if not address or len(address) > 512:
+        refuse("empty" if not address else "longer than 512 characters")
+    if not address.isprintable() or address != address.strip() or any(c.isspace() for c in address):
+        refuse("it holds spaces or control characters")
+    scheme, separator, rest = address.partition("://")
+    if not separator:
+        if "/" in address:
+            refuse("a scheme must be followed by '://'")
+        scheme, rest = "tcp", address
+    if scheme.lower() not in CLUSTER_SCHEMES:
+        refuse(f"unknown scheme {scheme[:20]!r}")
+    if rest.startswith("["):
+        host, bracket, tail = rest[1:].partition("]")
+        if not bracket:
+            refuse("an IPv6 address without its closing ']'")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            refuse(f"{host[:60]!r} is not an IPv6 address")
+        if not tail.startswith(":"):
+            refuse("no port after the host" if not tail else f"{tail[:20]!r} after the host, not ':PORT'")
+        port = tail[1:]
+    else:
+        host, colon, port = rest.rpartition(":")
+        if not colon:
+            refuse("no port: give HOST:PORT (a Dask scheduler listens on 8786 by default)")
+        if not host:
+            refuse("no host before the port")
+        if ":" in host:
+            refuse("an IPv6 address must be written in brackets, [ADDRESS]:PORT")
+        if "/" in host or "/" in port:
+            refuse("a path after the address")
+        if re.fullmatch(r"[0-9.]+", host):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                refuse(f"{host[:60]!r} is not an IPv4 address")
+        elif len(host) > 253 or not _HOSTNAME.fullmatch(host):
+            refuse(f"{host[:60]!r} is not a host name")
+    if not port.isascii() or not port.isdigit() or len(port) > 5 or not 1 <= int(port) <= 65535:
+        refuse(f"port {port[:20]!r} is not a number from 1 to 65535")
+    return address
 
 
 def workers_for(jobs: int, cluster: Any = None) -> Workers:
     """Local worker processes, or a cluster's workers when ``cluster`` is given."""
+    if cluster is None:
+        try:
+            check_count("the number of local workers (--jobs)", jobs, MAX_JOBS)
+        except LimitError as error:
+            raise JobsLimitError(str(error)) from None
     return ClusterWorkers(cluster) if cluster is not None else LocalWorkers(jobs)

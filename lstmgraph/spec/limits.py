@@ -23,3 +23,49 @@ MAX_TASK_INTEGER = 10_000_000
 #: A network name: it becomes part of file names (the default run directory).
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 MAX_NAME_LENGTH = 64
+
+# -- counts given to commands and library calls (run lengths, populations, evaluations) ----------
+# Checked before anything is allocated or run: by the commands' option types (click.IntRange)
+# and by the library functions, which raise `LimitError` naming the limit. Each is far above
+# what a real run needs (the papers' longest: 10^7 streams, 2 x 10^6 sequences of 1000 steps).
+
+#: Networks trained or evaluated side by side (`train --trials`, `reproduce --trials`).
+MAX_TRIALS = 100_000
+#: Steps of one training run (`train --steps`, training.steps; also a trial's step budget).
+MAX_STEPS = 10**10
+#: Passes over a data file (`train --epochs`, training.epochs).
+MAX_EPOCHS = 1_000_000
+#: Fresh sequences one `evaluate` judges (their outputs are kept for the figures).
+MAX_EVALUATION_SEQUENCES = 1_000_000
+#: Fresh steps one `plot` traces (every unit group's activations are kept per step).
+MAX_TRACE_STEPS = 1_000_000
+#: Worker processes on this machine (`reproduce --jobs`).
+MAX_JOBS = 4096
+#: A seed (`--seed`): numpy takes any integer, but a checkpoint and a run.json store it.
+MAX_SEED = 2**63 - 1
+#: Bytes of a JSON file the tool wrote and reads back (run.json, summary.json, experiment.json).
+MAX_JSON_BYTES = 1 << 24
+#: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most.
+MAX_ROW_BYTES = 1 << 24
+#: Where an error over one of these limits points to.
+COUNT_LIMITS_HINT = "lstmgraph/spec/limits.py"
+
+
+class LimitError(ValueError):
+    """A count over its limit; the message names the count, the limit and what to do."""
+
+
+def check_count(label: str, value: int, limit: int, minimum: int = 1) -> int:
+    """``value`` if it is an integer from ``minimum`` to ``limit``, else `LimitError` naming
+    ``label`` (e.g. "--steps") and the limit."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LimitError(f"{label} must be a whole number, not {type(value).__name__}")
+    if value < minimum:
+        raise LimitError(f"{label} must be at least {minimum}, not {value}")
+    if value > limit:
+        # str() of an integer of more than 4300 digits raises: its size, from its bits
+        shown = (str(value) if value.bit_length() <= 96
+                 else f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits")
+        raise LimitError(f"{label} is {shown}, more than the limit of {limit:,} "
+                         f"({COUNT_LIMITS_HINT}); give a smaller count")
+    return value

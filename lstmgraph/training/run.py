@@ -4,26 +4,36 @@
     summary = run.train()                             # metrics, checkpoints, weights.npz, summary.json
 
 `start_run` and `resume_run` check everything they can before anything is written: the run
-directory, the spec, the data, the engine, and (on resume) run.json and the checkpoint's
-counters. `TrainingRun.open` then writes spec.yaml and run.json, or restores the checkpoint and
-cuts the metrics back to it; `train` opens the run if that has not been done, trains to the
-run's end, and writes the final weights and ``summary.json``.
+directory, the spec, the data, the engine, and (on resume) run.json, spec.yaml, the checkpoint
+(its counters, its arrays, and that it is this run's: `rundir.run_identity`) and the metrics
+files. A refused resume leaves the directory as it was. `TrainingRun.open` then writes spec.yaml
+and run.json, or cuts the metrics back to the restored checkpoint; `train` opens the run if that
+has not been done, trains to the run's end, and writes the final weights and ``summary.json``.
+
+One process at a time trains in a run directory: `resume_run` takes its lock (`RunInUse` names
+the process that holds it), `open` takes it for a new run, and `train` (or `close`) gives it up.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, compile_spec
+from .. import __version__
 from ..engine.weights import save_weights
-from ..plan import Plan
+from ..errors import SpecFileError
+from ..files import FolderInUse
+from ..plan import Plan, compile_plan
 from ..progress import Progress
-from .rundir import RunDirectory, RunDirectoryError, default_run_path
+from ..spec import SpecDocument
+from ..spec.limits import MAX_TRIALS, check_count
+from ..spec.loader import parse_spec_text
+from ..spec.validation import validate_spec_data
+from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, run_identity, spec_file_bytes
 from .trainer import CheckpointError, Trainer
 
 
@@ -59,13 +69,15 @@ class TrainingRun:
     """A `Trainer` and the run directory it trains in (`start_run`, `resume_run`)."""
 
     def __init__(self, plan: Plan, trainer: Trainer, directory: RunDirectory, info: dict,
-                 checkpoint: dict[str, np.ndarray] | None = None):
+                 checkpoint: dict[str, np.ndarray] | None = None, metrics: dict[str, bytes] | None = None):
         self.plan = plan
         self.trainer = trainer
         self.directory = directory
         #: run.json: how the run was started (lstmgraph version, spec, trials, engine).
         self.info = info
         self._checkpoint = checkpoint
+        self._restored = False
+        self._metrics = metrics  # a resumed run's metrics files, cut back to its checkpoint
         self._opened = False
 
     @property
@@ -89,46 +101,91 @@ class TrainingRun:
         return notes
 
     def open(self) -> None:
-        """A new run: create the directory with spec.yaml (the plan's resolved spec) and
-        run.json. A resumed run: restore the checkpoint and cut the metrics files back to it;
-        `RunDirectoryError` if the checkpoint does not fit the spec or the metrics are short."""
+        """A new run: take the directory (`RunInUse` if another process trains there, `RunExists`
+        if a run appeared in it meanwhile) and create it with spec.yaml (the plan's resolved spec)
+        and run.json. A resumed run: restore the checkpoint (`RunDirectoryError` if it does not
+        fit the spec) and cut the metrics files back to it."""
         if self._opened:
             return
-        if self._checkpoint is None:
-            self.directory.create(copy.deepcopy(self.plan.resolved_spec), self.info)
-        else:
-            try:
-                self.trainer.restore(self._checkpoint)
-            except CheckpointError as error:
-                raise RunDirectoryError(f"{self.directory.checkpoint_path}: does not fit "
-                                        f"{self.path / 'spec.yaml'}: {error}") from None
-            self.directory.cut_metrics(self.trainer.metric_rows)
+        directory = self.directory
+        try:
+            if self._checkpoint is None:
+                directory.acquire()
+                if directory.exists():
+                    raise RunExists(self.path)
+                spec_data = copy.deepcopy(self.plan.resolved_spec)
+                directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
+                                                  spec_file_bytes(spec_data))
+                directory.create(spec_data, self.info)
+            else:
+                self._restore()
+                directory.acquire()
+                if self._metrics is None:
+                    self._metrics = directory.metrics_kept(self.trainer.metric_rows, self.trainer.trials)
+                directory.write_metrics(self._metrics)
+                self._metrics = None
+        except BaseException:
+            directory.release()
+            raise
         self._opened = True
+
+    def _restore(self) -> None:
+        if self._restored:
+            return
+        try:
+            self.trainer.restore(self._checkpoint)
+        except CheckpointError as error:
+            raise RunDirectoryError(f"{self.directory.checkpoint_path}: does not fit "
+                                    f"{self.path / 'spec.yaml'}: {error}") from None
+        self._restored = True
+
+    def close(self) -> None:
+        """Give the run directory up (`train` does at its end); another process may then train in it."""
+        try:
+            self.directory.close()
+        finally:
+            self.directory.release()
+
+    def __enter__(self) -> "TrainingRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def train(self, progress: Progress | None = None) -> RunSummary:
         """Train to the run's end (`Trainer.run`; ``progress`` gets its reports), then write
-        ``weights.npz`` and ``summary.json``. `TrainingDiverged` leaves the last checkpoint."""
-        self.open()
+        ``weights.npz`` and ``summary.json`` and give the directory up. `TrainingDiverged`
+        leaves the last checkpoint."""
         try:
-            summary = self.trainer.run(self.directory, progress)
+            self.open()
+            try:
+                summary = self.trainer.run(self.directory, progress)
+            finally:
+                self.directory.close()
+            save_weights(self.path / "weights.npz", self.plan, self.trainer.weights)
+            window, first, last = loss_windows(self.path / "metrics.jsonl", self.trainer.trials)
+            result = RunSummary(self.plan.name, summary.steps, summary.sequences, summary.stopped_by, window,
+                                first, last, self.trainer.trials, self.trainer.engine, str(self.path))
+            self.directory.write_json("summary.json", result.as_dict())
+            return result
         finally:
-            self.directory.close()
-        save_weights(self.path / "weights.npz", self.plan, self.trainer.weights)
-        window, first, last = loss_windows(self.path / "metrics.jsonl")
-        result = RunSummary(self.plan.name, summary.steps, summary.sequences, summary.stopped_by, window,
-                            first, last, self.trainer.trials, self.trainer.engine, str(self.path))
-        self.directory.write_json("summary.json", result.as_dict())
-        return result
+            self.directory.release()
 
 
 def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine: str = "auto",
               spec: str | Path | None = None) -> TrainingRun:
     """A new run of ``trials`` networks trained by the plan's training section, in ``out``
     (default ``runs/NAME-YYYYMMDD-HHMMSS``, UTC); nothing is written until it is opened.
-    ``spec`` is what run.json names as the spec (default: the plan's file). Raises `RunExists`
-    if ``out`` holds a run, and what `Trainer` raises (`SpecError`, `DataError`, `EngineError`)."""
+    ``spec`` is what run.json names as the spec (default: the plan's file). Raises `RunInUse`
+    if another process trains in ``out``, `RunExists` if ``out`` holds a run, `LimitError` for
+    more than `MAX_TRIALS` trials, and what `Trainer` raises (`SpecError`, `DataError`,
+    `EngineError`)."""
+    check_count("trials", trials, MAX_TRIALS)
     directory = RunDirectory(out if out is not None else default_run_path(plan.name))
     if directory.exists():
+        holder = directory.holder()
+        if holder is not None:
+            raise RunInUse(FolderInUse(directory.path, holder, directory.lock.suggestion))
         raise RunExists(directory.path)
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
@@ -139,26 +196,54 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
 
 def resume_run(path: str | Path) -> TrainingRun:
     """The run in ``path``, to continue from its last checkpoint as it was started: its
-    spec.yaml, its number of trials and its engine (numpy if run.json names none). Raises
-    `RunDirectoryError` for a directory without a run and checkpoint or with a damaged run.json
-    or checkpoint, `SpecError` if its spec.yaml is not valid, and what `Trainer` raises."""
+    spec.yaml, its number of trials and its engine (numpy if run.json names none). Takes the
+    directory (`RunInUse` if another process trains in it) and checks everything before
+    returning: run.json, spec.yaml, the checkpoint (this run's, its arrays fitting the spec, all
+    finite) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
+    is wrong, `SpecError` if spec.yaml is not valid, and what `Trainer` raises; a refused resume
+    leaves the directory as it was (and gives it up)."""
     directory = RunDirectory(path)
-    if not directory.exists() or not directory.checkpoint_path.exists():
+    if not directory.exists() or not os.path.lexists(directory.checkpoint_path):
         raise RunDirectoryError(f"{directory.path} holds no run with a checkpoint to resume")
-    info = directory.read_info()
-    checkpoint = directory.load_checkpoint(info["trials"])
-    plan = compile_spec(directory.path / "spec.yaml")
-    trainer = Trainer(plan, info["trials"], engine=info.get("engine", "numpy"))  # numpy: runs from before the choice
-    info["engine"] = trainer.engine
-    return TrainingRun(plan, trainer, directory, info, checkpoint)
+    directory.acquire()
+    try:
+        info = directory.read_info()
+        spec_bytes = directory.read_spec()
+        plan = _compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
+        engine = info.get("engine", "numpy")  # numpy: runs from before the choice
+        identity = run_identity(plan, info["trials"], engine, spec_bytes)
+        checkpoint = directory.load_checkpoint(info["trials"], identity)
+        trainer = Trainer(plan, info["trials"], engine=engine)
+        info["engine"] = trainer.engine
+        directory.identity = identity
+        run = TrainingRun(plan, trainer, directory, info, checkpoint)
+        run._restore()
+        run._metrics = directory.metrics_kept(trainer.metric_rows, trainer.trials)
+    except BaseException:
+        directory.release()
+        raise
+    return run
 
 
-def loss_windows(metrics: Path) -> tuple[int, float, float]:
+def _compile_spec_bytes(path: Path, content: bytes) -> Plan:
+    """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
+    bytes compiled), its problems located in ``path``."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SpecFileError(str(path), f"not UTF-8 text (byte {error.start} is {content[error.start]:#04x})",
+                            "a text file in UTF-8") from None
+    data, source = parse_spec_text(text, str(path), "yaml")
+    return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+
+
+def loss_windows(metrics: Path, trials: int | None = None) -> tuple[int, float, float]:
     """Mean loss per step over the first and the last tenth of a metrics.jsonl's sequences (at
-    least 1 and at most 100 of them): (sequences per window, first, last); NaN for no rows."""
-    with open(metrics, encoding="utf-8") as stream:
-        losses = [json.loads(line)["loss_per_step"] for line in stream]
+    least 1 and at most 100 of them): (sequences per window, first, last); NaN for no rows.
+    The rows are checked (`RunDirectoryError` naming the file and line)."""
+    losses = [row["loss_per_step"] for row in RunDirectory(Path(metrics).parent).read_metrics(trials)]
     if not losses:
         return 0, float("nan"), float("nan")
     window = max(1, min(100, len(losses) // 10))
     return window, float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
+

@@ -2,16 +2,28 @@
 
 Files: ``spec.yaml`` (the resolved spec, command-line overrides applied), ``run.json`` (how
 the run was started), ``metrics.jsonl`` and ``metrics.csv`` (one row per sequence),
-``checkpoint.npz`` (everything needed to continue), ``weights.npz`` (final weights) and
-``summary.json``. Every whole-file write goes through a temporary file and a rename; the
-metrics files are appended to and cut back to the checkpoint's row count on resume.
+``checkpoint.npz`` (everything needed to continue, and the run it belongs to), ``weights.npz``
+(final weights) and ``summary.json``. Every whole-file write goes through a temporary file and
+a rename; the metrics files are appended to and cut back to the checkpoint's row count on resume.
+
+A run directory may have been damaged or made hostile. So: one process at a time trains in it
+(an advisory lock on ``.lock``, `files.FolderLock`); nothing is written or appended through a
+symbolic link, and nothing is read through one either; every file read back is checked against
+what the tool writes (sizes before reading, JSON depth and digits, keys, types, row numbers),
+each kind of damage a `RunDirectoryError` naming the file and the line or field; and a
+checkpoint carries its run's identity (`run_identity`: the network, its seeds, a digest of
+spec.yaml and run.json's settings), so that one copied from another run is refused.
 """
 
 from __future__ import annotations
 
+import copy
 import csv
+import hashlib
 import json
+import os
 import re
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -20,9 +32,22 @@ import numpy as np
 import yaml
 
 from ..arrays import ArrayFileError, npz_bytes, read_npz
-from ..files import OutputError, make_folder, write_atomically
+from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
+                     open_no_follow, read_no_follow, write_atomically)
+from ..spec.jsondoc import JsonSyntaxError, parse_json
+from ..spec.limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
+#: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
+IDENTITY = "run/identity"
+#: What run.json holds: key -> (type, required).
+RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False)}
+#: What summary.json holds (run.RunSummary): key -> type.
+SUMMARY_KEYS = {"network": str, "steps": int, "sequences": int, "stopped_by": str, "window_sequences": int,
+                "first_loss_per_step": float, "last_loss_per_step": float, "trials": int, "engine": str,
+                "run_directory": str}
+ENGINE_NAMES = ("compiled", "numpy")
+_MAX_IDENTITY_CHARS = 4096
 
 
 def default_run_path(name: str) -> Path:
@@ -32,8 +57,45 @@ def default_run_path(name: str) -> Path:
     return Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
 
 
+def spec_file_bytes(spec_data: dict) -> bytes:
+    """What spec.yaml holds for the resolved spec ``spec_data``."""
+    return yaml.safe_dump(spec_data, sort_keys=False).encode()
+
+
+#: Settings of spec.yaml a resumed run may change: its length (a finished run continued further).
+LENGTH_KEYS = ("steps", "epochs")
+
+
+def run_identity(plan, trials: int, engine: str, spec_bytes: bytes) -> dict[str, Any]:
+    """What ties a checkpoint to its run: the network (name, parameter count), its seeds
+    (weights, data), the trials, and ``settings``, a sha256 digest of spec.yaml's data (but its
+    run length, `LENGTH_KEYS`: a run may be continued further) and run.json's settings (trials,
+    engine). A resumed run's must equal its checkpoint's. ``spec_bytes``: spec.yaml's content,
+    which must be valid YAML (it compiled to ``plan``)."""
+    from ..spec.loader import parse_spec_text
+
+    data = copy.deepcopy(parse_spec_text(spec_bytes.decode("utf-8-sig"), "spec.yaml", "yaml")[0])
+    if isinstance(data, dict) and isinstance(data.get("training"), dict):
+        for key in LENGTH_KEYS:
+            data["training"].pop(key, None)
+    settings = json.dumps({"spec": data, "run": {"trials": trials, "engine": engine}}, sort_keys=True,
+                          separators=(",", ":"))
+    training = plan.training
+    return {"network": plan.name, "parameters": plan.n_parameters,
+            "seeds": {"init": plan.init.seed, "data": training.seed if training is not None else None},
+            "trials": trials, "settings": hashlib.sha256(settings.encode()).hexdigest()}
+
+
 class RunDirectoryError(Exception):
     """A run directory that cannot be resumed; the message names the file and what is wrong."""
+
+
+class RunInUse(RunDirectoryError):
+    """Another process trains in the run directory (holds its lock)."""
+
+    def __init__(self, error: FolderInUse):
+        self.holder = error.holder
+        super().__init__(str(error))
 
 
 class RunDirectory:
@@ -41,66 +103,74 @@ class RunDirectory:
         self.path = Path(path)
         self._jsonl = None
         self._csv = None
+        #: The run's identity (`run_identity`), written into every checkpoint; None: none written.
+        self.identity: dict[str, Any] | None = None
+        self.lock = FolderLock(self.path, f"lstmgraph train, process {os.getpid()} on {socket.gethostname()}",
+                               "wait for it to end (or stop it): two processes training one run directory "
+                               "would corrupt it")
 
     @property
     def checkpoint_path(self) -> Path:
         return self.path / "checkpoint.npz"
 
     def exists(self) -> bool:
-        return (self.path / "run.json").exists()
+        return os.path.lexists(self.path / "run.json")
 
+    # -- who trains here ------------------------------------------------------------------------
+    def acquire(self) -> None:
+        """Hold the directory (creating it if need be); `RunInUse` naming the process that does,
+        `OutputError` for a lock file that is a link or cannot be written."""
+        if not self.lock.held:
+            make_folder(self.path)
+        try:
+            self.lock.acquire()
+        except FolderInUse as error:
+            raise RunInUse(error) from None
+
+    def holder(self) -> str | None:
+        """The process that trains here now (what its lock says), or None."""
+        return self.lock.holder_of() if self.path.is_dir() else None
+
+    def release(self) -> None:
+        self.lock.release()
+
+    # -- writing --------------------------------------------------------------------------------
     def create(self, spec_data: dict, run_info: dict) -> None:
         make_folder(self.path)
         try:
             for name in ("metrics.jsonl", "metrics.csv"):
-                (self.path / name).unlink(missing_ok=True)
+                (self.path / name).unlink(missing_ok=True)  # a link is removed, not followed
         except OSError as error:
             raise OutputError(self.path / name, error) from None
-        write_atomically(self.path / "spec.yaml", yaml.safe_dump(spec_data, sort_keys=False).encode())
+        write_atomically(self.path / "spec.yaml", spec_file_bytes(spec_data))
         self.write_json("run.json", run_info)
         write_atomically(self.path / "metrics.csv", (",".join(METRIC_COLUMNS) + "\n").encode())
         write_atomically(self.path / "metrics.jsonl", b"")
 
-    def read_info(self) -> dict[str, Any]:
-        """``run.json``, checked: an object with ``trials`` (an integer > 0) and, if given, a
-        known ``engine``."""
-        path = self.path / "run.json"
-        try:
-            info = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:  # UnicodeDecodeError and JSONDecodeError too
-            raise RunDirectoryError(f"{path}: cannot read it as JSON ({error})") from None
-        trials = info.get("trials") if isinstance(info, dict) else None
-        if type(trials) is not int or trials < 1:
-            raise RunDirectoryError(f"{path}: expected a JSON object whose 'trials' is an integer > 0")
-        if info.get("engine", "numpy") not in ("compiled", "numpy"):
-            raise RunDirectoryError(f"{path}: unknown engine {info['engine']!r}; expected compiled or numpy")
-        return info
-
     def write_json(self, name: str, data: Any) -> None:
         write_atomically(self.path / name, (json.dumps(data, indent=2) + "\n").encode())
 
-    def cut_metrics(self, rows: int) -> None:
+    def cut_metrics(self, rows: int, trials: int | None = None) -> None:
         """Keep the first ``rows`` metric rows (written before the checkpoint we resume from);
-        fewer rows than that, or a row that is not JSON, means the directory is damaged."""
-        for name, header in (("metrics.jsonl", 0), ("metrics.csv", 1)):
-            path = self.path / name
-            try:
-                lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
-            except OSError as error:
-                raise RunDirectoryError(f"{path}: cannot read it ({error.strerror})") from None
-            kept = lines[:rows + header]
-            if len(kept) < rows + header:
-                raise RunDirectoryError(f"{path}: holds {max(len(lines) - header, 0)} rows, but the "
-                                        f"checkpoint was written after {rows}")
-            if header == 0:
-                _check_rows(path, kept)
-            write_atomically(path, b"".join(kept))
+        fewer rows than that, or a damaged row, means the directory is damaged. Both files are
+        checked before either is written."""
+        self.write_metrics(self.metrics_kept(rows, trials))
+
+    def metrics_kept(self, rows: int, trials: int | None = None) -> dict[str, bytes]:
+        """The content of metrics.jsonl and metrics.csv cut back to ``rows`` rows, each row
+        checked (`RunDirectoryError` naming the file and line); nothing is written."""
+        return {"metrics.jsonl": b"".join(_read_rows(self.path / "metrics.jsonl", rows, trials)[1]),
+                "metrics.csv": _csv_kept(self.path / "metrics.csv", rows)}
+
+    def write_metrics(self, contents: dict[str, bytes]) -> None:
+        for name, content in contents.items():
+            write_atomically(self.path / name, content)
 
     def append_metrics(self, row: dict[str, Any]) -> None:
+        if self._jsonl is None:  # never through a link: OutputError naming the file
+            self._jsonl = append_no_follow(self.path / "metrics.jsonl")
+            self._csv = append_no_follow(self.path / "metrics.csv", newline="")
         try:
-            if self._jsonl is None:
-                self._jsonl = open(self.path / "metrics.jsonl", "a", encoding="utf-8")
-                self._csv = open(self.path / "metrics.csv", "a", encoding="utf-8", newline="")
             self._jsonl.write(json.dumps(row) + "\n")
             csv.writer(self._csv).writerow([row[column] for column in METRIC_COLUMNS])
         except OSError as error:
@@ -125,31 +195,259 @@ class RunDirectory:
 
     def save_checkpoint(self, arrays: dict[str, np.ndarray]) -> None:
         self.flush()
+        if self.identity is not None:
+            arrays = {**arrays, IDENTITY: np.array(json.dumps(self.identity, sort_keys=True))}
         write_atomically(self.checkpoint_path, npz_bytes(arrays))
 
-    def load_checkpoint(self, trials: int | None = None) -> dict[str, np.ndarray]:
-        """The checkpoint's arrays; with ``trials``, its ``counters`` must be four integers >= 0
-        counting that many trials (checked before a trainer is built for them)."""
+    # -- reading back ---------------------------------------------------------------------------
+    def read_json(self, name: str) -> Any:
+        """A JSON file of the directory: a regular file (no link followed) of at most
+        `MAX_JSON_BYTES`, UTF-8, read by the spec's bounded JSON reader (depth, values, digits)."""
+        path = self.path / name
         try:
-            arrays = read_npz(self.checkpoint_path)
+            text = read_no_follow(path, MAX_JSON_BYTES, name).decode("utf-8")
+        except InputFileError as error:
+            raise RunDirectoryError(str(error)) from None
+        except UnicodeDecodeError as error:
+            raise RunDirectoryError(f"{path}: cannot read it as JSON (not UTF-8 text at byte {error.start})") from None
+        try:
+            return parse_json(text)[0]
+        except JsonSyntaxError as error:
+            line, column = error.position
+            message = error.message.replace("the spec is too large: ", "too large: ")
+            raise RunDirectoryError(f"{path}: cannot read it as JSON: line {line}, column {column}: {message}"
+                                    + (f"; expected {error.expected}" if error.expected else "")) from None
+
+    def read_info(self) -> dict[str, Any]:
+        """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
+        optionally ``lstmgraph`` and ``spec`` (strings) and a known ``engine``, nothing else."""
+        path = self.path / "run.json"
+        info = self.read_json("run.json")
+        trials = info.get("trials") if isinstance(info, dict) else None
+        if type(trials) is not int or trials < 1:
+            raise RunDirectoryError(f"{path}: expected a JSON object whose 'trials' is an integer > 0")
+        _check_keys(path, info, RUN_INFO_KEYS)
+        if trials > MAX_TRIALS:
+            raise RunDirectoryError(f"{path}: 'trials' is {trials}, more than the limit of {MAX_TRIALS:,}")
+        if info.get("engine", "numpy") not in ENGINE_NAMES:
+            raise RunDirectoryError(f"{path}: unknown engine {info['engine'][:40]!r}; expected compiled or numpy")
+        return info
+
+    def read_summary(self) -> dict[str, Any]:
+        """``summary.json`` of a finished training run, checked against `SUMMARY_KEYS`."""
+        path = self.path / "summary.json"
+        summary = self.read_json("summary.json")
+        if not isinstance(summary, dict):
+            raise RunDirectoryError(f"{path}: expected a JSON object (the summary of a training run)")
+        _check_keys(path, summary, {key: (kind, True) for key, kind in SUMMARY_KEYS.items()})
+        for key in ("steps", "sequences", "window_sequences", "trials"):
+            if summary[key] < 0:
+                raise RunDirectoryError(f"{path}: '{key}' is {summary[key]}; expected an integer >= 0")
+        return summary
+
+    def read_spec(self) -> bytes:
+        """spec.yaml's bytes (a regular file, no link followed, at most `MAX_SPEC_BYTES`)."""
+        try:
+            return read_no_follow(self.path / "spec.yaml", MAX_SPEC_BYTES, "a spec")
+        except InputFileError as error:
+            raise RunDirectoryError(str(error)) from None
+
+    def read_metrics(self, trials: int | None = None) -> list[dict[str, Any]]:
+        """Every row of metrics.jsonl, checked (a last line cut short by a killed run is an error
+        here: the run's own reader after training)."""
+        return _read_rows(self.path / "metrics.jsonl", None, trials)[0]
+
+    def load_checkpoint(self, trials: int | None = None,
+                        identity: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays, its identity taken out. With ``trials``, its ``counters``
+        must be four integers >= 0 counting that many trials (checked before a trainer is built
+        for them); with ``identity``, it must be that run's (`run_identity`): `RunDirectoryError`
+        naming what differs otherwise. No link is followed."""
+        try:
+            arrays = read_npz(self.checkpoint_path, follow_links=False)
         except ArrayFileError as error:
             raise RunDirectoryError(str(error)) from None
+        stored = arrays.pop(IDENTITY, None)
         counters = arrays.get("counters")
         if trials is not None:
-            if counters is None or counters.shape != (4,) or counters.dtype.kind not in "iu" or counters.min() < 0:
+            if (counters is None or counters.shape != (4,) or counters.dtype.kind not in "iu"
+                    or counters.min() < 0):
                 raise RunDirectoryError(f"{self.checkpoint_path}: 'counters' is missing or not four "
                                         "integers >= 0 (steps, sequences, metric rows, trials)")
             if counters[3] != trials:
                 raise RunDirectoryError(f"{self.checkpoint_path}: holds {counters[3]} trials, but "
                                         f"{self.path / 'run.json'} says {trials}")
+        if identity is not None:
+            self._check_identity(stored, identity)
         return arrays
 
+    def _check_identity(self, stored: np.ndarray | None, identity: dict[str, Any]) -> None:
+        path = self.checkpoint_path
+        advice = ("resume from this run's own checkpoint.npz, or start a new run "
+                  "(lstmgraph train SPEC --out ANOTHER_FOLDER)")
+        if stored is None:
+            raise RunDirectoryError(f"{path}: holds no run identity, so it cannot be tied to this run "
+                                    f"(written by an older lstmgraph, or not by a run); {advice}")
+        found = None
+        if stored.dtype.kind == "U" and stored.shape == () and len(str(stored)) <= _MAX_IDENTITY_CHARS:
+            try:
+                found = parse_json(str(stored))[0]
+            except JsonSyntaxError:
+                pass
+        if not isinstance(found, dict):
+            raise RunDirectoryError(f"{path}: '{IDENTITY}' is not a run identity (a JSON object of at "
+                                    f"most {_MAX_IDENTITY_CHARS} characters); {advice}")
+        differences = []
+        if (found.get("network"), found.get("parameters")) != (identity["network"], identity["parameters"]):
+            differences.append(f"its network is {_short(found.get('network'))} with "
+                               f"{_short(found.get('parameters'))} parameters, this run's "
+                               f"{identity['network']!r} with {identity['parameters']}")
+        if found.get("seeds") != identity["seeds"]:
+            differences.append(f"its seeds are {_short(found.get('seeds'))}, this run's {identity['seeds']}")
+        if found.get("trials") != identity["trials"]:
+            differences.append(f"it holds {_short(found.get('trials'))} trials, this run {identity['trials']}")
+        if not differences and found != identity:
+            differences.append(f"its settings digest {_short(found.get('settings'))} is not this run's "
+                               f"{identity['settings'][:16]}... (spec.yaml or run.json changed since it was "
+                               "written; only training.steps and training.epochs may change before a resume)")
+        if differences:
+            raise RunDirectoryError(f"{path}: not this run's checkpoint: {'; '.join(differences)}; {advice}")
 
-def _check_rows(path: Path, lines: list[bytes]) -> None:
-    for number, line in enumerate(lines, start=1):
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> None:
+    """Every key known, of its type (an int counts as a float; a bool as neither), the required present."""
+    unknown = sorted(key for key in data if key not in keys)
+    if unknown:
+        raise RunDirectoryError(f"{path}: unknown key {_short(unknown[0])}; expected only "
+                                f"{', '.join(keys)}")
+    for key, (kind, required) in keys.items():
+        if key not in data:
+            if required:
+                raise RunDirectoryError(f"{path}: '{key}' is missing")
+            continue
+        value = data[key]
+        fits = (not isinstance(value, bool)
+                and (isinstance(value, (int, float)) if kind is float else isinstance(value, kind)))
+        if not fits:
+            raise RunDirectoryError(f"{path}: '{key}' is {_short(value)}; expected "
+                                    f"{ {str: 'a string', int: 'an integer', float: 'a number'}[kind]}")
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _lines(path: Path, rows: int | None):
+    """(number, bytes) of the first ``rows`` lines of ``path`` (all with None), each at most
+    `MAX_ROW_BYTES`; the file is a regular file, read without following a link."""
+    try:
+        handle = open_no_follow(path, os.O_RDONLY)
+    except FileNotFoundError:
+        handle = None
+    except NotAFile as error:
+        raise RunDirectoryError(f"{path}: {error.strerror}") from None
+    except OSError as error:
+        raise RunDirectoryError(f"{path}: cannot read it ({error.strerror or error})") from None
+    if handle is None:
+        return
+    with os.fdopen(handle, "rb") as stream:
+        number = 0
+        while rows is None or number < rows:
+            try:
+                line = stream.readline(MAX_ROW_BYTES + 1)
+            except OSError as error:
+                raise RunDirectoryError(f"{path}: cannot read it ({error.strerror or error})") from None
+            if not line:
+                return
+            number += 1
+            if len(line) > MAX_ROW_BYTES:
+                raise RunDirectoryError(f"{path}: line {number} is longer than {MAX_ROW_BYTES:,} bytes; "
+                                        "expected one metrics row")
+            yield number, line
+
+
+def _read_rows(path: Path, rows: int | None, trials: int | None) -> tuple[list[dict], list[bytes]]:
+    """The first ``rows`` rows of metrics.jsonl (all with None), checked: each a JSON object of
+    the metric columns (``loss_trials`` too where ``trials`` > 1), ``sequence`` its line number,
+    ``step`` never falling. Returns the rows and their lines."""
+    parsed, lines, last_step = [], [], 0
+    for number, line in _lines(path, rows):
+        where = f"{path}: line {number}"
+        if not line.endswith(b"\n"):
+            raise RunDirectoryError(f"{where} is cut short (no line end); expected a whole metrics row")
+        # A metrics row is an object holding at most one list (loss_trials) and no strings: more
+        # brackets are refused before parsing, which bounds the nesting json would recurse into.
+        if line.count(b"[") + line.count(b"{") > 2:
+            raise RunDirectoryError(f"{where} is not a metrics row (nested deeper than one list)")
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, too many digits
             row = None
-        if not isinstance(row, dict) or not isinstance(row.get("loss_per_step"), (int, float)):
-            raise RunDirectoryError(f"{path}: line {number} is not a metrics row")
+        if not isinstance(row, dict) or not _numbers(row.get("loss_per_step")):
+            raise RunDirectoryError(f"{where} is not a metrics row")
+        expected = set(METRIC_COLUMNS) | ({"loss_trials"} if trials is None or trials > 1 else set())
+        unknown = sorted(set(row) - expected)
+        if unknown:
+            raise RunDirectoryError(f"{where}: unknown key {_short(unknown[0])}; expected "
+                                    f"{', '.join(sorted(expected))}")
+        missing = [key for key in METRIC_COLUMNS if key not in row]
+        if missing:
+            raise RunDirectoryError(f"{where}: '{missing[0]}' is missing; expected {', '.join(METRIC_COLUMNS)}")
+        if type(row["sequence"]) is not int or row["sequence"] != number:
+            raise RunDirectoryError(f"{where}: 'sequence' is {_short(row['sequence'])}, expected {number} "
+                                    "(a repeated, missing or foreign row)")
+        if type(row["step"]) is not int or row["step"] < last_step:
+            raise RunDirectoryError(f"{where}: 'step' is {_short(row['step'])}; expected an integer "
+                                    f">= {last_step}, the step of the row before")
+        last_step = row["step"]
+        for key in ("loss", "learning_rate"):
+            if not _numbers(row[key]):
+                raise RunDirectoryError(f"{where}: '{key}' is {_short(row[key])}; expected a number")
+        if "loss_trials" in row:
+            values = row["loss_trials"]
+            if (not isinstance(values, list) or not all(map(_numbers, values))
+                    or (trials is not None and len(values) != trials)):
+                count = trials if trials is not None else "the trials'"
+                raise RunDirectoryError(f"{where}: 'loss_trials' is not a list of {count} numbers")
+        elif trials is not None and trials > 1:
+            raise RunDirectoryError(f"{where}: 'loss_trials' is missing; expected one loss per trial ({trials})")
+        parsed.append(row)
+        lines.append(line)
+    if rows is not None and len(lines) < rows:
+        raise RunDirectoryError(f"{path}: holds {len(lines)} rows, but the checkpoint was written after {rows}")
+    return parsed, lines
+
+
+def _csv_kept(path: Path, rows: int) -> bytes:
+    """metrics.csv's header and first ``rows`` rows, checked: the header, and each row five
+    numbers whose first is its row number."""
+    header = (",".join(METRIC_COLUMNS) + "\n").encode()
+    kept = []
+    for number, line in _lines(path, rows + 1):
+        if number == 1:
+            if line != header:
+                raise RunDirectoryError(f"{path}: line 1 is not the header {header.decode().strip()!r}")
+        else:
+            where = f"{path}: line {number}"
+            cells = line.rstrip(b"\r\n").split(b",")
+            if not line.endswith(b"\n") or len(cells) != len(METRIC_COLUMNS):
+                raise RunDirectoryError(f"{where} is not a metrics row ({len(METRIC_COLUMNS)} numbers: "
+                                        f"{', '.join(METRIC_COLUMNS)})")
+            try:
+                values = [float(cell) for cell in cells]
+            except ValueError:
+                raise RunDirectoryError(f"{where} is not a metrics row (a value is not a number)") from None
+            if values[0] != number - 1:
+                raise RunDirectoryError(f"{where}: sequence {cells[0].decode(errors='replace')[:20]}, expected "
+                                        f"{number - 1} (a repeated, missing or foreign row)")
+        kept.append(line)
+    if len(kept) < rows + 1:
+        raise RunDirectoryError(f"{path}: holds {max(len(kept) - 1, 0)} rows, but the checkpoint was "
+                                f"written after {rows}")
+    return b"".join(kept)
+

@@ -112,7 +112,8 @@ DAMAGE = {
     ("run.json not JSON", "run.json: cannot read it as JSON"),
     ("run.json without trials", "run.json: expected a JSON object whose 'trials' is an integer > 0"),
     ("run.json trial count", "checkpoint.npz: holds 2 trials, but"),
-    ("spec.yaml of another network", "missing array 'weights/x->reset'"),
+    ("spec.yaml of another network", "checkpoint.npz: not this run's checkpoint: its network is 'rnn' with 131 "
+                                     "parameters, this run's 'gru' with 339"),
     ("metrics.jsonl cut short", "metrics.jsonl: holds 0 rows, but the checkpoint was written after 5"),
 ])
 def test_resume_names_what_is_damaged(runs, tmp_path, damage, words):

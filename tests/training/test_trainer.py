@@ -12,8 +12,10 @@ import yaml
 import lstmgraph
 from lstmgraph.engine import Simulator
 from lstmgraph.engine.gradcheck import rtrl_gradient
+from lstmgraph.errors import SpecError
+from lstmgraph.spec.limits import MAX_EPOCHS, MAX_STEPS, MAX_TRIALS
 from lstmgraph.spec.models import LearningRateDecay
-from lstmgraph.training import DataError, Optimizer, Trainer, TrainingDiverged
+from lstmgraph.training import DataError, LimitError, Optimizer, Trainer, TrainingDiverged
 
 from conftest import EXPLODING, SPECS
 
@@ -127,6 +129,36 @@ def test_a_blow_up_names_the_step_and_the_group():
 
 
 def test_a_population_too_large_for_the_memory_is_refused_before_allocating():
+    # 3000 x 3000 recurrent weights (9 million, under the spec's limit) for 10,000 trials: 1.4 TB.
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["groups"][1]["size"] = 3000
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data))
+    with pytest.raises(MemoryError, match=r"10000 trials of rnn need more than [\d,.]+ GiB; this machine has"):
+        Trainer(plan, trials=10_000)
+
+
+def test_a_population_over_the_trial_limit_is_refused_naming_the_limit():
     plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
-    with pytest.raises(MemoryError, match=r"1000000000 trials of rnn need more than [\d,.]+ GiB; this machine has"):
-        Trainer(plan, trials=10**9)
+    for trials in (MAX_TRIALS + 1, 10**9, 10**12, 10**5000):
+        with pytest.raises(LimitError, match=rf"trials is .*, more than the limit of {MAX_TRIALS:,}"):
+            Trainer(plan, trials=trials)
+    for trials in (0, -1):
+        with pytest.raises(LimitError, match="trials must be at least 1"):
+            Trainer(plan, trials=trials)
+
+
+def test_a_run_longer_than_the_limits_is_a_located_spec_error_before_anything_runs(tmp_path):
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"]["steps"] = MAX_STEPS + 1
+    with pytest.raises(SpecError) as raised:
+        Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data)))
+    (problem,) = raised.value.problems
+    assert problem.path == ("training", "steps") and f"more than the limit of {MAX_STEPS:,}" in problem.message
+    data["training"]["steps"] = MAX_STEPS  # at the limit: accepted (nothing runs until run())
+    assert Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data))).training.steps == MAX_STEPS
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", inputs=rng.random((5, 4)), targets=np.eye(3)[rng.integers(0, 3, 5)])
+    del data["training"]["task"], data["training"]["steps"]
+    data["training"].update(data=str(tmp_path / "d.npz"), epochs=MAX_EPOCHS + 1)
+    with pytest.raises(SpecError, match=f"passes over the data, more than the limit of {MAX_EPOCHS:,}"):
+        Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data)))
