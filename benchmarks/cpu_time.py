@@ -39,7 +39,7 @@ def main() -> None:
     width = args.width
     run = specialised.load(network.flat, width).run if args.kernel == "specialised" else network.interpreter.run
     inputs, targets = stream(network.n_inputs, network.n_outputs, args.steps)
-    block = network.population(initial_weights(plan, list(range(width))), 0.001, lanes=width).blocks[0]
+    block = network.population(initial_weights(plan, list(range(width))), 0.001, lanes=width).lanes[0].V
     lanes_in = np.ascontiguousarray(np.broadcast_to(inputs[:, :, None], inputs.shape + (width,)))
     lanes_out = np.ascontiguousarray(np.broadcast_to(targets[:, None, :, None], (len(targets), 1, targets.shape[1], width)))
 

@@ -150,7 +150,8 @@ def _training_ended(lane, counter, settings, max_error, right, error, recent_rig
     full = counter[Counter.FILLED] == window
     if settings[Setting.FIXED]:
         since = counter[Counter.SEQUENCES] - counter[Counter.LAST_CHECK]
-        if (full and counter[Counter.WRONG] == 0 and since >= CHECK_AFTER_RIGHT) or since >= settings[Setting.EVALUATE_EVERY]:
+        if (full and counter[Counter.WRONG] == 0 and since >= CHECK_AFTER_RIGHT) or \
+                since >= settings[Setting.EVALUATE_EVERY]:
             counter[Counter.LAST_CHECK] = counter[Counter.SEQUENCES]
             counter[Counter.PHASE], counter[Counter.FROZEN_POSITION] = Phase.CHECKING, 0
         return
@@ -173,8 +174,8 @@ def _training_over(counter, settings, result):
         counter[Counter.STATUS] = result
 
 
-def drive(block: LaneBlock, rule: Rule, training: LaneSequences, frozen: LaneSequences, counters: np.ndarray,
-          recent: Window, test_errors: np.ndarray, outputs: np.ndarray, stage_inputs: np.ndarray,
+def drive(block: LaneBlock, momentum: float, rule: Rule, training: LaneSequences, frozen: LaneSequences,
+          counters: np.ndarray, recent: Window, test_errors: np.ndarray, outputs: np.ndarray, stage_inputs: np.ndarray,
           stage_targets: np.ndarray, work: int) -> None:
     """Run the lanes of ``block`` (lane l is trial l, for l < len(counters)) until every lane
     has stopped (its ``STATUS`` not `Status.RUNNING`), or one needs sequences, or about ``work``
@@ -193,7 +194,8 @@ def drive(block: LaneBlock, rule: Rule, training: LaneSequences, frozen: LaneSeq
                       np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
                       np.zeros((lanes, stage_inputs.shape[0], outputs.shape[2])), np.zeros(lanes, dtype=np.bool_),
                       errors)
-    _drive(block.kernel, block.for_driver(), rule, training, frozen, counters, recent, test_errors, outputs, scratch, work)
+    _drive(block.kernel, block.for_driver(momentum), rule, training, frozen, counters, recent, test_errors, outputs,
+           scratch, work)
 
 
 # Compiled once per process, kernel and lane count, not cached (as `stream_driver._drive`).

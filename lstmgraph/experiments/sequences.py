@@ -22,8 +22,8 @@ import numpy as np
 
 from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
-from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK, SequenceCounter as Counter,
-                       SequenceSetting as Setting, Status)
+from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
+                       SequenceCounter as Counter, SequenceSetting as Setting, Status)
 from .data import StreamData, data_rng
 from .protocols import Protocol, check_positive, mean_or_none, register
 from .trial import Trial, from_json_array, json_array, result_row
@@ -287,8 +287,9 @@ class SequenceTrial(Trial):
                                 *(_longest(data[3]) for data in frozen))
             training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
                                               for field in driver.LaneSequences._fields))
-            driver.drive(block, rule, training, driver.LaneSequences(*zip(*frozen)), counters, recent, test_errors,
-                         outputs, stage_inputs, stage_targets, WORK)
+            driver.drive(block, trials[0].engine.training.momentum, rule, training,
+                         driver.LaneSequences(*zip(*frozen)), counters, recent, test_errors, outputs, stage_inputs,
+                         stage_targets, WORK)
             if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
                 break
         block.scatter(engines)

@@ -106,7 +106,8 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
         return
     counter[Counter.TEST_POSITION] = position
     score[phase - 1] = right
-    if settings[Setting.STOP_FAILED_PHASE] == 1 and right < settings[Setting.TEST_LIMIT] and not _last_phase(counter, settings):
+    if settings[Setting.STOP_FAILED_PHASE] == 1 and right < settings[Setting.TEST_LIMIT] and \
+            not _last_phase(counter, settings):
         score[phase:] = NOT_RUN  # the phase has failed: training goes on
         counter[Counter.PHASE] = 0
         return
@@ -118,8 +119,8 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
         counter[Counter.STATUS] = Status.SOLVED
 
 
-def drive(block: LaneBlock, rule: Rule, train: LaneData, test: LaneData, counters: np.ndarray, scores: np.ndarray,
-          stage_inputs: np.ndarray, stage_targets: np.ndarray, work: int) -> None:
+def drive(block: LaneBlock, momentum: float, rule: Rule, train: LaneData, test: LaneData, counters: np.ndarray,
+          scores: np.ndarray, stage_inputs: np.ndarray, stage_targets: np.ndarray, work: int) -> None:
     """Run the lanes of ``block`` (lane l is trial l, for l < len(counters)) until every lane
     has stopped (its ``STATUS`` not `Status.RUNNING`), or one needs data, or about ``work``
     lockstep steps are done. ``train`` and ``test``: per lane, its data (`LaneData`; a stream
@@ -133,7 +134,7 @@ def drive(block: LaneBlock, rule: Rule, train: LaneData, test: LaneData, counter
     scratch = Scratch(stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.bool_),
                       np.zeros(lanes, dtype=np.int64), np.zeros(lanes), np.zeros((lanes, 0, stage_targets.shape[2])),
                       np.zeros(lanes, dtype=np.bool_))
-    _drive(block.kernel, block.for_driver(), rule, train, test, counters, scores, scratch, work)
+    _drive(block.kernel, block.for_driver(momentum), rule, train, test, counters, scores, scratch, work)
 
 
 # The kernel is an argument: this function is compiled once per process, kernel and
@@ -224,7 +225,7 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
                 counter[Counter.ENDS_LEFT] -= counts[position] - counts[start]
             if not active[lane]:  # its first error, at its last step
                 if reset_each:
-                    right = counter[Counter.UNITS_DONE] + counter[Counter.SEGMENT_STEPS] - 1 if steps_unit else counter[Counter.UNITS_DONE]
+                    right = counter[Counter.UNITS_DONE] + (counter[Counter.SEGMENT_STEPS] - 1 if steps_unit else 0)
                 elif steps_unit:
                     right = counter[Counter.SEGMENT_STEPS] - 1
                 else:  # sequences completed before the erring step
@@ -232,8 +233,8 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
                 _end_stream(lane, counter, scores[lane], settings, right, _next_start(ends, position), V, rows,
                             rates, rate_decay)
             elif counter[Counter.STEPS_LEFT] == 0 or counter[Counter.ENDS_LEFT] == 0:  # the segment ran to its end
-                counter[Counter.UNITS_DONE] = (limit if not reset_each else
-                                       counter[Counter.UNITS_DONE] + (counter[Counter.SEGMENT_STEPS] if steps_unit else 1))
+                done_units = counter[Counter.SEGMENT_STEPS] if steps_unit else 1
+                counter[Counter.UNITS_DONE] = limit if not reset_each else counter[Counter.UNITS_DONE] + done_units
                 counter[at] = _next_start(ends, position)
                 if counter[Counter.UNITS_DONE] < limit:
                     _begin_segment(lane, counter, settings, V, rows)

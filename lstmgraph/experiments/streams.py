@@ -100,8 +100,9 @@ class StreamProtocol(Protocol):
     @classmethod
     def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """The share of each class (perfect, good, rest) and the mean score of the last test phase."""
-        fields: dict[str, Any] = {f"{label}_percent": (100.0 * sum(row.get("class") == label for row in rows) / len(rows)
-                                                       if rows else None) for label in cls.classes}
+        fields: dict[str, Any] = {
+            f"{label}_percent": 100.0 * sum(row.get("class") == label for row in rows) / len(rows) if rows else None
+            for label in cls.classes}
         fields["mean_test_score"] = mean_or_none([row["score"] for row in rows])
         return fields
 
@@ -151,10 +152,12 @@ def stream_score(network, data: StreamData, protocol: StreamProtocol, limit: int
                 int(np.searchsorted(data.counts, data.counts[position] + limit))
         network.reset()
         steps, outputs = network.present(data.inputs[position:stop], data.targets[position:stop], learn,
-                                         protocol.success_test.kernel_tolerance, data.judged[position:stop] if data.apart else None)
+                                         protocol.success_test.kernel_tolerance,
+                                         data.judged[position:stop] if data.apart else None)
         steps_run += steps
         last = position + steps - 1
-        if steps < stop - position or not protocol.success_test.steps_correct(outputs[-1:], data.judged[last:last + 1])[0]:
+        if steps < stop - position or not protocol.success_test.steps_correct(
+                outputs[-1:], data.judged[last:last + 1])[0]:
             if protocol.reset_each_sequence:
                 right = done + steps - 1 if steps_unit else done
             else:
@@ -236,7 +239,7 @@ class StreamTrial(Trial):
         self.counters = np.zeros(STREAM_SAVED, dtype=np.int64)  # its place: `counters.StreamCounter`
         self.scores = np.zeros(protocol.test_streams, dtype=np.int64)
         population = engine.population
-        if len(population.blocks) != 1 or population.trials != 1:
+        if len(population.lanes) != 1 or population.trials != 1:
             raise ValueError("a stream trial runs one network")
 
     def _figures(self) -> dict[str, float]:
@@ -282,8 +285,8 @@ class StreamTrial(Trial):
             planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
             if stage_targets is None or stage_targets.shape[1] != planes:
                 stage_targets = np.zeros((CHUNK, planes, program.n_outputs, block.width))
-            driver.drive(block, rule, lanes("training"), lanes("testing"), counters, scores, stage_inputs,
-                         stage_targets, WORK)
+            driver.drive(block, trials[0].engine.training.momentum, rule, lanes("training"), lanes("testing"),
+                         counters, scores, stage_inputs, stage_targets, WORK)
             for lane, trial in enumerate(trials):
                 if status[lane] in (Status.NEED_TRAINING, Status.NEED_TEST):
                     source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING

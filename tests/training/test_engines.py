@@ -158,7 +158,7 @@ def test_blocks_of_trials_in_threads_equal_one_call(monkeypatch):
     for lanes in (3, 2, 1):
         monkeypatch.setattr(compiled_network, "LANES", lanes)
         trainer = Trainer(plan, trials=3, engine="compiled")
-        blocks = trainer.backend.population.blocks
+        blocks = [lane.V for lane in trainer.backend.population.lanes]
         assert sum(block.shape[1] for block in blocks) == 3 and max(block.shape[1] for block in blocks) <= lanes
         trainer.run()
         results.append(trainer.weights)

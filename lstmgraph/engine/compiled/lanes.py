@@ -42,16 +42,14 @@ class LaneBlock:
     kernel: Any
     V: np.ndarray
     rates: np.ndarray
-    momentum: float
 
     @property
     def width(self) -> int:
         return self.V.shape[1]
 
-    def for_driver(self) -> KernelBlock:
-        program = self.network.program
-        return KernelBlock(self.network.flat.arguments(), self.V, slot_rows(program), self.rates,
-                           float(self.momentum))
+    def for_driver(self, momentum: float) -> KernelBlock:
+        return KernelBlock(self.network.flat.arguments(), self.V, slot_rows(self.network.program), self.rates,
+                           float(momentum))
 
     @classmethod
     def gather(cls, engines: list) -> "LaneBlock":
@@ -63,22 +61,22 @@ class LaneBlock:
 
         first = engines[0]
         if len(engines) == 1:
-            return first.population.lane_block(0, first.rate, first.training.momentum)
+            return first.population.lane_block(0, first.rate)
         network = first.network
         together = len(engines) <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
         width = specialised.WIDTH if together else len(engines)
         kernel = network.specialised(width).run if together else network.interpreter.run
         V, rates = np.zeros((network.program.n_slots, width)), np.zeros(width)
         for lane, engine in enumerate(engines):
-            V[:, lane] = engine.population.blocks[0][:, 0]
+            V[:, lane] = engine.population.lanes[0].V[:, 0]
             rates[lane] = engine.rate
-        return cls(network, kernel, V, rates, first.training.momentum)
+        return cls(network, kernel, V, rates)
 
     def scatter(self, engines: list) -> None:
         """Each engine's network and rate from its lane (the inverse of `gather`)."""
         for lane, engine in enumerate(engines):
             if len(engines) > 1:
-                engine.population.blocks[0][:, 0] = self.V[:, lane]
+                engine.population.lanes[0].V[:, 0] = self.V[:, lane]
             engine.rate = float(self.rates[lane])
 
 

@@ -121,30 +121,35 @@ class Population:
         self.width = width if self.kernel == "specialised" else None
         if self.width is not None:
             lanes = width
-        self.run_function = self._run = (network.specialised(width).run if self.kernel == "specialised"
-                                         else network.interpreter.run)
+        run = network.specialised(width).run if self.kernel == "specialised" else network.interpreter.run
         bounds = list(range(0, self.trials, lanes)) + [self.trials]
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
-        self.blocks = []
+        #: The trials' slots and rates in blocks of lanes, trials ``bounds[i]`` in ``lanes[i]``.
+        self.lanes: list[LaneBlock] = []
         for first, last in self.bounds:
             block = np.zeros((self.program.n_slots, self.width or last - first))
             block[ONE], block[MINUS_ONE] = 1.0, -1.0
-            self.blocks.append(block)
-        self.rates = [np.zeros(block.shape[1]) for block in self.blocks]
+            self.lanes.append(LaneBlock(network, run, block, np.zeros(block.shape[1])))
         self.set_rate(rate)
         self.set_weights(weights)
-        self.pool = ThreadPoolExecutor(min(network.threads, len(self.blocks))) \
-            if network.threads > 1 and len(self.blocks) > 1 else None
+        self.pool = ThreadPoolExecutor(min(network.threads, len(self.lanes))) \
+            if network.threads > 1 and len(self.lanes) > 1 else None
+
+    def _slots(self) -> list[np.ndarray]:
+        return [lane.V for lane in self.lanes]
+
+    def _rates(self) -> list[np.ndarray]:
+        return [lane.rates for lane in self.lanes]
 
     # -- by name ----------------------------------------------------------------------------
     def _get(self, rows: slice) -> np.ndarray:
         """Rows of every trial, (trials, rows)."""
-        return np.concatenate([block[rows, :last - first].T for (first, last), block in zip(self.bounds, self.blocks)],
+        return np.concatenate([block[rows, :last - first].T for (first, last), block in zip(self.bounds, self._slots())],
                               axis=0)
 
     def _set(self, rows: slice, values: np.ndarray) -> None:
         values = np.asarray(values, dtype=np.float64).reshape(self.trials, -1)
-        for (first, last), block in zip(self.bounds, self.blocks):
+        for (first, last), block in zip(self.bounds, self._slots()):
             block[rows, :last - first] = values[first:last].T
 
     def weights(self) -> Weights:
@@ -185,35 +190,35 @@ class Population:
             self._set(self.program.trace(group), traces.get(group, np.zeros((self.trials, len(units)))))
 
     def rate(self) -> np.ndarray:
-        return np.concatenate([rate[:last - first] for (first, last), rate in zip(self.bounds, self.rates)])
+        return np.concatenate([rate[:last - first] for (first, last), rate in zip(self.bounds, self._rates())])
 
     def set_rate(self, rate: float | np.ndarray) -> None:
         rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), (self.trials,))
-        for (first, last), values in zip(self.bounds, self.rates):
+        for (first, last), values in zip(self.bounds, self._rates()):
             values[:last - first] = rate[first:last]
 
-    def lane_block(self, index: int, rate: float, momentum: float) -> LaneBlock:
-        """Block ``index`` as a `LaneBlock` (its own arrays, no copy), every lane at ``rate``."""
+    def lane_block(self, index: int, rate: float) -> LaneBlock:
+        """Block ``index`` (its own arrays, no copy), every lane at ``rate``."""
         self.set_rate(rate)
-        return LaneBlock(self.network, self.run_function, self.blocks[index], self.rates[index], momentum)
+        return self.lanes[index]
 
     def reset(self) -> None:
         """Zero activations and traces (a reset between sequences)."""
-        for block in self.blocks:
+        for block in self._slots():
             block[self.program.states] = 0.0
             block[self.program.traces] = 0.0
 
     def finite(self) -> bool:
-        return all(bool(np.isfinite(block).all()) for block in self.blocks)
+        return all(bool(np.isfinite(block).all()) for block in self._slots())
 
     def snapshot(self) -> list[np.ndarray]:
-        return [block.copy() for block in self.blocks] + [rate.copy() for rate in self.rates]
+        return [block.copy() for block in self._slots()] + [rate.copy() for rate in self._rates()]
 
     def restore(self, snapshot: list[np.ndarray]) -> None:
-        count = len(self.blocks)
-        for block, saved in zip(self.blocks, snapshot[:count]):
+        count = len(self.lanes)
+        for block, saved in zip(self._slots(), snapshot[:count]):
             block[:] = saved
-        for rate, saved in zip(self.rates, snapshot[count:]):
+        for rate, saved in zip(self._rates(), snapshot[count:]):
             rate[:] = saved
 
     # -- running ----------------------------------------------------------------------------
@@ -238,14 +243,15 @@ class Population:
         arguments = self.network.flat.arguments()
 
         def block_run(index: int, first: int, last: int) -> None:
-            width, count = self.blocks[index].shape[1], last - first
+            lane_block = self.lanes[index]
+            width, count = lane_block.width, last - first
             active = np.zeros(width, dtype=np.bool_)
             active[:count] = True
             learning = np.zeros(width, dtype=np.bool_)
             learning[:count] = learns[first:last]
             if width == count:
-                self._run(*arguments, self.blocks[index], _lanes(inputs, first, last), _planes(planes, first, last),
-                          self.rates[index], float(momentum), float(decay), float(tolerance), learning, active,
+                lane_block.kernel(*arguments, lane_block.V, _lanes(inputs, first, last), _planes(planes, first, last),
+                          lane_block.rates, float(momentum), float(decay), float(tolerance), learning, active,
                           steps[first:last], loss[first:last], outputs[first:last], np.zeros(width, dtype=np.bool_),
                           False)
                 return
@@ -253,8 +259,8 @@ class Population:
             # inputs repeat the last trial's.
             block_steps, block_loss = np.zeros(width, dtype=np.int64), np.zeros(width)
             block_outputs = np.zeros((width,) + outputs.shape[1:])
-            self._run(*arguments, self.blocks[index], _lanes(inputs, first, last, width),
-                      _planes(planes, first, last, width), self.rates[index], float(momentum), float(decay),
+            lane_block.kernel(*arguments, lane_block.V, _lanes(inputs, first, last, width),
+                      _planes(planes, first, last, width), lane_block.rates, float(momentum), float(decay),
                       float(tolerance), learning, active, block_steps, block_loss, block_outputs,
                       np.zeros(width, dtype=np.bool_), False)
             steps[first:last], loss[first:last] = block_steps[:count], block_loss[:count]
