@@ -1,4 +1,4 @@
-"""`lstmgraph evaluate`: a trained run judged on fresh sequences of its task."""
+"""`lstmgraph evaluate`: a trained run judged on fresh sequences of its task, or on held-out data."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
-from lstmgraph.render.plots import PlotError
+from lstmgraph.render.plots import PlotError, describe_data
 from lstmgraph.spec import limits
 
 from .common import fail, report_spec_error
@@ -22,9 +22,13 @@ from .common import fail, report_spec_error
               help="Fresh sequences of the run's task to judge (a data file: at most one pass).")
 @click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), default=0, show_default=True,
               help="Seed of the fresh sequences.")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+              help="Judge the sequences of this .npz file (held-out data in the training data format: "
+                   "inputs, targets, optional starts) instead of the run's task or training data.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
-def evaluate(run_dir: Path, sequences: int, seed: int, as_json: bool) -> None:
-    """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task.
+def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_json: bool) -> None:
+    """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task,
+    or on held-out data (--data).
 
     Prints, per network: sequences correct by the task's success test (a reproduce trial: its
     row's, as OUT/experiment.json records it), the mean squared error per output and over all,
@@ -32,7 +36,7 @@ def evaluate(run_dir: Path, sequences: int, seed: int, as_json: bool) -> None:
     (the 2000/2002 papers' test-stream figure).
     """
     try:
-        result = evaluate_run(run_dir, sequences, seed)
+        result = evaluate_run(run_dir, sequences, seed, data)
     except (PlotError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:
@@ -43,9 +47,12 @@ def evaluate(run_dir: Path, sequences: int, seed: int, as_json: bool) -> None:
 def _table(result: Evaluation) -> str:
     lines = [f"{result.run}: {result.network}, {result.steps_trained} steps trained"
              + ("" if result.weights_file == "weights.npz" else f" (unfinished: weights of {result.weights_file})"),
-             f"{result.sequences} fresh sequences ({result.steps} steps) of {result.source}, seed {result.seed}, "
+             describe_data(result.data, result.source, result.seed, result.sequences, "sequences")
+             + f", {result.steps} steps, "
              + ("activations reset before each" if result.reset else "one stream, no reset"),
              f"success test: {result.success_test.describe()}", ""]
+    if result.data == "training data":
+        lines.insert(2, "note: these are the sequences the run trained on; judge held-out data with --data FILE")
     continual = result.trials[0].sequences_before_error is not None
     header = ["trial", "correct", "wrong", "% correct", "mse", "loss/step"]
     header += ["sequences before error", "steps before error"] if continual else []

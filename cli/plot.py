@@ -24,6 +24,9 @@ from .common import fail, report_spec_error
               help="Trace panels, top to bottom: cell_state, input_gate, forget_gate, output_gate, "
                    "cell_input, squashed_state, cell_output, gate, hidden, input, output, or unit "
                    "group names (default: the cells' states and gates, gate and hidden groups, outputs).")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+              help="Trace the sequences of this .npz file (held-out data in the training data format: "
+                   "inputs, targets, optional starts) instead of the run's task or training data.")
 @click.option("--trial", type=click.IntRange(min=0, max=limits.MAX_TRIALS - 1), default=0, show_default=True,
               help="Which network of a population to trace.")
 @click.option("--x", "curve_x", type=click.Choice(["step", "sequence"]), default="step", show_default=True,
@@ -35,8 +38,9 @@ from .common import fail, report_spec_error
               help="Resolution of a .png.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int, units: str | None,
-         trial: int, curve_x: str, loss: str, dpi: int, quiet: bool) -> None:
-    """Draw runs' learning curves and, on fresh steps of their task, cell states, gates and outputs.
+         data: Path | None, trial: int, curve_x: str, loss: str, dpi: int, quiet: bool) -> None:
+    """Draw runs' learning curves and, on fresh steps of their task (or held-out data, --data),
+    cell states, gates and outputs, one panel per gate or hidden group.
 
     Several RUN_DIRS are drawn side by side, one column each.
     """
@@ -50,7 +54,7 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
         raise click.BadParameter("name at least one panel", param_hint="'--units'")
     try:
         written, lines = plot_runs(run_dirs, output, steps, seed, panels, trial, curve_x,
-                                   loss == "per_step", dpi)
+                                   loss == "per_step", dpi, data)
     except PlotError as error:
         fail(str(error))
     except SpecError as error:

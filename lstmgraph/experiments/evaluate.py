@@ -1,9 +1,12 @@
-"""Judge a trained run (`lstmgraph train`, or a `reproduce` trial) on fresh sequences of its task.
+"""Judge a trained run (`lstmgraph train`, or a `reproduce` trial) on fresh sequences of its task,
+or on a held-out data file.
 
 The run's weights (weights.npz, or the checkpoint's for an unfinished run; `load_run`) are run
-forward by the numpy engine on ``sequences`` new sequences of the run's own task (or its data
-file's, in order), the activations reset before each sequence as in training (a continual
-task's stream runs on). Each sequence is judged by the task's success test, the one the
+forward by the numpy engine on ``sequences`` new sequences of the run's own task, or on the
+sequences of a data file in order: the file given as ``data`` (held-out data, in the training
+data format), else the run's own training data file (which is then not held out; `Evaluation.data`
+says which). The activations are reset before each sequence as in training (a continual task's
+stream runs on). Each sequence is judged by the task's success test, the one the
 catalogue's experiments of that task use (success.py): the 1997 tests per sequence, the
 2000/2002 tolerance per step. A `reproduce` trial (OUT/trials/SEED) is judged by its own
 row's test, as OUT/experiment.json records it (with any `--protocol-option`). Reported per
@@ -23,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..engine.simulator import Simulator
-from ..render.plots import Run, load_run, sequence_source
+from ..render.plots import DataKind, Run, load_run, sequence_source
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
 from .protocols import ProtocolError
@@ -118,6 +121,7 @@ class Evaluation:
     weights_file: str
     steps_trained: int
     source: str                  # the task's name, or the data file's
+    data: DataKind               # "task" (fresh sequences), "training data" or "held-out data"
     sequences: int
     steps: int
     seed: int
@@ -141,16 +145,20 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0) -> Evaluation:
+def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
+                 data: str | Path | None = None) -> Evaluation:
     """Run every network of the run at ``path`` on ``sequences`` fresh sequences (drawn from
-    ``numpy.random.default_rng(seed)``; a data file's in order, at most one pass) and judge
-    them. Raises `PlotError` (from `load_run`) for a directory that is not a run."""
+    ``numpy.random.default_rng(seed)``), or on those of the data file ``data`` (held-out data)
+    or else of the run's own data file (in order, at most one pass), and judge them. Raises
+    `PlotError` (from `load_run`, `sequence_source`) for a directory that is not a run, a
+    damaged file in it, or a data file that cannot be read or does not fit the network."""
     if sequences < 1:
         raise EvaluationError(f"sequences must be at least 1, not {sequences}")
     run = load_run(path)
     training = training_section(run.plan)
     sim = Simulator(run.plan)
-    draw, continual, source, _ = sequence_source(run, sim, seed, epochs=1)
+    origin = sequence_source(run, sim, seed, epochs=1, data=data)
+    draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
     test = trial_success_test(run.path, task) or success_test(task)
     reset = training.reset == "sequence" if training.reset else not continual
@@ -178,7 +186,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0) -> Eval
     results = [_trial_result(k, [o[:, k] for o in outputs], targets, [c[:, k] for c in correct_steps],
                              sum(loss[k] for loss in losses) / steps, names, continual)
                for k in range(run.trials)]
-    return Evaluation(str(run.path), run.plan.name, run.weights_file, run.steps_trained, source,
+    return Evaluation(str(run.path), run.plan.name, run.weights_file, run.steps_trained, source, origin.kind,
                       len(outputs), steps, seed, reset, test, results)
 
 

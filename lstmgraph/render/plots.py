@@ -1,9 +1,11 @@
 """Figures of training runs, like the papers': learning curves and internal-state traces.
 
-`load_run` reads a run directory (training.md: resolved spec, metrics, weights); `trace_run`
-runs the trained weights forward with the numpy engine on fresh steps of the run's own task;
-`draw_figure` lays the panels out, one column per run and one row per panel; `plot_runs` does
-all of it and writes one .png, .svg or .pdf. matplotlib is imported only to draw (its Agg
+`load_run` reads a run directory (training.md: resolved spec, metrics, weights), every kind of
+damage a `PlotError` naming the file; `trace_run` runs the trained weights forward with the
+numpy engine on fresh steps of the run's own task, on its training data file, or on a held-out
+data file (`sequence_source`); `draw_figure` lays the panels out, one column per run and one
+row per panel (a gate or hidden group: a row each, with a legend); `plot_runs` does all of it
+and writes one .png, .svg or .pdf. matplotlib is imported only to draw (its Agg
 renderer, through `Figure`; pyplot and its global state are never touched).
 """
 
@@ -14,11 +16,12 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 import numpy as np
 
 from ..engine.simulator import Simulator
+from ..arrays import ArrayFileError, numbers, read_npz
 from ..engine.weights import Weights, WeightsError, load_weights
 from ..errors import did_you_mean
 from ..files import write_atomically
@@ -50,12 +53,16 @@ PANELS: dict[str, tuple[str, ...]] = {
 #: Drawn when no panels are asked for; rows that no run has are left out.
 DEFAULT_PANELS: tuple[str, ...] = (
     "cell_state", "input_gate", "forget_gate", "output_gate", "gate", "hidden", "output")
+#: Panel kinds drawn as one row per unit group (a GRU's reset and update gates apart), where
+#: the memory-block kinds gather every block's port of that kind in one row.
+PER_GROUP: tuple[str, ...] = ("gate", "hidden")
 FORMATS: tuple[str, ...] = (".png", ".svg", ".pdf")
 _TITLES = {"cell_state": "cell state s_c", "input_gate": "input gate", "forget_gate": "forget gate",
            "output_gate": "output gate", "cell_input": "cell input g", "squashed_state": "h(s_c)",
            "cell_output": "cell output", "gate": "gate", "hidden": "hidden", "input": "input",
            "output": "output vs target"}
-_MAX_LINES_WITH_LEGEND = 10
+_MAX_LINES_WITH_LEGEND = 24    # in columns of at most 12
+_LEGEND_COLUMN = 12
 _MAX_LINE_OUTPUTS = 4          # more outputs are drawn as a heat map
 _MAX_LABELLED_STEPS = 120      # input symbols under the steps up to this length
 _MAX_MARKED_STEPS = 300        # heat maps mark the targets up to this length
@@ -63,6 +70,33 @@ _MAX_MARKED_STEPS = 300        # heat maps mark the targets up to this length
 
 class PlotError(Exception):
     """A run directory that cannot be plotted, or a request that does not fit it."""
+
+
+#: Where traced or judged sequences come from: the run's task (fresh draws from a seed), the
+#: run's own training data file, or a data file given for the purpose (held out).
+DataKind = Literal["task", "training data", "held-out data"]
+
+
+@dataclass(frozen=True)
+class SequenceSource:
+    """`sequence_source`'s answer: ``draw()`` gives the next sequence (None after a data
+    file's last), whether they form one continual stream, the task's name or the data file,
+    which kind of data it is, and the task's `unit_symbols` ((None, None) for a file)."""
+
+    draw: Callable[[], TaskSequence | None]
+    continual: bool
+    source: str
+    kind: DataKind
+    symbols: tuple
+
+
+def describe_data(kind: DataKind, source: str, seed: int, count: int, unit: str) -> str:
+    """``count`` ``unit``s (e.g. 200 steps) of the data, in words that say which data it is."""
+    if kind == "task":
+        return f"{count} fresh {unit} of {source} (seed {seed})"
+    if kind == "training data":
+        return f"{count} {unit} of the run's training data {source} (not held out)"
+    return f"{count} {unit} of held-out data {source}"
 
 
 @dataclass(frozen=True)
@@ -117,6 +151,7 @@ class Trace:
     source: str                       # task name, or the data file's name
     input_symbols: tuple[str, ...] | None = None   # the task's names of its input units
     output_symbols: tuple[str, ...] | None = None  # and of its output units (all output groups)
+    kind: DataKind = "task"           # which data the source is (`describe_data`)
 
     @property
     def steps(self) -> int:
@@ -125,29 +160,46 @@ class Trace:
 
 # -- reading a run --------------------------------------------------------------------------------
 def load_run(path: str | Path) -> Run:
-    """Read a run directory. `PlotError` if it is not one or a file is missing or unreadable;
+    """Read a run directory. `PlotError` naming the file if it is not one, or a file is
+    missing, a symbolic link, damaged, of another network or holds NaN or infinite weights;
     `SpecError` if its spec.yaml does not compile."""
     path = Path(path)
     if not path.is_dir():
         raise PlotError(f"{path}: no such run directory")
-    if not (path / "spec.yaml").is_file():
+    spec = _own_file(path / "spec.yaml")
+    if not spec.is_file():
         raise PlotError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
                         f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
-    plan = compile_plan(load_spec(path / "spec.yaml"))
-    if (path / "weights.npz").is_file():
+    plan = compile_plan(load_spec(spec))
+    if _own_file(path / "weights.npz").exists():
         try:
             weights = load_weights(path / "weights.npz", plan)
         except WeightsError as error:
             raise PlotError(str(error)) from None
         weights_file = "weights.npz"
-    elif (path / "checkpoint.npz").is_file():
+    elif _own_file(path / "checkpoint.npz").exists():
         weights = _checkpoint_weights(path / "checkpoint.npz", plan)
         weights_file = "checkpoint.npz"
     else:
         raise PlotError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
+    for name, values in weights.items():
+        try:
+            numbers(path / weights_file, f"'{name}'", values)
+        except ArrayFileError as error:
+            raise PlotError(f"{error} (damaged: a run saves no such weights)") from None
     # A reproduce trial keeps no learning curve, only its result row (summary.json).
-    metrics = read_metrics(path / "metrics.jsonl") if (path / "metrics.jsonl").is_file() else read_metrics(None)
+    metrics_file = _own_file(path / "metrics.jsonl")
+    metrics = read_metrics(metrics_file) if metrics_file.exists() else read_metrics(None)
     return Run(path, plan, weights, weights_file, _steps_trained(path, metrics), metrics)
+
+
+def _own_file(path: Path) -> Path:
+    """``path``, a file of a run directory, unless it is a symbolic link: those are refused,
+    never followed out of the folder (what a run wrote there is a file)."""
+    if path.is_symlink():
+        raise PlotError(f"{path}: is a symbolic link; a run directory's files are never followed out of it "
+                        "(delete the link, or restore the file it replaced)")
+    return path
 
 
 def read_metrics(path: str | Path | None) -> Metrics:
@@ -178,15 +230,19 @@ def read_metrics(path: str | Path | None) -> Metrics:
 
 def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            stored = {name[len("weights/"):]: archive[name] for name in archive.files
-                      if name.startswith("weights/")}
-    except (OSError, ValueError) as error:
-        raise PlotError(f"{path}: not a checkpoint .npz file ({error})") from None
+        stored = {name[len("weights/"):]: array for name, array in read_npz(path).items()
+                  if name.startswith("weights/")}
+    except ArrayFileError as error:
+        raise PlotError(str(error)) from None
     missing = [c.name for c in plan.connections if c.name not in stored]
     if missing:
-        raise PlotError(f"{path}: does not fit network '{plan.name}'; missing: {', '.join(missing)}")
+        raise PlotError(f"{path}: does not fit network '{plan.name}'; missing: {_listed(missing)}")
+    for name in (c.name for c in plan.connections):
+        if stored[name].dtype.kind not in "biuf":
+            raise PlotError(f"{path}: '{name}' holds {stored[name].dtype} values, not real numbers")
     weights = {c.name: np.asarray(stored[c.name], dtype=np.float64) for c in plan.connections}
+    if len({values.shape[0] if values.ndim else 0 for values in weights.values()}) != 1:
+        raise PlotError(f"{path}: its weight arrays disagree on the number of trials")
     for connection in plan.connections:
         if weights[connection.name].shape[1:] != connection.shape:
             raise PlotError(f"{path}: '{connection.name}' has shape {weights[connection.name].shape}, "
@@ -194,16 +250,22 @@ def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
     return weights
 
 
+def _listed(names: list[str], shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 def _steps_trained(path: Path, metrics: Metrics) -> int:
     try:
-        return int(json.loads((path / "summary.json").read_text())["steps"])
+        return int(json.loads(_own_file(path / "summary.json").read_text())["steps"])
     except (OSError, ValueError, KeyError, TypeError):
         return int(metrics.step[-1]) if len(metrics) else 0
 
 
 # -- running it forward -----------------------------------------------------------------------------
-def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
-    """Run the trained weights (every trial) over ``steps`` fresh steps of the run's data.
+def trace_run(run: Run, steps: int = 200, seed: int = 0, data: str | Path | None = None) -> Trace:
+    """Run the trained weights (every trial) over ``steps`` steps of the run's data, or of the
+    data file ``data`` (held-out data in the training data format, lstmgraph/training/data.py).
 
     A task's sequences are drawn from ``numpy.random.default_rng(seed)``, laid end to end as
     `lstmgraph.tasks.concatenated` does (a stream other than the training stream, which is
@@ -215,7 +277,8 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
         raise PlotError(f"steps must be at least 1, not {steps}")
     training = training_section(run.plan)
     sim = Simulator(run.plan)
-    sequences, continual, source, symbols = _fresh_sequences(run, sim, steps, seed)
+    sequences, origin = _fresh_sequences(run, sim, steps, seed, data)
+    continual = origin.continual
     reset = training.reset == "sequence" if training.reset else not continual
     state, records, losses, starts, done = None, [], [], [], 0
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging net is drawn, not refused
@@ -232,45 +295,54 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0) -> Trace:
     targets = np.concatenate([s.targets for s in sequences])
     signals = {unit.name: np.stack([r.y[unit.name] for r in records]) for unit in sim.inputs}
     signals.update(sim.signals(records))
-    return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, source, *symbols)
+    return Trace(inputs, targets, signals, np.array(losses), tuple(starts), reset, seed, origin.source,
+                 *origin.symbols, kind=origin.kind)
 
 
-def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = None
-                    ) -> tuple[Callable[[], TaskSequence | None], bool, str, tuple]:
-    """(draw, continual, source, symbols): fresh sequences of the run's task from
-    ``numpy.random.default_rng(seed)``, or a data file's sequences in order from its start
-    (``epochs`` passes, None for no end; `draw` returns None after the last), and the task's
-    `unit_symbols` ((None, None) for a data file)."""
+def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = None,
+                    data: str | Path | None = None) -> SequenceSource:
+    """Where a run's sequences come from: the file ``data`` if given (held-out data, in the
+    training data format), else fresh sequences of the run's task from
+    ``numpy.random.default_rng(seed)``, else the run's own training data file. A file's
+    sequences come in order from its start, ``epochs`` passes (None for no end; `draw` returns
+    None after the last). `PlotError` for a file that cannot be read or does not fit the net."""
     training = training_section(run.plan)
-    if training.task is not None:
+    if data is None and training.task is not None:
         try:
             task = make_task(training.task.name, training.task.options)
         except TaskError as error:
             raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
         rng = np.random.default_rng(seed)
-        return (lambda: task.sample(rng)), task.continual, task.name, unit_symbols(task)
-    data = Path(training.data)  # joined to the folder of the run's spec.yaml when it was compiled
+        return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
+    # The run's own file was joined to the folder of its spec.yaml when that was compiled.
+    path, kind = (Path(data), "held-out data") if data is not None else (Path(training.data), "training data")
     try:
-        file = DataFile(data, sim.n_inputs, sim.n_outputs, epochs=epochs)
+        file = DataFile(path, sim.n_inputs, sim.n_outputs, epochs=epochs)
     except DataError as error:
         raise PlotError(str(error)) from None
-    return file.next, file.continual, data.name, (None, None)
+    continual = file.continual
+    if training.task is not None:  # held-out data of a task: a stream if the task's is one
+        try:
+            continual = make_task(training.task.name, training.task.options).continual
+        except TaskError as error:
+            raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
+    return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))
 
 
-def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int
-                     ) -> tuple[list[TaskSequence], bool, str, tuple]:
-    """Sequences of the run's task or data file, cut to ``steps`` steps in all; whether they
-    form a continual stream, where they come from, and the task's `unit_symbols`."""
-    draw, continual, source, symbols = sequence_source(run, sim, seed)
+def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int, data: str | Path | None = None
+                     ) -> tuple[list[TaskSequence], SequenceSource]:
+    """Sequences of the run's task or data file (or ``data``), cut to ``steps`` steps in all,
+    and where they come from."""
+    origin = sequence_source(run, sim, seed, data=data)
     sequences, count = [], 0
     while count < steps:
-        sequence = draw()
+        sequence = origin.draw()
         keep = min(len(sequence), steps - count)
         if keep < len(sequence):
             sequence = TaskSequence(sequence.inputs[:keep], sequence.targets[:keep])
         sequences.append(sequence)
         count += keep
-    return sequences, continual, source, symbols
+    return sequences, origin
 
 
 # -- choosing the panels ----------------------------------------------------------------------------
@@ -278,14 +350,21 @@ def panel_groups(plans: Sequence[Plan], panels: Sequence[str] | None = None
                  ) -> list[tuple[str, list[list[str]]]]:
     """The trace rows: (panel, the unit groups it shows in each plan).
 
-    A panel is a kind of `PANELS` or a unit group's name. With ``panels=None`` the
-    `DEFAULT_PANELS` are used and rows that no plan has are left out; a panel asked for by
-    name that no plan has raises `PlotError`.
+    A panel is a kind of `PANELS` or a unit group's name; a kind of `PER_GROUP` gives a row
+    per group of that kind (named by the group). With ``panels=None`` the `DEFAULT_PANELS` are
+    used and rows that no plan has are left out; a panel asked for by name that no plan has
+    raises `PlotError`.
     """
     strict = panels is not None
     names = {unit.name for plan in plans for unit in plan.units if unit.role != "bias"}
     rows = []
     for panel in (DEFAULT_PANELS if panels is None else panels):
+        if panel in PER_GROUP:  # a row per group of that kind, in the order the plans give them
+            found = list(dict.fromkeys(u.name for plan in plans for u in plan.units if u.role in PANELS[panel]))
+            if not found and strict:
+                raise PlotError(f"no run has {panel} units")
+            rows += [(name, [[name] if name in plan.unit else [] for plan in plans]) for name in found]
+            continue
         if panel in PANELS:
             groups = [[u.name for u in plan.units if u.role in PANELS[panel]] for plan in plans]
         elif panel in names:
@@ -327,7 +406,7 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
         drawn: list[Axes] = []  # the column's trace panels with data; they share one x axis
         for row, (panel, groups) in enumerate(rows, start=curves):
             ax = axes[row, column]
-            ax.set_title(_TITLES.get(panel, panel), fontsize=9, loc="left")
+            ax.set_title(_panel_title(panel, runs), fontsize=9, loc="left")
             if not groups[column]:
                 ax.text(0.5, 0.5, f"no {panel.replace('_', ' ')} units", ha="center", va="center",
                         transform=ax.transAxes, color="grey")
@@ -344,13 +423,21 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
         for ax in drawn[:-1]:
             ax.tick_params(labelbottom=False)
         if drawn:
-            drawn[-1].set_xlabel(f"step of {trace.steps} fresh steps of {trace.source} (seed {trace.seed})")
+            drawn[-1].set_xlabel("step of " + describe_data(trace.kind, trace.source, trace.seed, trace.steps, "steps"))
             if _symbol_ticks(drawn[-1], trace):
                 for ax in drawn:
                     ax.grid(False, axis="x")  # a grid line per step would hide the sequence marks
     for row in range(len(axes)):
         _share_line_limits(list(axes[row]))
     return figure
+
+
+def _panel_title(panel: str, runs: Sequence[Run]) -> str:
+    """A kind's title (`_TITLES`), or a group's name with its kind: "reset (gate)"."""
+    if panel in _TITLES:
+        return _TITLES[panel]
+    role = next((run.plan.unit[panel].role for run in runs if panel in run.plan.unit), None)
+    return panel if role is None or role == panel else f"{panel} ({role.replace('_', ' ')})"
 
 
 def _run_title(run: Run) -> str:
@@ -422,7 +509,10 @@ def _lines(ax: "Axes", trace: Trace, groups: list[str], trial: int) -> None:
             ax.plot(steps, values[:, unit], linewidth=1.0, label=f"{group}[{unit}]")
             count += 1
     if count <= _MAX_LINES_WITH_LEGEND:
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False,
+                  ncols=-(-count // _LEGEND_COLUMN))
+    else:
+        ax.text(1.01, 1.0, f"{count} units", transform=ax.transAxes, fontsize=6, va="top")
     ax.grid(True, alpha=0.3)
     ax.margins(x=0)
 
@@ -519,8 +609,8 @@ def describe(run: Run, trace: Trace, trial: int = 0) -> str:
     """One line on what the trace shows: the loss and the range of the cell states."""
     states = [trace.signals[u.name][:, trial] for u in run.plan.units if u.role == "state"]
     text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {trial}; "
-            f"{trace.steps} fresh steps of {trace.source} (seed {trace.seed}): "
-            f"loss per step {float(np.mean(trace.loss[:, trial])):.4g}")
+            + describe_data(trace.kind, trace.source, trace.seed, trace.steps, "steps")
+            + f": loss per step {float(np.mean(trace.loss[:, trial])):.4g}")
     if states:
         values = np.concatenate(states, axis=1)
         text += f", cell states in [{np.min(values):.3g}, {np.max(values):.3g}]"
@@ -531,9 +621,11 @@ def describe(run: Run, trace: Trace, trial: int = 0) -> str:
 
 def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, steps: int = 200,
               seed: int = 0, panels: Sequence[str] | None = None, trial: int = 0,
-              curve_x: str = "step", per_step: bool = True, dpi: int = 100) -> tuple[Path, list[str]]:
-    """Load, trace and draw the runs; write the figure (default: the first run's plots.png).
-    Returns the file written and a `describe` line per run."""
+              curve_x: str = "step", per_step: bool = True, dpi: int = 100, data: str | Path | None = None
+              ) -> tuple[Path, list[str]]:
+    """Load, trace (on ``data``, a held-out data file, if given) and draw the runs; write the
+    figure (default: the first run's plots.png). Returns the file written and a `describe`
+    line per run."""
     if not paths:
         raise PlotError("give at least one run directory")
     output = Path(output) if output is not None else Path(paths[0]) / "plots.png"
@@ -544,6 +636,6 @@ def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, ste
     for run in runs:
         if not 0 <= trial < run.trials:
             raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
-    traces = [trace_run(run, steps, seed) for run in runs]
+    traces = [trace_run(run, steps, seed, data) for run in runs]
     figure = draw_figure(runs, traces, panels, trial, curve_x, per_step)
     return save_figure(figure, output, dpi), [describe(run, trace, trial) for run, trace in zip(runs, traces)]

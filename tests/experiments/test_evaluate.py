@@ -153,3 +153,81 @@ def test_success_tests_come_from_the_catalogue():
     assert success_test("adding").tolerance == 0.04
     assert success_test("continual_embedded_reber").tolerance == 0.49
     assert success_test(None).tolerance == 0.49  # a data file
+
+
+# -- held-out data (--data) ---------------------------------------------------------------------
+
+def _data_file(path: Path, seed: int, count: int) -> Path:
+    """``count`` sequences of the rnn spec's task (recall_first), in the training data format."""
+    task = make_task("recall_first", {"n_inputs": 4, "n_classes": 3, "length": 8})
+    rng = np.random.default_rng(seed)
+    sequences = [task.sample(rng) for _ in range(count)]
+    starts = np.cumsum([0] + [len(s.inputs) for s in sequences[:-1]])
+    np.savez(path, inputs=np.concatenate([s.inputs for s in sequences]),
+             targets=np.concatenate([s.targets for s in sequences]), starts=starts)
+    return path
+
+
+@pytest.fixture(scope="module")
+def data_run(tmp_path_factory) -> tuple[Path, Path]:
+    """A run trained from a data file (rnn, no task behind it), and a held-out file."""
+    base = tmp_path_factory.mktemp("data")
+    train = _data_file(base / "train.npz", 1, 40)
+    run = _train(base, "rnn", "--data", str(train), "--steps", "400")
+    return run, _data_file(base / "held_out.npz", 2, 25)
+
+
+def test_held_out_data_is_judged_and_named(data_run):
+    run, held_out = data_run
+    result = evaluate_run(run, data=held_out)
+    assert result.data == "held-out data" and result.source == str(held_out)
+    assert result.sequences == 25 and result.steps == 200
+    plan = lstmgraph.compile_spec(run / "spec.yaml")
+    weights = load_weights(run / "weights.npz", plan)
+    sim = Simulator(plan)
+    with np.load(held_out) as arrays:
+        inputs, targets, starts = arrays["inputs"], arrays["targets"], list(arrays["starts"]) + [200]
+    correct = 0
+    for a, b in zip(starts[:-1], starts[1:]):  # activations reset before each sequence
+        records, _ = sim.run(weights, inputs[a:b])
+        y = np.stack([r.y["class"][0] for r in records])
+        correct += bool(within_tolerance(y, targets[a:b], 0.49).all())
+    assert result.trials[0].correct == correct
+    table = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(held_out)])
+    assert table.exit_code == 0, table.output
+    assert f"25 sequences of held-out data {held_out}, 200 steps" in table.output
+    assert "fresh" not in table.output and "seed" not in table.output
+
+
+def test_without_data_a_data_run_says_it_judges_its_training_data(data_run):
+    run, _ = data_run
+    result = evaluate_run(run)
+    assert result.data == "training data" and result.source == "train.npz" and result.sequences == 40
+    table = CliRunner().invoke(main, ["evaluate", str(run)])
+    assert "40 sequences of the run's training data train.npz (not held out)" in table.output
+    assert "judge held-out data with --data FILE" in table.output and "fresh" not in table.output
+
+
+def test_held_out_data_of_a_task_run_is_judged_by_the_tasks_test(runs, tmp_path):
+    held_out = _data_file(tmp_path / "held_out.npz", 3, 10)
+    result = evaluate_run(runs["gru"], data=held_out)  # gru: the same recall_first task as rnn
+    assert result.data == "held-out data" and result.success_test.kind == "most_active"
+    assert result.sequences == 10
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"not an archive", "not an .npz archive"),
+    (None, "missing array 'targets'"),
+    ("wrong width", "'inputs' has shape (8, 2); the network needs (steps, 4)"),
+])
+def test_a_bad_data_file_exits_2_naming_it(data_run, tmp_path, content, message):
+    run, _ = data_run
+    path = tmp_path / "bad.npz"
+    if content is None:
+        np.savez(path, inputs=np.zeros((8, 4)))
+    elif content == "wrong width":
+        np.savez(path, inputs=np.zeros((8, 2)), targets=np.zeros((8, 3)))
+    else:
+        path.write_bytes(content)
+    result = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(path)])
+    assert result.exit_code == 2 and f"error: {path}: " in result.output and message in result.output

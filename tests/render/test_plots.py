@@ -277,3 +277,122 @@ def test_a_few_tiny_losses_do_not_stretch_the_learning_curve(runs):
     assert curve.get_ylim()[0] > 1e-4  # the band is clipped to the mean curve's decades
     (band,) = curve.collections
     assert band.get_label() == "10-90 % of each window"
+
+
+# -- one panel per gate; held-out data -------------------------------------------------------------
+
+def _untrained(spec: str) -> "Run":
+    """A bundled spec's initial weights as a run (no training needed to see its panels)."""
+    import lstmgraph
+    from lstmgraph.engine import initial_weights
+    from lstmgraph.render.plots import Run
+
+    plan = lstmgraph.compile_spec(SPECS / f"{spec}.yaml")
+    return Run(SPECS / spec, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
+
+
+def _legend_labels(ax) -> list[str]:
+    legend = ax.get_legend()
+    return [text.get_text() for text in legend.get_texts()] if legend is not None else []
+
+
+def test_a_gru_gets_a_panel_per_gate_and_hidden_group_each_with_a_legend():
+    run = _untrained("gru")
+    rows = panel_groups([run.plan])
+    assert [panel for panel, _ in rows] == ["reset", "update", "candidate", "h", "output"]
+    figure = draw_figure([run], [trace_run(run, steps=20)])
+    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    assert titles == ["reset (gate)", "update (gate)", "candidate (hidden)", "h (hidden)", "output vs target"]
+    assert _legend_labels(figure.axes[0]) == [f"reset[{i}]" for i in range(8)]
+    assert _legend_labels(figure.axes[1]) == [f"update[{i}]" for i in range(8)]
+    assert [len(_legend_labels(ax)) for ax in figure.axes[:4]] == [8, 8, 8, 8]
+
+
+def test_a_modern_lstm_gets_a_panel_per_gate_each_with_a_legend():
+    run = _untrained("modern_lstm")
+    figure = draw_figure([run], [trace_run(run, steps=20)])
+    by_title = {ax.get_title(loc="left"): ax for ax in figure.axes}
+    for gate in ("input", "forget", "output"):
+        assert _legend_labels(by_title[f"{gate} gate"]) == [f"lstm.{gate}_gate[{i}]" for i in range(8)]
+
+
+def test_asking_for_the_gate_kind_gives_a_row_per_gate_and_side_by_side_runs_share_them():
+    gru, lstm = _untrained("gru"), _untrained("modern_lstm")
+    assert [panel for panel, _ in panel_groups([gru.plan], ["gate"])] == ["reset", "update"]
+    rows = dict(panel_groups([gru.plan, lstm.plan], ["gate", "input_gate"]))
+    assert rows["reset"] == [["reset"], []] and rows["input_gate"] == [[], ["lstm.input_gate"]]
+    with pytest.raises(PlotError, match="no run has gate units"):
+        panel_groups([lstm.plan], ["gate"])
+
+
+def test_many_units_get_a_legend_in_columns():
+    """Up to 24 lines a legend (two columns past 12); beyond, a count of the units."""
+    from matplotlib.figure import Figure
+
+    from lstmgraph.render.plots import Trace, _lines
+
+    for size, entries in ((16, 16), (30, 0)):
+        trace = Trace(np.zeros((5, 1)), np.zeros((5, 1)), {"h": np.zeros((5, 1, size))}, np.zeros((5, 1)),
+                      (0,), True, 0, "adding")
+        ax = Figure().subplots()
+        _lines(ax, trace, ["h"], 0)
+        assert len(_legend_labels(ax)) == entries
+        if entries:
+            assert ax.get_legend()._ncols == 2
+        else:
+            assert [text.get_text() for text in ax.texts] == ["30 units"]
+
+
+def _recall_file(path: Path, seed: int, count: int) -> Path:
+    """Sequences of recall_first (gru's and rnn's task) in the training data format."""
+    task = make_task("recall_first", {"n_inputs": 4, "n_classes": 3, "length": 8})
+    rng = np.random.default_rng(seed)
+    sequences = [task.sample(rng) for _ in range(count)]
+    np.savez(path, inputs=np.concatenate([s.inputs for s in sequences]),
+             targets=np.concatenate([s.targets for s in sequences]),
+             starts=np.arange(count) * 8)
+    return path
+
+
+def test_held_out_data_is_traced_and_named(tmp_path):
+    run = _untrained("gru")
+    held_out = _recall_file(tmp_path / "held_out.npz", 7, 4)
+    trace = trace_run(run, steps=20, data=held_out)
+    with np.load(held_out) as arrays:
+        np.testing.assert_array_equal(trace.inputs, arrays["inputs"][:20])
+    assert trace.kind == "held-out data" and trace.starts == (0, 8, 16)
+    figure = draw_figure([run], [trace])
+    assert figure.axes[-1].get_xlabel() == f"step of 20 steps of held-out data {held_out}"
+
+
+def test_a_run_trained_on_a_data_file_says_so_not_fresh(tmp_path):
+    import lstmgraph
+    from lstmgraph.engine import initial_weights
+    from lstmgraph.render.plots import Run, describe
+
+    spec = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    spec["training"].pop("task")
+    spec["training"]["data"] = str(_recall_file(tmp_path / "train.npz", 1, 3))
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(spec))
+    run = Run(tmp_path, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
+    trace = trace_run(run, steps=30)  # the file's 24 steps, then again from its start
+    assert trace.kind == "training data" and trace.starts == (0, 8, 16, 24)
+    assert "30 steps of the run's training data train.npz (not held out)" in describe(run, trace)
+    label = draw_figure([run], [trace]).axes[-1].get_xlabel()
+    assert label == "step of 30 steps of the run's training data train.npz (not held out)"
+    assert "fresh" not in label and "seed" not in label
+
+
+def test_the_cli_plots_held_out_data(runs, tmp_path):
+    import lstmgraph
+
+    held_out = tmp_path / "held_out.npz"
+    task = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml").training.task
+    sequence = make_task(task.name, task.options).sample(np.random.default_rng(3))
+    np.savez(held_out, inputs=sequence.inputs, targets=sequence.targets)
+    result = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--data", str(held_out), "--steps", "10",
+                                       "-o", str(tmp_path / "p.png")])
+    assert result.exit_code == 0, result.output
+    assert f"10 steps of held-out data {held_out}" in result.output and "fresh" not in result.output
+    bad = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--data", str(tmp_path / "none.npz")])
+    assert bad.exit_code == 2 and f"error: {tmp_path / 'none.npz'}: no such file" in bad.output
