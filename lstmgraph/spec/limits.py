@@ -55,17 +55,20 @@ class LimitError(ValueError):
     """A count over its limit; the message names the count, the limit and what to do."""
 
 
+def shown_count(value: int) -> str:
+    """An integer for a message: str() of one of more than 4300 digits raises, so its size instead."""
+    return (str(value) if value.bit_length() <= 96
+            else f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits")
+
+
 def check_count(label: str, value: int, limit: int, minimum: int = 1) -> int:
     """``value`` if it is an integer from ``minimum`` to ``limit``, else `LimitError` naming
     ``label`` (e.g. "--steps") and the limit."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise LimitError(f"{label} must be a whole number, not {type(value).__name__}")
     if value < minimum:
-        raise LimitError(f"{label} must be at least {minimum}, not {value}")
+        raise LimitError(f"{label} must be at least {minimum}, not {shown_count(value)}")
     if value > limit:
-        # str() of an integer of more than 4300 digits raises: its size, from its bits
-        shown = (str(value) if value.bit_length() <= 96
-                 else f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits")
-        raise LimitError(f"{label} is {shown}, more than the limit of {limit:,} "
+        raise LimitError(f"{label} is {shown_count(value)}, more than the limit of {limit:,} "
                          f"({COUNT_LIMITS_HINT}); give a smaller count")
     return value

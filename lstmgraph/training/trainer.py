@@ -27,7 +27,7 @@ from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
-from ..spec.limits import COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_STEPS, MAX_TRIALS, check_count
+from ..spec.limits import COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_STEPS, MAX_TRIALS, check_count, shown_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
@@ -64,7 +64,7 @@ def data_source(plan: Plan, training: TrainingSpec):
 
 def _check_lengths(plan: Plan, training: TrainingSpec) -> None:
     """The run's length within its limits (a spec built in Python, or a file, may ask for any)."""
-    problems = [Problem(("training", key), f"{value:,} {what}, more than the limit of {limit:,}",
+    problems = [Problem(("training", key), f"{shown_count(value)} {what}, more than the limit of {limit:,}",
                         expected=f"at most {limit:,} ({COUNT_LIMITS_HINT}); a shorter run")
                 for key, value, limit, what in (("steps", training.steps, MAX_STEPS, "steps"),
                                                 ("epochs", training.epochs, MAX_EPOCHS, "passes over the data"))
