@@ -47,11 +47,16 @@ class Overrides:
 
     def apply(self, data: Any) -> Any:
         """A copy of spec data with the changes made. Data that is not a mapping, or a section
-        that is not one, is left as it is for validation to report."""
+        that is not one, is left as it is for validation to report. A spec without a training
+        section gets none: the options change a training section but cannot make one (it needs
+        a learning rate and a task or data file), so training such a spec stops at "the spec
+        has no training section" and what to add, not at a key of a section it never had."""
         data = copy.deepcopy(data)
         if not isinstance(data, dict):
             return data
         for section, values in self.changes().items():
+            if section == "training" and section not in data:
+                continue
             target = data.setdefault(section, {})
             if not isinstance(target, dict):
                 continue

@@ -46,7 +46,7 @@ def test_version():
 
 
 @pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"], ["train"], ["run"],
-                                     ["gradcheck"], ["bench"], ["reproduce"], ["plot"]])
+                                     ["gradcheck"], ["bench"], ["reproduce"], ["plot"], ["evaluate"], ["specs"]])
 def test_every_command_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout
@@ -64,7 +64,8 @@ print("code:", code or 0)
 
 @pytest.mark.parametrize("command, printed", [
     (["--version"], "lstmgraph, version"), (["--help"], "Usage: lstmgraph"),
-    (["validate", "{spec}"], "gers2000_cerg: valid"), (["render", "{spec}", "-o", "{out}"], "wrote")])
+    (["validate", "{spec}"], "gers2000_cerg: valid"), (["render", "{spec}", "-o", "{out}"], "wrote"),
+    (["validate", "gers2000_cerg"], "gers2000_cerg: valid"), (["specs"], "gers2000_cerg")])
 def test_version_validate_and_render_import_neither_numba_nor_matplotlib(command, printed, tmp_path):
     args = [arg.format(spec=SPECS / "gers2000_cerg.yaml", out=tmp_path / "net.dot") for arg in command]
     result = subprocess.run([sys.executable, "-c", _IMPORTS_SCRIPT, *args], capture_output=True,
@@ -160,3 +161,95 @@ def test_validate_json_reports_errors_as_json(tmp_path):
     report = json.loads(result.stdout)
     assert report["valid"] is False
     assert report["errors"][0]["path"] == "groups[0].kind" and report["errors"][0]["line"] == 3
+
+
+# -- bundled specs by name --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argument", ["gers2002_timing", "gers2002_timing.yaml", "specs/gers2002_timing.yaml"])
+def test_a_bundled_spec_is_taken_by_name_from_any_folder(tmp_path, argument):
+    """In a folder without specs/, as after pip install: the name, with or without .yaml, and
+    the checkout's relative path all find the bundled file."""
+    result = run("validate", argument, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["parameters"] == 17
+    for command in (["gradcheck", argument, "--steps", "3"], ["render", argument, "-o", str(tmp_path / "n.dot")]):
+        assert run(*command, cwd=tmp_path).returncode == 0
+
+
+def test_train_and_run_take_a_bundled_spec_by_name(tmp_path):
+    out = tmp_path / "r"
+    result = run("train", "gers2002_timing", "--steps", "30", "--engine", "numpy", "--out", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    import numpy as np
+    np.save(tmp_path / "x.npy", np.zeros((3, 1)))
+    ran = run("run", "gers2002_timing", "--weights", str(out / "weights.npz"), "--inputs", str(tmp_path / "x.npy"),
+              cwd=tmp_path)
+    assert ran.returncode == 0 and len(ran.stdout.split()) == 3, ran.stderr
+
+
+def test_a_file_beats_a_bundled_name(tmp_path):
+    (tmp_path / "rnn.yaml").write_text((SPECS / "gers2002_timing.yaml").read_text())
+    result = run("validate", "rnn.yaml", cwd=tmp_path)
+    assert result.returncode == 0 and "gers2002_timing: valid (rnn.yaml)" in result.stdout
+
+
+@pytest.mark.parametrize("argument, close", [
+    ("gers2000_cer", "did you mean the bundled spec 'gers2000_cerg' or 'gers2000_cerg_no_shortcut'?"),
+    ("spec/gru.yaml", "did you mean the bundled spec 'gru' or 'gru_torch'?"),
+    ("timing", "did you mean the bundled spec 'gers2002_timing'?"),
+    ("/nowhere/zzzz.yaml", None)])
+def test_no_such_file_suggests_the_closest_bundled_specs(tmp_path, argument, close):
+    result = run("train", argument, "--steps", "5", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"error: {argument}: no such file\n")
+    assert "a bundled spec's name ('lstmgraph specs' lists them)" in result.stderr
+    assert (close in result.stderr) if close else ("did you mean" not in result.stderr)
+
+
+def test_specs_lists_every_bundled_spec_with_its_compiled_parameter_count():
+    listed = json.loads(run("specs", "--json").stdout)
+    assert [spec["name"] for spec in listed] == sorted(path.stem for path in SPECS.glob("*.yaml"))
+    for spec in listed:
+        assert spec["parameters"] == lstmgraph.compile_spec(SPECS / f"{spec['name']}.yaml").n_parameters
+        # the description's own figure, where it gives one, is the compiled count
+        assert f"({spec['parameters']} weights)" in spec["description"]
+    cerg = next(spec for spec in listed if spec["name"] == "gers2000_cerg")
+    assert cerg["paper"] == "Gers, Schmidhuber & Cummins 2000" and cerg["task"] == "continual_embedded_reber"
+    text = run("specs").stdout
+    assert f"{len(listed)} bundled specs" in text
+    assert any(line.split()[:2] == ["gers2000_cerg", "424"] for line in text.splitlines())
+
+
+def test_overrides_on_a_spec_without_a_training_section_say_so(tmp_path):
+    """Not 'training.learning_rate: missing required key' for a section the spec never had."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"version": 1, "groups": [{"name": "x", "kind": "input", "size": 2},
+                                                         {"name": "y", "kind": "output", "size": 1}],
+                                "connections": [{"from": "x", "to": "y"}]}))
+    for options in (["--steps", "100"], ["--seed", "2", "--rule", "rtrl"], []):
+        result = run("train", str(spec), *options, "--out", str(tmp_path / "r"))
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "training: the spec has no training section" in result.stderr, result.stderr
+        assert "learning_rate: ..." in result.stderr and "missing required key" not in result.stderr
+
+
+def test_gradcheck_exits_1_on_a_planted_gradient_error(monkeypatch):
+    """The finite differences' allowance covers their own error, not a wrong gradient: BPTT's
+    gradient of one weight off by a relative 1e-4 fails the check and the command."""
+    from click.testing import CliRunner
+
+    import lstmgraph.engine.gradcheck as gradcheck_module
+    from lstmgraph_cli.main import main
+    exact = gradcheck_module.bptt_gradient
+
+    def wrong(*args, **kwargs):
+        loss, gradient, state = exact(*args, **kwargs)
+        gradient = {name: values.copy() for name, values in gradient.items()}
+        gradient["h->class"][0, 0, 0] *= 1 + 1e-4
+        return loss, gradient, state
+
+    monkeypatch.setattr(gradcheck_module, "bptt_gradient", wrong)
+    result = CliRunner().invoke(main, ["gradcheck", "rnn"])
+    assert result.exit_code == 1 and "FAILED" in result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("bptt_vs_finite_differences"))
+    assert line.endswith("FAILED")
