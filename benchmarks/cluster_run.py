@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import run_experiment
+from lstmgraph.experiments.schedule import run_experiment
 
 MARKER = "<!-- cluster-run: the figures are filled in by benchmarks/cluster_run.py -->"
 

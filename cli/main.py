@@ -23,6 +23,7 @@ from .bench import bench
 from .evaluate import evaluate
 from .gradcheck import gradcheck
 from .reproduce import reproduce
+from .results import results
 from .plot import plot
 from .specs import specs
 from .train import run, train
@@ -99,6 +100,7 @@ main.add_command(run)
 main.add_command(gradcheck)
 main.add_command(bench)
 main.add_command(reproduce)
+main.add_command(results)
 main.add_command(plot)
 main.add_command(evaluate)
 main.add_command(specs)

@@ -16,6 +16,14 @@ from lstmgraph.files import BUNDLED_SPECS
 
 from .common import fail, report_spec_error
 
+#: Bounds of the counts and times `reproduce` takes (mirrors of the library's: `rows.MAX_TRIALS`,
+#: `schedule.MAX_CHECKPOINT_SECONDS`, `protocols.LARGEST_COUNT`; tests/cli check they agree),
+#: kept here so that the command's help needs no numba.
+MAX_TRIALS = 1_000_000
+MAX_JOBS = 4096
+MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
+LARGEST_COUNT = 2**62
+
 
 def _list(as_json: bool) -> None:
     from lstmgraph.experiments import EXPERIMENTS
@@ -29,13 +37,25 @@ def _list(as_json: bool) -> None:
                               for key, value in experiment.published.items())
         click.echo(f"{experiment.name}")
         click.echo(f"    {experiment.paper}, {experiment.table}; {experiment.trials} trials; "
-                   + ", ".join([f"specs/{experiment.spec}.yaml"]
+                   + ", ".join([f"spec {_spec_name(experiment.spec)}"]
                                + [variant.description for variant in experiment.variants]))
         click.echo(f"    task: {experiment.task}"
                    + "".join(f", {key} {value}" for key, value in experiment.task_options.items()))
         click.echo(f"    published: {published}")
         if experiment.note:
             click.echo(f"    note: {experiment.note}")
+
+
+def _spec_name(name: str) -> str:
+    """A bundled spec as `train` and the other commands take it after pip install: its name."""
+    return name
+
+
+def _finite(context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
+    """Refuse NaN, which passes click's range checks (every comparison with it is false)."""
+    if value is not None and value != value:
+        raise click.BadParameter("expected a number, not nan")
+    return value
 
 
 def _trial_line(row: dict, unit: str) -> str:
@@ -68,21 +88,25 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 @click.command()
 @click.argument("experiment", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
-@click.option("--trials", type=click.IntRange(min=1), help="Number of trials (default: the paper's).")
-@click.option("--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1, show_default=True,
+@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS),
+              help=f"Number of trials, at most {MAX_TRIALS:,} (default: the paper's).")
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
+              show_default=True,
               help="Worker processes on this machine.")
 @click.option("--cluster", metavar="ADDRESS",
               help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/results.md).")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=1), default=60, show_default=True,
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
+              show_default=True, callback=_finite,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
-@click.option("--max-steps", type=click.IntRange(min=1),
+@click.option("--max-steps", type=click.IntRange(min=1, max=LARGEST_COUNT),
               help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
 @click.option("--log-every", type=click.FloatRange(min=0), default=600, show_default=True, metavar="SECONDS",
+              callback=_finite,
               help="When the output is not a terminal (a log file): a line on the running trials at most "
                    "this often, besides a line per finished trial.")
 @click.option("--status", "show_status", is_flag=True,
@@ -113,9 +137,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     OUT/trials/SEED/ (for plot and evaluate). Rerun the same command to resume."""
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
-    from lstmgraph.experiments.figures import draw_results
+    from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
-    from lstmgraph.experiments.runner import ResultsConflict, comparison, run_experiment
+    from lstmgraph.experiments.schedule import run_experiment
+    from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
 
@@ -166,7 +191,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                 bar.update(1)
                 finished.append(row)
                 if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
-                    click.echo(f"  {_trial_line(row, chosen.unit)} [{len(finished)}/{count}]")
+                    click.echo(f"  {_trial_line(row, chosen.protocol.counted)} [{len(finished)}/{count}]")
 
             logged = [time.monotonic()]
 
@@ -187,41 +212,38 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                      checkpoint_seconds, lanes)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
-    except (ResultsConflict, ClusterError) as error:
+    except (ResultsConflict, ClusterError, OSError) as error:  # OutputError: an unwritable folder
         fail(str(error))
-    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (runner.Stopped)
-        partial = getattr(stop, "results", None)
-        summarised = ""
-        if partial:
-            draw_results(partial, out / "results.png")
-            summarised = " and summarised so far in results.json, trials.csv and results.png"
-        click.echo(f"\ninterrupted: finished trials are kept in {out / 'trials.jsonl'}{summarised}, running "
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (schedule.Stopped)
+        folder = ResultsFolder(out)
+        summarised = (f" and summarised so far in {folder.RESULTS}, {folder.CSV} and {folder.FIGURE}"
+                      if getattr(stop, "results", None) else "")
+        click.echo(f"\ninterrupted: finished trials are kept in {folder.file(folder.ROWS)}{summarised}, running "
                    f"ones in their checkpoints; run the same command to resume", err=True)
         sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
-    figure = draw_results(results, out / "results.png")
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
     click.echo("")
-    width = max(len(row[0]) for row in comparison(results))
-    click.echo(f"  {'':<{width}}  {'lstmgraph':>14}  {'published':>14}")
-    for label, ours, theirs in comparison(results):
-        click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
-    if max_steps:
-        click.echo(f"(each trial capped at {max_steps:,} training steps: not the paper's protocol)")
-    click.echo(f"wrote {out / 'results.json'}, {out / 'trials.csv'} and {figure}")
+    _table(comparison(results, count))
+    reason = no_verdict_reason(results, count)
+    if reason:
+        click.echo(f"{reason}: no verdict (a verdict needs the paper's {chosen.trials:,} trials, uncapped)")
+    folder = ResultsFolder(out)
+    click.echo(f"wrote {folder.file(folder.RESULTS)}, {folder.file(folder.CSV)} and {folder.file(folder.FIGURE)}")
 
 
 def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, as_json: bool) -> None:
     """Print what ``out`` holds for this command (`experiments.status`)."""
-    from lstmgraph.experiments.runner import ResultsConflict, comparison
+    from lstmgraph.experiments.folder import ResultsConflict
     from lstmgraph.experiments.status import FolderError, folder_status, seed_ranges
+    from lstmgraph.experiments.summary import comparison, no_verdict_reason
 
     try:
         status = folder_status(chosen, count, out, max_steps, specs)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
-    except (FolderError, ResultsConflict) as error:
+    except (FolderError, ResultsConflict, OSError) as error:
         fail(str(error))
     if as_json:
         click.echo(json.dumps(status.as_dict(), indent=2))
@@ -229,22 +251,29 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
     finished = status.results["trials"]
     click.echo(f"{chosen.name} in {out}: {len(finished)} of {_counted(count, 'trial')} finished, "
                f"{len(status.checkpointed)} checkpointed, {len(status.waiting)} not started")
+    if status.holder:
+        click.echo(f"in use by {status.holder}: a run is writing it now")
     click.echo("this command resumes it" if status.conflict is None else
                f"this command would not run there: {status.conflict}")
     if finished:
-        rows = comparison(status.results)
-        width = max(len(row[0]) for row in rows)
-        click.echo(f"  {'the finished trials':<{width}}  {'lstmgraph':>14}  {'published':>14}")
-        for label, ours, theirs in rows:
-            click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
-    click.echo(f"verdict: {status.verdict_so_far}")
+        _table(comparison(status.results, count), "the finished trials")
+    reason = no_verdict_reason(status.results, count)
+    click.echo(f"verdict: {reason}: no verdict" if reason else f"verdict: {status.verdict_so_far}")
     if status.checkpointed:
         click.echo("checkpointed (resume from there):")
         for trial in status.checkpointed:
-            click.echo(f"  trial {trial.seed}: {trial.presented:,} of {status.limit:,} {chosen.unit}, "
+            click.echo(f"  trial {trial.seed}: {trial.presented:,} of {status.limit:,} {chosen.protocol.counted}, "
                        f"{trial.steps:,} training steps, {trial.seconds:,.1f} s of CPU")
     if status.waiting:
         click.echo(f"not started: trial{'s' if len(status.waiting) > 1 else ''} {seed_ranges(status.waiting)}")
+
+
+def _table(rows: list[tuple[str, str, str]], heading: str = "") -> None:
+    """(figure, ours, published) rows as `reproduce` prints them."""
+    width = max(len(row[0]) for row in rows + [(heading, "", "")])
+    click.echo(f"  {heading:<{width}}  {'lstmgraph':>14}  {'published':>14}")
+    for label, ours, theirs in rows:
+        click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
 
 
 def _counted(number: int, noun: str) -> str:

@@ -1,12 +1,11 @@
 """Figures of results against the papers.
 
-`draw_results`, the figure `lstmgraph reproduce` writes beside its results. Left: sequences (or
-training streams) to success of every solved trial, on a log axis, with our mean and the
-published mean marked. Right: the share of trials solved (perfect / good / rest for stream
-experiments) beside the published shares.
+`results_figure`, the results.png of a results folder. Left: sequences (or training streams)
+to success of every solved trial, on a log axis, with our mean and the published mean marked.
+Right: the share of trials solved (perfect / good / rest for stream experiments) beside the
+published shares. Its title names the row, the trials and the cap; its caption defines its words.
 
-`draw_summary`, the figure of docs/results.md's summary table (`python -m
-lstmgraph.experiments.table --write`): every results folder's success rate and mean to success
+`draw_summary`, the figure of docs/results.md's summary table (`lstmgraph results --write`): every results folder's success rate and mean to success
 with their 95 % intervals against the published values, coloured by the verdict on each.
 """
 
@@ -26,19 +25,35 @@ DIGEST_KEY = "lstmgraph-summary"
 VERDICT_COLOURS = {REPRODUCED: "#2a9d3f", DIFFERS: "#d62728", None: "#8c8c8c"}
 
 
-def draw_results(results: dict[str, Any], path: Path) -> Path:
-    """Draw ``results`` (as `run_experiment` returns them) to a PNG or SVG file."""
+#: What the words of a results figure mean, by protocol kind (its caption).
+TERMS = {
+    "streams": "A training stream: one continual input stream the net learns from online, stopped at its first "
+               "error or at the limit. A trial is perfect when every frozen test stream after its last training "
+               "stream runs to the limit without an error.",
+    "sequences": "A sequence: one input sequence from a reset state, the net learning online at every step. A "
+                 "trial is solved when it meets the paper's stopping rule.",
+}
+
+
+def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
+    """The PNG of ``results`` (as `schedule.run_experiment` returns them) that `reproduce`
+    writes beside them: titled with the row, the trials (``trials`` asked, by default those
+    finished) against the paper's and the cap; a caption defines its words."""
     import io
+    import textwrap
 
     from matplotlib.figure import Figure
 
+    from .protocols import protocol_counting
+
     experiment, summary = results["experiment"], results["summary"]
+    protocol = protocol_counting(experiment["unit"])
     published = experiment["published"]
-    figure = Figure(figsize=(9, 3.4), layout="constrained")
+    figure = Figure(figsize=(9, 4.2), layout="constrained")
     left, right = figure.subplots(1, 2, width_ratios=[2, 1])
     solved = [row["to_success"] for row in results["trials"] if row["solved"]]
     if solved:
-        left.plot(solved, [0] * len(solved), "o", alpha=0.6, label=f"our trials ({len(solved)} solved)")
+        left.plot(solved, [0] * len(solved), "o", alpha=0.6, label=f"our trials ({len(solved)} {protocol.success_word})")
         left.axvline(summary["mean_to_success"], color="C0", label="our mean")
     if isinstance(published.get("mean_to_success"), (int, float)):
         left.axvline(published["mean_to_success"], color="C3", linestyle="--", label="published mean")
@@ -48,28 +63,30 @@ def draw_results(results: dict[str, Any], path: Path) -> Path:
     if left.get_legend_handles_labels()[0]:
         left.legend(loc="upper left", fontsize=8)
     else:
-        left.text(0.5, 0.5, "no trial succeeded", ha="center", va="center", transform=left.transAxes)
-    left.set_title(experiment["name"], fontsize=10)
-    if experiment["unit"] == "training streams":
-        labels = ["perfect", "good", "rest"]
-        ours = [summary[f"{label}_percent"] or 0 for label in labels]
-        theirs = [published.get(f"{label}_percent") for label in labels]
-    else:
-        labels = ["solved"]
-        ours = [summary["success_percent"] or 0]
-        theirs = [published.get("success_percent")]
+        left.text(0.5, 0.5, f"no trial {protocol.success_word}", ha="center", va="center", transform=left.transAxes)
+    count = summary["trials"] if trials is None else trials
+    budget = results.get("budget_steps")
+    figure.suptitle(f"{experiment['name']}: {count:,} of the paper's {experiment['trials']:,} trials"
+                    + (f", each capped at {budget:,} training steps" if budget else ""), fontsize=10)
+    labels = list(protocol.classes) or [protocol.success_word]
+    ours = [summary.get(f"{label}_percent") if protocol.classes else summary.get(protocol.rate_key,
+                                                                                 summary.get("success_percent"))
+            for label in labels]
+    theirs = [published.get(f"{label}_percent") if protocol.classes else published.get(protocol.rate_key)
+              for label in labels]
     positions = range(len(labels))
-    right.bar([p - 0.2 for p in positions], ours, width=0.4, label="lstmgraph")
-    right.bar([p + 0.2 for p in positions], [t if t is not None else 0 for t in theirs], width=0.4,
+    right.bar([p - 0.2 for p in positions], [value or 0 for value in ours], width=0.4, label="lstmgraph")
+    right.bar([p + 0.2 for p in positions], [t if isinstance(t, (int, float)) else 0 for t in theirs], width=0.4,
               label="published", color="C3")
     right.set_xticks(list(positions), labels)
     right.set_ylabel("% of trials")
     right.set_ylim(0, 100)
     right.legend(fontsize=8)
+    caption = TERMS.get(protocol.kind, "") + f" Protocol: {experiment.get('protocol', '')}."
+    figure.supxlabel("\n".join(textwrap.wrap(caption.strip(), 150)), fontsize=7, ha="left", x=0.01)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=100)
-    write_atomically(path, buffer.getvalue())
-    return path
+    figure.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True)

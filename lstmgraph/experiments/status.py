@@ -4,8 +4,10 @@ A row at the papers' trial counts can take many sittings (docs/results.md, "Not 
 between them, or while a run writes it, its folder says how far it got: the finished trials'
 figures and verdict so far (as `reproduce` prints them at the end, from the same rows), each
 checkpointed trial's place (units presented and steps trained, CPU time so far), the trials not
-started, and whether the same command would resume the folder or refuse it (other settings).
-The folder is only read: its files are written atomically, so a run may be writing it.
+started, whether the same command would resume the folder or refuse it (naming the setting
+that differs), and whether a run holds the folder now (its lock tried, not taken). The folder is
+only read, through `folder.ResultsFolder`: its files are written atomically, so a run may be
+writing it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .catalogue import Experiment
-from .runner import ResultsConflict, checked_settings, finished_rows, results_of, stored_checkpoint
+from .folder import ResultsConflict, ResultsFolder, settings_digest
+from .schedule import settings
+from .summary import results_of
 from .trial import checkpoint_place
 from .verdict import judge, settled_verdict, trials_left_note, verdict
 
@@ -38,7 +42,8 @@ class Checkpointed:
 class FolderStatus:
     """``results``: results.json's content for the finished trials (``trials`` wanted);
     ``conflict``: why the same command would refuse the folder, None if it resumes it;
-    ``limit``: the most units a trial presents (the protocol's)."""
+    ``limit``: the most units a trial presents (the protocol's); ``holder``: the run writing
+    the folder now (its lock's text), None if none is."""
 
     out: Path
     trials: int
@@ -47,6 +52,7 @@ class FolderStatus:
     waiting: list[int]
     conflict: str | None
     limit: int
+    holder: str | None = None
 
     @property
     def settled(self) -> str | None:
@@ -62,7 +68,7 @@ class FolderStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return {"out": str(self.out), "trials": self.trials, "resumes": self.conflict is None,
-                "conflict": self.conflict, "limit": self.limit,
+                "conflict": self.conflict, "limit": self.limit, "in_use_by": self.holder,
                 "checkpointed": [vars(trial) for trial in self.checkpointed], "waiting": self.waiting,
                 "verdict": self.verdict_so_far, "settled_verdict": self.settled, "results": self.results}
 
@@ -71,35 +77,48 @@ def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: 
                   specs: Path) -> FolderStatus:
     """The state of ``out`` for a run of ``trials`` trials of ``experiment`` (seeds 0..trials-1)
     with ``budget_steps`` and the specs in ``specs``: what the run would find there."""
+    folder = ResultsFolder(out)
     if not out.is_dir():
         raise FolderError(f"{out}: no such folder; nothing has run there")
-    if not (out / "experiment.json").exists():
+    stored = folder.stored_settings()
+    if stored is None:
         raise FolderError(f"{out}: no experiment.json, so no `lstmgraph reproduce` has run there")
     try:
-        checked_settings(experiment, budget_steps, specs, out)
+        folder.check_settings(settings(experiment, budget_steps, specs), experiment.name)
         conflict = None
     except ResultsConflict as refused:
         conflict = str(refused)
-    rows = finished_rows(out, trials)
+    protocol = experiment.protocol
+    try:
+        rows, checkpointed, waiting = _trials(folder, protocol, trials, settings_digest(stored))
+    except ResultsConflict:
+        if conflict is not None:  # a folder of another row: its settings say more than its files
+            raise ResultsConflict(conflict) from None
+        raise
+    return FolderStatus(out, trials, results_of(experiment, budget_steps, rows), checkpointed, waiting, conflict,
+                        protocol.limit, folder.holder())
+
+
+def _trials(folder: ResultsFolder, protocol, trials: int,
+            digest: str) -> tuple[list[dict[str, Any]], list[Checkpointed], list[int]]:
+    """The rows of the finished trials among seeds 0..trials-1, the checkpointed trials (their
+    checkpoints checked against the folder's settings ``digest``) and the trials not started."""
+    rows = [row for row in folder.read_rows(protocol, protocol.limit)[0] if row["seed"] < trials]
     ended = {row["seed"] for row in rows}
     checkpointed, waiting = [], []
     for seed in range(trials):
         if seed in ended:
             continue
-        path = out / "trials" / str(seed) / "checkpoint.npz"
-        if not path.exists():
+        found = folder.read_checkpoint(seed, protocol.kind, digest)
+        if found is None:
             waiting.append(seed)
             continue
-        arrays = stored_checkpoint(path)
         try:
-            checkpointed.append(Checkpointed(seed, *checkpoint_place(arrays)))
+            checkpointed.append(Checkpointed(seed, *checkpoint_place(found[1])))
         except (KeyError, IndexError, TypeError, ValueError) as error:
-            raise ResultsConflict(f"{path}: not a trial's checkpoint (no {error}); delete it to run that trial "
-                                  "from the start") from None
-    protocol = experiment.protocol
-    limit = protocol.max_streams if experiment.unit == "training streams" else protocol.max_sequences
-    return FolderStatus(out, trials, results_of(experiment, budget_steps, rows), checkpointed, waiting, conflict,
-                        limit)
+            raise ResultsConflict(f"{folder.checkpoint_path(seed)}: not a trial's checkpoint (no {error}); delete "
+                                  "it to run that trial from the start") from None
+    return rows, checkpointed, waiting
 
 
 def seed_ranges(seeds: list[int]) -> str:

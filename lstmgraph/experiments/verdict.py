@@ -25,6 +25,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .protocols import protocol_counting
+
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
 #: Bootstrap resamples and the generator seed: fixed, so an interval is a function of the trials.
@@ -127,10 +129,18 @@ def judge_mean(values: list[float], published_mean: float, unit: str) -> Judgeme
                      f"published {published_mean:,} {'in' if agrees else 'outside'} ours {interval}")
 
 
-def rate_figure(unit: str) -> tuple[str, str]:
-    """The success rate's summary key and label for rows counting ``unit``: % perfect for the
-    2000/2002 stream rows, % solved for the 1997 sequence rows."""
-    return ("perfect_percent", "% perfect") if unit == "training streams" else ("success_percent", "% solved")
+def _rate_figure(results: dict[str, Any]) -> tuple[str, str]:
+    """The success rate's summary key and label of a results.json: its protocol's
+    (`protocols.protocol_counting` of the ``unit`` it counts), % perfect for the 2000/2002
+    stream rows, % solved for the 1997 sequence rows."""
+    protocol = protocol_counting(results["experiment"]["unit"])
+    return protocol.rate_key, protocol.rate_label()
+
+
+def _rate_percent(summary: dict[str, Any], key: str) -> float:
+    """The summary's success rate (results.json files written before the rate was stored under
+    its protocol's key alone hold it as ``success_percent`` too)."""
+    return summary.get(key, summary.get("success_percent")) or 0
 
 
 def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
@@ -149,8 +159,8 @@ def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
         k = len(solved)
     else:  # a summary alone: the count from its percentage
         solved = []
-        k = round((summary.get("success_percent") or 0) * n / 100)
-    key, label = rate_figure(unit)
+        k = round(_rate_percent(summary, _rate_figure(results)[0]) * n / 100)
+    key, label = _rate_figure(results)
     judgements = []
     if n and published.get(key) is not None:
         judgements.append(judge_rate(k, n, published[key], paper_trials, label))
@@ -173,7 +183,7 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     paper_trials = experiment["trials"] if paper_trials is None else paper_trials
     if trials_left == 0:
         return verdict(judge(results, published, paper_trials))
-    key, label = rate_figure(experiment["unit"])
+    key, label = _rate_figure(results)
     has_mean = published.get("mean_to_success") is not None
     if published.get(key) is None:
         return None if has_mean else NOT_JUDGED
@@ -216,8 +226,8 @@ def verdict_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     if not n:
         return []
     solved = [row["to_success"] for row in trials if row["solved"]] if trials is not None else []
-    k = len(solved) if trials is not None else round((summary.get("success_percent") or 0) * n / 100)
-    _, label = rate_figure(unit)
+    k = len(solved) if trials is not None else round(_rate_percent(summary, _rate_figure(results)[0]) * n / 100)
+    _, label = _rate_figure(results)
     judgements = judge(results)
     by_figure = {j.figure: j for j in judgements}
     rate = by_figure.get(label)

@@ -10,7 +10,8 @@ import pytest
 
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import ResultsConflict, run_experiment
+from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, settings_digest
+from lstmgraph.experiments.schedule import run_experiment
 from lstmgraph.experiments.status import Checkpointed, FolderError, folder_status, seed_ranges
 from lstmgraph.files import BUNDLED_SPECS
 
@@ -27,8 +28,8 @@ def folder(tmp_path_factory):
     trial = experiment.trial(experiment.plan(), 1, BUDGET)
     trial.advance(1000)
     assert not trial.done
-    (out / "trials" / "1").mkdir(parents=True)
-    (out / "trials" / "1" / "checkpoint.npz").write_bytes(npz_bytes(trial.checkpoint()))
+    folder = ResultsFolder(out)
+    folder.write_checkpoint(1, npz_bytes(trial.checkpoint()), settings_digest(folder.stored_settings()))
     return experiment, out, trial
 
 
@@ -41,7 +42,7 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
     assert trial.presented() > 0 and trial.steps_trained() >= 1000
     assert status.waiting == [2]
     assert status.limit == experiment.protocol.max_streams
-    assert status.as_dict()["resumes"] is True
+    assert status.as_dict()["resumes"] is True and status.holder is None
     assert status.settled is None and status.verdict_so_far.endswith("; the 2 trials not finished can change it")
     # fewer trials asked: the checkpointed one is not among them
     assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
@@ -50,9 +51,11 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
 def test_the_status_says_why_a_command_with_other_settings_would_not_resume(folder):
     experiment, out, _ = folder
     status = folder_status(experiment, 3, out, BUDGET + 1, BUNDLED_SPECS)
-    assert "run with other settings" in status.conflict and not status.as_dict()["resumes"]
+    assert "run with other settings (budget_steps: 3,000 in the folder, 3,001 in this command)" in status.conflict
+    assert not status.as_dict()["resumes"]
     other = experiment.with_protocol_options({"test_phase_stops_at_failure": True})
-    assert "run with other settings" in folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
+    conflict = folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
+    assert "run with other settings (protocol: " in conflict and "protocol_options: not set in the folder" in conflict
 
 
 def test_a_missing_folder_or_one_no_run_wrote_is_named(tmp_path):
@@ -77,5 +80,11 @@ def test_a_damaged_checkpoint_is_named(folder, tmp_path):
     with pytest.raises(ResultsConflict, match=r"trials/1/checkpoint.npz: .*delete it"):
         folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)
     (copy / "trials" / "1" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
-    with pytest.raises(ResultsConflict, match=r"not a trial's checkpoint"):
+    with pytest.raises(ResultsConflict, match=r"no trial/seed: not a trial's checkpoint"):
+        folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)
+    # trial 1's checkpoint copied to trial 2: refused, not resumed as trial 2
+    shutil.copy(out / "trials" / "1" / "checkpoint.npz", copy / "trials" / "1" / "checkpoint.npz")
+    (copy / "trials" / "2").mkdir()
+    shutil.copy(out / "trials" / "1" / "checkpoint.npz", copy / "trials" / "2" / "checkpoint.npz")
+    with pytest.raises(ResultsConflict, match=r"trials/2/checkpoint.npz: trial 1's checkpoint, not trial 2's"):
         folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import comparison, summarise
 from lstmgraph.experiments.figures import points_digest, summary_digest
-from lstmgraph.experiments.table import BEGIN, END, collect, main, render, replace_table, summary_points
+from lstmgraph.experiments.results_table import (BEGIN, END, ResultsTableError, collect, find_docs, regenerate, render,
+                                                 replace_table, summary_points)
+from lstmgraph.experiments.summary import comparison, no_verdict_reason, summarise
 from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REPRODUCED, bootstrap_mean, fisher_exact, judge,
                                            judge_rate, settled_verdict, trials_left_note, verdict, wilson)
 
@@ -93,7 +94,7 @@ def _results(name, rows):
 
 def _row(seed, to_success):
     return {"seed": seed, "solved": to_success is not None, "to_success": to_success, "steps": 5, "seconds": 1.0,
-            "class": "perfect" if to_success else "rest", "score": 0.0}
+            "class": "perfect" if to_success else "rest", "score": 0.0, "presented": to_success or 30_000}
 
 
 def test_a_row_is_reproduced_only_when_every_figure_given_is():
@@ -156,27 +157,69 @@ def test_reproduce_prints_the_intervals_and_the_verdict():
     assert table["verdict"] == ("reproduced", "")
 
 
+def test_a_quick_look_gets_its_figures_and_no_verdict():
+    """Fewer trials than the paper's, or capped trials: the intervals, and the reason instead of
+    a verdict (issue 34); the paper's count uncapped: the verdict."""
+    rows = [_row(seed, 8_000) for seed in range(2)]
+    quick = _results("gers2002-gts-peephole", rows)
+    assert no_verdict_reason(quick) == "2 of 10 trials"
+    table = {label: ours for label, ours, _ in comparison(quick, 2)}
+    assert "verdict" not in table and "% perfect, 95 % interval" in table
+    capped = {**_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)]), "budget_steps": 2000}
+    assert no_verdict_reason(capped) == "10 of 10 trials, capped at 2,000 training steps"
+    assert "verdict" not in {label for label, _, _ in comparison(capped)}
+    full = _results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])
+    assert no_verdict_reason(full) is None and ("verdict", "reproduced", "") in comparison(full, 10)
+
+
+def test_a_stream_summary_stores_its_rate_under_its_protocol_s_key_alone_and_old_ones_still_read():
+    results = _results("gers2002-gts-peephole", [_row(0, 8_000), _row(1, None)])
+    assert results["summary"]["perfect_percent"] == 50.0 and "success_percent" not in results["summary"]
+    old = {**results, "summary": {**results["summary"], "success_percent": 50.0}, "trials": None}
+    assert [j.ours for j in judge(old)] == [j.ours for j in judge({**results, "trials": None})] == ["1 of 2 = 50 %"]
+
+
 def test_the_table_of_docs_results_md_is_current():
-    """Regenerate it with: python -m lstmgraph.experiments.table --write"""
+    """Regenerate it with: lstmgraph results --write"""
     document = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     table = render(collect(ROOT / "docs" / "results"))
     assert replace_table(document, table) == document
-    assert main(["--check"]) == 0
+    assert regenerate(ROOT / "docs", write=False).stale == []
+
+
+def _docs(tmp_path, text: str):
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    (docs / "results.md").write_text(text)
+    return docs
 
 
 def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_markers(tmp_path):
     rows = collect(ROOT / "docs" / "results")
     assert len(rows) == len(list((ROOT / "docs" / "results").rglob("results.json")))
     assert rows[0].paper.startswith("Hochreiter") and rows[-1].paper.startswith("Gers, Schraudolph")
-    doc, figure = tmp_path / "doc.md", tmp_path / "summary.png"
-    doc.write_text(f"# title\n\n{BEGIN}\nold\n{END}\n\ntext after\n")
-    options = ["--doc", str(doc), "--figure", str(figure)]
-    assert main(["--check", *options]) == 1
-    assert main(["--write", *options]) == 0
-    text = doc.read_text()
+    docs = _docs(tmp_path, f"# title\n\n{BEGIN}\nold\n{END}\n\ntext after\n")
+    (docs / "results" / "gers2002-gts-peephole").mkdir()
+    (docs / "results" / "gers2002-gts-peephole" / "results.json").write_text(
+        json.dumps(_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])))
+    assert regenerate(docs, write=False).stale == [f"the summary table of {docs / 'results.md'}",
+                                                  f"the figure {docs / 'results' / 'summary.png'}"]
+    state = regenerate(docs, write=True)
+    assert state.rows == 1
+    text = (docs / "results.md").read_text()
     assert text.startswith(f"# title\n\n{BEGIN}\n| results folder |") and text.endswith(f"{END}\n\ntext after\n")
-    assert main(["--check", *options]) == 0
-    assert math.isclose(len(text.splitlines()), 6 + len(rows) + 2)
+    assert regenerate(docs, write=False).stale == []
+    assert math.isclose(len(text.splitlines()), 6 + 1 + 2)
+
+
+def test_the_docs_are_found_from_anywhere_in_the_checkout_or_named(tmp_path):
+    assert find_docs(ROOT / "lstmgraph" / "experiments") == ROOT / "docs"
+    assert find_docs(ROOT / "docs" / "results") == ROOT / "docs"
+    with pytest.raises(ResultsTableError, match="no docs/results.md in .* or a folder above it"):
+        find_docs(tmp_path)
+    docs = _docs(tmp_path, "no markers\n")
+    with pytest.raises(ResultsTableError, match="results.md: the document has no summary-table markers"):
+        regenerate(docs, write=False)
 
 
 def test_a_folder_run_with_other_task_options_or_protocol_settings_says_so_in_the_table(tmp_path):
@@ -201,7 +244,7 @@ def test_a_folder_run_with_other_task_options_or_protocol_settings_says_so_in_th
     assert plain.split(" | ", 2)[2] == changed.split(" | ", 2)[2]  # the same figures and verdict
 
 
-def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_stale(tmp_path, capsys):
+def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_stale(tmp_path):
     results = tmp_path / "results"
     for name, rows in (("gers2000-cerg-forget", [_row(seed, 10_000 + seed if seed < 7 else None)
                                                  for seed in range(10)]),
@@ -215,16 +258,14 @@ def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_s
     assert forget.mean_verdict == DIFFERS and forget.published_mean == 18_889
     assert gts.rate == (0.0, *wilson(0, 10)) and gts.published_rate == 0.0 and gts.rate_verdict == REPRODUCED
     assert gts.mean is None and gts.mean_verdict is None
-    doc, figure = tmp_path / "doc.md", tmp_path / "summary.png"
-    doc.write_text(f"{BEGIN}\n{END}\n")
-    options = ["--results", str(results), "--doc", str(doc), "--figure", str(figure)]
-    assert main(["--write", *options]) == 0 and summary_digest(figure) == points_digest(points)
-    assert main(["--check", *options]) == 0
+    docs = tmp_path
+    (docs / "results.md").write_text(f"{BEGIN}\n{END}\n")
+    figure = results / "summary.png"
+    assert regenerate(docs, write=True).stale and summary_digest(figure) == points_digest(points)
+    assert regenerate(docs, write=False).stale == []
     (results / "gers2002-gts-no-peephole" / "results.json").write_text(
         json.dumps(_results("gers2002-gts-no-peephole", [_row(seed, 9_000 if seed == 3 else None)
                                                           for seed in range(10)])))
-    capsys.readouterr()
-    assert main(["--check", *options]) == 1
-    assert f"the figure {figure} is not current" in capsys.readouterr().err
+    assert f"the figure {figure}" in regenerate(docs, write=False).stale
     figure.write_bytes(b"not a png")
     assert summary_digest(figure) is None

@@ -1,10 +1,9 @@
-"""`run_experiment`: worker processes, results files, resuming, and the comparison table."""
+"""`run_experiment`: worker processes, the results folder's files, resuming, stopping."""
 
 from __future__ import annotations
 
 import csv
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ from cli.main import main
 from lstmgraph.arrays import read_npz
 from lstmgraph.engine import initial_weights
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import Piece, ResultsConflict, comparison, run_experiment, run_piece, summarise
+from lstmgraph.experiments.folder import ResultsConflict
+from lstmgraph.experiments.schedule import run_experiment
 from lstmgraph.render.plots import load_run
 
 
@@ -69,19 +69,6 @@ def test_a_trial_cut_by_a_kill_runs_again(tmp_path):
     assert row == expected
 
 
-def test_a_piece_runs_the_protocol_it_carries_not_the_catalogue_of_its_worker():
-    """A cluster's worker may have another lstmgraph, whose catalogue defines the row otherwise:
-    the trial runs by the protocol in the piece (here 3 training streams at most, where the
-    catalogue allows 30,000), as the client's experiment.json records it."""
-    experiment = find_experiment("gers2000-cerg-standard")
-    protocol = replace(experiment.protocol, max_streams=3)
-    data, _ = experiment.spec_data()
-    piece = Piece(experiment.task, experiment.task_options, protocol, data, (0, 1), None, "auto", 10 ** 6,
-                  (None, None))
-    rows = [trial.row for trial in run_piece(piece).trials]
-    assert [(row["seed"], row["presented"], row["solved"]) for row in rows] == [(0, 3, False), (1, 3, False)]
-
-
 def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_path):
     experiment = find_experiment("gers2002-pfg-cos-f10-peephole")
     results = run_experiment(experiment, 1, 1, tmp_path, budget_steps=500)
@@ -105,34 +92,8 @@ def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_pa
     assert (tmp_path / "pfg.png").read_bytes().startswith(b"\x89PNG")
 
 
-def test_the_summary_counts_streams_classes_and_successes():
-    experiment = find_experiment("gers2000-cerg-forget")
-    rows = [{"seed": 0, "solved": True, "to_success": 100, "class": "perfect", "score": 1e5, "steps": 5, "seconds": 1.0},
-            {"seed": 1, "solved": True, "to_success": 300, "class": "perfect", "score": 1e5, "steps": 5, "seconds": 1.0},
-            {"seed": 2, "solved": False, "to_success": None, "class": "good", "score": 2000.0, "steps": 5, "seconds": 1.0},
-            {"seed": 3, "solved": False, "to_success": None, "class": "rest", "score": 3.0, "steps": 5, "seconds": 1.0}]
-    summary = summarise(experiment, rows)
-    assert (summary["perfect_percent"], summary["good_percent"], summary["rest_percent"]) == (50.0, 25.0, 25.0)
-    assert summary["mean_to_success"] == 200 and summary["range"] == "100-300"
-    assert round(summary["std_to_success"], 6) == round((2 * 100 ** 2) ** 0.5, 6)
-    table = dict((label, (ours, theirs)) for label, ours, theirs in
-                 comparison({"summary": summary, "experiment": experiment.describe()}))
-    assert table["% perfect"] == ("50", "18")
-    assert table["mean training streams to success"] == ("200", "18,889")
-
-
-def test_the_comparison_prints_test_figures_with_their_precision():
-    experiment = find_experiment("hochreiter1997-multiplication-t100-nseq140")
-    rows = [{"seed": 0, "solved": True, "to_success": 400_000, "steps": 5, "seconds": 1.0, "test_wrong": 120,
-             "test_mse": 0.01234}]
-    table = dict((label, (ours, theirs)) for label, ours, theirs in
-                 comparison({"summary": summarise(experiment, rows), "experiment": experiment.describe()}))
-    assert table["test MSE"] == ("0.0123", "0.0223")
-    assert table["test sequences wrong (of 2,560)"] == ("120.0", "139")
-
-
 def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
-    from lstmgraph.experiments.runner import settings
+    from lstmgraph.experiments.schedule import settings
     from lstmgraph.files import BUNDLED_SPECS, OutputError
     experiment = find_experiment("gers2000-cerg-forget")
     (tmp_path / "plain").write_text("a file")
@@ -145,14 +106,15 @@ def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
         run_experiment(experiment, 1, 1, out, 100)
     (out / "experiment.json").write_text(json.dumps(settings(experiment, 100, BUNDLED_SPECS)))
     (out / "trials.jsonl").write_text('[1, 2]\n')
-    with pytest.raises(ResultsConflict, match="trials.jsonl: a line is not a trial's row"):
+    with pytest.raises(ResultsConflict, match="trials.jsonl, line 1: expected a trial's row"):
         run_experiment(experiment, 1, 1, out, 100)
 
 
 def test_a_folder_of_another_arithmetic_takes_no_more_trials(tmp_path):
     """Trials of a row run by an earlier version whose arithmetic differed (no ``arithmetic``,
     or another number) are not mixed with trials run now."""
-    from lstmgraph.experiments.runner import TRIAL_ARITHMETIC, settings
+    from lstmgraph.experiments.folder import TRIAL_ARITHMETIC
+    from lstmgraph.experiments.schedule import settings
     from lstmgraph.files import BUNDLED_SPECS
     experiment = find_experiment("gers2000-cerg-forget")
     stored = settings(experiment, 100, BUNDLED_SPECS)
@@ -169,7 +131,7 @@ def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_tracebac
     from lstmgraph.arrays import npz_bytes
     (tmp_path / "trials" / "0").mkdir(parents=True)
     (tmp_path / "trials" / "0" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
-    with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: not a checkpoint of this trial .*delete it"):
+    with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: no trial/seed: not a trial.s checkpoint.*delete it"):
         run_experiment(find_experiment("hochreiter1997-adding-t100"), 1, 1, tmp_path, budget_steps=1000)
 
 
@@ -178,7 +140,7 @@ def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):
     trial (the table's "1 of 3" row), the exception carries them, and the same call resumes."""
     import signal
 
-    from lstmgraph.experiments.runner import Stopped
+    from lstmgraph.experiments.schedule import Stopped
 
     experiment = find_experiment("hochreiter1997-adding-t100")
 
@@ -195,3 +157,21 @@ def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):
     resumed = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000)
     assert [row["seed"] for row in resumed["trials"]] == [0, 1, 2]
     assert first["trials"][0] in resumed["trials"]
+
+
+def test_a_checkpoint_the_folder_takes_but_its_trial_refuses_is_named_not_a_traceback(tmp_path):
+    """Seed, kind and the folder's digest right, but counters that are not the protocol's: the
+    worker's restore refuses it (`trial.CheckpointMismatch`), and the run names the file."""
+    from lstmgraph.arrays import npz_bytes
+    from lstmgraph.experiments.folder import ResultsFolder, settings_digest
+    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.files import BUNDLED_SPECS
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    stored = settings(experiment, 1000, BUNDLED_SPECS)
+    (tmp_path / "experiment.json").write_text(json.dumps(stored))
+    content = npz_bytes({"trial/seed": np.array(0), "trial/kind": np.array("sequences"),
+                         "trial/counters": np.zeros(1, dtype=np.int64), "trial/seconds": np.array(0.0)})
+    ResultsFolder(tmp_path).write_checkpoint(0, content, settings_digest(stored))
+    with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: not a checkpoint of this trial "
+                                              r"\(CheckpointMismatch: .*\); delete it"):
+        run_experiment(experiment, 1, 1, tmp_path, budget_steps=1000)

@@ -1,0 +1,47 @@
+"""`lstmgraph results`: the summary table of docs/results.md and its figure, from the results
+folders under docs/results (`lstmgraph.experiments.results_table`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import fail
+
+
+@click.command()
+@click.option("--write", "action", flag_value="write", help="Put the table into docs/results.md and draw the figure.")
+@click.option("--check", "action", flag_value="check",
+              help="Exit 1 if the table in docs/results.md or the figure docs/results/summary.png is not current.")
+@click.option("--docs", type=click.Path(file_okay=False, path_type=Path),
+              help="The docs folder (holding results.md and results/); default: that of the checkout holding "
+                   "the current folder.")
+def results(action: str | None, docs: Path | None) -> None:
+    """Print the summary table of every results folder under docs/results (one row per folder:
+    trials run, our figures with their 95 % intervals, the published figures, the verdict)."""
+    from lstmgraph.experiments.results_table import ResultsTableError, find_docs, regenerate
+
+    try:
+        folder = docs if docs is not None else find_docs(Path.cwd())
+        if docs is not None and not (docs / "results.md").is_file():
+            fail(f"{docs}: no results.md there; give the docs folder that holds results.md and results/")
+        state = regenerate(folder, write=action == "write")
+    except ResultsTableError as error:
+        fail(str(error))
+    except OSError as error:  # OutputError: a document or figure that cannot be written
+        fail(str(error))
+    if action is None:
+        sys.stdout.write(state.table)
+    elif action == "check":
+        for what in state.stale:
+            click.echo(f"{what} is not current; run lstmgraph results --write", err=True)
+        if state.stale:
+            sys.exit(1)
+        click.echo(f"the summary table ({state.rows} rows) and the figure are current")
+    else:
+        for what in state.stale:
+            click.echo(f"wrote {what} ({state.rows} rows)")
+        if not state.stale:
+            click.echo(f"the summary table ({state.rows} rows) and the figure were current already")

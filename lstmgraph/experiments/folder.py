@@ -1,0 +1,392 @@
+"""A results folder (`lstmgraph reproduce --out`): its layout, its lock and its files, each read
+back with limits and checked, as `training.rundir.RunDirectory` owns a training run.
+
+Only the process running the trials writes it (`schedule.run_experiment`), so a cluster needs no
+shared filesystem:
+
+- ``experiment.json``: the settings, the spec and the arithmetic (`TRIAL_ARITHMETIC`) as run; a
+  run with other settings is refused, naming the setting that differs;
+- ``trials.jsonl``: one row per finished trial, appended and synced as each ends;
+- ``trials/SEED/checkpoint.npz`` while a trial runs, tied to its trial (``trial/seed``,
+  ``trial/kind``) and to the folder's settings (``folder/settings``, a digest of
+  experiment.json's content); ``trials/SEED/`` then holds the trained network as a run
+  directory for `lstmgraph plot` (``spec.yaml``, ``weights.npz``, ``summary.json``);
+- ``results.json``, ``trials.csv`` and ``results.png``, written at the end (or at a stop);
+- ``.lock``: held while a run writes the folder (an advisory lock the system drops when its
+  holder dies; a second run is refused, naming the first).
+
+No link is followed below the folder (`folder_files`), and every file is checked before it is
+used; a refused run leaves the folder as it was (issue 36).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import socket
+import stat
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import yaml
+
+from ..arrays import MAX_ARCHIVE_BYTES
+from ..files import OutputError, make_folder
+from .folder_files import (FolderFileError, append_file, file_exists, folder_descriptor, parse_json, read_file,
+                           remove_file, write_file)
+from .rows import MAX_TRIALS, check_results, check_row
+
+#: The arithmetic trials run with, raised whenever a change makes a trial take another path
+#: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
+#: trials to a folder of another arithmetic. 1: libm's tanh in the compiled kernels (until
+#: 2026-11-22); 2: the kernels' own vectorised tanh (`engine/compiled/vector_math.py`).
+TRIAL_ARITHMETIC = 2
+#: The array of a checkpoint holding the digest of the folder's settings (`settings_digest`).
+SETTINGS_KEY = "folder/settings"
+#: Bytes a file read back may hold: experiment.json, trials.jsonl and results.json, a checkpoint.
+MAX_SETTINGS_BYTES = 1 << 22
+MAX_ROWS_BYTES = 1 << 28
+MAX_ROW_BYTES = 1 << 16
+MAX_CHECKPOINT_BYTES = 1 << 31
+_DELETE = "delete it to run that trial from the start"
+
+
+class ResultsConflict(Exception):
+    """The folder holds trials run with other settings, is in use, or holds a file that cannot
+    be used (the message names it and what was expected)."""
+
+
+def settings_digest(settings: dict[str, Any]) -> str:
+    """A digest of a folder's settings as experiment.json holds them (key order aside)."""
+    canonical = json.dumps(json.loads(json.dumps(settings)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResultsFolder:
+    """The results folder at ``path`` (the folder the user named; nothing below it is a link)."""
+
+    SETTINGS, ROWS, RESULTS, CSV, FIGURE, LOCK = ("experiment.json", "trials.jsonl", "results.json", "trials.csv",
+                                                  "results.png", ".lock")
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    # -- the layout -------------------------------------------------------------------------------
+    def file(self, relative: str) -> Path:
+        return self.path / relative
+
+    @staticmethod
+    def trial(seed: int) -> str:
+        """``trials/SEED``: trial ``seed``'s folder, relative to the results folder."""
+        return f"trials/{int(seed)}"
+
+    def trial_path(self, seed: int) -> Path:
+        return self.path / self.trial(seed)
+
+    def checkpoint_path(self, seed: int) -> Path:
+        return self.path / self.trial(seed) / "checkpoint.npz"
+
+    @staticmethod
+    def of_trial(run_path: Path) -> "ResultsFolder | None":
+        """The results folder holding trial folder ``run_path`` (OUT/trials/SEED), else None."""
+        parent = Path(run_path).resolve().parent
+        return ResultsFolder(parent.parent) if parent.name == "trials" else None
+
+    # -- the lock ---------------------------------------------------------------------------------
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold ``.lock`` while the block runs; `ResultsConflict` naming its holder if another
+        process holds it, or naming a ``.lock`` that is a link or no plain file of its own (it is
+        never written through)."""
+        make_folder(self.path)
+        path = self.file(self.LOCK)
+        with folder_descriptor(self.path, (), create=True) as root:
+            try:
+                descriptor = os.open(self.LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     0o644, dir_fd=root)
+            except OSError as error:
+                raise ResultsConflict(f"{path}: {_lock_refusal(path, error)}; delete it or choose another --out") \
+                    from None
+        try:
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:
+                raise ResultsConflict(f"{path}: not a plain file of its own ({status.st_nlink} links); delete it "
+                                      "or choose another --out")
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsConflict(f"{self.path} is in use by {_owner(descriptor)}; wait for it to end, or "
+                                      "choose another --out") from None
+            try:
+                os.ftruncate(descriptor, 0)
+                os.pwrite(descriptor, f"lstmgraph reproduce, process {os.getpid()} on {socket.gethostname()}\n"
+                          .encode(), 0)
+            except OSError as error:
+                raise OutputError(path, error) from None
+            yield
+        finally:
+            os.close(descriptor)
+
+    def holder(self) -> str | None:
+        """Who holds the lock now (its text), None if no run does: the lock is tried without
+        waiting, read-only, and let go at once."""
+        path = self.file(self.LOCK)
+        with folder_descriptor(self.path, (), create=False) as root:
+            if root is None:
+                return None
+            try:
+                descriptor = os.open(self.LOCK, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
+            except FileNotFoundError:
+                return None
+            except OSError as error:
+                raise ResultsConflict(f"{path}: {_lock_refusal(path, error)}; delete it") from None
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise ResultsConflict(f"{path}: not a plain file; delete it")
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _owner(descriptor)
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(descriptor)
+
+    # -- experiment.json ---------------------------------------------------------------------------
+    def has_settings(self) -> bool:
+        return file_exists(self.path, self.SETTINGS)
+
+    def stored_settings(self) -> dict[str, Any] | None:
+        """experiment.json's content (None if there is none), read with limits: a JSON object."""
+        content = self._read(self.SETTINGS, MAX_SETTINGS_BYTES)
+        if content is None:
+            return None
+        settings = self._json(content, self.file(self.SETTINGS))
+        if not isinstance(settings, dict):
+            raise ResultsConflict(f"{self.file(self.SETTINGS)}: expected a JSON object of settings; delete it or "
+                                  "choose another --out")
+        return settings
+
+    def check_settings(self, wanted: dict[str, Any], name: str) -> None:
+        """`ResultsConflict` if the folder holds trials run with other settings than ``wanted``
+        (which it would mix), naming the settings that differ."""
+        stored = self.stored_settings()
+        expected = json.loads(json.dumps(wanted))  # as read back from the file
+        if stored is None or stored == expected:
+            return
+        if {**stored, "arithmetic": TRIAL_ARITHMETIC} == expected:
+            raise ResultsConflict(
+                f"{self.path} holds trials of {name} run by an earlier version of lstmgraph whose arithmetic "
+                f"differs in the last bits (its trials would not be those run now); choose another --out or "
+                f"delete it")
+        raise ResultsConflict(f"{self.path} holds trials of {name} run with other settings "
+                              f"({'; '.join(setting_differences(stored, expected))}); choose another --out or "
+                              "delete it")
+
+    def write_settings(self, settings: dict[str, Any]) -> None:
+        write_file(self.path, self.SETTINGS, json.dumps(settings, indent=2).encode())
+
+    # -- trials.jsonl --------------------------------------------------------------------------------
+    def read_rows(self, protocol: Any, limit: int | None = None) -> tuple[list[dict[str, Any]], bool]:
+        """The finished trials' rows, each checked (`rows.check_row`: keys and types, a seed in
+        range and not seen before, a row of ``protocol``'s kind) and a bool: whether the last line
+        was cut by a kill (dropped: that trial runs again). `ResultsConflict` names a damaged line."""
+        content = self._read(self.ROWS, MAX_ROWS_BYTES)
+        if content is None:
+            return [], False
+        path = self.file(self.ROWS)
+        lines = content.split(b"\n")
+        last = lines.pop()  # after the final newline: b"" unless the last line was cut
+        rows: list[dict[str, Any]] = []
+        first_line: dict[int, int] = {}
+        cut = False
+        for number, line in enumerate(lines + ([last] if last else []), start=1):
+            where = f"{path}, line {number}"
+            try:
+                if len(line) > MAX_ROW_BYTES:
+                    raise FolderFileError(f"{where}: {len(line):,} bytes, more than a row's {MAX_ROW_BYTES:,}")
+                row = parse_json(line, where)
+            except FolderFileError as error:
+                if number == len(lines) + 1:  # the unended last line: a kill cut it as it was written
+                    cut = True
+                    break
+                raise ResultsConflict(f"{error}; expected one trial's row per line (delete the line to run that "
+                                      "trial again)") from None
+            problem = check_row(row, protocol, limit)
+            if problem is None and row["seed"] in first_line:
+                problem = f"trial {row['seed']}'s row again (its first is on line {first_line[row['seed']]})"
+            if problem is not None:
+                raise ResultsConflict(f"{where}: {problem}; delete the line to run that trial again, or choose "
+                                      "another --out")
+            first_line[row["seed"]] = number
+            rows.append(row)
+        return rows, cut
+
+    def write_rows(self, rows: list[dict[str, Any]]) -> None:
+        write_file(self.path, self.ROWS, "".join(json.dumps(row) + "\n" for row in rows).encode())
+
+    def append_row(self, row: dict[str, Any]) -> None:
+        append_file(self.path, self.ROWS, (json.dumps(row) + "\n").encode())
+
+    # -- trials/SEED ---------------------------------------------------------------------------------
+    def read_checkpoint(self, seed: int, kind: str, digest: str) -> tuple[bytes, dict[str, np.ndarray]] | None:
+        """Trial ``seed``'s checkpoint (its bytes and arrays), None if it has none; refused
+        (`ResultsConflict`) unless it is an .npz archive of that trial (``trial/seed``), of a
+        ``kind`` protocol, written for this folder's settings (``digest``), with finite values."""
+        relative = f"{self.trial(seed)}/checkpoint.npz"
+        path = self.file(relative)
+        content = self._read(relative, MAX_CHECKPOINT_BYTES, _DELETE)
+        if content is None:
+            return None
+        try:
+            with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                size = sum(member.file_size for member in archive.infolist())
+            if size > MAX_ARCHIVE_BYTES:
+                raise ResultsConflict(f"{path}: unpacks to {size:,} bytes, more than {MAX_ARCHIVE_BYTES:,}; {_DELETE}")
+            with np.load(io.BytesIO(content), allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in archive.files}
+        except ResultsConflict:
+            raise
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, NotImplementedError, MemoryError) as error:
+            raise ResultsConflict(f"{path}: not an .npz archive of a trial ({type(error).__name__}); {_DELETE}") \
+                from None
+        problem = _checkpoint_problem(arrays, seed, kind, digest)
+        if problem:
+            raise ResultsConflict(f"{path}: {problem}; {_DELETE}")
+        return content, arrays
+
+    def write_checkpoint(self, seed: int, content: bytes, digest: str) -> None:
+        """A trial's checkpoint (an .npz archive's bytes, as a worker sends it) with the digest
+        of the folder's settings added."""
+        buffer = io.BytesIO(content)
+        with zipfile.ZipFile(buffer, "a") as archive:
+            array = io.BytesIO()
+            np.lib.format.write_array(array, np.array(digest), allow_pickle=False)
+            archive.writestr(f"{SETTINGS_KEY}.npy", array.getvalue())
+        write_file(self.path, f"{self.trial(seed)}/checkpoint.npz", buffer.getvalue())
+
+    def remove_checkpoint(self, seed: int) -> None:
+        remove_file(self.path, f"{self.trial(seed)}/checkpoint.npz")
+
+    def save_trial(self, seed: int, spec_data: dict[str, Any], weights: bytes, row: dict[str, Any]) -> None:
+        """A trained trial as a run directory `lstmgraph plot` reads: ``spec.yaml`` (the network
+        as run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
+        ``summary.json`` (its result row)."""
+        folder = self.trial(seed)
+        write_file(self.path, f"{folder}/spec.yaml", yaml.safe_dump(spec_data, sort_keys=False).encode())
+        write_file(self.path, f"{folder}/weights.npz", weights)
+        write_file(self.path, f"{folder}/summary.json", (json.dumps(row, indent=2) + "\n").encode())
+
+    # -- results.json, trials.csv, results.png -----------------------------------------------------------
+    def write_results(self, results: dict[str, Any], csv_text: str, figure: bytes) -> None:
+        write_file(self.path, self.RESULTS, json.dumps(results, indent=2).encode())
+        write_file(self.path, self.CSV, csv_text.encode())
+        write_file(self.path, self.FIGURE, figure)
+
+    def read_results(self) -> dict[str, Any]:
+        """results.json, read with limits and checked (`rows.check_results`)."""
+        path = self.file(self.RESULTS)
+        content = self._read(self.RESULTS, MAX_ROWS_BYTES)
+        if content is None:
+            raise ResultsConflict(f"{path}: no such file")
+        results = self._json(content, path)
+        problem = check_results(results)
+        if problem:
+            raise ResultsConflict(f"{path}: {problem}")
+        return results
+
+    # -- reading -----------------------------------------------------------------------------------------
+    def _read(self, relative: str, limit: int, advice: str = "delete it or choose another --out") -> bytes | None:
+        try:
+            return read_file(self.path, relative, limit)
+        except FolderFileError as error:
+            raise ResultsConflict(f"{error}; {advice}") from None
+
+    @staticmethod
+    def _json(content: bytes, path: Path) -> Any:
+        try:
+            return parse_json(content, str(path))
+        except FolderFileError as error:
+            raise ResultsConflict(f"{error}; delete it or choose another --out") from None
+
+
+def _lock_refusal(path: Path, error: OSError) -> str:
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return "is a symbolic link, which a lock is never written through"
+    except OSError:
+        pass
+    return f"cannot open the lock ({error.strerror or error})"
+
+
+def _owner(descriptor: int) -> str:
+    """The holder's line in the lock, printable characters only."""
+    text = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
+    return "".join(char if char.isprintable() else "?" for char in text) or "another process"
+
+
+def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, digest: str) -> str | None:
+    """Why ``arrays`` are no checkpoint of trial ``seed`` of a ``kind`` protocol written for
+    settings of ``digest``; None if they are."""
+    def text(name: str) -> str | None:
+        value = arrays.get(name)
+        return str(value) if value is not None and value.shape == () and value.dtype.kind == "U" else None
+
+    stored = arrays.get("trial/seed")
+    if stored is None or stored.shape != () or stored.dtype.kind not in "iu":
+        return "no trial/seed: not a trial's checkpoint, or one written by an earlier version"
+    if int(stored) != seed:
+        return f"trial {int(stored)}'s checkpoint, not trial {seed}'s"
+    if text("trial/kind") != kind:
+        return f"a checkpoint of a {text('trial/kind')} protocol's trial, not of this row's {kind} protocol"
+    if text(SETTINGS_KEY) != digest:
+        return "written for other settings than this folder's experiment.json (or by an earlier version)"
+    for name, value in arrays.items():
+        if value.dtype.kind not in "biufU":
+            return f"'{name}' holds {value.dtype} values, not numbers"
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            return f"'{name}' holds NaN or infinite values"
+    return None
+
+
+def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
+    """Up to ``limit`` settings (dotted paths) on which a folder's ``stored`` settings and a
+    command's ``wanted`` ones differ, with both values, e.g. "budget_steps: 3,000 in the folder,
+    2,999 in this command"."""
+    found: list[str] = []
+
+    def walk(path: str, ours: Any, theirs: Any) -> None:
+        if len(found) >= limit or ours == theirs:
+            return
+        if isinstance(ours, dict) and isinstance(theirs, dict):
+            for key in list(ours) + [key for key in theirs if key not in ours]:
+                walk(f"{path}.{key}" if path else str(key), ours.get(key, _ABSENT), theirs.get(key, _ABSENT))
+            return
+        found.append(f"{path}: {_shown(ours)} in the folder, {_shown(theirs)} in this command")
+
+    walk("", stored, wanted)
+    return found or ["the settings as a whole"]
+
+
+_ABSENT = object()
+
+
+def _shown(value: Any) -> str:
+    if value is _ABSENT:
+        return "not set"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_trial_count(trials: int) -> None:
+    """`ValueError` for a trial count below 1 or above `MAX_TRIALS`."""
+    if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
+        raise ValueError(f"trials must be a whole number from 1 to {MAX_TRIALS:,}, not {trials!r}")
