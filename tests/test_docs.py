@@ -1,7 +1,9 @@
 """The numbers in the docs that drift as the tool changes are held to what the tool does:
 README's experiment count and the files `reproduce` writes, every example of docs/api.md
 run as a script, its printed lines against the doc's, and the --specs folders that
-docs/results.md's commands name."""
+docs/results.md's commands name; every relative link (and #anchor) of README.md and docs/*.md
+resolves, the bundled-spec counts and tables are true, and the error examples list the keys
+the validator lists."""
 
 from __future__ import annotations
 
@@ -78,3 +80,120 @@ def test_api_examples_print_what_the_doc_says(index, tmp_path):
                             timeout=600)
     assert result.returncode == 0, result.stderr
     assert [line.strip() for line in result.stdout.splitlines()] == printed_lines(API_EXAMPLES[index])
+
+
+# -- links and the bundled specs ---------------------------------------------------------------------
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def _without_code(text: str) -> str:
+    """The text with fenced code blocks and inline code removed (links there are not links)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def relative_links(path) -> list[str]:
+    """The targets of the file's Markdown links and images that point into the repository."""
+    targets = _LINK.findall(_without_code(path.read_text(encoding="utf-8")))
+    return [target for target in targets if not re.match(r"[a-z][a-z0-9+.-]*:", target) and not target.startswith("#")]
+
+
+def test_relative_links_are_found():
+    assert relative_links(REPO / "README.md")  # the docs table links every page
+    assert "spec.md#data-files" in relative_links(REPO / "docs" / "plots.md")
+
+
+def anchors(path) -> set[str]:
+    """The #anchors of a Markdown file's headings, as GitHub makes them: lower case, spaces to
+    hyphens, other punctuation dropped, a repeated heading's anchor numbered -1, -2, ..."""
+    found: set[str] = set()
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    for heading in re.findall(r"^#{1,6} +(.*?) *#*$", text, re.M):
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        numbered, count = anchor, 0
+        while numbered in found:
+            count += 1
+            numbered = f"{anchor}-{count}"
+        found.add(numbered)
+    return found
+
+
+def test_anchors_are_made_as_github_makes_them(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# Stage 4: the lowered program (`lstmgraph/program`, `x.py`)\n## A b\n## A b\n```\n# no\n```\n")
+    assert anchors(page) == {"stage-4-the-lowered-program-lstmgraphprogram-xpy", "a-b", "a-b-1"}
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_every_relative_link_resolves(path):
+    """Every link of README.md and docs/*.md to a file or folder of the repository names one
+    that exists, and a #anchor into a Markdown file names one of its headings."""
+    missing, no_heading = [], []
+    for target in relative_links(path) + [f"{path.name}{target}" for target in _local_anchors(path)]:
+        name, _, anchor = target.partition("#")
+        linked = path.parent / name
+        if not linked.exists():
+            missing.append(target)
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+            no_heading.append(target)
+    assert not missing, f"{path.name} links to files that do not exist: {missing}"
+    assert not no_heading, f"{path.name} links to headings that do not exist: {no_heading}"
+
+
+def _local_anchors(path) -> list[str]:
+    """The file's links to its own headings (``[text](#anchor)``)."""
+    return [target for target in _LINK.findall(_without_code(path.read_text(encoding="utf-8")))
+            if target.startswith("#")]
+
+
+_NUMBER_WORDS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+                 "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+
+
+def test_the_bundled_spec_counts_the_docs_state_are_true():
+    """"all 14 bundled specs" and the like, wherever the docs say how many there are."""
+    bundled = sorted(path.stem for path in SPECS.glob("*.yaml"))
+    stated = []
+    for path in DOCS:
+        for word in re.findall(r"\b(\d+|[a-z]+) bundled specs\b", path.read_text(encoding="utf-8"), re.I):
+            number = int(word) if word.isdigit() else _NUMBER_WORDS.get(word.lower())
+            if number is not None:
+                stated.append((path.name, number))
+    assert all(number == len(bundled) for _, number in stated), (stated, len(bundled))
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+def test_a_table_of_the_bundled_specs_lists_each_with_its_compiled_parameter_count(path):
+    """A table whose rows start with a bundled spec's file and end with a count: every bundled
+    spec, each once, with the count `compile_spec` gives."""
+    rows = re.findall(r"^\| `specs/(\w+)\.yaml` \|.*\| (\d+) \|$", path.read_text(encoding="utf-8"), re.M)
+    if not rows:
+        assert path.name != "spec.md", "docs/spec.md's table of the bundled specs is gone"
+        return
+    assert sorted(name for name, _ in rows) == sorted(path.stem for path in SPECS.glob("*.yaml"))
+    for name, count in rows:
+        assert int(count) == lstmgraph.compile_spec(SPECS / f"{name}.yaml").n_parameters, name
+
+
+def _expected_keys(connection_key: str) -> dict[str, str]:
+    """What the validator lists as a connection's and a hidden group's keys."""
+    from lstmgraph.errors import SpecError
+
+    data = {"version": 1, "groups": [{"name": "x", "kind": "input", "size": 1},
+                                     {"name": "h", "kind": "hidden", "size": 1, "activaton": "tanh"},
+                                     {"name": "y", "kind": "output", "size": 1}],
+            "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "y", connection_key: 1}]}
+    with pytest.raises(SpecError) as caught:
+        lstmgraph.spec_from_data(data)
+    return {problem.path[0]: problem.expected for problem in caught.value.problems}
+
+
+@pytest.mark.parametrize("path", [REPO / "README.md", REPO / "docs" / "spec.md"], ids=lambda path: path.name)
+def test_the_error_examples_list_the_keys_the_validator_lists(path):
+    expected = _expected_keys("dealy")
+    shown = re.findall(r"^  expected: (one of from, .*)$", path.read_text(encoding="utf-8"), re.M)
+    assert shown and all(line == expected["connections"] for line in shown), (shown, expected)
+    groups = re.findall(r"^  expected: (one of kind, .*)$", path.read_text(encoding="utf-8"), re.M)
+    assert all(line == expected["groups"] for line in groups), (groups, expected)
