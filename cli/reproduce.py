@@ -13,16 +13,13 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
+from lstmgraph.spec.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
 from .common import fail, report_spec_error
 
-#: Bounds of the counts and times `reproduce` takes (mirrors of the library's: `rows.MAX_TRIALS`,
-#: `schedule.MAX_CHECKPOINT_SECONDS`, `protocols.LARGEST_COUNT`; tests/cli check they agree),
-#: kept here so that the command's help needs no numba.
-MAX_TRIALS = 1_000_000
-MAX_JOBS = 4096
+#: The longest piece of work `--checkpoint-seconds` takes: `schedule.MAX_CHECKPOINT_SECONDS`,
+#: here so that the command's help needs no numba (tests/experiments/test_folder.py checks).
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
-LARGEST_COUNT = 2**62
 
 
 def _list(as_json: bool) -> None:
@@ -47,8 +44,14 @@ def _list(as_json: bool) -> None:
 
 
 def _spec_name(name: str) -> str:
-    """A bundled spec as `train` and the other commands take it after pip install: its name."""
-    return name
+    """A bundled spec as `train` and the other commands take it after pip install: its name
+    (`bundled.argument_for`)."""
+    from lstmgraph.bundled import argument_for
+
+    try:
+        return argument_for(name)
+    except ValueError:  # not bundled (a spec of --specs): its name all the same
+        return name
 
 
 def _finite(context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
@@ -103,7 +106,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "costs more CPU on every row measured: docs/performance.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
-@click.option("--max-steps", type=click.IntRange(min=1, max=LARGEST_COUNT),
+@click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),
               help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
 @click.option("--log-every", type=click.FloatRange(min=0), default=600, show_default=True, metavar="SECONDS",
               callback=_finite,

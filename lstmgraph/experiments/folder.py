@@ -21,7 +21,6 @@ used; a refused run leaves the folder as it was (issue 36).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import json
@@ -37,9 +36,9 @@ import numpy as np
 import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import OutputError, make_folder
-from .folder_files import (FolderFileError, append_file, file_exists, folder_descriptor, parse_json, read_file,
-                           remove_file, write_file)
+from ..files import FolderInUse, FolderLock, OutputError, make_folder
+from ..spec.limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
+from .folder_files import FolderFileError, append_file, file_exists, parse_json, read_file, remove_file, write_file
 from .rows import MAX_TRIALS, check_results, check_row
 
 #: The arithmetic trials run with, raised whenever a change makes a trial take another path
@@ -50,9 +49,8 @@ TRIAL_ARITHMETIC = 2
 #: The array of a checkpoint holding the digest of the folder's settings (`settings_digest`).
 SETTINGS_KEY = "folder/settings"
 #: Bytes a file read back may hold: experiment.json, trials.jsonl and results.json, a checkpoint.
-MAX_SETTINGS_BYTES = 1 << 22
-MAX_ROWS_BYTES = 1 << 28
-MAX_ROW_BYTES = 1 << 16
+#: (`spec/limits.py`'s MAX_JSON_BYTES and MAX_ROW_BYTES for the first and a row of the second.)
+MAX_ROWS_BYTES = 1 << 30
 MAX_CHECKPOINT_BYTES = 1 << 31
 _DELETE = "delete it to run that trial from the start"
 
@@ -101,62 +99,43 @@ class ResultsFolder:
     # -- the lock ---------------------------------------------------------------------------------
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold ``.lock`` while the block runs; `ResultsConflict` naming its holder if another
-        process holds it, or naming a ``.lock`` that is a link or no plain file of its own (it is
-        never written through)."""
+        """Hold ``.lock`` while the block runs (`files.FolderLock`: opened without following a
+        link, never written through one); `ResultsConflict` naming the holder if another process
+        holds it, or naming a ``.lock`` that is a link or has other hard links."""
         make_folder(self.path)
-        path = self.file(self.LOCK)
-        with folder_descriptor(self.path, (), create=True) as root:
-            try:
-                descriptor = os.open(self.LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                     0o644, dir_fd=root)
-            except OSError as error:
-                raise ResultsConflict(f"{path}: {_lock_refusal(path, error)}; delete it or choose another --out") \
-                    from None
+        self._check_lock_file()
+        lock = FolderLock(self.path, f"lstmgraph reproduce, process {os.getpid()} on {socket.gethostname()}",
+                          "wait for it to end, or choose another --out")
         try:
-            status = os.fstat(descriptor)
-            if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:
-                raise ResultsConflict(f"{path}: not a plain file of its own ({status.st_nlink} links); delete it "
-                                      "or choose another --out")
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise ResultsConflict(f"{self.path} is in use by {_owner(descriptor)}; wait for it to end, or "
-                                      "choose another --out") from None
-            try:
-                os.ftruncate(descriptor, 0)
-                os.pwrite(descriptor, f"lstmgraph reproduce, process {os.getpid()} on {socket.gethostname()}\n"
-                          .encode(), 0)
-            except OSError as error:
-                raise OutputError(path, error) from None
+            lock.acquire()
+        except FolderInUse as error:
+            raise ResultsConflict(str(error)) from None
+        except OutputError as error:
+            raise ResultsConflict(f"{error.path}: {error.reason}") from None
+        try:
             yield
         finally:
-            os.close(descriptor)
+            lock.release()
 
     def holder(self) -> str | None:
         """Who holds the lock now (its text), None if no run does: the lock is tried without
-        waiting, read-only, and let go at once."""
-        path = self.file(self.LOCK)
-        with folder_descriptor(self.path, (), create=False) as root:
-            if root is None:
-                return None
-            try:
-                descriptor = os.open(self.LOCK, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
-            except FileNotFoundError:
-                return None
-            except OSError as error:
-                raise ResultsConflict(f"{path}: {_lock_refusal(path, error)}; delete it") from None
+        waiting and let go at once, nothing created."""
+        self._check_lock_file()
         try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise ResultsConflict(f"{path}: not a plain file; delete it")
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return _owner(descriptor)
-            fcntl.flock(descriptor, fcntl.LOCK_UN)
-            return None
-        finally:
-            os.close(descriptor)
+            return FolderLock(self.path, "").holder_of()
+        except OutputError as error:
+            raise ResultsConflict(f"{error.path}: {error.reason}") from None
+
+    def _check_lock_file(self) -> None:
+        """A ``.lock`` with another name for its file (a hard link) would be written through."""
+        path = self.file(self.LOCK)
+        try:
+            links = os.lstat(path).st_nlink
+        except OSError:
+            return
+        if stat.S_ISREG(os.lstat(path).st_mode) and links != 1:
+            raise ResultsConflict(f"{path}: not a plain file of its own ({links} links); delete it or choose "
+                                  "another --out")
 
     # -- experiment.json ---------------------------------------------------------------------------
     def has_settings(self) -> bool:
@@ -164,7 +143,7 @@ class ResultsFolder:
 
     def stored_settings(self) -> dict[str, Any] | None:
         """experiment.json's content (None if there is none), read with limits: a JSON object."""
-        content = self._read(self.SETTINGS, MAX_SETTINGS_BYTES)
+        content = self._read(self.SETTINGS, MAX_JSON_BYTES)
         if content is None:
             return None
         settings = self._json(content, self.file(self.SETTINGS))
@@ -316,21 +295,6 @@ class ResultsFolder:
             raise ResultsConflict(f"{error}; delete it or choose another --out") from None
 
 
-def _lock_refusal(path: Path, error: OSError) -> str:
-    try:
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            return "is a symbolic link, which a lock is never written through"
-    except OSError:
-        pass
-    return f"cannot open the lock ({error.strerror or error})"
-
-
-def _owner(descriptor: int) -> str:
-    """The holder's line in the lock, printable characters only."""
-    text = os.pread(descriptor, 200, 0).decode(errors="replace").strip()
-    return "".join(char if char.isprintable() else "?" for char in text) or "another process"
-
-
 def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, digest: str) -> str | None:
     """Why ``arrays`` are no checkpoint of trial ``seed`` of a ``kind`` protocol written for
     settings of ``digest``; None if they are."""
@@ -387,6 +351,5 @@ def _shown(value: Any) -> str:
 
 
 def check_trial_count(trials: int) -> None:
-    """`ValueError` for a trial count below 1 or above `MAX_TRIALS`."""
-    if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
-        raise ValueError(f"trials must be a whole number from 1 to {MAX_TRIALS:,}, not {trials!r}")
+    """`spec.limits.LimitError` (a ValueError) for a trial count below 1 or above `MAX_TRIALS`."""
+    check_count("the number of trials (--trials)", trials, MAX_TRIALS)

@@ -19,11 +19,11 @@ from typing import Any, Callable, Iterator
 from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
+from ..spec.limits import MAX_STEPS, check_count
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
 from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
-from .protocols import LARGEST_COUNT
 from .summary import csv_text, results_of
 from .workers import Workers, workers_for
 
@@ -46,10 +46,11 @@ def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> d
 
 
 def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
-    """`ValueError` naming a count or a time out of range, before anything is written."""
+    """`ValueError` (`spec.limits.LimitError` for a count) naming a count or a time out of
+    range, before anything is written."""
     check_trial_count(trials)
-    if budget_steps is not None and not (type(budget_steps) is int and 1 <= budget_steps <= LARGEST_COUNT):
-        raise ValueError(f"budget_steps must be a whole number from 1 to {LARGEST_COUNT:,}, not {budget_steps!r}")
+    if budget_steps is not None:
+        check_count("a trial's step budget (--max-steps)", budget_steps, MAX_STEPS)
     if not 1 <= checkpoint_seconds <= MAX_CHECKPOINT_SECONDS:  # (NaN fails too)
         raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
     if not (type(lanes) is int and 1 <= lanes <= 64):

@@ -16,7 +16,7 @@ import pytest
 
 from lstmgraph.arrays import read_npz
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import run_experiment
+from lstmgraph.experiments.schedule import run_experiment
 
 from process_helpers import alive, kill, wait_until
 

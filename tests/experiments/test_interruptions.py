@@ -17,7 +17,7 @@ import numpy as np
 
 from lstmgraph.arrays import read_npz
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.runner import run_experiment
+from lstmgraph.experiments.schedule import run_experiment
 
 from process_helpers import alive, children, kill, wait_until
 
