@@ -1,6 +1,6 @@
 """The papers' experiments: protocols (registered classes whose trials run in pieces), the
-catalogue of named table rows, results folders and the runner behind `lstmgraph reproduce`
-(figures in docs/results.md)."""
+catalogue of named table rows, results folders, and the schedule of pieces on workers behind
+`lstmgraph reproduce` (figures in docs/results.md)."""
 
 from .protocols import PROTOCOLS, Protocol, ProtocolError, protocol_kind
 from .sequences import SequenceProtocol  # (each protocol module registers its class)

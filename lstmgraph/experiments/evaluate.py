@@ -6,9 +6,8 @@ forward by the numpy engine on ``sequences`` new sequences of the run's own task
 sequences of a data file in order: the file given as ``data`` (held-out data, in the training
 data format), else the run's own training data file (which is then not held out; `Evaluation.data`
 says which). The activations are reset before each sequence as in training (a continual task's
-stream runs on). Each sequence is judged by the task's success test, the one the
-catalogue's experiments of that task use (success.py): the 1997 tests per sequence, the
-2000/2002 tolerance per step. A `reproduce` trial (OUT/trials/SEED) is judged by its own
+stream runs on). Each sequence is judged by the test its task declares (``success_test``,
+`lstmgraph.success`; the catalogue's rows on the task use the same). A `reproduce` trial (OUT/trials/SEED) is judged by its own
 row's test, as OUT/experiment.json records it (with any `--protocol-option`). Reported per
 network: sequences correct, mean squared error per output and over all, the mean loss per
 step, and for continual tasks the papers' test-stream figure, the sequences (and steps)
@@ -21,82 +20,85 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..engine.simulator import Simulator
-from ..render.plots import DataKind, Run, load_run, sequence_source
+from .. import success
+from ..render.plots import DataKind, load_run, sequence_source
+from ..tasks import TASKS
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
+from .folder import ResultsConflict, ResultsFolder
 from .protocols import ProtocolError
-from .. import success
-
-#: Tasks that no experiment of the catalogue judges: (success test, tolerance, why).
-_OTHER_TESTS: dict[str, tuple[str, float, str]] = {
-    "reber": ("most_active", 0.0, "as the embedded Reber grammar of 1997"),
-    "recall_first": ("most_active", 0.0, "a classifier: the class's output is the most active"),
-}
-
 
 class EvaluationError(Exception):
     """A request that does not fit the run (no trial of that number, no sequences)."""
 
 
 @dataclass(frozen=True)
-class SuccessTest:
-    kind: Literal["most_active", "tolerance"]
+class TestUsed:
+    """The success test a run is judged by (`lstmgraph.success`), and where it comes from."""
+
+    kind: str
     tolerance: float
-    basis: str  # where the test comes from
+    basis: str
+
+    @classmethod
+    def of(cls, test: success.SuccessTest, basis: str) -> "TestUsed":
+        return cls(test.name, test.tolerance, basis)
+
+    @property
+    def test(self) -> success.SuccessTest:
+        return success.SuccessTest(self.kind, self.tolerance)
 
     def describe(self) -> str:
-        rule = ("the outputs whose target is 1 are more active than every other output"
-                if self.kind == "most_active" else f"every judged output within {self.tolerance} of its target")
-        return f"{rule} at every step ({self.basis})"
+        return f"{self.test.describe()} at every step ({self.basis})"
 
     def steps_correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step: correct (steps without a target count as correct)."""
-        return success.SuccessTest(self.kind, self.tolerance).steps_correct(outputs, judged)
+        return self.test.steps_correct(outputs, judged)
 
 
-def success_test(task: str | None) -> SuccessTest:
-    """The success test of a task: that of the catalogue's experiments on it, else `_OTHER_TESTS`,
-    else every output within 0.49 of its target (on the right side of 0.5, as 2000 and 2002)."""
-    used = {(e.protocol.success, e.protocol.tolerance)
-            for e in EXPERIMENTS.values() if e.task == task}
-    if len(used) == 1:
-        kind, tolerance = used.pop()
-        return SuccessTest(kind, tolerance, f"the test of the catalogue's {task} experiments")
-    if task in _OTHER_TESTS:
-        kind, tolerance, basis = _OTHER_TESTS[task]
-        return SuccessTest(kind, tolerance, basis)
-    return SuccessTest("tolerance", 0.49, "no paper's test for this data: on the right side of 0.5")
+#: The test of data with no task behind it (a data file): every output on the right side of 0.5.
+DATA_FILE_TEST = success.SuccessTest("tolerance", 0.49)
 
 
-def trial_success_test(run_path: Path, task: str | None) -> SuccessTest | None:
-    """The test of the row a `reproduce` trial folder (OUT/trials/SEED) was run by, as
-    OUT/experiment.json records it, protocol options included; None for any other run, or a
-    row of another task or no longer in the catalogue. `EvaluationError` for a damaged file."""
-    settings_path = run_path.resolve().parent.parent / "experiment.json"
-    if run_path.resolve().parent.name != "trials" or not settings_path.is_file():
+def task_success_test(task: str | None) -> TestUsed:
+    """The test a task declares (its ``success_test``, the paper's), else `DATA_FILE_TEST`."""
+    declared = getattr(TASKS.get(task), "success_test", None) if task is not None else None
+    if declared is not None:
+        return TestUsed.of(declared, f"the {task} task's test")
+    return TestUsed.of(DATA_FILE_TEST, "no paper's test for this data: on the right side of 0.5")
+
+
+def trial_success_test(run_path: Path, task: str | None) -> TestUsed | None:
+    """The test of the row a `reproduce` trial folder (OUT/trials/SEED) was run by: the row's
+    protocol as OUT/experiment.json records it, protocol options included; None for any other
+    run, or a row of another task or no longer in the catalogue. `EvaluationError` for a damaged
+    file."""
+    folder = ResultsFolder.of_trial(run_path)
+    if folder is None:
         return None
     try:
-        settings = json.loads(settings_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise EvaluationError(f"{settings_path}: cannot read the trial's settings ({error})") from None
-    name = settings.get("name") if isinstance(settings, dict) else None
+        settings = folder.stored_settings()
+    except ResultsConflict as error:
+        raise EvaluationError(f"cannot read the trial's settings: {error}") from None
+    name = settings.get("name") if settings is not None else None
     experiment = EXPERIMENTS.get(name) if isinstance(name, str) else None
     if experiment is None or experiment.task != task:
         return None
     options = settings.get("protocol_options", {})
+    where = folder.file(folder.SETTINGS)
     if not isinstance(options, dict):
-        raise EvaluationError(f"{settings_path}: protocol_options: not a mapping of settings to values")
+        raise EvaluationError(f"{where}: protocol_options: not a mapping of settings to values")
     try:
         protocol = experiment.with_protocol_options(options).protocol
     except ProtocolError as error:
-        raise EvaluationError(f"{settings_path}: protocol_options: {error}") from None
+        raise EvaluationError(f"{where}: protocol_options: {error}") from None
     shown = "".join(f", {key} {json.dumps(value)}" for key, value in options.items())
-    return SuccessTest(protocol.success, protocol.tolerance, f"the test of {name}{shown}, as {settings_path} records")
+    return TestUsed.of(protocol.success_test, f"the test of {name}{shown}, as {where} records")
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ class Evaluation:
     steps: int
     seed: int
     reset: bool                  # activations reset before each sequence
-    success_test: SuccessTest
+    success_test: TestUsed
     trials: list[TrialResult]
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,7 +162,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     origin = sequence_source(run, sim, seed, epochs=1, data=data)
     draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
-    test = trial_success_test(run.path, task) or success_test(task)
+    test = trial_success_test(run.path, task) or task_success_test(task)
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)

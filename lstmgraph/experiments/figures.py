@@ -25,16 +25,6 @@ DIGEST_KEY = "lstmgraph-summary"
 VERDICT_COLOURS = {REPRODUCED: "#2a9d3f", DIFFERS: "#d62728", None: "#8c8c8c"}
 
 
-#: What the words of a results figure mean, by protocol kind (its caption).
-TERMS = {
-    "streams": "A training stream: one continual input stream the net learns from online, stopped at its first "
-               "error or at the limit. A trial is perfect when every frozen test stream after its last training "
-               "stream runs to the limit without an error.",
-    "sequences": "A sequence: one input sequence from a reset state, the net learning online at every step. A "
-                 "trial is solved when it meets the paper's stopping rule.",
-}
-
-
 def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
     """The PNG of ``results`` (as `schedule.run_experiment` returns them) that `reproduce`
     writes beside them: titled with the row, the trials (``trials`` asked, by default those
@@ -82,7 +72,7 @@ def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
     right.set_ylabel("% of trials")
     right.set_ylim(0, 100)
     right.legend(fontsize=8)
-    caption = TERMS.get(protocol.kind, "") + f" Protocol: {experiment.get('protocol', '')}."
+    caption = protocol.terms + f" Protocol: {experiment.get('protocol', '')}."
     figure.supxlabel("\n".join(textwrap.wrap(caption.strip(), 150)), fontsize=7, ha="left", x=0.01)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)

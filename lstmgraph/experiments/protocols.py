@@ -63,6 +63,8 @@ class Protocol:
     rate_key: ClassVar[str]
     #: The classes a trial's row falls into, beyond solved or not (streams: perfect, good, rest).
     classes: ClassVar[tuple[str, ...]] = ()
+    #: What a trial counts and when it succeeds, in two sentences (results.png's caption).
+    terms: ClassVar[str]
 
     success: str
     tolerance: float

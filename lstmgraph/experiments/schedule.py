@@ -25,7 +25,7 @@ from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
 from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
 from .summary import csv_text, results_of
-from .workers import Workers, workers_for
+from .workers import ClusterError, Workers, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
 
@@ -260,8 +260,12 @@ def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], tria
                     raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
                                           "delete it to run that trial from the start") from None
                 except BaseException as error:
-                    if not workers.lost(error) or max(schedule.losses[seed] for seed in seeds) >= schedule.LOSSES:
+                    if not workers.lost(error):
                         raise
+                    if max(schedule.losses[seed] for seed in seeds) >= schedule.LOSSES:
+                        raise ClusterError(f"trials {', '.join(map(str, seeds))}: their worker was lost "
+                                           f"{schedule.LOSSES + 1} times ({type(error).__name__}); their checkpoints "
+                                           "are kept: run the same command to resume") from None
                     for seed in seeds:  # their worker was lost: again from their last checkpoints
                         schedule.losses[seed] += 1
                     schedule.ready = sorted(schedule.ready + list(seeds))

@@ -44,6 +44,8 @@ class SequenceProtocol(Protocol):
     counted_short: ClassVar[str] = "sequences"
     success_word: ClassVar[str] = "solved"
     rate_key: ClassVar[str] = "success_percent"
+    terms: ClassVar[str] = ("A sequence: one input sequence from a reset state, the net learning online at every "
+                            "step. A trial is solved when it meets the paper's stopping rule.")
 
     success: Literal["most_active", "tolerance"]
     tolerance: float = 0.0

@@ -48,6 +48,9 @@ class StreamProtocol(Protocol):
     success_word: ClassVar[str] = "perfect"
     rate_key: ClassVar[str] = "perfect_percent"
     classes: ClassVar[tuple[str, ...]] = ("perfect", "good", "rest")
+    terms: ClassVar[str] = ("A training stream: one continual input stream the net learns from online, stopped at its "
+                            "first error or at the limit. A trial is perfect when every frozen test stream after its "
+                            "last training stream runs to the limit without an error.")
 
     tolerance: float
     unit: Literal["steps", "sequences"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, register
 
 FIRST_WINDOW = 10
@@ -68,6 +69,8 @@ class Adding(_MarkedPairs):
     the last step. ``length`` is the minimal sequence length T (paper: 100, 500, 1000)."""
 
     name = "adding"
+    #: 1997 Exp. 4: the absolute error at the sequence end below 0.04.
+    success_test = SuccessTest("tolerance", 0.04)
     low, high, neutral = -1.0, 1.0, 0.0
 
     def combine(self, x1: float, x2: float) -> float:
@@ -80,6 +83,8 @@ class Multiplication(_MarkedPairs):
     last step. ``length`` is the minimal sequence length T (paper: 100)."""
 
     name = "multiplication"
+    #: 1997 Exp. 5: as the adding problem.
+    success_test = SuccessTest("tolerance", 0.04)
     low, high, neutral = 0.0, 1.0, 1.0
 
     def combine(self, x1: float, x2: float) -> float:

@@ -50,7 +50,9 @@ class Task(Protocol):
     whose every sample is the same sequence (``rng`` unused or irrelevant, as in PFG) says so
     with the optional attribute ``deterministic`` = True; missing means false. A task may also
     draw many sequences at once with an optional ``sample_many(rng, count)`` returning
-    `Sequences`, exactly what ``count`` calls of ``sample`` give (`draw` uses it)."""
+    `Sequences`, exactly what ``count`` calls of ``sample`` give (`draw` uses it). A task of a
+    paper declares the paper's test in the optional ``success_test`` (`lstmgraph.success`);
+    `evaluate` judges its runs by it, and the catalogue's rows on it use the same."""
 
     name: str
     n_inputs: int

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
 SHAPES = ("cosine", "triangle", "rectangle")
@@ -52,6 +53,8 @@ class PeriodicFunction:
     ``length`` holds the rounded value)."""
 
     name = "periodic_function"
+    #: 2002 PFG: every output within 0.3 of its target.
+    success_test = SuccessTest("tolerance", 0.3)
     n_inputs = 1
     n_outputs = 1
     continual = True

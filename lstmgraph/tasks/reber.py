@@ -17,6 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("B", "T", "P", "S", "X", "V", "E")
@@ -327,6 +328,8 @@ class EmbeddedReber(_IndependentGrammarTask):
     """
 
     name = "embedded_reber"
+    #: 1997 Exp. 1: the units of the possible next symbols the most active.
+    success_test = SuccessTest("most_active")
     automaton = EMBEDDED_REBER
 
 
@@ -335,6 +338,8 @@ class Reber(_IndependentGrammarTask):
     """The plain (non-embedded) Reber grammar ``B ... E``, same coding and options as ERG."""
 
     name = "reber"
+    #: As the embedded Reber grammar of 1997.
+    success_test = SuccessTest("most_active")
     automaton = REBER
 
 
@@ -354,6 +359,8 @@ class ContinualEmbeddedReber(_GrammarTask):
     """
 
     name = "continual_embedded_reber"
+    #: 2000: every output on the right side of 0.5 (|error| < 0.49; catalogue.py says why).
+    success_test = SuccessTest("tolerance", 0.49)
     continual = True
 
     def __init__(self, without_begin_end: bool = False) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, register
 
 
@@ -19,6 +20,8 @@ class RecallFirst:
     at most n_inputs), ``length`` (8, at least 1)."""
 
     name = "recall_first"
+    #: A classifier: the class's output the most active.
+    success_test = SuccessTest("most_active")
     continual = False
 
     def __init__(self, n_inputs: int = 4, n_classes: int = 3, length: int = 8) -> None:

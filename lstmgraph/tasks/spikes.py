@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
 CUES = ("length", "delay", "spike")
@@ -113,6 +114,8 @@ class MeasuringSpikeDelays(_Intervals):
     """
 
     name = "measuring_spike_delays"
+    #: 2002: every output within 0.49 of its target.
+    success_test = SuccessTest("tolerance", 0.49)
 
     def __init__(self, period: int = 10, delays: list[int] | tuple[int, ...] = (0, 1),
                  continual: bool = True) -> None:
@@ -140,6 +143,8 @@ class GeneratingTimedSpikes(_Intervals):
     """
 
     name = "generating_timed_spikes"
+    #: 2002: every output within 0.49 of its target.
+    success_test = SuccessTest("tolerance", 0.49)
     continual = True
 
     def __init__(self, period: int = 10, delays: list[int] | tuple[int, ...] = (0, 1),

@@ -30,6 +30,7 @@ from itertools import product
 
 import numpy as np
 
+from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("a", "b", "c", "d", "X", "Y", "E", "B")
@@ -61,6 +62,8 @@ class TemporalOrder:
     """
 
     name = "temporal_order"
+    #: 1997 Exp. 6 and 2000 NTO/CNTO: every output within 0.3 of its target.
+    success_test = SuccessTest("tolerance", 0.3)
     n_inputs = len(SYMBOLS)
     input_symbols = SYMBOLS
 

@@ -109,6 +109,13 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
     assert replace(find_experiment("gers2002-pfg-cos-f10-peephole"), trials=2).protocol.test_streams == 1
 
 
+def test_every_row_judges_by_its_task_s_declared_test():
+    """The success test is declared once, by the task (`lstmgraph.success`); each row's protocol
+    sets the same (a `--protocol-option` may change it for a run)."""
+    for name, experiment in EXPERIMENTS.items():
+        assert experiment.protocol.success_test == experiment.make_task().success_test, name
+
+
 def test_a_test_stream_count_a_deterministic_row_cannot_take_is_refused_not_reset():
     """Every test stream of a deterministic task scores the same: more than one is refused with a
     message (it used to be reset to 1 without a word while experiment.json kept the value)."""

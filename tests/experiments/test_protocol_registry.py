@@ -30,6 +30,7 @@ class FixedCount(Protocol):
     counted_short: ClassVar[str] = "sequences"
     success_word: ClassVar[str] = "solved"
     rate_key: ClassVar[str] = "success_percent"
+    terms: ClassVar[str] = "A training sequence: one sequence from a reset state. Solved: the last one right."
 
     sequences: int
     success: str = "tolerance"
