@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import NotAFile, open_no_follow, write_atomically
+from .files import reading_no_follow, write_atomically
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31
@@ -38,14 +38,7 @@ def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
         _check_file(path)
         source = path
     else:
-        try:
-            source = os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
-        except FileNotFoundError:
-            raise ArrayFileError(f"{path}: no such file") from None
-        except NotAFile as error:
-            raise ArrayFileError(f"{path}: {error.strerror}") from None
-        except OSError as error:
-            raise ArrayFileError(f"{path}: cannot read it: {error.strerror or error}") from None
+        source = reading_no_follow(path, ArrayFileError, "it")
         size = os.fstat(source.fileno()).st_size
         if size > MAX_ARCHIVE_BYTES:
             source.close()

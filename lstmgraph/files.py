@@ -8,6 +8,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 
 def _bundled_specs() -> Path:
@@ -50,10 +51,7 @@ def write_atomically(path: Path, content: bytes) -> None:
     except OSError as error:
         raise OutputError(path, error) from None
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-            stream.flush()
-            os.fsync(stream.fileno())
+        write_synced(handle, content)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
@@ -65,6 +63,14 @@ def write_atomically(path: Path, content: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_synced(handle: int, content: bytes) -> None:
+    """Write ``content`` to the open file ``handle``, flush it to the disk (fsync) and close it."""
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(content)
+        stream.flush()
+        os.fsync(stream.fileno())
 
 
 def make_folder(folder: Path, for_path: Path | None = None) -> None:
@@ -149,18 +155,24 @@ def append_no_follow(path: Path, newline: str | None = None):
     return os.fdopen(handle, "a", encoding="utf-8", newline=newline)
 
 
+def reading_no_follow(path: Path, error: type[Exception] | None = None, what: str = "the file") -> BinaryIO:
+    """``path``, a regular file, opened for reading without following a link; ``error``
+    (default `InputFileError`) naming ``path`` otherwise."""
+    error = error or InputFileError
+    try:
+        return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except NotAFile as refused:
+        raise error(f"{path}: {refused.strerror}") from None
+    except OSError as failed:
+        raise error(f"{path}: cannot read {what}: {failed.strerror or failed}") from None
+
+
 def read_no_follow(path: Path, max_bytes: int, what: str = "the file") -> bytes:
     """The bytes of ``path``, a regular file (no link followed) of at most ``max_bytes`` bytes,
     the size checked before anything is read. `InputFileError` naming ``path`` otherwise."""
-    try:
-        handle = open_no_follow(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except NotAFile as error:
-        raise InputFileError(f"{path}: {error.strerror}") from None
-    except OSError as error:
-        raise InputFileError(f"{path}: cannot read {what}: {error.strerror or error}") from None
-    with os.fdopen(handle, "rb") as stream:
+    with reading_no_follow(path, InputFileError, what) as stream:
         size = os.fstat(stream.fileno()).st_size
         if size > max_bytes:
             raise InputFileError(f"{path}: {size:,} bytes, more than the {max_bytes:,} {what} may hold "

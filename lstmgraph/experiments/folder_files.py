@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from ..files import OutputError
+from ..files import OutputError, write_synced
 from ..spec.limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
@@ -109,10 +109,7 @@ def write_file(root: Path, relative: str, content: bytes) -> None:
         except OSError as error:
             raise OutputError(path, error) from None
         try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(content)
-                stream.flush()
-                os.fsync(stream.fileno())
+            write_synced(handle, content)
             os.replace(temporary, name, src_dir_fd=descriptor, dst_dir_fd=descriptor)
             _sync(descriptor)
         except BaseException as error:

@@ -40,6 +40,14 @@ class ProtocolError(ValueError):
 PROTOCOLS: dict[str, type["Protocol"]] = {}
 
 
+def trial_of(protocol: type["Protocol"]):
+    """Class decorator of a trial class: the trial ``protocol``'s `make_trial` builds."""
+    def mark(trial_class: type) -> type:
+        protocol.trial_class = trial_class
+        return trial_class
+    return mark
+
+
 def register(cls: type["Protocol"]) -> type["Protocol"]:
     """Register a protocol class under its ``kind`` (a class decorator)."""
     if cls.kind in PROTOCOLS:
@@ -55,7 +63,7 @@ class Protocol:
     kind: ClassVar[str]
     #: What a trial counts, as results record it ("sequences", "training streams").
     counted: ClassVar[str]
-    #: The same in a table's few words ("sequences", "streams").
+    #: The same in a table's few words, its last ("sequences", "streams").
     counted_short: ClassVar[str]
     #: A successful trial in one word ("solved", "perfect").
     success_word: ClassVar[str]
@@ -69,18 +77,28 @@ class Protocol:
     success: str
     tolerance: float
 
-    # -- what every protocol defines ---------------------------------------------------------------
-    @property
-    def limit(self) -> int:
-        """The most units (`counted`) a trial presents."""
-        raise NotImplementedError
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        if "counted" in cls.__dict__:
+            cls.counted_short = cls.counted.split()[-1]
 
+    #: The setting that caps the units a trial presents (`limit`).
+    limit_setting: ClassVar[str]
+    #: The protocol's `trial.Trial` class (set by `trial_of`).
+    trial_class: ClassVar[type]
+
+    # -- what every protocol defines ---------------------------------------------------------------
     def describe(self) -> str:
         raise NotImplementedError
 
+    @property
+    def limit(self) -> int:
+        """The most units (`counted`) a trial presents."""
+        return getattr(self, self.limit_setting)
+
     def make_trial(self, engine, task, seed: int, budget_steps: int | None = None):
         """The `trial.Trial` of this protocol: network ``engine``, data from ``seed``."""
-        raise NotImplementedError
+        return self.trial_class(engine, task, self, seed, budget_steps)
 
     @classmethod
     def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ..tasks import Sequence, Sequences, Task
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
 from .data import StreamData, data_rng
-from .protocols import Protocol, check_positive, mean_or_none, register
+from .protocols import Protocol, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
 
@@ -41,8 +41,8 @@ class SequenceProtocol(Protocol):
 
     kind: ClassVar[str] = "sequences"
     counted: ClassVar[str] = "sequences"
-    counted_short: ClassVar[str] = "sequences"
     success_word: ClassVar[str] = "solved"
+    limit_setting: ClassVar[str] = "max_sequences"
     rate_key: ClassVar[str] = "success_percent"
     terms: ClassVar[str] = ("A sequence: one input sequence from a reset state, the net learning online at every "
                             "step. A trial is solved when it meets the paper's stopping rule.")
@@ -72,13 +72,6 @@ class SequenceProtocol(Protocol):
                              f"not {self.allowed_wrong}")
         if self.max_error is not None and not self.max_error > 0:
             raise ValueError(f"max_error must be > 0 (or null), not {self.max_error}")
-
-    @property
-    def limit(self) -> int:
-        return self.max_sequences
-
-    def make_trial(self, engine, task: Task, seed: int, budget_steps: int | None = None) -> "SequenceTrial":
-        return SequenceTrial(engine, task, self, seed, budget_steps)
 
     @classmethod
     def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -219,6 +212,7 @@ def run_sequences_reference(engine, task: Task, protocol: SequenceProtocol, seed
 SEQUENCE_REFILL = 1 << 10
 
 
+@trial_of(SequenceProtocol)
 class SequenceTrial(Trial):
     """One trial of a 1997 experiment: the loop of `run_sequences_reference`, run in compiled
     code (`sequence_driver.drive`), alone or side by side with other trials of its experiment

@@ -31,7 +31,7 @@ from ..tasks import Task
 from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
                        StreamCounter as Counter, StreamSetting as Setting)
 from .data import StreamData, data_rng, next_start
-from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register
+from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
 
@@ -44,10 +44,10 @@ class StreamProtocol(Protocol):
 
     kind: ClassVar[str] = "streams"
     counted: ClassVar[str] = "training streams"
-    counted_short: ClassVar[str] = "streams"
     success_word: ClassVar[str] = "perfect"
-    rate_key: ClassVar[str] = "perfect_percent"
     classes: ClassVar[tuple[str, ...]] = ("perfect", "good", "rest")
+    limit_setting: ClassVar[str] = "max_streams"
+    rate_key: ClassVar[str] = "perfect_percent"
     terms: ClassVar[str] = ("A training stream: one continual input stream the net learns from online, stopped at its "
                             "first error or at the limit. A trial is perfect when every frozen test stream after its "
                             "last training stream runs to the limit without an error.")
@@ -84,13 +84,6 @@ class StreamProtocol(Protocol):
             raise ValueError(f"test_streams must be at most {MAX_TEST_STREAMS:,}, not {self.test_streams}")
         if not 0 < self.rate_decay <= 1:
             raise ValueError(f"rate_decay must be in (0, 1], not {self.rate_decay}")
-
-    @property
-    def limit(self) -> int:
-        return self.max_streams
-
-    def make_trial(self, engine, task: Task, seed: int, budget_steps: int | None = None) -> "StreamTrial":
-        return StreamTrial(engine, task, self, seed, budget_steps)
 
     def check_task(self, task: Task) -> None:
         """A deterministic task (every sample the same sequence, e.g. PFG) makes every test stream
@@ -228,6 +221,7 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
 REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
 
 
+@trial_of(StreamProtocol)
 class StreamTrial(Trial):
     """One trial of a 2000/2002 stream experiment: the loop of `run_streams_reference`, run in
     compiled code (`driver.drive`), alone or side by side with other trials of its experiment

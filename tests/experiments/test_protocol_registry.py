@@ -27,7 +27,6 @@ class FixedCount(Protocol):
 
     kind: ClassVar[str] = "fixed_count"
     counted: ClassVar[str] = "training sequences"
-    counted_short: ClassVar[str] = "sequences"
     success_word: ClassVar[str] = "solved"
     rate_key: ClassVar[str] = "success_percent"
     terms: ClassVar[str] = "A training sequence: one sequence from a reset state. Solved: the last one right."
