@@ -73,6 +73,6 @@ def test_the_installed_command_lists_experiments_and_validates_a_bundled_spec(in
     module, specs = map(Path, where.stdout.split())
     assert module.is_relative_to(installed) and specs.is_relative_to(installed)  # not the checkout
     listing = _run(command, "reproduce", "--list", cwd=tmp_path).stdout
-    assert "gers2000-cerg-forget" in listing and "specs/gers2000_cerg.yaml" in listing
+    assert "gers2000-cerg-forget" in listing and "spec gers2000_cerg\n" in listing  # a name train takes
     result = _run(command, "validate", specs / "gers2000_cerg.yaml", "--json", cwd=tmp_path)
     assert '"parameters": 424' in result.stdout

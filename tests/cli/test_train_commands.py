@@ -165,7 +165,7 @@ def test_gradcheck_exits_1_above_tolerance(monkeypatch):
 
     import lstmgraph.engine.gradcheck as gradcheck_module
     from lstmgraph_cli.main import main
-    monkeypatch.setitem(gradcheck_module.TOLERANCES, "bptt_vs_finite_differences", 1e-15)
+    monkeypatch.setitem(gradcheck_module.TOLERANCES, "rtrl_vs_bptt", -1.0)  # no difference passes
     result = CliRunner().invoke(main, ["gradcheck", str(SPECS / "rnn.yaml")])
     assert result.exit_code == 1 and "FAILED" in result.output
 
