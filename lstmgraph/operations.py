@@ -17,7 +17,10 @@ computes is fixed by three kinds of choice, and each choice is one entry here:
 
 Each entry also carries what `render` draws for it. Adding an activation is adding one
 `Activation` here (docs/architecture.md shows an example). The program (`lstmgraph.program`)
-lowers a plan into operations over these entries; the executors run it.
+lowers a plan into operations over these entries; the executors run it, and every kind of
+operation is one entry too (`OPERATION_KINDS`): its numpy form, which the reference executor
+dispatches to (`engine/executor.py`), and its compiled form, from which both compiled kernels
+are generated (`engine/compiled/interpreter.py`, `specialised.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class Activation:
 
     name: str
     formula: str
+    #: What a diagram writes in a unit of this activation: a name (a formula in x would read
+    #: like the diagram's multiplication nodes, or an input x).
     label: str
     apply: Callable[[np.ndarray], np.ndarray]
     derivative: Callable[[np.ndarray, np.ndarray], np.ndarray] | None
@@ -61,21 +66,21 @@ def _softmax(net: np.ndarray) -> np.ndarray:
 _LOGISTIC = "(0.5 + 0.5 * tanh(0.5 * x))"
 
 ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
-    Activation("logistic", "1/(1+e^-x)", "σ", _logistic, lambda net, y: y * (1.0 - y),
+    Activation("logistic", "1/(1+e^-x)", "logistic", _logistic, lambda net, y: y * (1.0 - y),
                _LOGISTIC, "y * (1.0 - y)"),
     Activation("tanh", "tanh(x)", "tanh", np.tanh, lambda net, y: 1.0 - y * y,
                "tanh(x)", "1.0 - y * y"),
-    Activation("identity", "x", "linear", lambda net: net.copy(), lambda net, y: np.ones_like(net),
+    Activation("identity", "x", "identity", lambda net: net.copy(), lambda net, y: np.ones_like(net),
                "x", "1.0"),
     Activation("relu", "max(0,x)", "relu", lambda net: np.maximum(net, 0.0),
                lambda net, y: (net > 0).astype(net.dtype), "max(x, 0.0)", "1.0 if x > 0.0 else 0.0"),
     # 1997/2000 cell input g(x) = 4 sigma(x) - 2, range [-2, 2] (Hochreiter & Schmidhuber 1997, sec. 4).
-    Activation("four_logistic_minus_two", "4 sigma(x) - 2", "4σ-2",
+    Activation("four_logistic_minus_two", "4 sigma(x) - 2", "4 logistic - 2",
                lambda net: 4.0 * _logistic(net) - 2.0,
                lambda net, y: 4.0 * ((y + 2.0) / 4.0) * (1.0 - (y + 2.0) / 4.0),
                f"4.0 * {_LOGISTIC} - 2.0", "4.0 * ((y + 2.0) / 4.0) * (1.0 - (y + 2.0) / 4.0)"),
     # 1997/2000 cell output h(x) = 2 sigma(x) - 1, range [-1, 1].
-    Activation("two_logistic_minus_one", "2 sigma(x) - 1", "2σ-1",
+    Activation("two_logistic_minus_one", "2 sigma(x) - 1", "2 logistic - 1",
                lambda net: 2.0 * _logistic(net) - 1.0,
                lambda net, y: 2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0),
                f"2.0 * {_LOGISTIC} - 1.0", "2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0)"),
@@ -170,3 +175,167 @@ GATE_SIDES: dict[str, GateSide] = {s.name: s for s in (
 #: Per-step losses (targets concatenated over output groups; NaN: no target there).
 LOSSES: tuple[str, ...] = ("sum_of_squares", "cross_entropy")
 LOSS_CODE: dict[str, int] = {name: code for code, name in enumerate(LOSSES)}
+
+
+# -- the kinds of the lowered program's operations ------------------------------------------------
+
+@dataclass
+class NumpyStep:
+    """What a numpy form reads besides the slot array: one `engine.executor.run_ops` call's
+    inputs and targets ((columns, trials) or (columns,)), rate, momentum and loss per trial."""
+
+    inputs: np.ndarray | None
+    targets: np.ndarray | None
+    rate: np.ndarray | float
+    momentum: float
+    loss: np.ndarray
+
+
+@dataclass(frozen=True)
+class OperationKind:
+    """One kind of the program's operations (`lstmgraph.program.Op` says what each reads and
+    writes), in the numpy form and the compiled form.
+
+    ``numpy(op, V, step)`` applies the whole operation to the slot array V (slots, trials). A
+    kind applied entry by entry has a ``statement``: Python lines for one entry in one lane,
+    which both compiled kernels are generated from, where ``{out}``, ``{a}``, ``{b}`` stand for
+    the entry's slots, ``{input}`` for the step's input in column a, ``{rate}`` for the lane's
+    learning rate and ``{f}`` for the compiled form of the operation's activation (``form``
+    picks it). An accumulating kind (``term``) adds its term to out, ``{out} += term``; a run
+    adding into one slot keeps the sum in a register. ``learning``: only lanes that learn run it
+    (and ``after``, once per operation). A kind over a whole group has a compiled function
+    instead, called as ``call`` (with ``{code}``, ``{mode}``, ``{run}``, ``{lanes}``)."""
+
+    name: str
+    numpy: Callable[..., None]
+    statement: str = ""
+    term: str = ""
+    #: Names of the compiled ``run``'s arguments the statement reads besides the slots.
+    arguments: tuple[str, ...] = ()
+    form: Callable[[Activation], str] | None = None
+    learning: bool = False
+    after: str = ""
+    call: str = ""
+
+    @property
+    def entrywise(self) -> bool:
+        return not self.call
+
+    def lines(self, activation: Activation | None = None, **operands: str) -> list[str]:
+        """The statement of one entry with ``operands`` (out, a, b, input, rate as text) filled in."""
+        text = f"{{out}} += {self.term}" if self.term else self.statement
+        f = self.form(activation) if self.form else ""
+        return text.format(f=f, **operands).split("\n")
+
+
+def _take(V: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
+    """V[rows]: a view for a slice, a gathered copy for an index array."""
+    return V[rows] if isinstance(rows, slice) else np.take(V, rows, axis=0)
+
+
+def _columns(values: np.ndarray, trials: int) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    return np.broadcast_to(values[:, None], (len(values), trials)) if values.ndim == 1 else values
+
+
+def _input(op, V, step):
+    V[op.out] = _columns(step.inputs, V.shape[1])[op.a]
+
+
+def _zero(op, V, step):
+    V[op.rows[0]] = 0.0
+
+
+def _copy(op, V, step):
+    V[op.rows[0]] = _take(V, op.rows[1])
+
+
+def _mac(op, V, step):
+    """Where entries share a slot: each slot's own value and then its entries, in entry
+    order, summed by one `np.add.reduceat`, whose order of additions is numpy's (numpy 2.4
+    pairs a segment of four as the compiled kernels' running sum does not), so such a sum can
+    differ from theirs in the last place."""
+    out, a, b, c = op.rows
+    if op.distinct:
+        V[out] += _take(V, a) * _take(V, b) * _take(V, c)
+        return
+    slots, starts, a, b, c = op.segments
+    terms = np.take(V, a, axis=0)
+    for factor in (b, c):
+        if factor is not None:  # None: ONE in every row
+            terms *= np.take(V, factor, axis=0)
+    V[slots] = np.add.reduceat(terms, starts, axis=0)
+
+
+def _scale(op, V, step):
+    V[op.rows[0]] *= _take(V, op.rows[1])
+
+
+def _activate(op, V, step):
+    V[op.out] = _BY_CODE[op.code].apply(V[op.a])
+
+
+def _derive(op, V, step):
+    V[op.out] = _BY_CODE[op.code].derivative(V[op.a], V[op.b])
+
+
+def _softmax_group(op, V, step):
+    V[op.out] = _softmax(V[op.a])
+
+
+def _complement(op, V, step):
+    V[op.out] = 1.0 - V[op.a]
+
+
+_TINY = np.finfo(np.float64).tiny
+
+
+def _loss(op, V, step):
+    """One output group: the loss into ``step.loss``, dE/dnet into out. (The success test is
+    the compiled kernels' only, `lstmgraph.success`.)"""
+    y = V[op.a]
+    target = _columns(step.targets, V.shape[1])[op.c]
+    missing = np.isnan(target)
+    clean = np.where(missing, 0.0, target)
+    if LOSSES[op.code] == "sum_of_squares":
+        error = np.where(missing, 0.0, y - clean)
+        step.loss += 0.5 * (error * error).sum(axis=0)
+        if op.mode:  # softmax: dE/dnet_i = y_i (e_i - sum_j e_j y_j)
+            V[op.out] = y * (error - (error * y).sum(axis=0))
+        else:
+            V[op.out] = V[op.b] * error
+        return
+    present = ~missing.any(axis=0)
+    if op.mode:
+        terms = clean * np.log(np.maximum(y, _TINY))
+    else:
+        terms = clean * np.log(np.maximum(y, _TINY)) + (1 - clean) * np.log(np.maximum(1 - y, _TINY))
+    step.loss -= np.where(present, terms.sum(axis=0), 0.0)
+    V[op.out] = np.where(present, y - clean, 0.0)
+
+
+def _update(op, V, step):
+    V[op.a] = V[op.a] * step.momentum - np.asarray(step.rate) * V[op.b]
+    V[op.out] += V[op.a]
+
+
+_BY_CODE = list(ACTIVATIONS.values())
+
+#: Every operation kind, in the order of their integer codes (the compiled kernels').
+OPERATION_KINDS: dict[str, OperationKind] = {k.name: k for k in (
+    OperationKind("input", _input, "{out} = {input}", arguments=("inputs", "t")),
+    OperationKind("zero", _zero, "{out} = 0.0"),
+    OperationKind("copy", _copy, "{out} = {a}"),
+    OperationKind("mac", _mac, term="{a} * {b} * {c}"),
+    OperationKind("scale", _scale, "{out} *= {a}"),
+    OperationKind("activate", _activate, "x = {a}\n{out} = {f}", form=lambda f: f.scalar),
+    OperationKind("derive", _derive, "x = {a}\ny = {b}\n{out} = {f}", form=lambda f: f.scalar_derivative),
+    OperationKind("softmax", _softmax_group, call="softmax({run}, R, V, {lanes})"),
+    OperationKind("complement", _complement, "{out} = 1.0 - {a}"),
+    OperationKind("loss", _loss, call="loss({code}, {mode}, {run}, R, V, {lanes}, targets, t, tolerance, active, "
+                                      "wrong, sums, record)"),
+    # Momentum SGD (the optimiser's `Optimizer.apply` for online steps): velocity a, gradient b.
+    OperationKind("update", _update, "change = {a} * momentum - {rate} * {b}\n{a} = change\n{out} += change",
+                  arguments=("rate", "momentum", "decay"), learning=True, after="{rate} *= decay"),
+)}
+KIND_CODE: dict[str, int] = {name: code for code, name in enumerate(OPERATION_KINDS)}

@@ -13,8 +13,8 @@ from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.compiled.vector_math import tanh
 from lstmgraph.engine.gradcheck import gradient_check
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.operations import ACTIVATIONS, GATE_SIDES, PATTERNS
-from lstmgraph.program import lower
+from lstmgraph.operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, OPERATION_KINDS, PATTERNS, NumpyStep
+from lstmgraph.program import MINUS_ONE, ONE, Op, lower
 
 ELEMENTWISE = [name for name, activation in ACTIVATIONS.items() if activation.elementwise]
 POINTS = np.array([-3.0, -0.7, -0.1, 0.2, 0.9, 2.5])  # away from relu's kink at 0
@@ -92,3 +92,42 @@ def test_the_program_of_a_target_gated_connection_multiplies_after_the_weights()
     reset = program.y("reset")
     net = program.rows("net", "candidate", 8)
     assert list(op.b - reset.start) == list(op.out - net.start)  # gate unit = target unit
+
+
+ENTRYWISE = [name for name, kind in OPERATION_KINDS.items() if kind.entrywise]
+
+
+@pytest.mark.parametrize("name,distinct", [(name, True) for name in ENTRYWISE]
+                         + [(name, False) for name in ENTRYWISE if OPERATION_KINDS[name].term])
+def test_an_operation_kind_s_statement_computes_its_numpy_form(name, distinct):
+    """The compiled form, the statement run entry by entry and lane by lane in plain Python,
+    against the numpy form on the same slots: bit for bit (the activations' compiled ``tanh`` is
+    the kernels' own, so those to 1e-15). Entries that share an output slot (not ``distinct``)
+    add in entry order in the statement and in `np.add.reduceat`'s order in numpy: to 1e-15."""
+    kind = OPERATION_KINDS[name]
+    rng = np.random.default_rng(3)
+    slots, lanes = 40, 3
+    out = np.array([4, 5, 6, 7]) if distinct else np.array([4, 5, 4, 4])
+    a, b, c = np.array([10, 11, 12, 13]), np.array([20, 21, 22, 23]), np.array([30, 31, 32, 33])
+    code = ACTIVATION_CODE["logistic"]
+    op = Op(name, "forward", out, a, b, c, code=code, distinct=distinct)
+    V = rng.uniform(-2, 2, (slots, lanes))
+    V[ONE], V[MINUS_ONE] = 1.0, -1.0
+    x, rate, momentum = rng.uniform(-1, 1, (slots, lanes)), rng.uniform(0.1, 0.2, lanes), 0.9
+    expected = V.copy()
+    kind.numpy(op, expected, NumpyStep(x, None, rate, momentum, np.zeros(lanes)))
+
+    got = V.copy()
+    activation = list(ACTIVATIONS.values())[code]
+    for l in range(lanes):
+        scope = {"V": got, "inputs": x, "rate": rate, "momentum": momentum, "decay": 1.0, "tanh": tanh,
+                 "math": math, "l": l}
+        for k in range(len(out)):
+            operands = {"out": f"V[{out[k]}, l]", "a": f"V[{a[k]}, l]", "b": f"V[{b[k]}, l]", "c": f"V[{c[k]}, l]",
+                        "input": f"inputs[{a[k]}, l]", "rate": "rate[l]"}
+            exec("\n".join(kind.lines(activation, **operands)), scope)  # noqa: S102 - our own registry text
+    if kind.form or not distinct:
+        np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-15)
+    else:
+        assert np.array_equal(got, expected)
+    assert not np.array_equal(got, V)  # the operation wrote something

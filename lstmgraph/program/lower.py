@@ -29,14 +29,12 @@ import numpy as np
 
 from ..graph.units import Connection, Unit
 from ..plan import Plan
-from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, PATTERNS
+from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, OPERATION_KINDS, PATTERNS
 
 ONE, MINUS_ONE = 0, 1  # constant slots
 
-#: Operation kinds (their integer codes are the compiled executor's).
-KINDS = ("input", "zero", "copy", "mac", "scale", "activate", "derive", "softmax", "complement",
-         "loss", "update")
-KIND_CODE = {name: code for code, name in enumerate(KINDS)}
+#: Operation kinds (`operations.OPERATION_KINDS`; their integer codes are the compiled executor's).
+KINDS = tuple(OPERATION_KINDS)
 PHASES = ("forward", "loss", "backward", "contract", "propagate", "update", "keep_traces",
           "keep_state")
 PHASE_CODE = {name: code for code, name in enumerate(PHASES)}

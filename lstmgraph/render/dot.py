@@ -18,7 +18,7 @@ import graphviz
 
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
-from ..operations import GATE_SIDES
+from ..operations import ACTIVATIONS, GATE_SIDES
 from ..plan import Plan
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -42,12 +42,6 @@ _PORT_TITLE = {
     "cell_input": "cell input g", "input_gate": "input gate", "forget_gate": "forget gate",
     "output_gate": "output gate", "state": "cell state s", "squashed_state": "h(s)",
     "cell_output": "cell output",
-}
-# Activations by name (a formula in x would read like the multiplication nodes, or an input x).
-_ACTIVATION_LABEL = {
-    "logistic": "logistic", "tanh": "tanh", "identity": "identity", "relu": "relu",
-    "four_logistic_minus_two": "4 logistic - 2", "two_logistic_minus_one": "2 logistic - 1",
-    "softmax": "softmax",
 }
 _GATE_COLOUR = "#2e7d32"
 _TRUNCATED_COLOUR = "#9e9e9e"
@@ -84,7 +78,7 @@ def _unit_label(unit: Unit) -> str:
     detail = f"{unit.role} ({unit.size})" if unit.group == unit.name else f"({unit.size})"
     if unit.role in ("state", "cell_output"):
         return f"{title}\n{detail}"
-    return f"{title}\n{detail}, {_ACTIVATION_LABEL[unit.activation]}"
+    return f"{title}\n{detail}, {ACTIVATIONS[unit.activation].label}"
 
 
 def _edge_kinds(connection: Connection) -> list[str]:

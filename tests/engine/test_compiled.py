@@ -10,9 +10,8 @@ import pytest
 import lstmgraph
 from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
-from lstmgraph.engine.compiled.interpreter import MOST_ACTIVE
-from lstmgraph.success import most_active_correct
 from lstmgraph.spec.models import LearningRateDecay
+from lstmgraph.success import MOST_ACTIVE, most_active_correct
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph.training.optim import Optimizer
 

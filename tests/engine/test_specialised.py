@@ -20,7 +20,7 @@ import lstmgraph
 from lstmgraph.engine import initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.compiled import specialised
-from lstmgraph.engine.compiled.interpreter import MOST_ACTIVE
+from lstmgraph.success import MOST_ACTIVE
 from lstmgraph.experiments import find_experiment
 
 from conftest import SPECS

@@ -12,6 +12,7 @@ import pytest
 
 import lstmgraph
 from lstmgraph.render import RenderError, render_plan, to_dot
+from lstmgraph.operations import ACTIVATIONS, OUTPUT_ACTIVATIONS, UNIT_ACTIVATIONS
 from lstmgraph.render.dot import EDGE_STYLES
 
 from conftest import SPECS
@@ -63,6 +64,25 @@ def test_every_bundled_spec_renders_to_dot(path, tmp_path):
     written = render_plan(plan, tmp_path / f"{path.stem}.dot")
     text = written.read_text()
     assert text.startswith(f"digraph {plan.name}") and f"({plan.n_parameters} parameters)" in text
+
+
+def test_a_spec_using_every_activation_of_the_registry_renders(tmp_path):
+    """Each activation's unit is drawn with the registry's label (`Activation.label`): a hidden
+    group per unit activation, an output group per output-only one."""
+    hidden = [{"name": f"h_{name}", "kind": "hidden", "size": 2, "activation": name} for name in UNIT_ACTIVATIONS]
+    outputs = [{"name": f"out_{name}", "kind": "output", "size": 2, "activation": name}
+               for name in OUTPUT_ACTIVATIONS if name not in UNIT_ACTIVATIONS]
+    groups = [{"name": "x", "kind": "input", "size": 2}] + hidden + outputs
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1, "name": "every_activation", "groups": groups,
+        "connections": [{"from": "x", "to": [group["name"] for group in hidden]},
+                        {"from": [group["name"] for group in hidden], "to": [group["name"] for group in outputs]}]}))
+    assert {unit.activation for unit in plan.network.units if unit.computed} == set(ACTIVATIONS)
+    text = render_plan(plan, tmp_path / "every_activation.dot").read_text()
+    for group in hidden:
+        assert f'{group["name"]}\nhidden (2), {ACTIVATIONS[group["activation"]].label}' in text
+    for group in outputs:
+        assert f'{group["name"]}\noutput (2), {ACTIVATIONS[group["activation"]].label}' in text
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz 'dot' binary not installed")

@@ -3,10 +3,11 @@
 The program is data (operation kinds, phases and index arrays, `flatten`); the function
 loops over steps and operations, and inside every operation over the trials of a block of
 lanes, the innermost loop, so that each multiply-accumulate runs across trials in SIMD lanes.
-Its source is written from a template and the activation registry (`lstmgraph.operations`:
-each activation's compiled form is its scalar expression), stored in the kernel cache under
-the hash of that text and compiled with ``cache=True``: one compilation per installation and
-registry, none per spec.
+Its source is written from a template and the registry (`lstmgraph.operations`: each
+operation kind's statement, each activation's scalar expression), stored in the kernel cache
+under the hash of that text and compiled with ``cache=True``: one compilation per
+installation and registry, none per spec. The success test a loss judges by is encoded in
+``tolerance`` as `lstmgraph.success` defines (`MOST_ACTIVE`, `NOT_JUDGED`).
 """
 
 from __future__ import annotations
@@ -17,29 +18,17 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from string import Formatter
 from types import ModuleType
 
 import numpy as np
 
 from ...files import write_atomically
-from ...operations import ACTIVATIONS
+from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
-from ...program.lower import KIND_CODE, PHASE_CODE
+from ...program.lower import PHASE_CODE
 
-# LLVM level 3 vectorises the loops over lanes (SIMD across trials); level 1 does not.
-# numba reads it when first imported.
-os.environ.setdefault("NUMBA_OPT", "3")
-# LLVM's SLP vectoriser packs like scalar operations on neighbouring slots into SIMD ones (the
-# specialised kernel's unrolled runs; CERG step 2.3 -> 1.55 us of CPU time, measured back to
-# back). It never reassociates (no fastmath), so results are unchanged. numba leaves it off; it
-# reads the setting whenever it compiles (`load_source` applies it).
-os.environ.setdefault("NUMBA_SLP_VECTORIZE", "1")
-
-INTERPRETER_VERSION = "2"
-
-#: The ``tolerance`` that has the kernels judge an output group by its most active units
-#: (`success.most_active_correct`) instead of within a tolerance (`loss`).
-MOST_ACTIVE = -1.0
+INTERPRETER_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -134,44 +123,106 @@ def cache_directory() -> Path:
 
 
 def source() -> str:
-    """The interpreter's source: the template with one branch per activation."""
-    activate, derive = [], []
-    for code, activation in enumerate(ACTIVATIONS.values()):
-        if not activation.elementwise:
-            continue
-        keyword = "if" if not activate else "elif"
-        activate.append(f"    {keyword} code == {code}:\n"
-                        f"        for r in range(rs, re):\n"
-                        f"            for i in range(R[r, 0]):\n"
-                        f"                for j in range(R[r, 1]):\n"
-                        f"                    o = R[r, 2] + i * R[r, 3] + j * R[r, 4]\n"
-                        f"                    n = R[r, 5] + i * R[r, 6] + j * R[r, 7]\n"
-                        f"                    for l in range(L):\n"
-                        f"                        x = V[n, l]\n"
-                        f"                        V[o, l] = {activation.scalar}")
-        derive.append(f"    {keyword} code == {code}:\n"
-                      f"        for r in range(rs, re):\n"
-                      f"            for i in range(R[r, 0]):\n"
-                      f"                for j in range(R[r, 1]):\n"
-                      f"                    o = R[r, 2] + i * R[r, 3] + j * R[r, 4]\n"
-                      f"                    n = R[r, 5] + i * R[r, 6] + j * R[r, 7]\n"
-                      f"                    m = R[r, 8] + i * R[r, 9] + j * R[r, 10]\n"
-                      f"                    for l in range(L):\n"
-                      f"                        x = V[n, l]\n"
-                      f"                        y = V[m, l]\n"
-                      f"                        V[o, l] = {activation.scalar_derivative}")
-    scalar_activate = [line.replace("for l in range(L):", "if True:").replace("V[n, l]", "v[n]")
-                       .replace("V[m, l]", "v[m]").replace("V[o, l]", "v[o]") for line in activate]
-    scalar_derive = [line.replace("for l in range(L):", "if True:").replace("V[n, l]", "v[n]")
-                     .replace("V[m, l]", "v[m]").replace("V[o, l]", "v[o]") for line in derive]
+    """The interpreter's source: the template, and from each operation kind of the registry its
+    compiled form (`entry_functions`) and its branch of ``run``."""
     constants = "".join(f"{name.upper()} = {code}\n" for name, code in KIND_CODE.items())
     constants += "".join(f"PHASE_{name.upper()} = {code}\n" for name, code in PHASE_CODE.items())
+    functions = "\n\n".join(entry_functions(kind) for kind in OPERATION_KINDS.values() if kind.entrywise)
+    dispatch = []
+    # mac first: most of a step's operations.
+    for name, kind in sorted(OPERATION_KINDS.items(), key=lambda item: not item[1].term):
+        dispatch.append(f"{'if' if not dispatch else 'elif'} kd == {name.upper()}:")
+        if kind.entrywise:
+            mask = "learn" if kind.learning else "ph >= PHASE_UPDATE"
+            lanes = _arguments(f"code[op], rs, re, R, V, L, active, {mask}", kind)
+            dispatch += ["    if L == 1:", f"        {name}_one({_arguments('code[op], rs, re, R, v', kind)})",
+                         "    else:", f"        {name}_lanes({lanes})"]
+        else:
+            dispatch.append("    " + kind.call.format(code="code[op]", mode="mode[op]", run="rs", lanes="L"))
     return (_TEMPLATE.replace("#MATH\n", math_import()).replace("#CONSTANTS\n", constants)
-            .replace("#ACTIVATE\n", "\n".join(activate) + "\n")
-            .replace("#DERIVE\n", "\n".join(derive) + "\n")
-            .replace("#ACTIVATE_SCALAR\n", "\n".join(scalar_activate) + "\n")
-            .replace("#DERIVE_SCALAR\n", "\n".join(scalar_derive) + "\n")
-            .replace("#LOSS_AND_SOFTMAX\n", LOSS_AND_SOFTMAX))
+            .replace("#ENTRIES\n", functions + "\n")
+            .replace("#GROUPS\n", group_functions(inline_loss=False))
+            .replace("#DISPATCH\n", "".join(" " * 12 + line + "\n" for line in dispatch)))
+
+
+#: The column of R holding each operand's base (its strides over i and j follow).
+_COLUMN = {"out": 2, "a": 5, "b": 8, "c": 11}
+
+
+def _arguments(first: str, kind: OperationKind) -> str:
+    return ", ".join((first,) + kind.arguments)
+
+
+def _slots(kind: OperationKind) -> list[str]:
+    """The operands whose slots an entry of ``kind`` touches (``{input}`` reads column a)."""
+    text = " ".join((kind.statement, kind.term, "{out}" if kind.term else ""))
+    fields = {field for _, field, _, _ in Formatter().parse(text) if field}
+    return [name for name in _COLUMN if name in fields or (name == "a" and "input" in fields)]
+
+
+def entry_functions(kind: OperationKind) -> str:
+    """The interpreter's two functions of a kind applied entry by entry, from its statement:
+    ``<kind>_one`` on one lane's slots as a vector ``v`` (an accumulating kind's run into one
+    slot summed in a register), and ``<kind>_lanes`` on ``V`` (slots, lanes), the lanes the
+    innermost loop (SIMD across trials): with ``mask`` (the phases from ``update`` on) only the
+    active lanes, a learning kind only the lanes that learn. A kind with an activation form has
+    a branch per activation code. (One loop nest with the mask tested in it: two nests, masked
+    and not, inlined into ``run`` cost the timing net's 32-lane step a third, measured.)"""
+    slots = _slots(kind)
+    # Per run the strides along j, per row i the bases: read from R before the loop over j.
+    runs = ["for r in range(rs, re):", "    nj = R[r, 1]"]
+    runs += [f"    {name}_j = R[r, {_COLUMN[name] + 2}]" for name in slots] + ["    for i in range(R[r, 0]):"]
+    runs += [f"        {name}_i = R[r, {_COLUMN[name]}] + i * R[r, {_COLUMN[name] + 1}]" for name in slots]
+
+    def one(activation) -> list[str]:
+        operands = {name: f"v[{name}_i + j * {name}_j]" for name in slots}
+        operands.update(input="inputs[t, a_i + j * a_j, 0]", rate="rate[0]")
+        entry = ["            " + line for line in kind.lines(activation, **operands)]
+        if kind.term:  # out fixed along j: the sum in a register
+            lines = runs + ["        if out_j == 0:", "            acc = v[out_i]", "            for j in range(nj):",
+                            "                acc += " + kind.term.format(**operands), "            v[out_i] = acc",
+                            "        else:", "            for j in range(nj):"] + ["    " + line for line in entry]
+        else:
+            lines = runs + ["        for j in range(nj):"] + entry
+        return lines + ([kind.after.format(rate="rate[0]")] if kind.after else [])
+
+    def lanes(activation) -> list[str]:
+        operands = {name: f"V[{name}_k, l]" for name in slots}
+        operands.update(input="inputs[t, a_k, l]", rate="rate[l]")
+        entry = kind.lines(activation, **operands)
+
+        def loops(condition: str) -> list[str]:
+            lines = runs + ["        for j in range(nj):"]
+            lines += [f"            {name}_k = {name}_i + j * {name}_j" for name in slots]
+            lines.append("            for l in range(L):")
+            if condition:
+                return lines + [f"                if {condition}:"] + [" " * 20 + line for line in entry]
+            return lines + [" " * 16 + line for line in entry]
+
+        lines = loops("active[l] and learn[l]" if kind.learning else "active[l] or not mask")
+        if kind.after:
+            after = kind.after.format(rate="rate[l]")
+            lines += ["for l in range(L):"] + (["    if active[l] and learn[l]:", "        " + after] if kind.learning
+                                               else ["    " + after])
+        return lines
+
+    def function(name: str, arguments: str, inline: bool, body) -> str:
+        if kind.form is None:
+            lines = ["    " + line for line in body(None)]
+        else:
+            lines = []
+            for code, activation in enumerate(ACTIVATIONS.values()):
+                if activation.elementwise:
+                    lines.append(f"    {'if' if not lines else 'elif'} code == {code}:")
+                    lines += ["        " + line for line in body(activation)]
+        options = ', inline="always"' if inline else ""
+        return (f"@numba.njit(cache=True, nogil=True{options})\n"
+                f"def {kind.name}_{name}({_arguments(arguments, kind)}):\n" + "\n".join(lines) + "\n")
+
+    mask = "learn" if kind.learning else "mask"
+    # Inlined into run: every one-lane form, and mac's lanes form (most of a step's operations).
+    return (function("one", "code, rs, re, R, v", True, one) + "\n\n"
+            + function("lanes", f"code, rs, re, R, V, L, active, {mask}", bool(kind.term), lanes))
 
 
 def compiled_in_cache(path: Path) -> bool:
@@ -191,8 +242,7 @@ def load_source(name: str, text: str) -> ModuleType:
     file; imported once per process."""
     if name in sys.modules:
         return sys.modules[name]
-    from numba.core import config
-    config.SLP_VECTORIZE = int(os.environ.get("NUMBA_SLP_VECTORIZE", "1"))
+    _vectorise_neighbours()
     path = cache_directory() / f"{name}.py"
     if not path.exists() or path.read_bytes() != text.encode():
         write_atomically(path, text.encode())
@@ -211,6 +261,20 @@ def load() -> ModuleType:
     return load_source(f"lstmgraph_interpreter_{key}", text)
 
 
+def _vectorise_neighbours() -> None:
+    """Turn on LLVM's SLP vectoriser in numba (which leaves it off) unless
+    ``NUMBA_SLP_VECTORIZE`` says otherwise: it packs like scalar operations on neighbouring slots
+    into SIMD ones (the specialised kernel's unrolled runs; CERG step 2.3 -> 1.55 us of CPU time,
+    measured back to back) and never reassociates (no fastmath), so results are unchanged.
+    numba reads the setting whenever it compiles, which is at a kernel's first call (or a
+    compiled driver's that calls it), after this returns: so it stays on for the process. LLVM's
+    level (``NUMBA_OPT``) is numba's default, 3, which vectorises the loops over lanes."""
+    from numba.core import config
+
+    if "NUMBA_SLP_VECTORIZE" not in os.environ:
+        config.SLP_VECTORIZE = 1
+
+
 def math_import() -> str:
     """The generated modules' import of the compiled ``tanh`` (`vector_math`), with a hash of
     its source: a change to it gives every kernel a new text, so a new name, and numba's cache
@@ -221,7 +285,14 @@ def math_import() -> str:
     return f"from lstmgraph.engine.compiled.vector_math import tanh  # source {digest}\n"
 
 
-LOSS_AND_SOFTMAX = '''@numba.njit(cache=True, nogil=True)
+def group_functions(inline_loss: bool) -> str:
+    """The compiled forms of the kinds over a whole group (``softmax``, ``loss``; the registry's
+    ``call``) and ``step_done``, shared by both kernels; the specialised kernel inlines the loss
+    into its sections (its code, mode, run and width then literals LLVM folds)."""
+    return _GROUPS.replace("#LOSS_OPTIONS", ', inline="always"' if inline_loss else "")
+
+
+_GROUPS = '''@numba.njit(cache=True, nogil=True)
 def softmax(r, R, V, L):
     n = R[r, 1]
     o0, os, a0, a_s = R[r, 2], R[r, 4], R[r, 5], R[r, 7]
@@ -237,7 +308,7 @@ def softmax(r, R, V, L):
             V[o0 + k * os, l] /= norm
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True#LOSS_OPTIONS)
 def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
     """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``)
     against ``targets[t, -1]``, the values judged: a second plane where a task judges other
@@ -304,6 +375,18 @@ def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, rec
                 V[o0 + k * os, l] = 0.0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def step_done(t, L, active, wrong, steps_done, stop_all):
+    """After step ``t``: the steps done of each active lane; a lane judged wrong stops. True:
+    the call ends (``stop_all`` and a lane stopped)."""
+    halt = False
+    for l in range(L):
+        if active[l]:
+            steps_done[l] = t + 1
+            if wrong[l]:
+                active[l] = False
+                halt = stop_all
+    return halt
 '''
 
 
@@ -319,144 +402,10 @@ import numpy as np
 # A run r of R: entries index = base + i * stride_i + j * stride_j, for i < R[r, 0], j < R[r, 1];
 # out, a, b, c at columns 2, 5, 8, 11 (base), +1 (stride_i), +2 (stride_j).
 
-@numba.njit(cache=True, nogil=True)
-def activate(code, rs, re, R, V, L):
-#ACTIVATE
+#ENTRIES
 
+#GROUPS
 
-@numba.njit(cache=True, nogil=True)
-def derive(code, rs, re, R, V, L):
-#DERIVE
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def activate_scalar(code, rs, re, R, v):
-#ACTIVATE_SCALAR
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def derive_scalar(code, rs, re, R, v):
-#DERIVE_SCALAR
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def update_scalar(rs, re, R, v, rate, momentum, decay):
-    for r in range(rs, re):
-        for i in range(R[r, 0]):
-            o = R[r, 2] + i * R[r, 3]
-            w = R[r, 5] + i * R[r, 6]
-            g = R[r, 8] + i * R[r, 9]
-            oj, wj, gj = R[r, 4], R[r, 7], R[r, 10]
-            for j in range(R[r, 1]):
-                change = v[w + j * wj] * momentum - rate[0] * v[g + j * gj]
-                v[w + j * wj] = change
-                v[o + j * oj] += change
-    rate[0] *= decay
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def mac(rs, re, R, V, v, L):
-    """One lane: on the slots as a vector ``v``, a sum into one slot kept in a register.
-    Lanes: on ``V``, the innermost loop across trials."""
-    for r in range(rs, re):
-        ni, nj = R[r, 0], R[r, 1]
-        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
-        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
-        b0, bi, bj = R[r, 8], R[r, 9], R[r, 10]
-        c0, ci, cj = R[r, 11], R[r, 12], R[r, 13]
-        for i in range(ni):
-            o = o0 + i * oi
-            x = a0 + i * ai
-            y = b0 + i * bi
-            z = c0 + i * ci
-            if L == 1 and oj == 0:
-                acc = v[o]
-                for j in range(nj):
-                    acc += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
-                v[o] = acc
-            elif L == 1:
-                for j in range(nj):
-                    v[o + j * oj] += v[x + j * aj] * v[y + j * bj] * v[z + j * cj]
-            else:
-                for j in range(nj):
-                    out = V[o + j * oj]
-                    p = V[x + j * aj]
-                    q = V[y + j * bj]
-                    u = V[z + j * cj]
-                    for l in range(L):
-                        out[l] += p[l] * q[l] * u[l]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def elementwise_scalar(kind, rs, re, R, v, inputs, t):
-    """`elementwise` for a single lane (masking is the caller's)."""
-    for r in range(rs, re):
-        ni, nj = R[r, 0], R[r, 1]
-        o0, oi, oj = R[r, 2], R[r, 3], R[r, 4]
-        a0, ai, aj = R[r, 5], R[r, 6], R[r, 7]
-        for i in range(ni):
-            o = o0 + i * oi
-            x = a0 + i * ai
-            if kind == ZERO:
-                for j in range(nj):
-                    v[o + j * oj] = 0.0
-            elif kind == COPY:
-                for j in range(nj):
-                    v[o + j * oj] = v[x + j * aj]
-            elif kind == SCALE:
-                for j in range(nj):
-                    v[o + j * oj] *= v[x + j * aj]
-            elif kind == COMPLEMENT:
-                for j in range(nj):
-                    v[o + j * oj] = 1.0 - v[x + j * aj]
-            else:  # INPUT
-                for j in range(nj):
-                    v[o + j * oj] = inputs[t, x + j * aj, 0]
-
-
-@numba.njit(cache=True, nogil=True)
-def elementwise(kind, rs, re, R, V, L, inputs, t, active, masked):
-    for r in range(rs, re):
-        for i in range(R[r, 0]):
-            for j in range(R[r, 1]):
-                o = R[r, 2] + i * R[r, 3] + j * R[r, 4]
-                x = R[r, 5] + i * R[r, 6] + j * R[r, 7]
-                if kind == ZERO:
-                    for l in range(L):
-                        V[o, l] = 0.0
-                elif kind == COPY:
-                    for l in range(L):
-                        if active[l] or not masked:
-                            V[o, l] = V[x, l]
-                elif kind == SCALE:
-                    for l in range(L):
-                        V[o, l] *= V[x, l]
-                elif kind == COMPLEMENT:
-                    for l in range(L):
-                        V[o, l] = 1.0 - V[x, l]
-                else:  # INPUT
-                    for l in range(L):
-                        V[o, l] = inputs[t, x, l]
-
-
-@numba.njit(cache=True, nogil=True)
-def update(rs, re, R, V, L, rate, momentum, decay, active, learn):
-    for r in range(rs, re):
-        for i in range(R[r, 0]):
-            for j in range(R[r, 1]):
-                o = R[r, 2] + i * R[r, 3] + j * R[r, 4]
-                v = R[r, 5] + i * R[r, 6] + j * R[r, 7]
-                g = R[r, 8] + i * R[r, 9] + j * R[r, 10]
-                for l in range(L):
-                    if active[l] and learn[l]:
-                        V[v, l] = V[v, l] * momentum - rate[l] * V[g, l]
-                        V[o, l] += V[v, l]
-    for l in range(L):
-        if active[l] and learn[l]:
-            rate[l] *= decay
-
-
-#LOSS_AND_SOFTMAX
 @numba.njit(cache=True, nogil=True)
 def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
         tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
@@ -489,39 +438,7 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
             kd = kind[op]
             rs = run_start[op]
             re = run_stop[op]
-            if kd == MAC:
-                mac(rs, re, R, V, v, L)
-            elif kd == ACTIVATE:
-                if L == 1:
-                    activate_scalar(code[op], rs, re, R, v)
-                else:
-                    activate(code[op], rs, re, R, V, L)
-            elif kd == DERIVE:
-                if L == 1:
-                    derive_scalar(code[op], rs, re, R, v)
-                else:
-                    derive(code[op], rs, re, R, V, L)
-            elif kd == SOFTMAX:
-                softmax(rs, R, V, L)
-            elif kd == LOSS:
-                loss(code[op], mode[op], rs, R, V, L, targets, t, tolerance, active, wrong, sums, record)
-            elif kd == UPDATE:
-                if L > 1:
-                    update(rs, re, R, V, L, rate, momentum, decay, active, learn)
-                elif active[0]:
-                    update_scalar(rs, re, R, v, rate, momentum, decay)
-            elif L == 1:
-                if active[0] or ph < PHASE_UPDATE:
-                    elementwise_scalar(kd, rs, re, R, v, inputs, t)
-            else:
-                elementwise(kd, rs, re, R, V, L, inputs, t, active, ph >= PHASE_UPDATE)
-        halt = False
-        for l in range(L):
-            if active[l]:
-                steps_done[l] = t + 1
-                if wrong[l]:
-                    active[l] = False
-                    halt = stop_all
-        if halt:
+#DISPATCH
+        if step_done(t, L, active, wrong, steps_done, stop_all):
             break
 '''

@@ -28,11 +28,11 @@ from types import ModuleType
 
 import numpy as np
 
-from ...operations import ACTIVATIONS
-from ...program.lower import KIND_CODE, MINUS_ONE, ONE, PHASE_CODE
-from .interpreter import FlatProgram, LOSS_AND_SOFTMAX, cache_directory, compiled_in_cache, load_source, math_import
+from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
+from ...program.lower import MINUS_ONE, ONE, PHASE_CODE
+from .interpreter import FlatProgram, cache_directory, compiled_in_cache, group_functions, load_source, math_import
 
-SPECIALISED_VERSION = "2"
+SPECIALISED_VERSION = "3"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _PHASE = {code: name for name, code in PHASE_CODE.items()}
@@ -91,151 +91,100 @@ class _Writer:
         self.depth = depth
 
 
-def _mac(w: _Writer, row: np.ndarray) -> None:
-    ni, nj = int(row[0]), int(row[1])
-    o0, oi, oj = (int(x) for x in row[2:5])
-    if oj == 0 or nj == 1:
-        # The interpreter's single-lane path: a sum into one slot kept in a register.
-        depth = w.depth
-        if ni > 1:
-            w(f"for i in range({ni}):")
-            w.depth += 1
-        out = _index(o0, oi, 0, ni, 1)
-        w(f"acc = v[{out}]")
-        if nj > 1:
-            w(f"for j in range({nj}):")
-            w.depth += 1
-        a, b, c = (_value(int(row[5 + 3 * k]), int(row[6 + 3 * k]), int(row[7 + 3 * k]), ni, nj) for k in range(3))
-        w(f"acc += {a} * {b} * {c}")
-        if nj > 1:
-            w.depth -= 1
-        w(f"v[{out}] = acc")
-        w.depth = depth
-        return
+def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, width: int) -> None:
+    """An operation applied entry by entry, run by run, from its kind's statement: in one lane
+    (the interpreter's ``<kind>_one``) or in ``for l in range(WIDTH)`` (its ``<kind>_lanes``,
+    with the same masks; in the phases from ``update`` on, all lanes at once while every lane is
+    active). A run of an accumulating kind adding into one slot keeps the sum in a register,
+    where the interpreter does (one lane) or where no slot of the run is both written and read
+    (lanes: the same sums, in place or not)."""
+    R, rs, re = flat.runs, int(flat.run_start[op]), int(flat.run_stop[op])
+    activation = _ACTIVATION[int(flat.code[op])] if kind.form else None
+    masked = int(flat.phase[op]) >= PHASE_CODE["update"]
+    lane = "" if width == 1 else " + l"
+    for r in range(rs, re):
+        row = R[r]
+        if kind.term and _accumulates(row, width):
+            _accumulate(w, kind, row, width)
+            continue
 
-    def body(ni, nj, columns):
-        a, b, c = (_value(*column, ni, nj) for column in columns[1:])
-        w(f"v[{_index(*columns[0], ni, nj)}] += {a} * {b} * {c}")
+        def body(ni, nj, columns):
+            operands = {name: f"v[{_index(*column, ni, nj, width)}{lane}]" for name, column in zip(_OPERANDS, columns)}
+            if kind.term:  # the term reads the constant slots as literals
+                operands.update((name, _value(*column, ni, nj, width, lane))
+                                for name, column in zip(_OPERANDS[1:], columns[1:]))
+            operands.update(input=f"inputs[t, {_index(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
+                            rate="rate[0]" if width == 1 else "rate[l]")
+            lines = kind.lines(activation, **operands)
+            if width == 1:  # a lane runs a step only while it is active, so no mask
+                for line in lines:
+                    w(line)
+            elif kind.learning:
+                _lanes(w, lines, "active[l] and learn[l]")
+            elif masked:
+                w("if everyone:")
+                w.depth += 1
+                _lanes(w, lines)
+                w.depth -= 1
+                w("else:")
+                w.depth += 1
+                _lanes(w, lines, "active[l]")
+                w.depth -= 1
+            else:
+                _lanes(w, lines)
 
-    w.run(row, body)
-
-
-def _elementwise(w: _Writer, kind: str, row: np.ndarray) -> None:
-    def body(ni, nj, columns):
-        out, source = _index(*columns[0], ni, nj), _index(*columns[1], ni, nj)
-        w({"zero": f"v[{out}] = 0.0",
-           "copy": f"v[{out}] = v[{source}]",
-           "scale": f"v[{out}] *= v[{source}]",
-           "complement": f"v[{out}] = 1.0 - v[{source}]",
-           "input": f"v[{out}] = inputs[t, {source}, 0]"}[kind])
-
-    w.run(row, body)
-
-
-def _activation(w: _Writer, kind: str, code: int, row: np.ndarray, width: int = 1) -> None:
-    """f or f' of every entry, in every lane (the lanes' loop runs `vector_math.tanh` in SIMD registers)."""
-    activation = _ACTIVATION[code]
-    lane, indent = ("", "") if width == 1 else (" + l", "    ")
-
-    def body(ni, nj, columns):
-        out, net, value = (_index(*column, ni, nj, width) for column in columns[:3])
-        if width > 1:
-            w("for l in range(WIDTH):")
-        w(f"{indent}x = v[{net}{lane}]")
-        if kind == "activate":
-            w(f"{indent}v[{out}{lane}] = {activation.scalar}")
-        else:
-            w(f"{indent}y = v[{value}{lane}]")
-            w(f"{indent}v[{out}{lane}] = {activation.scalar_derivative}")
-
-    w.run(row, body)
+        w.run(row, body)
+    if kind.after and width == 1:
+        w(kind.after.format(rate="rate[0]"))
+    elif kind.after:
+        _lanes(w, [kind.after.format(rate="rate[l]")], "active[l] and learn[l]" if kind.learning else "")
 
 
-def _update(w: _Writer, row: np.ndarray) -> None:
-    # update_scalar: a lane runs a step only while it is active, so no mask.
-    def body(ni, nj, columns):
-        o, velocity, grad = (_index(*column, ni, nj) for column in columns[:3])
-        w(f"change = v[{velocity}] * momentum - rate[0] * v[{grad}]")
-        w(f"v[{velocity}] = change")
-        w(f"v[{o}] += change")
-
-    w.run(row, body)
+_OPERANDS = ("out", "a", "b", "c")
 
 
-# -- several lanes: the interpreter's lane paths, the width a literal ------------------------
+def _lanes(w: _Writer, lines: list[str], condition: str = "") -> None:
+    w("for l in range(WIDTH):")
+    indent = "    "
+    if condition:
+        w(f"    if {condition}:")
+        indent = "        "
+    for line in lines:
+        w(indent + line)
 
-def _mac_lanes(w: _Writer, row: np.ndarray, width: int) -> None:
-    ni, nj = int(row[0]), int(row[1])
-    o0, oi, oj = (int(x) for x in row[2:5])
-    lanes = range(width)
-    operands = [tuple(int(x) for x in row[5 + 3 * k:8 + 3 * k]) for k in range(3)]
+
+def _accumulates(row: np.ndarray, width: int) -> bool:
+    nj, oj = int(row[1]), int(row[4])
+    if width == 1:
+        return oj == 0 or nj == 1
     reads = set().union(*(_slots(row, k) for k in (1, 2, 3)))
-    if (oj == 0 or nj == 1) and not (_slots(row, 0) & reads):
-        # A sum into one slot per lane, kept in registers: the interpreter adds the same
-        # products in the same order in place; with no slot both written and read by the run
-        # the two are the same.
-        depth = w.depth
-        if ni > 1:
-            w(f"for i in range({ni}):")
-            w.depth += 1
-        out = _index(o0, oi, 0, ni, 1, width)
-        for lane in lanes:
-            w(f"acc{lane} = v[{out} + {lane}]")
-        if nj > 1:
-            w(f"for j in range({nj}):")
-            w.depth += 1
-        for lane in lanes:
-            a, b, c = (_value(*operand, ni, nj, width, f" + {lane}") for operand in operands)
-            w(f"acc{lane} += {a} * {b} * {c}")
-        if nj > 1:
-            w.depth -= 1
-        for lane in lanes:
-            w(f"v[{out} + {lane}] = acc{lane}")
-        w.depth = depth
-        return
-
-    def body(ni, nj, columns):
-        out = _index(*columns[0], ni, nj, width)
-        w("for l in range(WIDTH):")
-        a, b, c = (_value(*column, ni, nj, width, " + l") for column in columns[1:])
-        w(f"    v[{out} + l] += {a} * {b} * {c}")
-
-    w.run(row, body)
+    return (oj == 0 or nj == 1) and not (_slots(row, 0) & reads)
 
 
-def _elementwise_lanes(w: _Writer, kind: str, row: np.ndarray, width: int, masked: bool) -> None:
-    def body(ni, nj, columns):
-        out, source = _index(*columns[0], ni, nj, width), _index(*columns[1], ni, nj, width)
-        column = _index(*columns[1], ni, nj)
-        line = {"zero": f"v[{out} + l] = 0.0",
-                "copy": f"v[{out} + l] = v[{source} + l]",
-                "scale": f"v[{out} + l] *= v[{source} + l]",
-                "complement": f"v[{out} + l] = 1.0 - v[{source} + l]",
-                "input": f"v[{out} + l] = inputs[t, {column}, l]"}[kind]
-        if masked:  # the interpreter's copies of the last phases: active lanes only
-            w("if everyone:")
-            w("    for l in range(WIDTH):")
-            w(f"        {line}")
-            w("else:")
-            w("    for l in range(WIDTH):")
-            w("        if active[l]:")
-            w(f"            {line}")
-        else:
-            w("for l in range(WIDTH):")
-            w(f"    {line}")
-
-    w.run(row, body)
-
-
-def _update_lanes(w: _Writer, row: np.ndarray, width: int) -> None:
-    def body(ni, nj, columns):
-        o, velocity, grad = (_index(*column, ni, nj, width) for column in columns[:3])
-        w("for l in range(WIDTH):")
-        w("    if active[l] and learn[l]:")
-        w(f"        v[{velocity} + l] = v[{velocity} + l] * momentum - rate[l] * v[{grad} + l]")
-        w(f"        v[{o} + l] += v[{velocity} + l]")
-
-    w.run(row, body)
+def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) -> None:
+    """A run adding into one slot (per lane): the sum kept in a register per lane."""
+    ni, nj = int(row[0]), int(row[1])
+    o0, oi = int(row[2]), int(row[3])
+    operands = [tuple(int(x) for x in row[5 + 3 * k:8 + 3 * k]) for k in range(3)]
+    lanes = [("acc", "")] if width == 1 else [(f"acc{lane}", f" + {lane}") for lane in range(width)]
+    depth = w.depth
+    if ni > 1:
+        w(f"for i in range({ni}):")
+        w.depth += 1
+    out = _index(o0, oi, 0, ni, 1, width)
+    for acc, lane in lanes:
+        w(f"{acc} = v[{out}{lane}]")
+    if nj > 1:
+        w(f"for j in range({nj}):")
+        w.depth += 1
+    for acc, lane in lanes:
+        values = (_value(*operand, ni, nj, width, lane) for operand in operands)
+        w(f"{acc} += " + kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+    if nj > 1:
+        w.depth -= 1
+    for acc, lane in lanes:
+        w(f"v[{out}{lane}] = {acc}")
+    w.depth = depth
 
 
 #: Lines of a section function at most: numba's analyses grow faster than linearly with a
@@ -264,15 +213,11 @@ def source(flat: FlatProgram, width: int = 1) -> str:
         w = _Writer()
         rs, re = int(flat.run_start[op]), int(flat.run_stop[op])
         w(f"# {kind} ({_PHASE[phase]}), runs {rs}..{re - 1}")
-        if kind == "softmax":
-            w(f"softmax({rs}, R, V, WIDTH)")
-        elif kind == "loss":
-            w(f"loss({int(flat.code[op])}, {int(flat.mode[op])}, {rs}, R, V, WIDTH, targets, t, tolerance, "
-              f"active, wrong, sums, record)")
-        elif width == 1:
-            _single(w, kind, flat, op)
+        entry = OPERATION_KINDS[kind]
+        if entry.call:
+            w(entry.call.format(code=int(flat.code[op]), mode=int(flat.mode[op]), run=rs, lanes="WIDTH"))
         else:
-            _several(w, kind, flat, op, width)
+            _operation(w, entry, flat, op, width)
         if sections and sections[-1][0] == learns and len(sections[-1][1]) + len(w.lines) <= SECTION_LINES:
             sections[-1][1].extend(w.lines)
         else:
@@ -287,48 +232,9 @@ def source(flat: FlatProgram, width: int = 1) -> str:
         calls.append(("        if learning:\n    " if learns else "") + f"        section_{k}({names})")
     return ((_SINGLE if width == 1 else _SEVERAL).replace("#MATH\n", math_import())
             .replace("#RUNS", str(len(R))).replace("#WIDTH", str(width))
-            .replace("#LOSS_AND_SOFTMAX\n", _INLINED_LOSS)
+            .replace("#GROUPS\n", group_functions(inline_loss=True))
             .replace("#SECTIONS\n", "\n\n".join(functions) + "\n")
             .replace("#STEP\n", "\n".join(calls) + "\n"))
-
-
-# The interpreter's loss and softmax, the loss inlined where a section calls it (its code, mode,
-# run and width then literals LLVM folds); the same text otherwise.
-_INLINED_LOSS = LOSS_AND_SOFTMAX.replace("@numba.njit(cache=True, nogil=True)\ndef loss(",
-                                         '@numba.njit(cache=True, nogil=True, inline="always")\ndef loss(')
-assert _INLINED_LOSS != LOSS_AND_SOFTMAX
-
-
-def _single(w: _Writer, kind: str, flat: FlatProgram, op: int) -> None:
-    R, rs, re = flat.runs, int(flat.run_start[op]), int(flat.run_stop[op])
-    for r in range(rs, re):
-        if kind == "mac":
-            _mac(w, R[r])
-        elif kind in ("activate", "derive"):
-            _activation(w, kind, int(flat.code[op]), R[r])
-        elif kind == "update":
-            _update(w, R[r])
-        else:  # the copies of the last phases are masked in the interpreter; a lane runs only while active
-            _elementwise(w, kind, R[r])
-    if kind == "update":
-        w("rate[0] *= decay")
-
-
-def _several(w: _Writer, kind: str, flat: FlatProgram, op: int, width: int) -> None:
-    R, rs, re = flat.runs, int(flat.run_start[op]), int(flat.run_stop[op])
-    for r in range(rs, re):
-        if kind == "mac":
-            _mac_lanes(w, R[r], width)
-        elif kind in ("activate", "derive"):
-            _activation(w, kind, int(flat.code[op]), R[r], width)
-        elif kind == "update":
-            _update_lanes(w, R[r], width)
-        else:
-            _elementwise_lanes(w, kind, R[r], width, int(flat.phase[op]) >= PHASE_CODE["update"])
-    if kind == "update":
-        w("for l in range(WIDTH):")
-        w("    if active[l] and learn[l]:")
-        w("        rate[l] *= decay")
 
 
 @dataclass(frozen=True)
@@ -376,7 +282,7 @@ import numpy as np
 WIDTH = #WIDTH
 RUNS = #RUNS
 
-#LOSS_AND_SOFTMAX
+#GROUPS
 
 #SECTIONS
 '''
@@ -422,13 +328,6 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
         if not running:
             break
 #STEP
-        halt = False
-        for l in range(WIDTH):
-            if active[l]:
-                steps_done[l] = t + 1
-                if wrong[l]:
-                    active[l] = False
-                    halt = stop_all
-        if halt:
+        if step_done(t, WIDTH, active, wrong, steps_done, stop_all):
             break
 '''
