@@ -54,6 +54,11 @@ class SpecError(Exception):
         self.source = source
         super().__init__(self.format())
 
+    def __reduce__(self):
+        """Pickled with its problems and source, so it reaches `reproduce` from a worker process
+        as itself (a located spec error, exit 2)."""
+        return type(self), (self.problems, self.source)
+
     def as_dicts(self) -> list[dict]:
         """The problems as plain data (for JSON output): path, line, column, message, ..."""
         rows = []

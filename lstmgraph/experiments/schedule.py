@@ -202,6 +202,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     folder = ResultsFolder(out)
     with folder.locked():
         wanted = settings(experiment, budget_steps, specs)

@@ -8,6 +8,7 @@ import pytest
 
 from lstmgraph.experiments import EXPERIMENTS
 
+from conftest import SPECS
 from test_commands import run
 
 
@@ -176,3 +177,17 @@ def test_ctrl_c_or_sigterm_stops_the_workers_and_says_how_to_resume(tmp_path, st
     assert "leaked" not in err
     assert workers
     wait_for(lambda: all(_gone(worker) for worker in workers))  # terminated, not left running
+
+
+def test_a_specs_folder_with_a_net_of_the_wrong_width_exits_2_naming_its_file_and_line(tmp_path):
+    """The plan is compiled before any folder or worker (it once broke the worker pool)."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    text = (SPECS / "gers2002_timing.yaml").read_text(encoding="utf-8")
+    (specs / "gers2002_timing.yaml").write_text(text.replace("kind: input, size: 1", "kind: input, size: 3"))
+    out = tmp_path / "out"
+    result = run("reproduce", "gers2002-msd-f10-peephole", "--trials", "1", "--jobs", "1", "--max-steps", "100",
+                 "--specs", str(specs), "--out", str(out))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{specs / 'gers2002_timing.yaml'}:" in result.stderr and "the network 3 and 1" in result.stderr
+    assert not out.exists()

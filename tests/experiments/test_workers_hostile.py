@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lstmgraph.experiments.workers import (CLUSTER_SCHEMES, ClusterError, ClusterWorkers, LocalWorkers, WorkerError,
                                            check_cluster_address, run_in_worker, workers_for)
 from lstmgraph.spec.limits import MAX_JOBS, LimitError
+from lstmgraph.errors import SpecError
 from lstmgraph_cli.main import main
 
 import worker_functions
@@ -119,8 +120,8 @@ def test_run_in_worker_passes_errors_that_travel_and_wraps_those_that_do_not():
         run_in_worker((worker_functions.value_error, "plain"))
     with pytest.raises(WorkerError, match=r"Unpicklable: broken \(code 7\)"):
         run_in_worker((worker_functions.unpicklable, "broken"))
-    with pytest.raises(WorkerError, match=r"SpecError: specs/net.yaml: groups\[0\].size: the net takes 5 inputs"):
-        run_in_worker((worker_functions.spec_error, 5))
+    with pytest.raises(SpecError, match=r"specs/net.yaml: groups\[0\].size: the net takes 5 inputs"):
+        run_in_worker((worker_functions.spec_error, 5))  # a spec error travels as itself
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,7 @@ def test_an_error_that_cannot_travel_reaches_the_parent_as_a_worker_error(local,
 
 
 def test_a_spec_error_in_a_worker_is_named_and_a_dead_worker_is_lost(local):
-    with pytest.raises(WorkerError, match="the net takes 5 inputs, the task gives 3") as raised:
+    with pytest.raises(SpecError, match="the net takes 5 inputs, the task gives 3") as raised:
         local.submit(worker_functions.spec_error, 5).result(timeout=300)
     assert not local.lost(raised.value)
     with pytest.raises(ValueError, match="plain") as plain:
