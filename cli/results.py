@@ -1,5 +1,6 @@
-"""`lstmgraph results`: the summary table of docs/results.md and its figure, from the results
-folders under docs/results (`lstmgraph.experiments.results_table`)."""
+"""`lstmgraph results`: the summary table of docs/results.md, its figure and README.md's tables of
+the paper rows with their tally, from the results folders under docs/results
+(`lstmgraph.experiments.results_table`)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ from .common import fail
 
 
 @click.command()
-@click.option("--write", "action", flag_value="write", help="Put the table into docs/results.md and draw the figure.")
+@click.option("--write", "action", flag_value="write",
+              help="Put the table into docs/results.md and the paper rows' tables into README.md, and draw the figure.")
 @click.option("--check", "action", flag_value="check",
-              help="Exit 1 if the table in docs/results.md or the figure docs/results/summary.png is not current.")
+              help="Exit 1 if the table in docs/results.md, the figure docs/results/summary.png or README.md's "
+                   "tables of the paper rows are not current.")
 @click.option("--docs", type=click.Path(file_okay=False, path_type=Path),
               help="The docs folder (holding results.md and results/); default: that of the checkout holding "
                    "the current folder.")
 def results(action: str | None, docs: Path | None) -> None:
     """Print the summary table of every results folder under docs/results (one row per folder:
-    trials run, our figures with their 95 % intervals, the published figures, the verdict)."""
+    trials run, our figures with their 95 % intervals, the published figures, the verdict).
+
+    --write and --check also cover README.md's tables of the paper rows (the catalogue's rows
+    not marked "our extension", each judged by its folder docs/results/ROW) and their tally."""
     from lstmgraph.experiments.results_table import ResultsTableError, find_docs, regenerate
 
     try:
@@ -39,9 +45,11 @@ def results(action: str | None, docs: Path | None) -> None:
             click.echo(f"{what} is not current; run lstmgraph results --write", err=True)
         if state.stale:
             sys.exit(1)
-        click.echo(f"the summary table ({state.rows} rows) and the figure are current")
+        click.echo(f"the summary table ({state.rows} rows) and the figure are current, and README.md's "
+                   f"paper rows: {state.tally}")
     else:
         for what in state.stale:
-            click.echo(f"wrote {what} ({state.rows} rows)")
+            click.echo(f"wrote {what}")
         if not state.stale:
-            click.echo(f"the summary table ({state.rows} rows) and the figure were current already")
+            click.echo("the summary table, the figure and README.md's paper rows were current already")
+        click.echo(f"summary table: {state.rows} rows; README.md's paper rows: {state.tally}")

@@ -1,9 +1,10 @@
 """The numbers in the docs that drift as the tool changes are held to what the tool does:
-README's experiment count and the files `reproduce` writes, every example of docs/api.md
-run as a script, its printed lines against the doc's, and the --specs folders that
-docs/results.md's commands name; every relative link (and #anchor) of README.md and docs/*.md
-resolves, the bundled-spec counts and tables are true, and the error examples list the keys
-the validator lists."""
+README's experiment count, its tally of the paper rows and every other number in it, the files
+`reproduce` writes (docs/results.md), every example of docs/api.md run as a script, its printed
+lines against the doc's, and the --specs folders that docs/results.md's commands name; README is
+short (no sentence or table cell over 40 words, a spec of ten lines that compiles); every relative
+link (and #anchor) of README.md, docs/*.md and docs/results/*.md resolves, the bundled-spec counts
+and tables are true, and the error examples list the keys the validator lists."""
 
 from __future__ import annotations
 
@@ -39,8 +40,9 @@ def test_a_specs_folder_of_the_results_holds_a_bundled_net_under_a_row_s_file_na
     assert plan.n_parameters == lstmgraph.compile_spec(SPECS / f"{plan.name}.yaml").n_parameters
 
 
-def test_readme_lists_the_files_reproduce_writes(tmp_path):
-    (row,) = [line for line in README.splitlines() if line.startswith("| `lstmgraph reproduce EXPERIMENT")]
+def test_the_results_page_lists_the_files_reproduce_writes(tmp_path):
+    results = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    (row,) = [line for line in results.splitlines() if line.startswith("- **Files**: it writes ")]
     listed = {name.split("/")[0] for name in re.findall(r"`([^`]+)`", row.split(" writes ", 1)[1].split(" to `DIR`")[0])
               if "." in name or name.endswith("/")}
     out = tmp_path / "msd"
@@ -84,7 +86,7 @@ def test_api_examples_print_what_the_doc_says(index, tmp_path):
 
 # -- links and the bundled specs ---------------------------------------------------------------------
 
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "results").glob("*.md"))]
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -126,10 +128,10 @@ def test_anchors_are_made_as_github_makes_them(tmp_path):
     assert anchors(page) == {"stage-4-the-lowered-program-lstmgraphprogram-xpy", "a-b", "a-b-1"}
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.relative_to(REPO).as_posix())
 def test_every_relative_link_resolves(path):
-    """Every link of README.md and docs/*.md to a file or folder of the repository names one
-    that exists, and a #anchor into a Markdown file names one of its headings."""
+    """Every link of README.md, docs/*.md and docs/results/*.md to a file or folder of the
+    repository names one that exists, and a #anchor into a Markdown file names one of its headings."""
     missing, no_heading = [], []
     for target in relative_links(path) + [f"{path.name}{target}" for target in _local_anchors(path)]:
         name, _, anchor = target.partition("#")
@@ -164,7 +166,7 @@ def test_the_bundled_spec_counts_the_docs_state_are_true():
     assert all(number == len(bundled) for _, number in stated), (stated, len(bundled))
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.relative_to(REPO).as_posix())
 def test_a_table_of_the_bundled_specs_lists_each_with_its_compiled_parameter_count(path):
     """A table whose rows start with a bundled spec's file and end with a count: every bundled
     spec, each once, with the count `compile_spec` gives."""
@@ -190,10 +192,107 @@ def _expected_keys(connection_key: str) -> dict[str, str]:
     return {problem.path[0]: problem.expected for problem in caught.value.problems}
 
 
-@pytest.mark.parametrize("path", [REPO / "README.md", REPO / "docs" / "spec.md"], ids=lambda path: path.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda path: path.relative_to(REPO).as_posix())
 def test_the_error_examples_list_the_keys_the_validator_lists(path):
+    """Wherever the docs show a validator's message (docs/spec.md must), it lists the keys the
+    validator lists."""
     expected = _expected_keys("dealy")
     shown = re.findall(r"^  expected: (one of from, .*)$", path.read_text(encoding="utf-8"), re.M)
-    assert shown and all(line == expected["connections"] for line in shown), (shown, expected)
+    assert shown or path.name != "spec.md", "docs/spec.md's error example is gone"
+    assert all(line == expected["connections"] for line in shown), (shown, expected)
     groups = re.findall(r"^  expected: (one of kind, .*)$", path.read_text(encoding="utf-8"), re.M)
     assert all(line == expected["groups"] for line in groups), (groups, expected)
+
+
+# -- README.md for a reader in a hurry -----------------------------------------------------------------
+
+MAX_WORDS = 40
+
+
+def _prose_and_cells(text: str) -> tuple[list[str], list[str]]:
+    """The sentences of a Markdown text (outside code blocks, HTML comments and tables: each
+    paragraph, list item or heading split after '. ', '? ', '! ' and '; ') and its table cells
+    (split on unescaped '|', the header separators left out)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    sentences, cells, paragraph = [], [], []
+    for line in text.splitlines() + [""]:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            cells += [cell.strip() for cell in re.split(r"(?<!\\)\|", stripped.strip("|"))
+                      if not re.fullmatch(r":?-+:?", cell.strip())]
+        if not stripped or stripped.startswith(("|", "#", "- ", "* ")):
+            if paragraph:
+                sentences += re.split(r"(?<=[.?!;])\s+", " ".join(paragraph))
+            paragraph = [stripped] if stripped.startswith(("#", "- ", "* ")) else []
+            continue
+        paragraph.append(stripped)
+    return [s for s in sentences if s], cells
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def test_sentences_and_cells_are_split_as_a_reader_reads_them():
+    sentences, cells = _prose_and_cells("# A title\n\nOne. Two words\nhere; three.\n\n```\nno. code\n```\n"
+                                        "| a | b c |\n|---|---|\n| `x \\| y` | d |\n- an item. Two\n")
+    assert sentences == ["# A title", "One.", "Two words here;", "three.", "- an item.", "Two"]
+    assert cells == ["a", "b c", "`x \\| y`", "d"]
+
+
+def test_no_sentence_or_table_cell_of_the_readme_runs_over_40_words():
+    sentences, cells = _prose_and_cells(README)
+    assert len(sentences) > 10 and len(cells) > 100  # the prose and the tables are read
+    long = [text for text in sentences + cells if _words(text) > MAX_WORDS]
+    assert not long, [f"{_words(text)} words: {text[:80]}..." for text in long]
+
+
+def test_the_readme_states_the_tally_the_generator_computes():
+    """"N of M paper rows reproduced", with M the catalogue's rows not marked "our extension",
+    as `lstmgraph results` computes it from docs/results (the tables' staleness is
+    tests/cli/test_results.py's)."""
+    from lstmgraph.experiments.results_table import (NOT_RUN, README_BEGIN, README_END, collect, is_paper_row,
+                                                     paper_rows, render_paper_tables, tally)
+
+    rows = paper_rows(collect(REPO / "docs" / "results"))
+    assert [row.name for row in rows] == [name for name, e in EXPERIMENTS.items() if is_paper_row(e)]
+    generated = README.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
+    assert generated.strip() == render_paper_tables(rows).strip()
+    (stated,) = re.findall(r"\*\*(\d+) of (\d+) paper rows reproduced\*\*", README)
+    assert (int(stated[0]), int(stated[1])) == (sum(row.verdict == "reproduced" for row in rows), len(rows))
+    assert generated.lstrip().startswith(tally(rows))  # the tally at the top of the tables
+    assert all(row.verdict != NOT_RUN for row in rows), "a paper row has no results folder"
+
+
+def test_the_readme_holds_its_parts_in_order_with_a_ten_line_spec_that_compiles(tmp_path):
+    from lstmgraph.experiments.results_table import README_BEGIN
+
+    commands = ("```bash\nbash setup.sh && .venv/bin/lstmgraph train specs/gers2000_cerg.yaml\n"
+                "bash setup.sh && .venv/bin/python -m pytest -q\n```")
+    assert commands in README and README.index(commands) == README.index("```")  # the first code block
+    intro = README.split("```", 1)[0].split("\n", 1)[1]
+    assert len(re.split(r"(?<=\.)\s+", intro.strip())) == 3  # what it is, in three sentences
+    (spec,) = re.findall(r"```yaml\n(.*?)```", README, re.S)
+    assert len(spec.splitlines()) <= 10
+    (tmp_path / "tiny.yaml").write_text(spec)
+    assert lstmgraph.compile_spec(tmp_path / "tiny.yaml").n_parameters > 0
+    order = [README.index(part) for part in (commands, "```yaml", README_BEGIN, "## Commands", "## Documentation")]
+    assert order == sorted(order)
+    for command in ("lstmgraph specs", "lstmgraph results", "lstmgraph evaluate RUN_DIR [--data FILE]",
+                    "lstmgraph plot RUN_DIR... [--data FILE]"):
+        assert f"| `{command}" in README, command
+
+
+def test_every_number_in_the_readme_is_generated_or_checked_here():
+    """Outside the generated tables, code and links, the README's numbers are the papers' years,
+    the experiment count (test_readme_counts_the_experiments) and the 40-word limit's own."""
+    from lstmgraph.experiments.catalogue import G00, G02, H97
+    from lstmgraph.experiments.results_table import README_BEGIN, README_END
+
+    head, rest = README.split(README_BEGIN, 1)
+    text = head + rest.split(README_END, 1)[1]
+    text = _without_code(re.sub(r"\]\([^)]*\)", "]", text))
+    numbers = {int(number.replace(",", "")) for number in re.findall(r"\b\d[\d,]*\b", text)}
+    years = {int(year) for paper in (H97, G00, G02) for year in re.findall(r"\d{4}", paper)}
+    assert numbers <= years | {len(EXPERIMENTS)}, numbers - years - {len(EXPERIMENTS)}

@@ -38,3 +38,28 @@ def test_a_stale_table_exits_1_until_written_and_a_damaged_results_json_exits_2(
     assert stale.returncode == 1 and "is not current; run lstmgraph results --write" in stale.stderr
     assert run("results", "--write", "--docs", str(docs)).returncode == 0
     assert run("results", "--check", "--docs", str(docs)).returncode == 0
+
+
+def test_readme_s_paper_rows_are_written_and_checked_beside_the_docs(tmp_path):
+    """README.md beside the docs folder gets the paper rows' tables: every catalogue row not
+    marked "our extension", "not run" without its folder, with the tally at the top."""
+    from lstmgraph.experiments import EXPERIMENTS
+    from lstmgraph.experiments.results_table import BEGIN, END, README_BEGIN, README_END
+
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    (docs / "results.md").write_text(f"{BEGIN}\n{END}\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("# a title\n")
+    no_markers = run("results", "--check", "--docs", str(docs))
+    assert no_markers.returncode == 2 and "README.md: the document has no paper-rows markers" in no_markers.stderr
+    readme.write_text(f"# a title\n\n{README_BEGIN}\n{README_END}\n\nafter\n")
+    stale = run("results", "--check", "--docs", str(docs))
+    assert stale.returncode == 1 and f"the paper-rows section of {readme} is not current" in stale.stderr
+    assert run("results", "--write", "--docs", str(docs)).returncode == 0
+    paper_rows = sum("our extension" not in experiment.table for experiment in EXPERIMENTS.values())
+    text = readme.read_text()
+    assert f"**0 of {paper_rows} paper rows reproduced**" in text and text.endswith(f"{README_END}\n\nafter\n")
+    assert text.count("| not run |") == paper_rows
+    current = run("results", "--check", "--docs", str(docs))
+    assert current.returncode == 0 and f"0 of {paper_rows} paper rows reproduced" in current.stdout
