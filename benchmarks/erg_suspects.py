@@ -4,7 +4,7 @@
         --trials 30 --max-sequences 100000 --log docs/results/erg-suspects.jsonl
 
 The paper rows `hochreiter1997-erg-3x2-*` do not reach the published 97-100 % solved on the net
-as the 1997 text describes it (docs/results.md). benchmarks/erg_wiring.py ablated the wiring
+as the 1997 text describes it (docs/results.md). The erg_wiring sweep (docs/sweeps.md) ablated the wiring
 (output biases, input-to-output shortcut, recurrent sources) and the targets; this script tests
 what is left, each change alone on the paper net (specs/hochreiter1997_erg.yaml, 276 weights)
 under the protocol of `hochreiter1997-erg-3x2-lr0.5` (trial k: weights from seed k, training/test

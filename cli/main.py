@@ -26,6 +26,7 @@ from .reproduce import reproduce
 from .results import results
 from .plot import plot
 from .specs import specs
+from .sweep import sweep
 from .train import run, train
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,6 +105,7 @@ main.add_command(results)
 main.add_command(plot)
 main.add_command(evaluate)
 main.add_command(specs)
+main.add_command(sweep)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,153 @@
+"""`lstmgraph sweep`: a row's (or your own spec's) open choices varied, each setting a row run
+with the same seeds, answered with intervals and paired tests (docs/sweeps.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from lstmgraph.errors import SpecError
+from lstmgraph.spec.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
+
+from .common import fail, report_spec_error
+from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
+
+
+@click.command()
+@click.argument("subject", metavar="EXPERIMENT_OR_SPEC")
+@click.option("--vary", "varied", multiple=True, metavar="KEY=V1,V2,...",
+              help="A key and its values: a list (JSON each, else text), or A:B:N for N values from A to B "
+                   "(A:B:N:log on a log scale). Repeat for a grid of every combination. --keys lists the keys.")
+@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS),
+              help="Trials a setting, seeds 0..N-1 in every setting (default: the row's; 10 for a spec).")
+@click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS), help="Cap each trial's training steps.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="The sweep's folder (default runs/sweep/NAME); rerun to resume.")
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
+              show_default=True, help="Worker processes on this machine.")
+@click.option("--cluster", metavar="ADDRESS", help="Run the trials on a Dask cluster's workers instead.")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
+              show_default=True, callback=_finite, help="Work between two checkpoints of a running trial.")
+@click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
+                   "row measured, docs/performance.md).")
+@click.option("--no-own-setting", is_flag=True,
+              help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
+@click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
+@click.option("--keys", "show_keys", is_flag=True, help="List the keys this subject takes, with their values now.")
+@click.option("--json", "as_json", is_flag=True, help="Print sweep.json (or the status, or the keys) as JSON.")
+def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: int | None, out: Path | None,
+          jobs: int, cluster: str | None, checkpoint_seconds: float, lanes: int, no_own_setting: bool,
+          show_status: bool, show_keys: bool, as_json: bool) -> None:
+    """Vary EXPERIMENT_OR_SPEC's settings over a grid and run every setting as a row.
+
+    EXPERIMENT_OR_SPEC is a catalogue row (`lstmgraph reproduce --list`) or your own spec (a file
+    or a bundled spec's name) with a training task. Every setting runs the same seeds, so the
+    settings are compared trial by trial. Writes DIR/settings/INDEX (a results folder per
+    setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
+    from lstmgraph.experiments.folder import ResultsConflict
+    from lstmgraph.experiments.status import FolderError
+    from lstmgraph.experiments.sweep import grid, subject_of
+    from lstmgraph.experiments.sweep_values import SweepError, parse_vary
+    from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
+    from lstmgraph.experiments.workers import ClusterError
+
+    try:
+        chosen = subject_of(subject, trials)
+        if show_keys:
+            _keys(chosen.experiment, as_json)
+            return
+        if not varied:
+            fail("name at least one --vary KEY=V1,V2,... (--keys lists the keys)")
+        parsed = [parse_vary(argument) for argument in varied]
+        settings = grid(chosen.experiment, parsed, add_own=not no_own_setting)
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else subject, error)
+    except SweepError as error:
+        fail(str(error))
+    row = chosen.experiment
+    count = trials or row.trials
+    out = out or Path("runs") / "sweep" / row.name
+    keys = {full: [s.values[full] for s in settings if not s.added] for full in settings[0].values}
+    keys = {full: list({json.dumps(v): v for v in values}.values()) for full, values in keys.items()}
+    if show_status:
+        try:
+            status = sweep_status(settings, count, out, max_steps)
+        except (FolderError, ResultsConflict, OSError) as error:
+            fail(str(error))
+        _print_status(status, as_json)
+        return
+    if not as_json:
+        where = f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker")
+        click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
+                   f"on {where} -> {out}")
+        click.echo(f"judged by {chosen.judged_by}")
+        for setting in settings:
+            if setting.added:
+                click.echo(f"setting {setting.index} ({setting.label()}; null: the subject's own) is added as the "
+                           "reference of the paired tests (--no-own-setting leaves it out)")
+
+    def started(setting) -> None:
+        if not as_json:
+            own = " (the own setting: the paired tests' reference)" if setting.own else ""
+            click.echo(f"setting {setting.index}: {setting.label()}{own} -> {out / setting.folder}")
+
+    def done(setting, row_done: dict) -> None:
+        if not as_json:
+            click.echo(f"  {_trial_line(row_done, row.protocol.counted)}")
+
+    try:
+        document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds, lanes,
+                             started, done)
+    except SweepError as error:
+        fail(str(error))
+    except (ResultsConflict, ClusterError, OSError) as error:
+        fail(str(error))
+    except KeyboardInterrupt as stop:
+        click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has the "
+                   "settings so far, running trials their checkpoints; run the same command to resume", err=True)
+        sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
+    if as_json:
+        click.echo(json.dumps(document, indent=2, sort_keys=True))
+        return
+    from lstmgraph.experiments.sweep_report import table_lines
+
+    click.echo("")
+    for line in table_lines(document):
+        click.echo(f"  {line}")
+    click.echo("p vs own: McNemar's exact test on the seeds solved in one setting and not in the other")
+    click.echo(f"wrote {out / 'sweep.json'}, {out / 'sweep.csv'} and {out / 'sweep.png'}")
+
+
+def _keys(experiment, as_json: bool) -> None:
+    from lstmgraph.experiments.sweep_keys import KEYS, resolve, row_keys
+
+    listed = {}
+    for typed in row_keys(experiment):
+        _, key, name = resolve(experiment, typed)
+        listed[typed] = key.current(experiment, name)
+    if as_json:
+        click.echo(json.dumps(listed, indent=2))
+        return
+    for typed, value in listed.items():
+        click.echo(f"  {typed} = {json.dumps(value)}")
+    click.echo("values: " + "; ".join(f"{key.name}: {key.takes}" for key in KEYS.values()))
+
+
+def _print_status(status: dict, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(status, indent=2))
+        return
+    click.echo(f"{status['out']}: {status['finished']} of {_counted(status['total'], 'trial')} finished")
+    if status["in_use_by"]:
+        click.echo(f"in use by {status['in_use_by']}: a sweep is writing it now")
+    for entry in status["settings"]:
+        label = ", ".join(f"{key}={json.dumps(value)}" for key, value in entry["values"].items())
+        line = (f"  setting {entry['index']} ({label}): {entry['finished']} finished, {entry['checkpointed']} "
+                f"checkpointed, {entry['waiting']} not started")
+        click.echo(line + (f"; this command would not run there: {entry['conflict']}" if entry["conflict"] else ""))

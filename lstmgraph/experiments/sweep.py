@@ -1,0 +1,201 @@
+"""A sweep's subject and grid (`lstmgraph sweep`): what is swept, and every setting of it.
+
+The subject is a catalogue row (`catalogue.EXPERIMENTS`) or a user's own spec (a file, or a
+bundled spec's name): its net, its training task (``training.task``) and a success test, the
+task's own (`evaluate` judges by the same), under a default protocol (`spec_protocol`): a
+stream protocol for a continual task, a sequence protocol otherwise. `SpecExperiment` is such a
+spec as an `Experiment`, so each setting runs through `schedule.run_experiment` as a row does.
+
+The grid is every combination of the ``--vary`` values (the first key outermost); each setting
+is the subject with its keys applied in the order given (`sweep_keys.KEYS`), those whose value
+is the subject's own left out: a setting whose values are all the subject's own is the subject
+itself, unchanged (its trials are those `reproduce` runs). The own setting, which the paired
+tests compare every setting with, has the subject's values for the keys varied and the value
+given for a key given one value (a key fixed for the whole sweep); when the grid lacks it, it
+is added at the end unless the caller asks otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..bundled import close_names, find_spec
+from ..errors import SpecError
+from ..plan import Plan, compile_plan
+from ..spec import SpecDocument
+from ..spec.loader import read_spec_file
+from ..spec.validation import validate_spec_data
+from ..success import SuccessTest
+from ..tasks import TASKS
+from .catalogue import EXPERIMENTS, Experiment
+from .protocols import Protocol
+from .sequences import SequenceProtocol
+from .streams import StreamProtocol
+from .sweep_keys import resolve
+from .sweep_values import MAX_SETTINGS, SweepError, same_value
+
+#: The test of a task that declares none (`evaluate.DATA_FILE_TEST`): every output on the right side of 0.5.
+FALLBACK_TEST = SuccessTest("tolerance", 0.49)
+
+
+@dataclass(frozen=True)
+class SpecExperiment(Experiment):
+    """A user's spec file as an experiment: its data read from ``spec_file`` (not the bundled
+    folder), its task and learning settings its own."""
+
+    spec_file: str = ""
+
+    def spec_data(self, specs: Path | None = None) -> tuple[dict[str, Any], Any]:
+        data, source = read_spec_file(self.spec_file)
+        return self._prepared(data), source
+
+    def plan(self, specs: Path | None = None) -> Plan:
+        data, source = self.spec_data()
+        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+
+    def _prepared(self, data: dict[str, Any]) -> dict[str, Any]:
+        import copy
+        data = copy.deepcopy(data)
+        for variant in self.variants:
+            variant.apply(data)
+        training = data.setdefault("training", {})
+        training["task"] = {"name": self.task, **self.task_options}
+        if self.learning_rate is not None:
+            training["learning_rate"] = self.learning_rate
+        if self.momentum is not None:
+            training["momentum"] = self.momentum
+        return data
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "spec": self.spec_file}
+
+
+def task_test(task: str) -> tuple[SuccessTest, str]:
+    """The success test of ``task`` (its ``success_test``) and where it comes from."""
+    declared = getattr(TASKS.get(task), "success_test", None)
+    if declared is not None:
+        return declared, f"the {task} task's own test"
+    return FALLBACK_TEST, f"the {task} task declares no test: every output on the right side of 0.5"
+
+
+def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
+    """The protocol a spec runs under: for a continual task the 2002 stream protocol (training
+    streams of up to 100 sequences, stopped at their first error; perfect when each test stream
+    runs 1,000 sequences without one; one test stream for a deterministic task); otherwise the
+    1997 sequence protocol (solved when the last 2,000 sequences were right; at most 10^6)."""
+    if task.continual:
+        return StreamProtocol(tolerance=test.tolerance if test.name == "tolerance" else 0.49, success=test.name,
+                              unit="sequences", train_limit=100, test_limit=1000, max_streams=1_000_000,
+                              test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
+    return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What is swept: the experiment, and in words what it is and how it is judged."""
+
+    experiment: Experiment
+    kind: str          # "catalogue row" or "spec"
+    judged_by: str     # the protocol and test, in words
+
+
+def subject_of(argument: str, trials: int | None) -> Subject:
+    """The catalogue row named ``argument``, else the spec it names (a file or a bundled spec).
+    `SweepError` names what is wrong; a spec's own problems raise `SpecError`."""
+    if argument in EXPERIMENTS:
+        row = EXPERIMENTS[argument]
+        return Subject(row, "catalogue row", f"the row's protocol ({row.protocol.kind})")
+    try:
+        path = find_spec(argument)
+    except SpecError:
+        import difflib
+        close = difflib.get_close_matches(argument, EXPERIMENTS, n=2, cutoff=0.6) + close_names(argument, count=2)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise SweepError(f"{argument}: neither an experiment of the catalogue (`lstmgraph reproduce --list`) nor a "
+                         f"spec file or bundled spec{hint}") from None
+    data, _ = read_spec_file(path)
+    task = data.get("training", {}).get("task") if isinstance(data, dict) and isinstance(data.get("training"), dict) \
+        else None
+    if not isinstance(task, dict) or not isinstance(task.get("name"), str):
+        raise SweepError(f"{path}: no training.task; a sweep trains the net on a built-in task "
+                         "(docs/spec.md, training), as `lstmgraph train` does")
+    if task["name"] not in TASKS:
+        raise SweepError(f"{path}: training.task: no task {task['name']!r}; the tasks: {', '.join(sorted(TASKS))}")
+    options = {key: value for key, value in task.items() if key != "name"}
+    from ..tasks import TaskError, make_task
+    try:
+        made = make_task(task["name"], options)
+    except TaskError as error:
+        raise SweepError(f"{path}: training.task: {error}") from None
+    test, basis = task_test(task["name"])
+    protocol = spec_protocol(made, test)
+    name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
+    experiment = SpecExperiment(name, f"your spec {path}", "-", Path(path).stem, task["name"], protocol,
+                                trials or 10, {}, task_options=options, spec_file=str(Path(path).resolve()))
+    kind = "stream" if made.continual else "sequence"
+    why = "the task is continual" if made.continual else "the task's sequences are independent"
+    return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of the grid: its index, its values (key -> value), its experiment, and
+    whether it is the subject's own setting."""
+
+    index: int
+    values: dict[str, Any]
+    experiment: Experiment
+    own: bool
+    added: bool = False  # the subject's own setting, added to a grid that lacked it
+
+    @property
+    def folder(self) -> str:
+        return f"settings/{self.index}"
+
+    def label(self) -> str:
+        return ", ".join(f"{key}={json.dumps(value)}" for key, value in self.values.items())
+
+
+def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool = True) -> list[Setting]:
+    """Every setting of ``varied`` ((typed key, values) in order) on ``subject``; `SweepError`
+    names an unknown key, a key given twice, a value a key rejects, or a grid too large."""
+    resolved: list[tuple[str, Any, str, list[Any]]] = []
+    for typed, values in varied:
+        full, key, name = resolve(subject, typed)
+        if any(full == other[0] for other in resolved):
+            raise SweepError(f"--vary {full}: given twice; give its values in one --vary")
+        resolved.append((full, key, name, values))
+    count = 1
+    for *_, values in resolved:
+        count *= len(values)
+    if count > MAX_SETTINGS:
+        raise SweepError(f"--vary: {count:,} settings, more than {MAX_SETTINGS:,}")
+    current = {full: key.current(subject, name) for full, key, name, _ in resolved}
+    # The own setting: the subject's values for the keys varied, the value given for a key given one.
+    own_values = {full: values[0] if len(values) == 1 else current[full] for full, _, _, values in resolved}
+    settings: list[Setting] = []
+    for combination in itertools.product(*(values for *_, values in resolved)):
+        values = {full: value for (full, *_), value in zip(resolved, combination)}
+        own = all(same_value(value, own_values[full]) for full, value in values.items())
+        settings.append(Setting(len(settings), values, _applied(subject, resolved, values, current), own))
+    if add_own and not any(setting.own for setting in settings):  # (a value None: the subject's random weights)
+        settings.append(Setting(len(settings), own_values, _applied(subject, resolved, own_values, current), True,
+                                added=True))
+    return settings
+
+
+def _applied(subject: Experiment, resolved: list, values: dict[str, Any], current: dict[str, Any]) -> Experiment:
+    """``subject`` with the keys whose values differ from its own applied in order; the subject
+    itself, unchanged, where none differs (its trials are then those `reproduce` runs)."""
+    experiment, changed = subject, []
+    for full, key, name, _ in resolved:
+        value = values[full]
+        if value is None or same_value(value, current[full]):
+            continue
+        experiment = key.apply(experiment, name, value)
+        changed.append(f"{full}={json.dumps(value)}")
+    return replace(experiment, name=f"{subject.name} [{', '.join(changed)}]") if changed else subject

@@ -1,0 +1,315 @@
+"""What a sweep may vary (`lstmgraph sweep --vary KEY=V1,V2,...`): the registry of sweep keys.
+
+Each `SweepKey` is defined once here, with the values it takes, what it means, how it changes an
+`Experiment` (`apply`) and the row's own value (`current`, None where the row has no single
+value, e.g. weights drawn at random). A family key (``task.NAME``, ``protocol.NAME``,
+``variant.NAME``, ``init.FROM->TO``) also lists the NAMEs a row has. The command's error
+messages, ``--keys`` and docs/sweeps.md's table (`keys_table`, held to the docs by a test) all
+read this registry; `sweep_values.parse_vary` reads the values of one ``--vary``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import inspect
+import json
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from ..tasks import TASKS, TaskError
+from .catalogue import FORGET_OPEN, Experiment
+from .protocols import ProtocolError
+from .sweep_values import SweepError
+from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES,
+                       STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant)
+
+@dataclass(frozen=True)
+class SweepKey:
+    """One key of `KEYS`. ``name`` is the key as typed, or a family's pattern (``task.NAME``)."""
+
+    name: str
+    takes: str
+    meaning: str
+    apply: Callable[[Experiment, str, Any], Experiment]
+    current: Callable[[Experiment, str], Any]
+    names: Callable[[Experiment], list[str]] | None = None
+
+    @property
+    def prefix(self) -> str | None:
+        """A family's prefix (``task.``), None for a plain key."""
+        return self.name.split(".")[0] + "." if self.names is not None else None
+
+
+# -- the values ------------------------------------------------------------------------------------
+def _number(key: str, value: Any, low: float | None = None, high: float | None = None,
+            high_open: bool = False, low_open: bool = False) -> float:
+    fits = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if fits and low is not None:
+        fits = value > low if low_open else value >= low
+    if fits and high is not None:
+        fits = value < high if high_open else value <= high
+    if not fits:
+        bounds = ""
+        if low is not None:
+            bounds += f" {'>' if low_open else '>='} {low:g}"
+        if high is not None:
+            bounds += f"{' and' if bounds else ''} {'<' if high_open else '<='} {high:g}"
+        raise SweepError(f"{key} takes a finite number{bounds}, not {json.dumps(value)}")
+    return value
+
+
+def _init_of(key: str, value: Any) -> dict[str, Any]:
+    """A connection's ``init`` from a sweep value: a number (every weight), a list (one per
+    receiving unit, or per weight) or an init object as docs/spec.md gives it."""
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                 and math.isfinite(v) for v in value):
+        return {"values": value}
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("uniform", "constant", "values"):
+        return dict(value)
+    return {"constant": _number(key, value)}
+
+
+def _spec_data(row: Experiment) -> dict[str, Any]:
+    return row.spec_data()[0]
+
+
+# -- connections ------------------------------------------------------------------------------------
+def _as_list(names: Any) -> list[str]:
+    return list(names) if isinstance(names, list) else [names]
+
+
+def connection_pairs(data: dict[str, Any]) -> list[str]:
+    """Every ``FROM->TO`` pair of the spec's connections, in order."""
+    return [f"{source}->{target}" for connection in data.get("connections", [])
+            for source in _as_list(connection["from"]) for target in _as_list(connection["to"])]
+
+
+def _connection_init(data: dict[str, Any], pair: str) -> dict[str, Any] | None:
+    source, _, target = pair.partition("->")
+    for connection in data.get("connections", []):
+        if source in _as_list(connection["from"]) and target in _as_list(connection["to"]):
+            return connection.get("init") or {"uniform": data.get("init", {}).get("uniform", 0.1)}
+    return None
+
+
+def set_connection_init(data: dict[str, Any], pair: str, init: dict[str, Any]) -> None:
+    """Give connection ``FROM->TO`` the initialisation ``init``: in place where the entry holds that
+    pair alone, else the entry is split into one entry per pair (in the order the graph expands
+    them) and that pair's gets it. `SweepError` if the spec has no such pair."""
+    source, _, target = pair.partition("->")
+    for index, connection in enumerate(data.get("connections", [])):
+        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
+        if source not in sources or target not in targets:
+            continue
+        if len(sources) * len(targets) == 1:
+            connection["init"] = copy.deepcopy(init)
+            return
+        split = [{**connection, "from": s, "to": t} for s in sources for t in targets]
+        for entry in split:
+            if (entry["from"], entry["to"]) == (source, target):
+                entry["init"] = copy.deepcopy(init)
+        data["connections"][index:index + 1] = split
+        return
+    raise SweepError(f"the spec has no connection {pair}")
+
+
+def _gate_pairs(data: dict[str, Any], port: str) -> list[str]:
+    """``bias->BLOCK.PORT`` of every memory group that has the gate (``forget_gate``, ...)."""
+    pairs = connection_pairs(data)
+    return [pair for pair in pairs if pair.startswith("bias->") and pair.endswith(f".{port}")]
+
+
+def _with_variant(row: Experiment, description: str, change: Callable[[dict[str, Any]], None]) -> Experiment:
+    """``row`` with one more change of its spec's data, checked on the data now (a key that does
+    not apply raises at once, not on a worker)."""
+    change(copy.deepcopy(_spec_data(row)))
+    return replace(row, variants=row.variants + (Variant(description, change),))
+
+
+def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
+    port = f"{gate}_gate"
+
+    def apply(row: Experiment, name: str, value: Any) -> Experiment:
+        key = f"{gate}_gate_bias"
+        init = _init_of(key, value)
+        if not _gate_pairs(_spec_data(row), port):
+            raise SweepError(f"{key}: the row's net has no bias -> {port} connection (no {gate} gate?)")
+
+        def change(data: dict[str, Any]) -> None:
+            for pair in _gate_pairs(data, port):
+                set_connection_init(data, pair, init)
+        return _with_variant(row, f"{gate}-gate bias {json.dumps(value)}", change)
+
+    def current(row: Experiment, name: str) -> Any:
+        data = _spec_data(row)
+        inits = [_connection_init(data, pair) for pair in _gate_pairs(data, port)]
+        return _single(inits)
+    return apply, current
+
+
+def _single(inits: list[dict[str, Any] | None]) -> Any:
+    """The value a sweep would give for these inits, if they are one and constant: a number or a
+    list of values; None for random weights."""
+    if not inits or any(init is None for init in inits) or any(init != inits[0] for init in inits):
+        return None
+    init = inits[0]
+    if "constant" in init:
+        return init["constant"]
+    if "values" in init:
+        values = init["values"]
+        return values[0] if len(set(values)) == 1 else values
+    return None
+
+
+# -- the registry ------------------------------------------------------------------------------------
+def _rate(row: Experiment, name: str, value: Any) -> Experiment:
+    return replace(row, learning_rate=float(_number("learning_rate", value, 0, low_open=True)))
+
+
+def _momentum(row: Experiment, name: str, value: Any) -> Experiment:
+    return replace(row, momentum=float(_number("momentum", value, 0, 1, high_open=True)))
+
+
+def _training(row: Experiment, setting: str) -> Any:
+    return _spec_data(row).get("training", {}).get(setting, 0.0 if setting == "momentum" else None)
+
+
+def _task(row: Experiment, name: str, value: Any) -> Experiment:
+    try:
+        return row.with_task_options({name: value})
+    except (TaskError, ProtocolError) as error:
+        raise SweepError(f"task.{name}: {error}") from None
+
+
+def _task_names(row: Experiment) -> list[str]:
+    return [p for p in inspect.signature(TASKS[row.task]).parameters if p != "self"]
+
+
+def _task_current(row: Experiment, name: str) -> Any:
+    if name in row.task_options:
+        return row.task_options[name]
+    default = inspect.signature(TASKS[row.task]).parameters[name].default
+    return None if default is inspect.Parameter.empty else default
+
+
+def _protocol(row: Experiment, name: str, value: Any) -> Experiment:
+    try:
+        return row.with_protocol_options({name: value})
+    except ProtocolError as error:
+        raise SweepError(f"protocol.{name}: {error}") from None
+
+
+def _protocol_names(row: Experiment) -> list[str]:
+    return [f.name for f in dataclasses.fields(row.protocol) if f.init]
+
+
+#: The catalogue's named variants a sweep turns on or off (`variants.py`).
+VARIANTS: dict[str, Variant] = {
+    "without_forget_gate": WITHOUT_FORGET_GATE, "without_peepholes": WITHOUT_PEEPHOLES,
+    "state_decay": STATE_DECAY, "identity_output": IDENTITY_OUTPUT, "eight_symbols": EIGHT_SYMBOLS,
+    "output_biases": OUTPUT_BIASES, "input_shortcut": INPUT_OUTPUT_SHORTCUT,
+    "cell_sources_only": CELL_SOURCES_ONLY, "forget_open": FORGET_OPEN,
+}
+
+
+def _variant(row: Experiment, name: str, value: Any) -> Experiment:
+    if not isinstance(value, bool):
+        raise SweepError(f"variant.{name} takes true or false, not {json.dumps(value)}")
+    variant = VARIANTS[name]
+    kept = tuple(v for v in row.variants if v != variant)
+    return replace(row, variants=kept + ((variant,) if value else ()))
+
+
+def _init_range(row: Experiment, name: str, value: Any) -> Experiment:
+    half = _number("init.range", value, 0, low_open=True)
+
+    def change(data: dict[str, Any]) -> None:
+        data["init"] = {**data.get("init", {}), "uniform": half}
+    return _with_variant(row, f"weights uniform in [-{half:g}, {half:g}]", change)
+
+
+def _init_pair(row: Experiment, pair: str, value: Any) -> Experiment:
+    init = _init_of(f"init.{pair}", value)
+    return _with_variant(row, f"{pair} weights {json.dumps(init)}",
+                         lambda data: set_connection_init(data, pair, init))
+
+
+KEYS: dict[str, SweepKey] = {key.name: key for key in [
+    SweepKey("learning_rate", "a number > 0", "the learning rate (the row's, else the spec's)", _rate,
+             lambda row, name: row.learning_rate if row.learning_rate is not None else _training(row, "learning_rate")),
+    SweepKey("momentum", "a number in [0, 1)", "the momentum of the weight updates", _momentum,
+             lambda row, name: row.momentum if row.momentum is not None else _training(row, "momentum")),
+    SweepKey("init.range", "a number > 0", "the half-width a of the spec's default init, uniform in [-a, a] "
+             "(connections with their own init keep it)", _init_range,
+             lambda row, name: _spec_data(row).get("init", {}).get("uniform", 0.1)),
+    *[SweepKey(f"{gate}_gate_bias", "a number, or a list of one per block",
+               f"the initial bias of every {gate} gate (`init.bias->BLOCK.{gate}_gate`)", *_gate_bias_key(gate))
+      for gate in ("forget", "input", "output")],
+    SweepKey("init.FROM->TO", "a number (every weight), a list (one per receiving unit) or "
+             "{uniform|constant|values: ...}", "the initial weights of one connection of the spec", _init_pair,
+             lambda row, pair: _single([_connection_init(_spec_data(row), pair)]),
+             lambda row: connection_pairs(_spec_data(row))),
+    SweepKey("task.NAME", "a JSON value (text as is)", "an option of the row's task (docs/spec.md, built-in tasks)",
+             _task, _task_current, _task_names),
+    SweepKey("protocol.NAME", "a value of the setting's type",
+             "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
+             lambda row, name: getattr(row.protocol, name), _protocol_names),
+    SweepKey("variant.NAME", "true or false", "one of the catalogue's named changes to the net on or off: "
+             + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants,
+             lambda row: list(VARIANTS)),
+]}
+
+
+def row_keys(row: Experiment) -> list[str]:
+    """Every key ``row`` takes, as typed (families expanded)."""
+    keys: list[str] = []
+    for key in KEYS.values():
+        keys += [key.prefix + name for name in key.names(row)] if key.names else [key.name]
+    return keys
+
+
+def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
+    """(the key's full name, its `SweepKey`, the NAME of a family) of the key ``typed``: a key as
+    `row_keys` lists it, or the bare name of a task option, protocol setting or variant where
+    only one of them has it. `SweepError` names it, with the closest keys and where they are."""
+    if typed in KEYS and KEYS[typed].names is None:
+        return typed, KEYS[typed], ""
+    families = [key for key in KEYS.values() if key.names is not None]
+    for key in families:
+        if typed.startswith(key.prefix) and typed[len(key.prefix):] in key.names(row):
+            return typed, key, typed[len(key.prefix):]
+    bare = [key for key in families if key.prefix != "init." and typed in key.names(row)]
+    if len(bare) == 1:
+        return bare[0].prefix + typed, bare[0], typed
+    if len(bare) > 1:
+        raise SweepError(f"--vary {typed}: ambiguous, it is " + " and ".join(k.prefix + typed for k in bare)
+                         + "; name one")
+    known = row_keys(row)
+    close = difflib.get_close_matches(typed, known + [k.split(".", 1)[1] for k in known if "." in k], n=3,
+                                      cutoff=0.6)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise SweepError(f"--vary {typed}: no such key for {row.name}{hint}; the keys: {keys_in_words(row)} "
+                     "(`lstmgraph sweep NAME --keys` lists them with their values; docs/sweeps.md)")
+
+
+def keys_in_words(row: Experiment) -> str:
+    """The keys ``row`` takes, a family's NAMEs in parentheses (its connections counted)."""
+    words = []
+    for key in KEYS.values():
+        if key.names is None:
+            words.append(key.name)
+            continue
+        names = key.names(row)
+        shown = f"{len(names)} connections" if key.prefix == "init." else ", ".join(names)
+        words.append(f"{key.name} ({shown})")
+    return "; ".join(words)
+
+
+def keys_table() -> str:
+    """docs/sweeps.md's table of the keys (Markdown), from `KEYS`."""
+    lines = ["| key | takes | meaning |", "|---|---|---|"]
+    lines += [f"| `{key.name}` | {key.takes} | {key.meaning} |" for key in KEYS.values()]
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""A sweep's figures: per setting the success rate with its Wilson 95 % interval, the mean units
+to success with its bootstrap interval and the CPU time; the paired test of every setting
+against the subject's own; and sweep.json, sweep.csv, sweep.png and the printed table.
+
+Every setting runs the same seeds, so trial k of one setting and trial k of another are a pair.
+The paired test is McNemar's exact test: of the seeds finished in both, those solved in one
+setting and not the other (the discordant pairs, b one way and c the other) are, if the settings
+do not differ, b + c fair coin tosses; p is the two-sided exact binomial probability of a split
+at least as uneven. Nothing here reads a clock or the host, so the same trials give the same
+bytes (a rerun of a finished sweep leaves sweep.json as it was).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+import textwrap
+from typing import Any
+
+from .protocols import protocol_counting
+from .verdict import bootstrap_mean, wilson
+
+
+def mcnemar_exact(only_one: int, only_other: int) -> float:
+    """The two-sided exact p-value of ``only_one`` against ``only_other`` discordant pairs."""
+    total = only_one + only_other
+    if total == 0:
+        return 1.0
+    tail = sum(math.comb(total, k) for k in range(min(only_one, only_other) + 1)) / 2 ** total
+    return min(1.0, 2 * tail)
+
+
+def setting_figures(rows: list[dict[str, Any]], unit: str) -> dict[str, Any]:
+    """The figures of one setting's finished trials ``rows`` of a protocol counting ``unit``."""
+    solved = [row["to_success"] for row in rows if row["solved"]]
+    figures: dict[str, Any] = {"trials": len(rows), "solved": len(solved), "rate_percent": None,
+                               "rate_interval_percent": None, "mean_to_success": None, "mean_interval": None,
+                               "diverged": sum(bool(row.get("diverged")) for row in rows),
+                               "cpu_seconds": round(sum(row["seconds"] for row in rows), 1),
+                               "protocol_figures": protocol_counting(unit).summary_fields(rows)}
+    if rows:
+        low, high = wilson(len(solved), len(rows))
+        figures["rate_percent"] = round(100 * len(solved) / len(rows), 2)
+        figures["rate_interval_percent"] = [round(100 * low, 2), round(100 * high, 2)]
+    if solved:
+        figures["mean_to_success"] = round(statistics.fmean(solved), 1)
+    if len(solved) > 1:
+        figures["mean_interval"] = [round(value, 1) for value in bootstrap_mean(solved)]
+    return figures
+
+
+def paired(rows: list[dict[str, Any]], own_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """McNemar's exact test of a setting's rows against the subject's own setting's, by seed."""
+    own = {row["seed"]: bool(row["solved"]) for row in own_rows}
+    pairs = [(bool(row["solved"]), own[row["seed"]]) for row in rows if row["seed"] in own]
+    only_this = sum(mine and not theirs for mine, theirs in pairs)
+    only_own = sum(theirs and not mine for mine, theirs in pairs)
+    return {"pairs": len(pairs), "solved_in_both": sum(mine and theirs for mine, theirs in pairs),
+            "solved_only_here": only_this, "solved_only_in_own": only_own,
+            "mcnemar_p": round(mcnemar_exact(only_this, only_own), 6)}
+
+
+def sweep_document(head: dict[str, Any], settings: list[dict[str, Any]],
+                   rows: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    """sweep.json's content: ``head`` (the subject and the grid) and per setting (each of
+    ``settings`` a dict with ``index``, ``values``, ``folder``, ``own``) its figures and its
+    paired test against the subject's own setting."""
+    own = next((setting["index"] for setting in settings if setting["own"]), None)
+    listed = []
+    for setting in settings:
+        entry = {**setting, **setting_figures(rows[setting["index"]], head["unit"])}
+        entry["paired_with_own"] = None if own is None or setting["own"] else paired(rows[setting["index"]], rows[own])
+        listed.append(entry)
+    return {**head, "own_setting": own, "settings": listed}
+
+
+def document_bytes(document: dict[str, Any]) -> bytes:
+    """sweep.json's bytes: sorted keys, no timestamps, one trailing newline."""
+    return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+
+
+def csv_text(document: dict[str, Any]) -> str:
+    """sweep.csv: a line per setting, its values, then its figures."""
+    keys = list(document["keys"])
+    columns = ["index", *keys, "own", "trials", "solved", "rate_percent", "rate_low", "rate_high",
+               "mean_to_success", "mean_low", "mean_high", "cpu_seconds", "mcnemar_p"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for setting in document["settings"]:
+        rate = setting["rate_interval_percent"] or [None, None]
+        mean = setting["mean_interval"] or [None, None]
+        test = setting["paired_with_own"] or {}
+        writer.writerow([setting["index"], *(json.dumps(setting["values"][key]) for key in keys), setting["own"],
+                         setting["trials"], setting["solved"], setting["rate_percent"], *rate,
+                         setting["mean_to_success"], *mean, setting["cpu_seconds"], test.get("mcnemar_p")])
+    return buffer.getvalue()
+
+
+def _show(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else json.dumps(value)
+
+
+def table_lines(document: dict[str, Any]) -> list[str]:
+    """The table `lstmgraph sweep` prints: a line per setting."""
+    keys = list(document["keys"])
+    head = ["#", *keys, "trials", document["rate_label"], "95 % interval", f"mean {document['unit']} to success",
+            "95 % interval", "CPU s", "p vs own"]
+    lines = []
+    for setting in document["settings"]:
+        rate = setting["rate_interval_percent"]
+        mean = setting["mean_interval"]
+        test = setting["paired_with_own"]
+        lines.append([str(setting["index"]) + (" (own)" if setting["own"] else ""),
+                      *(json.dumps(setting["values"][key]) for key in keys), str(setting["trials"]),
+                      f"{setting['solved']} = {_show(setting['rate_percent'])} %" if setting["trials"] else "-",
+                      f"{rate[0]:.0f}-{rate[1]:.0f} %" if rate else "-", _show(setting["mean_to_success"]),
+                      f"{mean[0]:,.0f}-{mean[1]:,.0f}" if mean else "-", _show(setting["cpu_seconds"], 1),
+                      f"{test['mcnemar_p']:.2g}" if test else "-"])
+    widths = [max(len(cell) for cell in column) for column in zip(head, *lines)]
+    return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [head, *lines]]
+
+
+def _numeric(values: list[Any]) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def sweep_figure(document: dict[str, Any]) -> bytes:
+    """sweep.png: per varied key the success rate with its 95 % interval against the key's values
+    (one line per value of the other key, for two keys), the published rate as a dashed line;
+    for two keys a heat map of the rate beside them."""
+    from matplotlib.figure import Figure
+
+    keys = [key for key, values in document["keys"].items() if len(values) > 1] or list(document["keys"])
+    heat = len(keys) == 2
+    width = max(5.0, 4.2 * (len(keys) + heat))
+    figure = Figure(figsize=(width, 3.6), layout="constrained")
+    axes = figure.subplots(1, len(keys) + heat, squeeze=False)[0]
+    settings = [s for s in document["settings"] if s["trials"] and not s.get("added")]
+    published = document.get("published_rate_percent")
+    for axis, key in zip(axes, keys):
+        values = document["keys"][key]
+        numeric = _numeric(values)
+        others = [other for other in keys if other != key]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for setting in settings:
+            label = ", ".join(f"{o}={json.dumps(setting['values'][o])}" for o in others)
+            groups.setdefault(label, []).append(setting)
+        for number, (label, members) in enumerate(groups.items()):
+            members.sort(key=lambda s: values.index(s["values"][key]) if s["values"][key] in values else -1)
+            xs = [s["values"][key] if numeric else values.index(s["values"][key]) for s in members]
+            ys = [s["rate_percent"] for s in members]
+            low = [y - s["rate_interval_percent"][0] for y, s in zip(ys, members)]
+            high = [s["rate_interval_percent"][1] - y for y, s in zip(ys, members)]
+            axis.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=label or None,
+                          color=f"C{number % 10}")
+        own = [s for s in settings if s["own"]]
+        if own:
+            x = own[0]["values"][key]
+            axis.plot([x if numeric else values.index(x)], [own[0]["rate_percent"]], "o", markersize=11,
+                      markerfacecolor="none", color="k", label="own setting")
+        if numeric and all(v > 0 for v in values) and max(values) / min(values) >= 100:
+            axis.set_xscale("log")
+        if not numeric:
+            axis.set_xticks(range(len(values)), [json.dumps(v) for v in values])
+        if published is not None:
+            axis.axhline(published, color="C3", linestyle="--", label=f"published {published:g} %")
+        axis.set_ylim(-5, 105)
+        axis.set_xlabel(key)
+        axis.set_ylabel(f"{document['rate_label']} (95 % interval)")
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=7)
+    if heat:
+        _heat_map(axes[-1], document, keys, settings)
+    title = f"{document['subject']['name']}: {document['trials']} trials a setting" + (
+        f", each capped at {document['budget_steps']:,} steps" if document["budget_steps"] else "")
+    figure.suptitle("\n".join(textwrap.wrap(title, int(width * 14))), fontsize=8)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _heat_map(axis, document: dict[str, Any], keys: list[str], settings: list[dict[str, Any]]) -> None:
+    first, second = (document["keys"][key] for key in keys)
+    grid = [[math.nan] * len(first) for _ in second]
+    for setting in settings:
+        x, y = first.index(setting["values"][keys[0]]), second.index(setting["values"][keys[1]])
+        grid[y][x] = setting["rate_percent"]
+    image = axis.imshow(grid, origin="lower", vmin=0, vmax=100, cmap="viridis", aspect="auto")
+    axis.set_xticks(range(len(first)), [json.dumps(v) for v in first], fontsize=7)
+    axis.set_yticks(range(len(second)), [json.dumps(v) for v in second], fontsize=7)
+    axis.set_xlabel(keys[0])
+    axis.set_ylabel(keys[1])
+    for y, line in enumerate(grid):
+        for x, value in enumerate(line):
+            if not math.isnan(value):
+                axis.text(x, y, f"{value:.0f}", ha="center", va="center", color="w", fontsize=8)
+    axis.figure.colorbar(image, ax=axis, label=document["rate_label"])
+
+
+def rate_label(unit: str) -> str:
+    return protocol_counting(unit).rate_label()

@@ -1,0 +1,167 @@
+"""Run a sweep: every setting of the grid as a row, through `schedule.run_experiment`.
+
+The sweep's folder ``DIR`` holds one results folder per setting, ``DIR/settings/INDEX`` (with
+everything `reproduce` gives a row: the same seeds 0..N-1 for every setting, checkpoints,
+resume after a kill, Dask workers), and the sweep's own files, written at the end and, for the
+settings finished so far, at a stop: ``sweep.json`` (`sweep_report.sweep_document`, written
+deterministically), ``sweep.csv`` and ``sweep.png``. ``DIR/.lock`` keeps a second sweep off
+the folder while one runs; every setting's folder is checked against its settings before any
+trial runs, so a sweep that would mix settings is refused with the folder as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import SpecError
+from ..files import BUNDLED_SPECS, FolderInUse, FolderLock, OutputError, make_folder, write_atomically
+from .folder import ResultsConflict, ResultsFolder
+from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_settings, run_experiment, settings
+from .status import FolderError, folder_status
+from .sweep import Setting, Subject
+from .sweep_values import SweepError
+from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
+
+JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
+
+
+def head(subject: Subject, varied: dict[str, list[Any]], trials: int, budget_steps: int | None) -> dict[str, Any]:
+    """What sweep.json says of the sweep as a whole."""
+    row = subject.experiment
+    protocol = row.protocol
+    published = row.published.get(protocol.rate_key)
+    return {"subject": {"name": row.name, "kind": subject.kind, "judged_by": subject.judged_by,
+                        "protocol": protocol.describe(), "published": row.published},
+            "keys": varied, "trials": trials, "budget_steps": budget_steps, "unit": protocol.counted,
+            "rate_label": rate_label(protocol.counted),
+            "published_rate_percent": published if isinstance(published, (int, float)) else None}
+
+
+def _listed(setting: Setting) -> dict[str, Any]:
+    return {"index": setting.index, "values": setting.values, "folder": setting.folder, "own": setting.own,
+            "added": setting.added, "experiment": setting.experiment.name}
+
+
+@contextmanager
+def sweep_locked(out: Path) -> Iterator[None]:
+    """``out/.lock`` held while the block runs; `ResultsConflict` names a sweep holding it."""
+    make_folder(out)
+    lock = FolderLock(out, f"lstmgraph sweep, process {os.getpid()} on {socket.gethostname()}",
+                      "wait for it to end, or choose another --out")
+    try:
+        lock.acquire()
+    except FolderInUse as error:
+        raise ResultsConflict(str(error)) from None
+    except OutputError as error:
+        raise ResultsConflict(f"{error.path}: {error.reason}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def check_plans(grid: list[Setting]) -> None:
+    """`SweepError` naming a setting whose net does not compile, or that the compiled engine
+    cannot train, before any folder is made or worker started."""
+    from ..training.engines import EngineError, select_engine
+
+    for setting in grid:
+        named = f"setting {setting.index} ({setting.label() or 'as the subject'})"
+        try:
+            plan = setting.experiment.plan()
+            select_engine(plan, plan.training, "compiled")
+        except SpecError as error:
+            raise SweepError(f"{named}: the net is not valid: {error.format()}") from None
+        except EngineError as error:
+            raise SweepError(f"{named}: {error}") from None
+
+
+def check_folders(grid: list[Setting], out: Path, budget_steps: int | None) -> None:
+    """`ResultsConflict` for a setting's folder holding trials of other settings (nothing written)."""
+    for setting in grid:
+        folder = ResultsFolder(out / setting.folder)
+        if folder.path.is_dir():
+            folder.check_settings(settings(setting.experiment, budget_steps, BUNDLED_SPECS), setting.experiment.name)
+
+
+def write_outputs(out: Path, document: dict[str, Any]) -> None:
+    write_atomically(out / JSON, document_bytes(document))
+    write_atomically(out / CSV, csv_text(document).encode())
+    write_atomically(out / FIGURE, sweep_figure(document))
+
+
+class SweepStopped(KeyboardInterrupt):
+    """A stop signal ended the sweep in setting ``setting``; what had finished is in sweep.json."""
+
+    def __init__(self, signal_number: int, setting: int):
+        super().__init__(signal_number)
+        self.signal_number, self.setting = signal_number, setting
+
+
+def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]], trials: int, jobs: int,
+              out: Path, budget_steps: int | None = None, cluster: Any = None,
+              checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
+              setting_started: Callable[[Setting], None] = lambda setting: None,
+              trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
+              progress: Any = None) -> dict[str, Any]:
+    """Run every setting of ``grid`` (`sweep.grid`) for seeds 0..trials-1 into ``out`` and return
+    sweep.json's content. Each setting is checked (its plan compiled) and each setting's folder
+    against its settings before anything is written."""
+    check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    check_plans(grid)
+    document_head = head(subject, varied, trials, budget_steps)
+    listed = [_listed(setting) for setting in grid]
+    rows: dict[int, list[dict[str, Any]]] = {setting.index: [] for setting in grid}
+    with sweep_locked(out):
+        check_folders(grid, out, budget_steps)
+        for setting in grid:
+            setting_started(setting)
+            try:
+                results = run_experiment(setting.experiment, trials, jobs, out / setting.folder, budget_steps,
+                                         BUNDLED_SPECS, lambda row, s=setting: trial_done(s, row), progress,
+                                         cluster, checkpoint_seconds, lanes)
+            except Stopped as stop:
+                rows[setting.index] = (stop.results or {}).get("trials", [])
+                done = [entry for entry in listed if entry["index"] <= setting.index]
+                write_outputs(out, sweep_document(document_head, done, rows))
+                raise SweepStopped(stop.signal_number, setting.index) from None
+            rows[setting.index] = results["trials"]
+        document = sweep_document(document_head, listed, rows)
+        write_outputs(out, document)
+    return document
+
+
+@dataclass(frozen=True)
+class SettingStatus:
+    index: int
+    values: dict[str, Any]
+    finished: int
+    checkpointed: int
+    waiting: int
+    conflict: str | None
+
+
+def sweep_status(grid: list[Setting], trials: int, out: Path, budget_steps: int | None) -> dict[str, Any]:
+    """What ``out`` holds for this sweep, read only: per setting its trials finished,
+    checkpointed and not started, and whether the same command resumes it; who holds the lock."""
+    if not out.is_dir():
+        raise FolderError(f"{out}: no such folder; no sweep has run there")
+    listed = []
+    for setting in grid:
+        path = out / setting.folder
+        try:
+            status = folder_status(setting.experiment, trials, path, budget_steps, BUNDLED_SPECS)
+        except FolderError:
+            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, None))
+            continue
+        listed.append(SettingStatus(setting.index, setting.values, len(status.results["trials"]),
+                                    len(status.checkpointed), len(status.waiting), status.conflict))
+    holder = FolderLock(out, "").holder_of()
+    return {"out": str(out), "trials": trials, "in_use_by": holder,
+            "settings": [vars(entry) for entry in listed],
+            "finished": sum(entry.finished for entry in listed), "total": trials * len(grid)}

@@ -1,0 +1,101 @@
+"""`lstmgraph sweep` as a user runs it: refusals by name, a run, its rerun, its status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import SPECS
+from test_commands import run
+
+ROW = "gers2002-msd-f10-peephole"
+STEPS = "3000"
+
+
+def _trials(path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row.pop("seconds")
+    return sorted(rows, key=lambda row: row["seed"])
+
+
+@pytest.mark.parametrize("arguments, named", [
+    (["--vary", "no_such_key=1,2"], "no_such_key"),
+    (["--vary", "learning_rat=1,2"], "did you mean learning_rate"),
+    (["--vary", "learning_rate=0,1"], "learning_rate takes a finite number > 0, not 0"),
+    (["--vary", "momentum=0.9,1"], "momentum takes a finite number >= 0 and < 1, not 1"),
+    (["--vary", "variant.forget_open=yes"], "variant.forget_open takes true or false"),
+    (["--vary", "task.delays=[0,1],7"], "task.delays"),
+    (["--vary", "protocol.test_streams=0,1"], "protocol.test_streams"),
+    (["--vary", "init.bias->memory.forget_gate={\"uniform\":-1}"], "init.bias->memory.forget_gate"),
+    (["--vary", "learning_rate"], "--vary takes KEY=V1,V2"),
+    (["--vary", "learning_rate=1,1"], "learning_rate: the value 1 twice"),
+    (["--vary", "learning_rate=1e-5", "--vary", "learning_rate=1e-4"], "learning_rate: given twice"),
+    ([], "name at least one --vary"),
+    (["--vary", "learning_rate=1e-5", "--trials", "0"], "--trials"),
+])
+def test_bad_input_exits_2_naming_the_key_or_option_without_a_traceback(arguments, named):
+    result = run("sweep", ROW, *arguments)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert named in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_key_the_row_s_net_lacks_exits_2_naming_it():
+    result = run("sweep", "hochreiter1997-erg-3x2-lr0.5", "--vary", "forget_gate_bias=1")  # no forget gate
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "forget_gate_bias: the row's net has no bias -> forget_gate" in result.stderr
+
+
+def test_a_subject_that_is_nothing_or_a_spec_without_a_task_exits_2_naming_it(tmp_path):
+    result = run("sweep", "gers2002-gts-peepholes", "--vary", "learning_rate=1e-5")
+    assert result.returncode == 2 and "did you mean gers2002-gts-peephole" in result.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("version: 1\ngroups: [")
+    result = run("sweep", str(broken), "--vary", "learning_rate=1e-5")
+    assert result.returncode == 2 and "broken.yaml" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_nothing(tmp_path):
+    reproduced, swept = tmp_path / "reproduce", tmp_path / "sweep"
+    result = run("reproduce", ROW, "--trials", "2", "--jobs", "1", "--max-steps", STEPS, "--out", str(reproduced))
+    assert result.returncode == 0, result.stderr
+    command = ["sweep", ROW, "--vary", "learning_rate=1e-5,1e-4", "--trials", "2", "--jobs", "1", "--max-steps",
+               STEPS, "--out", str(swept)]
+    result = run(*command)
+    assert result.returncode == 0, result.stderr
+    assert "setting 0: learning_rate=1e-05 (the own setting: the paired tests' reference)" in result.stdout
+    assert _trials(swept / "settings" / "0" / "trials.jsonl") == _trials(reproduced / "trials.jsonl")
+    assert _trials(swept / "settings" / "1" / "trials.jsonl") != _trials(reproduced / "trials.jsonl")
+    document = json.loads((swept / "sweep.json").read_text())
+    assert [s["values"] for s in document["settings"]] == [{"learning_rate": 1e-5}, {"learning_rate": 1e-4}]
+    assert document["settings"][1]["paired_with_own"]["pairs"] == 2 and (swept / "sweep.png").stat().st_size
+    assert (swept / "sweep.csv").read_text().startswith("index,learning_rate,own,trials,solved,rate_percent")
+    before = {name: (swept / name).read_bytes() for name in ("sweep.json", "sweep.csv")}
+    lines = [(swept / "settings" / str(i) / "trials.jsonl").read_bytes() for i in (0, 1)]
+    again = run(*command)
+    assert again.returncode == 0, again.stderr
+    assert {name: (swept / name).read_bytes() for name in before} == before
+    assert [(swept / "settings" / str(i) / "trials.jsonl").read_bytes() for i in (0, 1)] == lines  # no trial added
+    status = run(*command, "--status", "--json")
+    assert status.returncode == 0, status.stderr
+    listed = json.loads(status.stdout)
+    assert listed["finished"] == listed["total"] == 4 and not listed["in_use_by"]
+    other = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
+                STEPS, "--out", str(swept))
+    assert other.returncode == 2 and "settings/1 holds trials of" in other.stderr
+    assert {name: (swept / name).read_bytes() for name in before} == before
+
+
+def test_a_user_s_spec_is_swept_under_a_default_protocol_it_names(tmp_path):
+    spec = tmp_path / "mine.yaml"
+    shutil.copy(SPECS / "gers2002_timing.yaml", spec)
+    out = tmp_path / "out"
+    result = run("sweep", str(spec), "--vary", "forget_gate_bias=-2,2", "--trials", "1", "--jobs", "1",
+                 "--max-steps", "500", "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["subject"]["kind"] == "spec" and "stream protocol" in document["subject"]["judged_by"]
+    assert [s["own"] for s in document["settings"]] == [True, False]
+    assert json.loads((out / "sweep.json").read_text()) == document

@@ -1,0 +1,163 @@
+"""The sweep keys (`sweep_keys.KEYS`) and the --vary value parser."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.sweep import grid
+from lstmgraph.experiments.sweep_keys import KEYS, connection_pairs, keys_table, resolve, row_keys, set_connection_init
+from lstmgraph.experiments.sweep_values import SweepError, parse_vary
+
+from conftest import REPO
+
+GTS = find_experiment("gers2002-gts-peephole")
+ERG = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+
+
+def test_lists_and_ranges_are_read_as_values():
+    assert parse_vary("learning_rate=1e-5,1e-4") == ("learning_rate", [1e-5, 1e-4])
+    assert parse_vary("forget_gate_bias=-2:2:5") == ("forget_gate_bias", [-2, -1, 0, 1, 2])
+    assert parse_vary("learning_rate=0.1:0.5:5")[1] == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert parse_vary("learning_rate=1e-5:1e-3:3:log")[1] == [1e-5, 1e-4, 1e-3]
+    assert parse_vary("input_gate_bias=[-1,-2,-3],[-2,-4,-6]")[1] == [[-1, -2, -3], [-2, -4, -6]]
+    assert parse_vary("cue=length,delay") == ("cue", ["length", "delay"])
+    assert parse_vary("variant.forget_open=true,false")[1] == [True, False]
+
+
+@pytest.mark.parametrize("argument, named", [
+    ("learning_rate", "KEY=V1,V2"), ("=1,2", "KEY=V1,V2"), ("momentum=0.9,,0.99", "momentum"),
+    ("learning_rate=0.1,0.1", "learning_rate"), ("learning_rate=1:2:0", "learning_rate"),
+    ("learning_rate=-1:1:3:log", "learning_rate"), ("momentum=1:2:101", "momentum"),
+    ("momentum=" + ",".join(map(str, range(101))), "momentum")])
+def test_a_bad_vary_argument_names_the_key_or_the_form(argument, named):
+    with pytest.raises(SweepError, match=re.escape(named)):
+        parse_vary(argument)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=8, unique=True))
+def test_a_list_of_numbers_reads_back_as_itself(numbers):
+    numbers = [n for n in numbers if n != 0.0] or [1.0]  # (0.0 and -0.0 are the same value twice)
+    key, values = parse_vary("learning_rate=" + ",".join(map(repr, numbers)))
+    assert key == "learning_rate" and values == numbers
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_any_text_is_read_or_refused_by_name_never_anything_else(text):
+    try:
+        key, values = parse_vary("k=" + text)
+    except SweepError as error:
+        assert "k" in str(error) or "KEY" in str(error)
+        return
+    assert key == "k" and values
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.integers(2, 100))
+def test_a_range_has_its_count_and_its_ends(low, high, count):
+    if low == high:
+        return
+    try:
+        _, values = parse_vary(f"x={low!r}:{high!r}:{count}")
+    except SweepError as error:  # two values that round to the same 12 digits
+        assert "twice" in str(error)
+        return
+    assert len(values) == count
+    assert math.isclose(values[0], low, rel_tol=1e-11, abs_tol=1e-300)
+    assert math.isclose(values[-1], high, rel_tol=1e-11, abs_tol=1e-300)
+
+
+def test_keys_resolve_by_full_or_bare_name_and_an_unknown_one_is_named_with_a_suggestion():
+    assert resolve(GTS, "task.cue")[0] == "task.cue"
+    assert resolve(GTS, "cue")[0] == "task.cue"
+    assert resolve(GTS, "test_streams")[0] == "protocol.test_streams"
+    assert resolve(GTS, "forget_open")[0] == "variant.forget_open"
+    assert resolve(GTS, "init.bias->memory.forget_gate")[2] == "bias->memory.forget_gate"
+    with pytest.raises(SweepError, match=r"no_such_key.*no such key") as caught:
+        resolve(GTS, "no_such_key")
+    assert "task.NAME (period, delays, cue)" in str(caught.value)
+    with pytest.raises(SweepError, match="did you mean learning_rate"):
+        resolve(GTS, "learning_rat")
+    with pytest.raises(SweepError, match="forget_gate_bias: the row's net has no bias -> forget_gate"):
+        KEYS["forget_gate_bias"].apply(ERG, "", 1.0)  # the 1997 net has no forget gate
+
+
+def test_each_key_reads_the_row_s_own_value():
+    assert KEYS["learning_rate"].current(GTS, "") == 1e-5
+    assert KEYS["momentum"].current(GTS, "") == 0.999
+    assert KEYS["forget_gate_bias"].current(GTS, "") == -2.0
+    assert KEYS["init.range"].current(ERG, "") == 0.2
+    assert KEYS["input_gate_bias"].current(ERG, "") is None  # drawn at random
+    assert KEYS["output_gate_bias"].current(ERG, "") == [-1.0, -2.0, -3.0]
+    assert KEYS["task.NAME"].current(GTS, "cue") == "length"
+    assert KEYS["protocol.NAME"].current(GTS, "test_streams") == 10
+    assert KEYS["variant.NAME"].current(find_experiment("gers2002-gts-no-peephole"), "without_peepholes") is True
+
+
+def test_the_keys_change_the_net_as_they_say():
+    data = KEYS["forget_gate_bias"].apply(GTS, "", 1.5).spec_data()[0]
+    (bias,) = [c for c in data["connections"] if c["from"] == "bias" and c["to"] == "memory.forget_gate"]
+    assert bias["init"] == {"constant": 1.5}
+    data = KEYS["init.range"].apply(ERG, "", 0.5).spec_data()[0]
+    assert data["init"]["uniform"] == 0.5
+    assert KEYS["learning_rate"].apply(GTS, "", 3e-5).plan().training.learning_rate == 3e-5
+    peepholes = [c for c in KEYS["variant.NAME"].apply(GTS, "without_peepholes", True).spec_data()[0]["connections"]
+                 if c.get("pattern") == "peephole"]
+    assert peepholes == []
+    back = KEYS["variant.NAME"].apply(find_experiment("gers2002-gts-no-peephole"), "without_peepholes", False)
+    assert back.spec_data()[0] == GTS.spec_data()[0]
+
+
+def test_a_connection_of_a_multi_target_entry_is_split_out_in_the_order_the_graph_expands():
+    for target in ("symbols->memory.input_gate", "memory.input_gate->memory.output_gate"):
+        data = ERG.spec_data()[0]
+        pairs = connection_pairs(data)
+        set_connection_init(data, target, {"constant": 0.25})
+        assert connection_pairs(data) == pairs
+        (entry,) = [c for c in data["connections"] if f"{c['from']}->{c['to']}" == target]
+        assert entry["init"] == {"constant": 0.25}
+    changed = KEYS["init.FROM->TO"].apply(ERG, "memory.input_gate->memory.output_gate", 0.25).plan()
+    assert [c.name for c in changed.connections] == [c.name for c in ERG.plan().connections]
+    with pytest.raises(SweepError, match="no connection nothing->here"):
+        set_connection_init(data, "nothing->here", {"constant": 0})
+
+
+def test_every_row_key_resolves_and_the_grid_of_one_value_each_is_the_row_itself():
+    for typed in row_keys(GTS):
+        full, key, name = resolve(GTS, typed)
+        assert full == typed
+    varied = [(typed, [KEYS[resolve(GTS, typed)[1].name].current(GTS, resolve(GTS, typed)[2])])
+              for typed in ("learning_rate", "momentum", "forget_gate_bias", "task.cue", "protocol.test_streams",
+                            "variant.forget_open")]
+    (setting,) = grid(GTS, varied)
+    assert setting.own and setting.experiment is GTS
+
+
+def test_the_grid_is_every_combination_with_the_own_setting_added_where_missing():
+    settings = grid(GTS, [("learning_rate", [1e-4, 1e-3]), ("forget_gate_bias", [-1, 1])])
+    assert [s.values for s in settings[:4]] == [
+        {"learning_rate": 1e-4, "forget_gate_bias": -1}, {"learning_rate": 1e-4, "forget_gate_bias": 1},
+        {"learning_rate": 1e-3, "forget_gate_bias": -1}, {"learning_rate": 1e-3, "forget_gate_bias": 1}]
+    assert settings[4].added and settings[4].own and settings[4].experiment is GTS
+    assert settings[4].values == {"learning_rate": 1e-5, "forget_gate_bias": -2.0}
+    assert len(grid(GTS, [("learning_rate", [1e-4])], add_own=False)) == 1
+    # A key given one value is fixed for the sweep: the own setting has it, with the row's other values.
+    fixed = grid(GTS, [("forget_gate_bias", [-2, 2]), ("protocol.max_streams", [1000])])
+    assert [s.own for s in fixed] == [True, False] and fixed[0].experiment.protocol.max_streams == 1000
+    assert fixed[0].experiment.variants == GTS.variants and fixed[0].experiment.name.endswith("[protocol.max_streams=1000]")
+    with pytest.raises(SweepError, match="learning_rate: given twice"):
+        grid(GTS, [("learning_rate", [1e-4]), ("learning_rate", [1e-3])])
+    with pytest.raises(SweepError, match="more than 1,000"):
+        grid(GTS, [("learning_rate", list(range(1, 41))), ("momentum", [i / 100 for i in range(40)])])
+
+
+def test_docs_sweeps_holds_the_keys_table_of_the_registry():
+    assert keys_table() in (REPO / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    assert json.dumps([key.name for key in KEYS.values()])  # (every key has a name to list)

@@ -1,0 +1,155 @@
+"""A sweep's subject, its settings as run, and its figures (`sweep.py`, `sweep_report.py`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from lstmgraph.experiments import SequenceProtocol, StreamProtocol, find_experiment
+from lstmgraph.experiments.sweep import SpecExperiment, grid, subject_of
+from lstmgraph.experiments.sweep_keys import KEYS
+from lstmgraph.experiments.sweep_values import SweepError
+from lstmgraph.experiments.sweep_report import (csv_text, document_bytes, mcnemar_exact, sweep_document,
+                                                sweep_figure, table_lines)
+
+from conftest import SPECS
+
+MSD = find_experiment("gers2002-msd-f10-peephole")
+
+
+def _row(trial) -> dict:
+    row = trial.run()
+    row.pop("seconds")
+    return row
+
+
+def test_a_key_set_to_the_row_s_own_value_runs_the_row_s_trials():
+    """forget_gate_bias -2 as a constant is the row's `values: [-2.0]`: the same net, trials and weights."""
+    same = KEYS["forget_gate_bias"].apply(MSD, "", -2)
+    assert same.spec_data()[0] != MSD.spec_data()[0]  # written otherwise ...
+    for seed in (0, 1):
+        ours, theirs = same.trial(same.plan(), seed, 3000), MSD.trial(MSD.plan(), seed, 3000)
+        assert _row(ours) == _row(theirs)  # ... run the same
+        assert all((a == b).all() for a, b in zip(ours.engine.weights.values(), theirs.engine.weights.values()))
+    other = KEYS["forget_gate_bias"].apply(MSD, "", 2)
+    opened, row = other.trial(other.plan(), 0, 3000), MSD.trial(MSD.plan(), 0, 3000)
+    assert opened.engine.weights["bias->memory.forget_gate"][0, 0] == 2.0
+    assert row.engine.weights["bias->memory.forget_gate"][0, 0] == -2.0
+
+
+def test_a_spec_is_swept_under_its_task_s_test_and_a_protocol_for_its_kind_of_task(tmp_path):
+    timing = tmp_path / "mine.yaml"
+    shutil.copy(SPECS / "gers2002_timing.yaml", timing)
+    subject = subject_of(str(timing), 3)
+    assert subject.kind == "spec" and isinstance(subject.experiment, SpecExperiment)
+    protocol = subject.experiment.protocol
+    assert isinstance(protocol, StreamProtocol) and protocol.test_streams == 1  # PFG: continual, deterministic
+    assert protocol.tolerance == 0.3 and "continual" in subject.judged_by and subject.experiment.trials == 3
+    assert subject.experiment.learning_rate is None and subject.experiment.plan().training.learning_rate == 0.001
+    adding = subject_of("hochreiter1997_adding", None)  # a bundled spec by name
+    assert isinstance(adding.experiment.protocol, SequenceProtocol)
+    assert adding.experiment.protocol.tolerance == 0.04 and adding.experiment.trials == 10
+    (faster,) = grid(subject.experiment, [("learning_rate", [0.01])], add_own=False)
+    assert faster.experiment.plan().training.learning_rate == 0.01
+    assert faster.experiment.describe()["spec"] == str(timing.resolve())
+
+
+def test_a_spec_without_a_task_or_a_name_that_is_nothing_is_refused_by_name(tmp_path):
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    del data["training"]["task"]
+    data["training"]["data"] = "x.npz"
+    path = tmp_path / "no-task.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SweepError, match=r"no-task.yaml: no training.task"):
+        subject_of(str(path), None)
+    with pytest.raises(SweepError, match="gers2002-gts-peepholes: neither .* did you mean gers2002-gts-peephole"):
+        subject_of("gers2002-gts-peepholes", None)
+
+
+def test_mcnemar_s_exact_test_counts_the_discordant_pairs():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(5, 0) == pytest.approx(2 / 32)
+    assert mcnemar_exact(0, 6) == pytest.approx(2 / 64)
+    assert mcnemar_exact(3, 1) == pytest.approx(2 * 5 / 16)
+    assert mcnemar_exact(4, 4) == 1.0
+
+
+def _rows(solved: list[bool]) -> list[dict]:
+    return [{"seed": seed, "solved": s, "to_success": 100 * (seed + 1) if s else None, "seconds": 0.5,
+             "diverged": False} for seed, s in enumerate(solved)]
+
+
+def _document(second_key: bool) -> dict:
+    keys = {"learning_rate": [0.1, 0.5]} | ({"forget_gate_bias": [-1, 1]} if second_key else {})
+    combos = [{"learning_rate": r} | ({"forget_gate_bias": b} if second_key else {})
+              for r in keys["learning_rate"] for b in (keys.get("forget_gate_bias") or [None])]
+    settings = [{"index": i, "values": values, "folder": f"settings/{i}", "own": i == 0, "added": False}
+                for i, values in enumerate(combos)]
+    outcomes = [[True] * 6, [True, False, False, False, False, False], [True, True, False, True, True, True],
+                [False] * 6]
+    head = {"subject": {"name": "row"}, "keys": keys, "trials": 6, "budget_steps": None, "unit": "sequences",
+            "rate_label": "% solved", "published_rate_percent": 100}
+    return sweep_document(head, settings, {i: _rows(outcomes[i]) for i in range(len(settings))})
+
+
+def test_the_document_gives_each_setting_its_intervals_and_its_paired_test_against_the_own_setting():
+    document = _document(second_key=False)
+    own, other = document["settings"]
+    assert document["own_setting"] == 0 and own["paired_with_own"] is None
+    assert own["rate_percent"] == 100.0 and own["rate_interval_percent"] == [60.97, 100.0]
+    assert own["mean_to_success"] == 350.0 and own["mean_interval"][0] < 350 < own["mean_interval"][1]
+    assert other["solved"] == 1 and other["mean_interval"] is None and other["cpu_seconds"] == 3.0
+    assert other["paired_with_own"] == {"pairs": 6, "solved_in_both": 1, "solved_only_here": 0,
+                                        "solved_only_in_own": 5, "mcnemar_p": 0.0625}
+    assert document_bytes(document) == document_bytes(json.loads(document_bytes(document)))
+    assert list(json.loads(document_bytes(document))) == sorted(document)
+    assert csv_text(document).splitlines()[2].startswith("1,0.5,False,6,1,16.67,")
+    assert "1 = 16.67 %" in "\n".join(table_lines(document)) or "1 = 17 %" in "\n".join(table_lines(document))
+
+
+@pytest.mark.parametrize("second_key", [False, True])
+def test_the_figure_is_a_png_the_same_every_time(second_key):
+    document = _document(second_key)
+    figure = sweep_figure(document)
+    assert figure.startswith(b"\x89PNG") and figure == sweep_figure(document)
+
+
+def test_the_deleted_scripts_settings_are_sweep_settings():
+    """benchmarks/forget_bias.py and benchmarks/erg_wiring.py (deleted) ran these experiments;
+    docs/sweeps.md's commands give settings that run the same spec, task and protocol."""
+    from dataclasses import replace
+
+    from lstmgraph.experiments.variants import (CELL_SOURCES_ONLY, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES,
+                                                forget_gate_bias)
+
+    def net(experiment) -> dict:
+        data = experiment.spec_data()[0]
+        del data["training"]["task"]  # (an option left at its default, or set to it: the same task)
+        return data
+
+    def same(setting, experiment) -> bool:
+        ours = setting.experiment
+        return (net(ours), vars(ours.make_task()), ours.protocol) == \
+            (net(experiment), vars(experiment.make_task()), experiment.protocol)
+
+    settings = grid(MSD, [("forget_gate_bias", [-1, 0, 1, 2, 5]), ("protocol.max_streams", [1_000_000]),
+                          ("protocol.test_phase_stops_at_failure", [True])], add_own=False)
+    for setting, bias in zip(settings, (-1, 0, 1, 2, 5)):
+        script = replace(MSD, protocol=replace(MSD.protocol, max_streams=1_000_000, test_phase_stops_at_failure=True),
+                         variants=MSD.variants + (forget_gate_bias(bias),))
+        assert same(setting, script)
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+    settings = grid(erg, [("variant.input_shortcut", [False, True]), ("variant.output_biases", [False, True]),
+                          ("variant.cell_sources_only", [False, True]), ("task.targets", ["next", "legal"]),
+                          ("protocol.max_sequences", [100_000])], add_own=False)
+    by_values = {tuple(s.values.values())[:4]: s for s in settings}
+    for wiring in [(), (OUTPUT_BIASES,), (INPUT_OUTPUT_SHORTCUT,), (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES),
+                   (CELL_SOURCES_ONLY,), (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, CELL_SOURCES_ONLY)]:
+        for targets in ("next", "legal"):
+            script = replace(erg, variants=wiring, task_options={"targets": targets},
+                             protocol=replace(erg.protocol, max_sequences=100_000))
+            key = (INPUT_OUTPUT_SHORTCUT in wiring, OUTPUT_BIASES in wiring, CELL_SOURCES_ONLY in wiring, targets)
+            assert same(by_values[key], script), key
