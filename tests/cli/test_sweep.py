@@ -99,3 +99,12 @@ def test_a_user_s_spec_is_swept_under_a_default_protocol_it_names(tmp_path):
     assert document["subject"]["kind"] == "spec" and "stream protocol" in document["subject"]["judged_by"]
     assert [s["own"] for s in document["settings"]] == [True, False]
     assert json.loads((out / "sweep.json").read_text()) == document
+
+
+def test_keys_lists_every_key_of_the_subject_with_its_value_now():
+    result = run("sweep", "gers2002-gts-peephole", "--keys", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    assert listed["learning_rate"] == 1e-5 and listed["forget_gate_bias"] == -2.0
+    assert listed["task.cue"] == "length" and listed["variant.without_peepholes"] is False
+    assert listed["init.bias->memory.output_gate"] == 2.0
