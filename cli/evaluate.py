@@ -10,7 +10,7 @@ import click
 from lstmgraph.errors import SpecError
 from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
 from lstmgraph.render.plots import PlotError, describe_data
-from lstmgraph.spec import limits
+from lstmgraph import limits
 
 from .common import fail, report_spec_error
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
-from lstmgraph.spec import limits
+from lstmgraph import limits
 
 from .common import fail, report_spec_error
 

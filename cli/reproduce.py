@@ -13,7 +13,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.spec.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
 from .common import fail, report_spec_error
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
-from lstmgraph.spec.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
 from .common import fail, report_spec_error
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line

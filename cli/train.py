@@ -16,7 +16,7 @@ from lstmgraph.engine import Simulator, WeightsError, load_weights
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
 from lstmgraph.progress import Progress, ProgressReport
-from lstmgraph.spec.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
                                 TrainingRun, resume_run, start_run)
 

@@ -15,9 +15,8 @@ from typing import Any
 
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
-from ..spec import SpecDocument, spec_from_data
+from ..spec import document_of, spec_from_data
 from ..spec.loader import read_spec_file
-from ..spec.validation import validate_spec_data
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
 from .protocols import Protocol
@@ -57,7 +56,7 @@ class Experiment:
     def spec_data(self, specs: Path = BUNDLED_SPECS) -> tuple[dict[str, Any], Any]:
         """The bundled spec's data as the experiment runs it: its variants applied, its task,
         learning rate and momentum in the training section; and the file's source positions."""
-        data, source = read_spec_file(specs / f"{self.spec}.yaml")
+        data, source = read_spec_file(self.spec_path(specs))
         data = copy.deepcopy(data)
         for variant in self.variants:
             variant.apply(data)
@@ -69,9 +68,13 @@ class Experiment:
             training["momentum"] = self.momentum
         return data, source
 
+    def spec_path(self, specs: Path = BUNDLED_SPECS) -> Path:
+        """The spec file the row changes: the bundled spec in ``specs``."""
+        return specs / f"{self.spec}.yaml"
+
     def plan(self, specs: Path = BUNDLED_SPECS) -> Plan:
         data, source = self.spec_data(specs)
-        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+        return compile_plan(document_of(data, source))
 
     def make_task(self) -> Task:
         return make_task(self.task, self.task_options)

@@ -37,7 +37,7 @@ import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
 from ..files import FolderInUse, FolderLock, OutputError, make_folder
-from ..spec.limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
+from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import FolderFileError, append_file, file_exists, parse_json, read_file, remove_file, write_file
 from .rows import MAX_TRIALS, check_results, check_row
 
@@ -49,7 +49,7 @@ TRIAL_ARITHMETIC = 2
 #: The array of a checkpoint holding the digest of the folder's settings (`settings_digest`).
 SETTINGS_KEY = "folder/settings"
 #: Bytes a file read back may hold: experiment.json, trials.jsonl and results.json, a checkpoint.
-#: (`spec/limits.py`'s MAX_JSON_BYTES and MAX_ROW_BYTES for the first and a row of the second.)
+#: (`limits.py`'s MAX_JSON_BYTES and MAX_ROW_BYTES for the first and a row of the second.)
 MAX_ROWS_BYTES = 1 << 30
 MAX_CHECKPOINT_BYTES = 1 << 31
 _DELETE = "delete it to run that trial from the start"
@@ -64,6 +64,24 @@ def settings_digest(settings: dict[str, Any]) -> str:
     """A digest of a folder's settings as experiment.json holds them (key order aside)."""
     canonical = json.dumps(json.loads(json.dumps(settings)), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@contextmanager
+def locked_folder(path: Path, command: str) -> Iterator[None]:
+    """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`files.FolderLock`);
+    `ResultsConflict` naming the holder, or a lock file that cannot be used."""
+    lock = FolderLock(path, f"lstmgraph {command}, process {os.getpid()} on {socket.gethostname()}",
+                      "wait for it to end, or choose another --out")
+    try:
+        lock.acquire()
+    except FolderInUse as error:
+        raise ResultsConflict(str(error)) from None
+    except OutputError as error:
+        raise ResultsConflict(f"{error.path}: {error.reason}") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class ResultsFolder:
@@ -104,18 +122,8 @@ class ResultsFolder:
         holds it, or naming a ``.lock`` that is a link or has other hard links."""
         make_folder(self.path)
         self._check_lock_file()
-        lock = FolderLock(self.path, f"lstmgraph reproduce, process {os.getpid()} on {socket.gethostname()}",
-                          "wait for it to end, or choose another --out")
-        try:
-            lock.acquire()
-        except FolderInUse as error:
-            raise ResultsConflict(str(error)) from None
-        except OutputError as error:
-            raise ResultsConflict(f"{error.path}: {error.reason}") from None
-        try:
+        with locked_folder(self.path, "reproduce"):
             yield
-        finally:
-            lock.release()
 
     def holder(self) -> str | None:
         """Who holds the lock now (its text), None if no run does: the lock is tried without
@@ -351,5 +359,5 @@ def _shown(value: Any) -> str:
 
 
 def check_trial_count(trials: int) -> None:
-    """`spec.limits.LimitError` (a ValueError) for a trial count below 1 or above `MAX_TRIALS`."""
+    """`limits.LimitError` (a ValueError) for a trial count below 1 or above `MAX_TRIALS`."""
     check_count("the number of trials (--trials)", trials, MAX_TRIALS)

@@ -7,7 +7,7 @@ it goes through a descriptor of the folder: each path component is opened with
 device) is refused before it is read (issue 36). Whole files are written through a temporary
 file and a rename in the same folder, as `files.write_atomically` does. Reads are bounded in
 bytes before anything is read, and JSON is read with limits on depth, integer digits and
-non-finite numbers (`spec/limits.py`'s depth).
+non-finite numbers (`limits.py`'s depth).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from ..files import OutputError, write_synced
-from ..spec.limits import MAX_DEPTH
+from ..limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
 MAX_DIGITS = 20

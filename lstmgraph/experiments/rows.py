@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..spec.limits import MAX_TRIALS
+from ..limits import MAX_TRIALS
 from .protocols import ProtocolError, protocol_counting
 
-# MAX_TRIALS (spec/limits.py): the most trials a run may ask for (`reproduce --trials`), so
+# MAX_TRIALS (limits.py): the most trials a run may ask for (`reproduce --trials`), so
 # seeds are 0 .. MAX_TRIALS - 1.
 __all__ = ["MAX_TRIALS", "MAX_COUNT", "ROW_KEYS", "check_row", "check_results"]
 #: The largest count a row may hold (the compiled drivers count in int64).

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
-from ..spec.limits import MAX_STEPS, check_count
+from ..limits import MAX_STEPS, check_count
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
@@ -46,7 +46,7 @@ def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> d
 
 
 def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
-    """`ValueError` (`spec.limits.LimitError` for a count) naming a count or a time out of
+    """`ValueError` (`limits.LimitError` for a count) naming a count or a time out of
     range, before anything is written."""
     check_trial_count(trials)
     if budget_steps is not None:

@@ -25,10 +25,7 @@ from typing import Any
 
 from ..bundled import close_names, find_spec
 from ..errors import SpecError
-from ..plan import Plan, compile_plan
-from ..spec import SpecDocument
 from ..spec.loader import read_spec_file
-from ..spec.validation import validate_spec_data
 from ..success import SuccessTest
 from ..tasks import TASKS
 from .catalogue import EXPERIMENTS, Experiment
@@ -49,26 +46,8 @@ class SpecExperiment(Experiment):
 
     spec_file: str = ""
 
-    def spec_data(self, specs: Path | None = None) -> tuple[dict[str, Any], Any]:
-        data, source = read_spec_file(self.spec_file)
-        return self._prepared(data), source
-
-    def plan(self, specs: Path | None = None) -> Plan:
-        data, source = self.spec_data()
-        return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
-
-    def _prepared(self, data: dict[str, Any]) -> dict[str, Any]:
-        import copy
-        data = copy.deepcopy(data)
-        for variant in self.variants:
-            variant.apply(data)
-        training = data.setdefault("training", {})
-        training["task"] = {"name": self.task, **self.task_options}
-        if self.learning_rate is not None:
-            training["learning_rate"] = self.learning_rate
-        if self.momentum is not None:
-            training["momentum"] = self.momentum
-        return data
+    def spec_path(self, specs: Path | None = None) -> Path:
+        return Path(self.spec_file)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "spec": self.spec_file}

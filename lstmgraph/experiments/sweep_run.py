@@ -11,16 +11,14 @@ trial runs, so a sweep that would mix settings is refused with the folder as it 
 
 from __future__ import annotations
 
-import os
-import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import SpecError
-from ..files import BUNDLED_SPECS, FolderInUse, FolderLock, OutputError, make_folder, write_atomically
-from .folder import ResultsConflict, ResultsFolder
+from ..files import BUNDLED_SPECS, make_folder, write_atomically
+from .folder import ResultsFolder, locked_folder
 from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_settings, run_experiment, settings
 from .status import FolderError, folder_status
 from .sweep import Setting, Subject
@@ -51,18 +49,8 @@ def _listed(setting: Setting) -> dict[str, Any]:
 def sweep_locked(out: Path) -> Iterator[None]:
     """``out/.lock`` held while the block runs; `ResultsConflict` names a sweep holding it."""
     make_folder(out)
-    lock = FolderLock(out, f"lstmgraph sweep, process {os.getpid()} on {socket.gethostname()}",
-                      "wait for it to end, or choose another --out")
-    try:
-        lock.acquire()
-    except FolderInUse as error:
-        raise ResultsConflict(str(error)) from None
-    except OutputError as error:
-        raise ResultsConflict(f"{error.path}: {error.reason}") from None
-    try:
+    with locked_folder(out, "sweep"):
         yield
-    finally:
-        lock.release()
 
 
 def check_plans(grid: list[Setting]) -> None:
@@ -161,7 +149,7 @@ def sweep_status(grid: list[Setting], trials: int, out: Path, budget_steps: int 
             continue
         listed.append(SettingStatus(setting.index, setting.values, len(status.results["trials"]),
                                     len(status.checkpointed), len(status.waiting), status.conflict))
-    holder = FolderLock(out, "").holder_of()
+    holder = ResultsFolder(out).holder()
     return {"out": str(out), "trials": trials, "in_use_by": holder,
             "settings": [vars(entry) for entry in listed],
             "finished": sum(entry.finished for entry in listed), "total": trials * len(grid)}

@@ -36,7 +36,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
-from ..spec.limits import MAX_JOBS, LimitError, check_count
+from ..limits import MAX_JOBS, LimitError, check_count
 
 #: The Dask schemes a scheduler can be reached by from another process (not ``inproc``).
 CLUSTER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import Problem, SpecPath, did_you_mean, format_path
 from ..operations import GATE_SIDES, PATTERNS
-from ..spec.limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_WEIGHTS
+from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_WEIGHTS
 from ..spec.models import ConnectionInit, ConnectionSpec, MemoryBlockGroup, NetworkSpec
 from .units import BIAS, MEMORY_PORTS, MEMORY_TARGET_PORTS, Connection, Unit
 

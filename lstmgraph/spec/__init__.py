@@ -12,7 +12,7 @@ from .models import NetworkSpec
 from .overrides import Overrides
 from .validation import validate_spec_data
 
-__all__ = ["SpecDocument", "NetworkSpec", "Overrides", "load_spec", "spec_from_data"]
+__all__ = ["SpecDocument", "NetworkSpec", "Overrides", "document_of", "load_spec", "spec_from_data"]
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,14 @@ def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocum
     data, source = read_spec_file(path)
     if overrides is not None:
         data = overrides.apply(data)
+    return document_of(data, source)
+
+
+def document_of(data: Any, source: SpecSource) -> SpecDocument:
+    """Validate spec data read with its positions (``source``, for located errors)."""
     return SpecDocument(validate_spec_data(data, source), source, data)
 
 
 def spec_from_data(data: Any, filename: str = "<dict>") -> SpecDocument:
     """Validate spec data built in Python (no line numbers in its errors)."""
-    source = SpecSource(filename)
-    return SpecDocument(validate_spec_data(data, source), source, data)
+    return document_of(data, SpecSource(filename))

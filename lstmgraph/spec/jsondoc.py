@@ -15,7 +15,7 @@ import re
 from typing import Any, NoReturn
 
 from ..errors import SpecPath
-from .limits import LIMITS_HINT, MAX_DEPTH, MAX_VALUES
+from ..limits import LIMITS_HINT, MAX_DEPTH, MAX_VALUES
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")

@@ -16,7 +16,7 @@ import yaml
 
 from ..errors import Problem, SpecError, SpecFileError, SpecSource
 from .jsondoc import JsonSyntaxError, parse_json
-from .limits import LIMITS_HINT, MAX_SPEC_BYTES
+from ..limits import LIMITS_HINT, MAX_SPEC_BYTES
 from .yamldoc import LimitError, parse_yaml
 
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}

@@ -15,7 +15,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSch
                       model_validator)
 
 from ..operations import ALIASES, OUTPUT_ACTIVATIONS, UNIT_ACTIVATIONS, OutputActivation, UnitActivation
-from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_TASK_INTEGER, NAME_PATTERN
+from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_TASK_INTEGER, NAME_PATTERN
 
 SPEC_VERSION = 1
 

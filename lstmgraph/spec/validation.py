@@ -13,7 +13,7 @@ from ..arrays import is_number
 from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
 from ..operations import ALIASES
 from .consistency import training_problems
-from .limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
+from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
 from .models import NetworkSpec
 
 _NAME_RULE = "a name of letters, digits and underscores, not starting with a digit"

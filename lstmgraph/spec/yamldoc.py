@@ -21,7 +21,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 from yaml.resolver import Resolver
 
 from ..errors import SpecPath
-from .limits import MAX_DEPTH, MAX_VALUES
+from ..limits import MAX_DEPTH, MAX_VALUES
 
 try:  # libyaml's event parser; composition stays in Python (below) so the limits apply
     from yaml._yaml import CParser as _Events

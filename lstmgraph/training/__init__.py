@@ -4,7 +4,7 @@ and training runs (`start_run`, `resume_run`: what `lstmgraph train` does)."""
 from .data import DataError, DataFile, TaskStream
 from .engines import ENGINES, EngineError, TrainingDiverged, select_engine
 from .optim import Optimizer
-from ..spec.limits import LimitError
+from ..limits import LimitError
 from .rundir import RunDirectory, RunDirectoryError, RunInUse
 from .run import RunExists, RunSummary, TrainingRun, resume_run, start_run
 from .trainer import CheckpointError, Summary, Trainer

@@ -29,10 +29,9 @@ from ..errors import SpecFileError
 from ..files import FolderInUse
 from ..plan import Plan, compile_plan
 from ..progress import Progress
-from ..spec import SpecDocument
-from ..spec.limits import MAX_TRIALS, check_count
+from ..spec import document_of
+from ..limits import MAX_TRIALS, check_count
 from ..spec.loader import parse_spec_text
-from ..spec.validation import validate_spec_data
 from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, run_identity, spec_file_bytes
 from .trainer import CheckpointError, Trainer
 
@@ -234,7 +233,7 @@ def _compile_spec_bytes(path: Path, content: bytes) -> Plan:
         raise SpecFileError(str(path), f"not UTF-8 text (byte {error.start} is {content[error.start]:#04x})",
                             "a text file in UTF-8") from None
     data, source = parse_spec_text(text, str(path), "yaml")
-    return compile_plan(SpecDocument(validate_spec_data(data, source), source, data))
+    return compile_plan(document_of(data, source))
 
 
 def loss_windows(metrics: Path, trials: int | None = None) -> tuple[int, float, float]:

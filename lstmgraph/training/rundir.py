@@ -35,7 +35,7 @@ from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
                      open_no_follow, read_no_follow, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
-from ..spec.limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
+from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 #: The checkpoint's array that ties it to its run (`run_identity`, as JSON).

@@ -27,7 +27,7 @@ from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
-from ..spec.limits import COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_STEPS, MAX_TRIALS, check_count, shown_count
+from ..limits import COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_STEPS, MAX_TRIALS, check_count, shown_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
@@ -87,7 +87,7 @@ def _check_memory(plan: Plan, trials: int) -> None:
 class Trainer:
     """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
     `LimitError` for more than `MAX_TRIALS` trials, a `SpecError` for a run longer than
-    `MAX_STEPS` steps or `MAX_EPOCHS` epochs (spec/limits.py), before anything is allocated.
+    `MAX_STEPS` steps or `MAX_EPOCHS` epochs (limits.py), before anything is allocated.
 
     ``engine``: ``auto`` (the compiled executor wherever it can train the spec, else numpy; the
     reason is in `engine_note`), ``compiled`` (`EngineError` where it cannot) or ``numpy``.

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lstmgraph.spec import limits
+from lstmgraph import limits
 from lstmgraph_cli.main import main
 
 from conftest import SPECS

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from lstmgraph.experiments.workers import (CLUSTER_SCHEMES, ClusterError, ClusterWorkers, LocalWorkers, WorkerError,
                                            check_cluster_address, run_in_worker, workers_for)
-from lstmgraph.spec.limits import MAX_JOBS, LimitError
+from lstmgraph.limits import MAX_JOBS, LimitError
 from lstmgraph.errors import SpecError
 from lstmgraph_cli.main import main
 

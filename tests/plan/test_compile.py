@@ -165,12 +165,15 @@ def test_a_task_keeps_its_options_in_the_resolved_spec():
 def test_nothing_after_the_plan_imports_the_spec_stage():
     """Engines, training, rendering and experiments read the plan; of lstmgraph.spec they may
     name only the settings models the plan carries (plan.init, plan.training and its parts).
-    The catalogue of experiments builds spec data, and `load_run` reads a run's spec.yaml."""
+    The catalogue and the sweep build spec data; training runs, their folders and `load_run` read
+    a run's spec.yaml."""
     import ast
     allowed = {"InitDefaults", "TrainingSpec", "LearningRateDecay", "OptimizerSpec", "TaskSpec"}
     package = Path(lstmgraph.__file__).parent
-    makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "validate_spec_data", "SpecDocument",
-                                                          "spec_from_data"},
+    makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "document_of", "spec_from_data"},
+              package / "experiments" / "sweep.py": {"read_spec_file"},  # a user's spec as a row
+              package / "training" / "run.py": {"parse_spec_text", "document_of"},  # a run's spec.yaml
+              package / "training" / "rundir.py": {"parse_spec_text", "parse_json", "JsonSyntaxError"},
               package / "render" / "plots.py": {"load_spec"}}
     found = {}
     for folder in ("program", "engine", "training", "render", "experiments"):

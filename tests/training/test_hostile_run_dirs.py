@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import lstmgraph
 from lstmgraph import Overrides
 from lstmgraph.files import FolderLock, OutputError
-from lstmgraph.spec.limits import MAX_JSON_BYTES
+from lstmgraph.limits import MAX_JSON_BYTES
 from lstmgraph.training import RunDirectoryError, RunExists, RunInUse, resume_run, start_run
 from lstmgraph_cli.main import main
 

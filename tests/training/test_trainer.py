@@ -13,7 +13,7 @@ import lstmgraph
 from lstmgraph.engine import Simulator
 from lstmgraph.engine.gradcheck import rtrl_gradient
 from lstmgraph.errors import SpecError
-from lstmgraph.spec.limits import MAX_EPOCHS, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_EPOCHS, MAX_STEPS, MAX_TRIALS
 from lstmgraph.spec.models import LearningRateDecay
 from lstmgraph.training import DataError, LimitError, Optimizer, Trainer, TrainingDiverged
 

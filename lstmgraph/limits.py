@@ -1,6 +1,10 @@
-"""Limits that keep a hostile or mistaken spec from exhausting time or memory (docs/spec.md, "Limits").
+"""Every limit, in one place: those that keep a hostile or mistaken spec from exhausting time or
+memory (docs/spec.md, "Limits"), and those on counts given as options (trials, steps, jobs, ...)
+and on files read back from run directories and results folders. A stage-neutral module: the
+spec readers and everything downstream of the plan use it.
 
-Each is far above what a real network needs; going over one is a located spec error.
+Each is far above what a real network needs; going over one is a located spec error, or a
+`LimitError` naming the limit.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ MAX_JSON_BYTES = 1 << 24
 #: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most.
 MAX_ROW_BYTES = 1 << 24
 #: Where an error over one of these limits points to.
-COUNT_LIMITS_HINT = "lstmgraph/spec/limits.py"
+COUNT_LIMITS_HINT = "lstmgraph/limits.py"
 
 
 class LimitError(ValueError):
