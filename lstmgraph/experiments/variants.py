@@ -99,7 +99,7 @@ WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
 STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
 IDENTITY_OUTPUT = Variant("identity (linear) output unit", _identity_output)
 EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
-# The 2000 CERG net's wiring, each change on its own (benchmarks/erg_wiring.py ablates them).
+# The 2000 CERG net's wiring, each change on its own (a `lstmgraph sweep` over the variant.* keys ablates them).
 OUTPUT_BIASES = Variant("with output biases", _output_biases)
 INPUT_OUTPUT_SHORTCUT = Variant("with input-to-output shortcut connections", _input_output_shortcut)
 CELL_SOURCES_ONLY = Variant("with only cell outputs as recurrent sources", _cell_sources_only)
