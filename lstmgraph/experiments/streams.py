@@ -196,7 +196,7 @@ def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: i
             if protocol.test_phase_stops_at_failure and scores[-1] < protocol.test_limit and not last_phase:
                 scores += [NOT_RUN] * (protocol.test_streams - len(scores))
         if progress and streams % REPORT_EVERY == 0:
-            progress(ProgressReport("training streams", streams, label=f"trial {seed}",
+            progress(ProgressReport(protocol.counted, streams, label=f"trial {seed}",
                                     figures={"score": _mean(scores, streams)}))
         if min(scores) >= protocol.test_limit:
             solved = True
