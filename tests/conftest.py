@@ -15,6 +15,23 @@ REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
 
 
+def hostile(max_examples: int):
+    """Hypothesis settings of the hostile-file tests: reproducible draws, no deadline."""
+    from hypothesis import HealthCheck, settings
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def invoke(*args) -> tuple[int, str]:
+    """The CLI in-process: its exit code and output, asserting that no traceback escaped."""
+    from click.testing import CliRunner
+    from lstmgraph_cli.main import main
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
 @pytest.fixture
 def write_spec(tmp_path: Path) -> Callable[..., Path]:
     """Write dedented spec text to a file and return its path."""

@@ -11,11 +11,9 @@ import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from cli.main import main
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, setting_differences, settings_digest
@@ -24,17 +22,10 @@ from lstmgraph.experiments.rows import MAX_TRIALS, check_results, check_row
 from lstmgraph.experiments.schedule import run_experiment, settings as run_settings
 from lstmgraph.files import BUNDLED_SPECS, OutputError
 
+from conftest import hostile, invoke
+
 ADDING, GTS = "hochreiter1997-adding-t100", "gers2002-gts-peephole"
-PROPERTY = settings(max_examples=80, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def invoke(*args) -> tuple[int, str]:
-    """The CLI in-process: its exit code and output, asserting that no traceback escaped."""
-    result = CliRunner().invoke(main, [str(arg) for arg in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
+PROPERTY = hostile(80)
 
 
 def _row(seed: int, solved: bool = False, **extra) -> dict:

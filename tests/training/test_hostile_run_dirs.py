@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import lstmgraph
@@ -29,21 +28,12 @@ from lstmgraph import Overrides
 from lstmgraph.files import FolderLock, OutputError
 from lstmgraph.limits import MAX_JSON_BYTES
 from lstmgraph.training import RunDirectoryError, RunExists, RunInUse, resume_run, start_run
-from lstmgraph_cli.main import main
 
-from conftest import SPECS
+from conftest import SPECS, hostile, invoke
 
 RNN = SPECS / "rnn.yaml"
 LSTMGRAPH = str(Path(sys.executable).with_name("lstmgraph"))
-HOSTILE = settings(max_examples=25, deadline=None, derandomize=True, database=None,
-                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def invoke(*args) -> tuple[int, str]:
-    result = CliRunner().invoke(main, [str(arg) for arg in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
+HOSTILE = hostile(25)
 
 
 def _run(folder: Path, seed: int = 0, steps: int = 40) -> Path:
