@@ -27,7 +27,8 @@ def results(action: str | None, docs: Path | None) -> None:
 
     --write and --check also cover README.md's tables of the paper rows (the catalogue's rows
     not marked "our extension", each judged by its folder docs/results/ROW) and their tally."""
-    from lstmgraph.experiments.results_table import ResultsTableError, find_docs, regenerate
+    from lstmgraph.experiments.results_docs import regenerate
+    from lstmgraph.experiments.results_table import ResultsTableError, find_docs
 
     try:
         folder = docs if docs is not None else find_docs(Path.cwd())

@@ -248,20 +248,25 @@ def test_no_sentence_or_table_cell_of_the_readme_runs_over_40_words():
     assert not long, [f"{_words(text)} words: {text[:80]}..." for text in long]
 
 
-def test_the_readme_states_the_tally_the_generator_computes():
-    """"N of M paper rows reproduced", with M the catalogue's rows not marked "our extension",
-    as `lstmgraph results` computes it from docs/results (the tables' staleness is
-    tests/cli/test_results.py's)."""
-    from lstmgraph.experiments.results_table import (NOT_RUN, README_BEGIN, README_END, collect, is_paper_row,
-                                                     paper_rows, render_paper_tables, tally)
+def test_the_readme_and_results_md_state_the_tally_the_generator_computes():
+    """"N of M paper rows reproduced as the seeds define them; K more with a named change; L
+    unexplained", with M the catalogue's rows not marked "our extension", as `lstmgraph results`
+    computes it from docs/results and the tested changes (staleness: tests/cli/test_results.py)."""
+    from lstmgraph.experiments.paper_rows import NOT_RUN, is_paper_row, paper_rows, render_paper_tables, tally
+    from lstmgraph.experiments.results_table import README_BEGIN, README_END, collect
 
-    rows = paper_rows(collect(REPO / "docs" / "results"))
+    rows = paper_rows(collect(REPO / "docs" / "results"), REPO / "docs")
     assert [row.name for row in rows] == [name for name, e in EXPERIMENTS.items() if is_paper_row(e)]
-    generated = README.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
-    assert generated.strip() == render_paper_tables(rows).strip()
-    (stated,) = re.findall(r"\*\*(\d+) of (\d+) paper rows reproduced\*\*", README)
-    assert (int(stated[0]), int(stated[1])) == (sum(row.verdict == "reproduced" for row in rows), len(rows))
-    assert generated.lstrip().startswith(tally(rows))  # the tally at the top of the tables
+    results_md = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    for document, prefix in ((README, "docs/"), (results_md, "")):
+        generated = document.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
+        assert generated.strip() == render_paper_tables(rows, prefix).strip()
+        assert generated.lstrip().startswith(tally(rows))  # the tally at the top of the tables
+    (stated,) = re.findall(r"\*\*(\d+) of (\d+) paper rows reproduced as the seeds define them\*\*; (\d+) more "
+                           r"with a named change; (\d+) unexplained", README)
+    differs = [row for row in rows if row.verdict == "differs"]
+    assert tuple(map(int, stated)) == (sum(row.verdict == "reproduced" for row in rows), len(rows),
+                                       sum(row.named for row in differs), sum(not row.named for row in differs))
     assert all(row.verdict != NOT_RUN for row in rows), "a paper row has no results folder"
 
 

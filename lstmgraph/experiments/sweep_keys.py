@@ -237,11 +237,27 @@ def _init_pair(row: Experiment, pair: str, value: Any) -> Experiment:
                          lambda data: set_connection_init(data, pair, init))
 
 
+#: The online learning rules a trial can run (BPTT needs whole sequences, not online updates).
+ONLINE_RULES = ("truncated_rtrl", "rtrl")
+
+
+def _rule(row: Experiment, name: str, value: Any) -> Experiment:
+    if value not in ONLINE_RULES:
+        raise SweepError(f"learning_rule takes {' or '.join(ONLINE_RULES)} (online rules), not {json.dumps(value)}")
+
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("training", {})["learning_rule"] = value
+    return _with_variant(row, f"learning rule {value}", change)
+
+
 KEYS: dict[str, SweepKey] = {key.name: key for key in [
     SweepKey("learning_rate", "a number > 0", "the learning rate (the row's, else the spec's)", _rate,
              lambda row, name: row.learning_rate if row.learning_rate is not None else _training(row, "learning_rate")),
     SweepKey("momentum", "a number in [0, 1)", "the momentum of the weight updates", _momentum,
              lambda row, name: row.momentum if row.momentum is not None else _training(row, "momentum")),
+    SweepKey("learning_rule", " or ".join(ONLINE_RULES), "the learning rule: the papers' truncated RTRL, or exact "
+             "RTRL (every gradient path kept: a bound on what the truncation costs)", _rule,
+             lambda row, name: _training(row, "learning_rule") or "truncated_rtrl"),
     SweepKey("init.range", "a number > 0", "the half-width a of the spec's default init, uniform in [-a, a] "
              "(connections with their own init keep it)", _init_range,
              lambda row, name: _spec_data(row).get("init", {}).get("uniform", 0.1)),

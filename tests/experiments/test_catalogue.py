@@ -95,7 +95,8 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
     deterministic = {name for name, e in EXPERIMENTS.items() if e.deterministic}
     pfg = {"gers2002-pfg-cos-f10-peephole", "gers2002-pfg-cos-f10-no-peephole", "gers2002-pfg-cos-f25-peephole",
            "gers2002-pfg-tri-f10-peephole", "gers2002-pfg-rec-f10-peephole"}
-    assert pfg | {f"{name}-forget-open" for name in pfg} == deterministic
+    f25 = {"gers2002-pfg-tri-f25-peephole", "gers2002-pfg-rec-f25-peephole"}
+    assert pfg | f25 | {f"{name}-forget-open" for name in pfg} == deterministic
     for name, experiment in EXPERIMENTS.items():
         if experiment.protocol.kind != "streams":
             continue
@@ -103,6 +104,8 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
             assert experiment.protocol.test_streams == 1
             assert "1 frozen test streams" in experiment.describe()["protocol"]
             assert "deterministic_task" in experiment.describe()
+        elif experiment.paper.startswith("Gers, Schraudolph"):  # seed 002, line 258: one test a training stream
+            assert experiment.protocol.test_streams == 1 and "deterministic_task" not in experiment.describe()
         else:
             assert experiment.protocol.test_streams == 10 and "deterministic_task" not in experiment.describe()
     # replace() keeps it so
@@ -144,7 +147,9 @@ def test_a_row_with_other_task_options_keeps_its_net_protocol_and_figures():
     assert "idle_target" not in unset.spec_data()[0]["training"]["task"]
     # a single delay makes GTS deterministic, so its test phase needs one stream
     gts = find_experiment("gers2002-gts-peephole")
-    assert gts.protocol.test_streams == 10 and gts.with_task_options({"delays": [0]}).protocol.test_streams == 1
+    assert gts.protocol.test_streams == 1  # seed 002, line 258: one test after each training stream
+    ten = replace(gts, protocol=replace(gts.protocol, test_streams=10))
+    assert ten.with_task_options({"delays": [0]}).protocol.test_streams == 1
     for wrong in ({"idle": 0}, {"idle": None}):
         with pytest.raises(TaskError, match="has no option 'idle'"):
             row.with_task_options(wrong)

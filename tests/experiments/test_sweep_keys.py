@@ -97,7 +97,8 @@ def test_each_key_reads_the_row_s_own_value():
     assert KEYS["input_gate_bias"].current(ERG, "") is None  # drawn at random
     assert KEYS["output_gate_bias"].current(ERG, "") == [-1.0, -2.0, -3.0]
     assert KEYS["task.NAME"].current(GTS, "cue") == "length"
-    assert KEYS["protocol.NAME"].current(GTS, "test_streams") == 10
+    assert KEYS["protocol.NAME"].current(GTS, "test_streams") == 1  # seed 002, line 258
+    assert KEYS["learning_rule"].current(GTS, "") == "truncated_rtrl"
     assert KEYS["variant.NAME"].current(find_experiment("gers2002-gts-no-peephole"), "without_peepholes") is True
 
 

@@ -1,0 +1,185 @@
+"""Why a paper row differs: the changes tested against it, each judged by its results.
+
+A paper row that differs from its paper is explained only by a measured change: a results folder
+(an extension row, a row run with other options, or a sweep's settings) whose trials, judged
+against the *paper row's* published figures and trial count, reproduce it. `TESTED` names, for
+each paper row, the changes tried so far and where their trials are (a folder under docs/). A
+sweep folder (`lstmgraph sweep --out docs/sweeps/NAME`) counts each of its settings but the own
+as one change.
+
+A change is judged as a paper row is (`verdict.settled_verdict`): run to the paper's trial count,
+its verdict; fewer trials, the verdict no outcome of the trials not run could change, else it is
+open. So a sweep setting of 10 trials rules out a change only when 20 more trials could not
+bring a 30-trial row back (issue 38: "enough trials that the interval separates").
+
+`row_cause` gives a row's `Cause`; docs/results.md and README.md show it in the paper rows' tables
+(`paper_rows`), and the tally counts the rows a named change reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .folder import ResultsConflict, ResultsFolder
+from .verdict import DIFFERS, REPRODUCED, settled_verdict
+
+#: What a tested change's trials say of the paper row.
+REPRODUCES, RULED_OUT, OPEN = "reproduces", "ruled out", "open"
+
+
+@dataclass(frozen=True)
+class TriedChange:
+    """A change to a paper row as the seeds define it, and the folder under docs/ holding its
+    trials (a results folder, or a sweep folder whose settings are each one change).
+    ``departure``: where the change contradicts a seed, the seed's words against it."""
+
+    change: str
+    folder: str
+    departure: str = ""
+
+
+@dataclass(frozen=True)
+class ChangeResult:
+    """One tested change (a sweep setting: the change with its values) and its outcome."""
+
+    change: str
+    folder: str          # under docs/
+    outcome: str         # REPRODUCES, RULED_OUT or OPEN
+    trials: int
+    tested: TriedChange
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What the changes tested on a row say: those that reproduce it, rule out, or leave open."""
+
+    results: tuple[ChangeResult, ...]
+
+    def with_outcome(self, outcome: str) -> list[ChangeResult]:
+        return [result for result in self.results if result.outcome == outcome]
+
+    @property
+    def named(self) -> bool:
+        """A tested change reproduces the row."""
+        return bool(self.with_outcome(REPRODUCES))
+
+
+def _wiring(row: str) -> TriedChange:
+    return TriedChange("the 2000 wiring, legal-set targets", f"results/{row}-2000-wiring")
+
+
+def _exact(row: str) -> TriedChange:
+    return TriedChange("exact RTRL", f"results/exact-rtrl/{row}")
+
+
+def _forget_open(row: str) -> TriedChange:
+    return TriedChange("forget-gate bias +2", f"results/{row}-forget-open")
+
+
+_SHORTCUT = "seed 000 gives the shortcut and 424 weights (lines 834-847)"
+_TESTS_1E5 = "test streams of 10^5 symbols"
+
+
+def _no_shortcut(row: str, change: str = "no input-output shortcut (375 weights)") -> TriedChange:
+    return TriedChange(change, f"results/no-shortcut/{row}", _SHORTCUT)
+
+
+def _erg(row: str, wiring_sweep: bool = False) -> tuple[TriedChange, ...]:
+    """Table 1: the 2000 wiring with legal-set targets; the targets alone; for the rows the wiring
+    leaves unexplained, the wiring at other initial weight ranges."""
+    tested = (_wiring(row), TriedChange("legal-set targets", f"sweeps/{row}/targets"))
+    if wiring_sweep:
+        tested += (TriedChange("the 2000 wiring, legal-set targets, init range",
+                                f"sweeps/{row}/wiring-init-range"),)
+    return tested
+
+
+#: The changes tested on each paper row (rows with none are absent).
+TESTED: dict[str, tuple[TriedChange, ...]] = {
+    "hochreiter1997-erg-4x1-lr0.1": _erg("hochreiter1997-erg-4x1-lr0.1"),
+    "hochreiter1997-erg-3x2-lr0.1": _erg("hochreiter1997-erg-3x2-lr0.1", wiring_sweep=True),
+    "hochreiter1997-erg-3x2-lr0.2": _erg("hochreiter1997-erg-3x2-lr0.2"),
+    "hochreiter1997-erg-4x1-lr0.5": _erg("hochreiter1997-erg-4x1-lr0.5", wiring_sweep=True),
+    "hochreiter1997-erg-3x2-lr0.5": _erg("hochreiter1997-erg-3x2-lr0.5") + (_exact("hochreiter1997-erg-3x2-lr0.5"),),
+    "hochreiter1997-adding-t100": (
+        TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
+        TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output")),
+    "gers2000-cerg-state-decay": (TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),),
+    **{row: (_no_shortcut(row), TriedChange(_TESTS_1E5, f"results/test-streams-1e5/{row}"))
+       for row in ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")},
+    "gers2000-cnto-forget": (
+        TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
+        TriedChange("the most active output judged", "results/gers2000-cnto-forget-most-active"),
+        TriedChange("no target between classifications", "results/gers2000-cnto-forget-no-idle-target"),
+        _no_shortcut("gers2000-cnto-forget-no-idle-target", "no target between classifications, no shortcut")),
+    **{row: (_exact(row), _forget_open(row)) for row in (
+        "gers2002-pfg-cos-f10-peephole", "gers2002-pfg-cos-f25-peephole", "gers2002-pfg-tri-f10-peephole")},
+    "gers2002-pfg-rec-f10-peephole": (
+        _exact("gers2002-pfg-rec-f10-peephole"), _forget_open("gers2002-pfg-rec-f10-peephole"),
+        TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open")),
+    "gers2002-pfg-cos-f10-no-peephole": (
+        _forget_open("gers2002-pfg-cos-f10-no-peephole"),
+        TriedChange("exact RTRL", "sweeps/gers2002-pfg-cos-f10-no-peephole/exact-rtrl")),
+    **{f"gers2002-gts-{net}": (
+        TriedChange("10 test streams after each training stream", f"results/test-streams-10/gers2002-gts-{net}"),)
+       for net in ("no-peephole", "no-forget")},
+}
+
+
+class CauseError(Exception):
+    """A tested change's folder cannot be read; the message names it."""
+
+
+def _outcome(results: dict[str, Any], published: dict[str, Any], paper_trials: int) -> str:
+    """A change's trials as a paper row's: `settled_verdict` over the trials the paper ran."""
+    left = max(paper_trials - results["summary"]["trials"], 0)
+    settled = settled_verdict(results, left, published, paper_trials)
+    return {REPRODUCED: REPRODUCES, DIFFERS: RULED_OUT}.get(settled, OPEN)
+
+
+def _read_results(folder: Path) -> dict[str, Any]:
+    try:
+        return ResultsFolder(folder).read_results()
+    except (OSError, ResultsConflict) as error:
+        raise CauseError(f"{folder}: a tested change's results cannot be read ({error})") from None
+
+
+def _sweep_settings(folder: Path, row: str) -> list[tuple[str, Path]]:
+    """A sweep folder's settings but the row itself (a setting of no change: the sweep of a row
+    runs the row's own setting): (their values in words, their results folder)."""
+    try:
+        document = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        settings = [(", ".join(f"{key} {json.dumps(value)}" for key, value in setting["values"].items()),
+                     folder / setting["folder"]) for setting in document["settings"]
+                    if setting["experiment"] != row]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CauseError(f"{folder / 'sweep.json'}: a tested sweep cannot be read ({error})") from None
+    if any(not path.resolve().is_relative_to(folder.resolve()) for _, path in settings):
+        raise CauseError(f"{folder / 'sweep.json'}: a setting's folder lies outside the sweep")
+    return settings
+
+
+def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path) -> Cause:
+    """The outcome of every change `TESTED` on ``row``, judged against its ``published`` figures
+    and ``paper_trials``, from the folders under ``docs``. A folder not there yet (a sweep not run)
+    is left out. `CauseError` names a folder that is there but cannot be read."""
+    results = []
+    for tested in TESTED.get(row, ()):
+        folder = docs / tested.folder
+        if (folder / "sweep.json").is_file():
+            pieces = [(f"{tested.change}: {values}", path) for values, path in _sweep_settings(folder, row)]
+        elif (folder / "results.json").is_file():
+            pieces = [(tested.change, folder)]
+        else:
+            continue
+        for change, path in pieces:
+            if not (path / "results.json").is_file():
+                continue
+            found = _read_results(path)
+            results.append(ChangeResult(change, path.relative_to(docs).as_posix(),
+                                        _outcome(found, published, paper_trials), found["summary"]["trials"],
+                                        tested))
+    return Cause(tuple(results))
