@@ -231,3 +231,19 @@ def test_a_pfg_trial_s_row_is_the_same_with_1_and_10_test_streams(tolerance, sol
         row.pop("seconds")
         rows.append(row)
     assert rows[0] == rows[1] and rows[0]["solved"] is solved
+
+
+def test_the_2002_rows_follow_seed_002():
+    """Seed 002: one test stream after each training stream (line 258); NMSD one interval a
+    training stream from a reset state (line 286), momentum 0.99 (line 265); F in {10, 25} for the
+    PFG waves (line 408); no MSD figure, so the MSD row is not judged."""
+    rows = {name: e for name, e in EXPERIMENTS.items() if e.paper.startswith("Gers, Schraudolph")}
+    assert all(e.protocol.test_streams == 1 for e in rows.values())
+    for name in ("gers2002-nmsd-f10-peephole", "gers2002-nmsd-f10-no-peephole"):
+        nmsd = rows[name]
+        assert (nmsd.protocol.train_limit, nmsd.protocol.reset_each_sequence, nmsd.momentum) == (1, True, 0.99)
+        assert nmsd.make_task().continual is False and nmsd.protocol.max_streams == 100_000_000
+    assert {"gers2002-pfg-tri-f25-peephole", "gers2002-pfg-rec-f25-peephole"} <= set(rows)
+    assert rows["gers2002-pfg-rec-f25-peephole"].task_options == {"shape": "rectangle", "period": 25, "length": 25}
+    assert "perfect_percent" not in rows["gers2002-msd-f10-peephole"].published
+    assert "perfect_percent" not in rows["gers2002-msd-f10-peephole-forget-open"].published

@@ -23,12 +23,13 @@ def _trial(seed: int, to_success: int | None) -> dict:
             "presented": to_success or 200_000, "test_wrong": 0, "test_mse": 0.0}
 
 
-def _folder(path: Path, name: str, outcomes: list[int | None]) -> None:
+def _folder(path: Path, name: str, outcomes: list[int | None], budget_steps: int | None = None) -> None:
     experiment = find_experiment(ROW)
     rows = [_trial(seed, value) for seed, value in enumerate(outcomes)]
     described = {**experiment.describe(), "name": name}
     path.mkdir(parents=True)
-    (path / "results.json").write_text(json.dumps({"experiment": described, "trials": rows, "budget_steps": None,
+    (path / "results.json").write_text(json.dumps({"experiment": described, "trials": rows,
+                                                   "budget_steps": budget_steps,
                                                    "summary": summarise(experiment, rows)}))
 
 
@@ -72,6 +73,11 @@ def test_a_sweep_setting_is_ruled_out_only_when_no_trial_left_could_bring_it_bac
                                                               ("sweep B: init.range 0.3", OPEN)]
     assert not cause.named
     assert [r.folder for r in cause.results] == ["sweeps/b/settings/1", "sweeps/b/settings/2"]
+
+
+def test_capped_trials_may_reproduce_a_row_but_never_rule_it_out(docs):
+    _folder(docs / "results" / "a", ROW, [None] * 30, budget_steps=1_000_000)
+    assert [r.outcome for r in _judged(docs).results] == [OPEN]
 
 
 def test_a_sweep_whose_setting_lies_outside_it_is_refused(docs):
