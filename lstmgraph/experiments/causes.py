@@ -157,10 +157,12 @@ def _read_results(folder: Path) -> dict[str, Any]:
 
 def _sweep_settings(folder: Path, row: str) -> list[tuple[str, Path]]:
     """A sweep folder's settings but the row itself (a setting of no change: the sweep of a row
-    runs the row's own setting): (their values in words, their results folder)."""
+    runs the row's own setting): (the values of the keys it varies, in words; its results folder).
+    A key given one value is the sweep's change itself, named by `TriedChange.change`."""
     try:
         document = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
-        settings = [(", ".join(f"{key} {json.dumps(value)}" for key, value in setting["values"].items()),
+        varied = [key for key, values in document["keys"].items() if len(values) > 1]
+        settings = [(", ".join(f"{key} {json.dumps(setting['values'][key])}" for key in varied),
                      folder / setting["folder"]) for setting in document["settings"]
                     if setting["experiment"] != row]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
@@ -178,7 +180,8 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
     for tested in TESTED.get(row, ()):
         folder = docs / tested.folder
         if (folder / "sweep.json").is_file():
-            pieces = [(f"{tested.change}: {values}", path) for values, path in _sweep_settings(folder, row)]
+            pieces = [(f"{tested.change}: {values}" if values else tested.change, path)
+                      for values, path in _sweep_settings(folder, row)]
         elif (folder / "results.json").is_file():
             pieces = [(tested.change, folder)]
         else:

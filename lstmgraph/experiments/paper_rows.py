@@ -159,6 +159,8 @@ def _group_link(group: list[ChangeResult], prefix: str) -> str:
     tested = group[0].tested
     if len(group) == 1 and group[0].folder == tested.folder:
         return _link(tested.change, tested.folder, prefix)
+    if len(group) == 1:
+        return _link(group[0].change, group[0].folder, prefix)
     return _link(tested.change, tested.folder, prefix) + f" ({len(group)} settings)"
 
 

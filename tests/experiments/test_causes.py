@@ -39,7 +39,8 @@ def _sweep(path: Path, settings: list[tuple[str, dict, list[int | None]]]) -> No
         _folder(path / "settings" / str(index), name, outcomes)
         listed.append({"index": index, "values": values, "folder": f"settings/{index}", "own": index == 0,
                        "experiment": name})
-    (path / "sweep.json").write_text(json.dumps({"settings": listed}))
+    keys = {key: sorted({values[key] for _, values, _ in settings}) for key in settings[0][1]}
+    (path / "sweep.json").write_text(json.dumps({"keys": keys, "settings": listed}))
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def test_capped_trials_may_reproduce_a_row_but_never_rule_it_out(docs):
 def test_a_sweep_whose_setting_lies_outside_it_is_refused(docs):
     (docs / "sweeps" / "b").mkdir(parents=True)
     (docs / "sweeps" / "b" / "sweep.json").write_text(json.dumps({"settings": [
-        {"index": 0, "values": {}, "folder": "../../results/a", "own": False, "experiment": "x"}]}))
+        {"index": 0, "values": {}, "folder": "../../results/a", "own": False, "experiment": "x"}], "keys": {}}))
     with pytest.raises(CauseError, match="outside the sweep"):
         _judged(docs)
     (docs / "sweeps" / "b" / "sweep.json").write_text("{not json")
