@@ -156,11 +156,10 @@ def cause_cell(paper_row: PaperRow, prefix: str) -> str:
 
 
 def _group_link(group: list[ChangeResult], prefix: str) -> str:
-    tested = group[0].tested
-    if len(group) == 1 and group[0].folder == tested.folder:
-        return _link(tested.change, tested.folder, prefix)
+    """One change's link; a sweep of several settings links the sweep, with their count."""
     if len(group) == 1:
         return _link(group[0].change, group[0].folder, prefix)
+    tested = group[0].tested
     return _link(tested.change, tested.folder, prefix) + f" ({len(group)} settings)"
 
 
