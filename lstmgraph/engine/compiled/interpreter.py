@@ -276,13 +276,16 @@ def _vectorise_neighbours() -> None:
 
 
 def math_import() -> str:
-    """The generated modules' import of the compiled ``tanh`` (`vector_math`), with a hash of
-    its source: a change to it gives every kernel a new text, so a new name, and numba's cache
-    never serves machine code built with the old one."""
-    from . import vector_math
+    """The generated modules' imports of the compiled ``tanh`` (`vector_math`) and the group
+    kinds (`groups`), each with a hash of its source: a change to one gives every kernel a new
+    text, so a new name, and numba's cache never serves machine code built with the old one."""
+    from . import groups, vector_math
 
-    digest = hashlib.sha256(Path(vector_math.__file__).read_bytes()).hexdigest()[:16]
-    return f"from lstmgraph.engine.compiled.vector_math import tanh  # source {digest}\n"
+    lines = ""
+    for module, names in ((vector_math, "tanh"), (groups, "loss_lane, softmax_lane")):
+        digest = hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()[:16]
+        lines += f"from {module.__name__} import {names}  # source {digest}\n"
+    return lines
 
 
 def group_functions(inline_loss: bool) -> str:
@@ -294,85 +297,16 @@ def group_functions(inline_loss: bool) -> str:
 
 _GROUPS = '''@numba.njit(cache=True, nogil=True)
 def softmax(r, R, V, L):
-    n = R[r, 1]
-    o0, os, a0, a_s = R[r, 2], R[r, 4], R[r, 5], R[r, 7]
     for l in range(L):
-        top = V[a0, l]
-        for k in range(1, n):
-            top = max(top, V[a0 + k * a_s, l])
-        norm = 0.0
-        for k in range(n):
-            V[o0 + k * os, l] = math.exp(V[a0 + k * a_s, l] - top)
-            norm += V[o0 + k * os, l]
-        for k in range(n):
-            V[o0 + k * os, l] /= norm
+        softmax_lane(r, R, V, l)
 
 
 @numba.njit(cache=True, nogil=True#LOSS_OPTIONS)
 def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, record):
-    """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``)
-    against ``targets[t, -1]``, the values judged: a second plane where a task judges other
-    values than it trains on (`Sequence.legal`). NaN: no target, or not judged. The test: with
-    ``tolerance`` > 0, every output within it (`success.within_tolerance`); with a negative
-    ``tolerance`` (`MOST_ACTIVE`), the units judged 1 more active than every other unit of the
-    group where the whole group is judged (`success.most_active_correct`); with 0, none.
-    (One array with planes, not a second array: numba passes an array to a specialised
-    kernel's section as a dozen scalars, and a second one cost the timing net's 4-lane kernel
-    about 10 %.)"""
-    n = R[r, 1]
-    o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
-    judged = targets.shape[1] - 1
+    """One output group's loss in every active lane (`groups.loss_lane`)."""
     for l in range(L):
-        if not active[l]:
-            continue
-        lowest_legal, highest_other, whole = math.inf, -math.inf, True
-        for k in range(n):
-            y = V[y0 + k * ys, l]
-            value = targets[t, judged, c0 + k * cs, l]
-            if tolerance > 0.0 and abs(y - value) >= tolerance:  # (False for NaN)
-                wrong[l] = True
-            elif tolerance < 0.0:
-                whole = whole and not math.isnan(value)
-                if value > 0.5:
-                    lowest_legal = min(lowest_legal, y)
-                else:
-                    highest_other = max(highest_other, y)
-            if record.shape[1] > 0:
-                record[l, t, c0 + k * cs] = y
-        if tolerance < 0.0 and whole and not lowest_legal > highest_other:
-            wrong[l] = True
-        present = 0
-        if code != 0:
-            for k in range(n):
-                present += not math.isnan(targets[t, 0, c0 + k * cs, l])
-        if code == 0:
-            dot = 0.0
-            for k in range(n):
-                target = targets[t, 0, c0 + k * cs, l]
-                y = V[y0 + k * ys, l]
-                err = 0.0 if math.isnan(target) else y - target
-                sums[l] += 0.5 * err * err
-                if mode == 1:
-                    V[o0 + k * os, l] = err
-                    dot += err * y
-                else:
-                    V[o0 + k * os, l] = V[d0 + k * ds, l] * err
-            if mode == 1:
-                for k in range(n):
-                    V[o0 + k * os, l] = V[y0 + k * ys, l] * (V[o0 + k * os, l] - dot)
-        elif present == n:
-            for k in range(n):
-                target = targets[t, 0, c0 + k * cs, l]
-                y = V[y0 + k * ys, l]
-                if mode == 1:
-                    sums[l] -= target * math.log(max(y, 2.2250738585072014e-308))
-                else:
-                    sums[l] -= (target * math.log(max(y, 2.2250738585072014e-308))
-                                + (1.0 - target) * math.log(max(1.0 - y, 2.2250738585072014e-308)))
-                V[o0 + k * os, l] = y - target
-        else:
-            for k in range(n):
-                V[o0 + k * os, l] = 0.0
+        if active[l]:
+            loss_lane(code, mode, r, R, V, l, targets, l, t, tolerance, wrong, sums, record, l)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -24,6 +24,7 @@ from ..weights import Weights
 from . import specialised
 from .interpreter import cache_directory, compiled_before, flatten, load
 from .lanes import LaneBlock
+from .named_slots import NamedSlots
 
 #: Trials per block of lanes in the interpreter: wide enough for SIMD across trials, small
 #: enough that a block's slots stay in the cache. The specialised kernel's blocks have one lane
@@ -101,7 +102,7 @@ class CompiledNetwork:
         return Population(self, weights, rate, lanes)
 
 
-class Population:
+class Population(NamedSlots):
     """The trials of a `CompiledNetwork`: every per-trial number in slot arrays."""
 
     def __init__(self, network: CompiledNetwork, weights: Weights, rate: float | np.ndarray,
@@ -141,7 +142,6 @@ class Population:
     def _rates(self) -> list[np.ndarray]:
         return [lane.rates for lane in self.lanes]
 
-    # -- by name ----------------------------------------------------------------------------
     def _get(self, rows: slice) -> np.ndarray:
         """Rows of every trial, (trials, rows)."""
         return np.concatenate([block[rows, :last - first].T for (first, last), block in zip(self.bounds, self._slots())],
@@ -151,43 +151,6 @@ class Population:
         values = np.asarray(values, dtype=np.float64).reshape(self.trials, -1)
         for (first, last), block in zip(self.bounds, self._slots()):
             block[rows, :last - first] = values[first:last].T
-
-    def weights(self) -> Weights:
-        return {c.name: self._get(self.program.weight_slots(c)).reshape((self.trials,) + c.shape)
-                for c in self.program.plan.connections}
-
-    def set_weights(self, weights: Weights) -> None:
-        for c in self.program.plan.connections:
-            self._set(self.program.weight_slots(c), weights[c.name])
-
-    def velocity(self) -> Weights:
-        """The momentum term of every trainable connection."""
-        velocity = self._get(self.program.velocity)
-        return {slot.connection: velocity[:, slot.offset:slot.offset + slot.size].reshape((self.trials,) + slot.shape)
-                for slot in self.program.plan.parameters}
-
-    def set_velocity(self, velocity: dict[str, np.ndarray]) -> None:
-        flat = np.zeros((self.trials, self.program.n_theta))
-        for slot in self.program.plan.parameters:
-            if slot.connection in velocity:
-                flat[:, slot.offset:slot.offset + slot.size] = np.asarray(velocity[slot.connection]).reshape(self.trials, -1)
-        self._set(self.program.velocity, flat)
-
-    def state(self) -> dict[str, np.ndarray]:
-        """The previous-step values the next step reads, group -> (trials, size)."""
-        return {name: self._get(self.program.prev(name)) for name in self.program.plan.delayed_sources}
-
-    def set_state(self, state: dict[str, np.ndarray]) -> None:
-        for name in self.program.plan.delayed_sources:
-            self._set(self.program.prev(name), state.get(name, np.zeros((self.trials, self.program.plan.unit[name].size))))
-
-    def traces(self) -> dict[str, np.ndarray]:
-        """Stored traces, traced group -> (trials, entries) (`Program.trace_entries`)."""
-        return {group: self._get(self.program.trace(group)) for group in self.program.trace_entries}
-
-    def set_traces(self, traces: dict[str, np.ndarray]) -> None:
-        for group, (units, _) in self.program.trace_entries.items():
-            self._set(self.program.trace(group), traces.get(group, np.zeros((self.trials, len(units)))))
 
     def rate(self) -> np.ndarray:
         return np.concatenate([rate[:last - first] for (first, last), rate in zip(self.bounds, self._rates())])
