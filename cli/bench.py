@@ -10,7 +10,7 @@ import click
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
-from .common import report_spec_error
+from .common import fail, report_spec_error
 
 
 @click.command()
@@ -18,7 +18,9 @@ from .common import report_spec_error
 @click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in about a minute (quiet machine, kernels cached).")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
-def bench(as_json: bool, quick: bool, specs: Path) -> None:
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="cuda: the GPU population's figures instead (docs/gpu.md); needs an NVIDIA GPU and lstmgraph[gpu].")
+def bench(as_json: bool, quick: bool, specs: Path, device: str) -> None:
     """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials) with the specialised
     kernel and with the interpreter, time per step against W for truncated and exact RTRL with
     fitted exponents, peak memory, PyTorch ratio. The first run of an installation compiles the
@@ -26,6 +28,9 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
     from lstmgraph.benchmark import run_benchmarks  # the compiled executor: not for other commands
 
     progress = (lambda report: None) if as_json else (lambda report: click.echo(f"... {report.describe()}", err=True))
+    if device == "cuda":
+        bench_gpu(specs, quick, as_json, progress)
+        return
     try:
         results = run_benchmarks(specs, quick=quick, progress=progress)
     except SpecError as error:
@@ -63,3 +68,23 @@ def bench(as_json: bool, quick: bool, specs: Path) -> None:
     else:
         click.echo(f"PyTorch per-step loop: {results['torch_cerg_steps_per_s']:,.0f} steps/s; "
                    f"lstmgraph is {results['torch_ratio']:.0f} times faster")
+
+
+def bench_gpu(specs: Path, quick: bool, as_json: bool, progress) -> None:
+    """`bench --device cuda`: the GPU figures, or exit 2 where no GPU is present."""
+    from lstmgraph.benchmark_gpu import FIGURES, run_gpu_benchmarks
+    from lstmgraph.engine.gpu import GpuUnavailable
+
+    try:
+        results = run_gpu_benchmarks(specs, quick=quick, progress=progress)
+    except GpuUnavailable as error:
+        fail(f"bench --device cuda: {error}")
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else specs, error)
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    click.echo(f"{results['device']}, float64, online truncated RTRL, trial-steps/s (a warp / a thread a trial):")
+    for net, trials, _ in FIGURES:
+        click.echo(f"  {net:<7}{trials:>10,} trials  {results[f'{net}_{trials}_warp']:>16,.0f} / "
+                   f"{results[f'{net}_{trials}_thread']:>16,.0f}")

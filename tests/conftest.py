@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# The GPU tests (marker gpu) run in numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0 says a
+# real GPU is there; numba reads the setting when it is first imported, which is below.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import textwrap
 from pathlib import Path
 from typing import Callable

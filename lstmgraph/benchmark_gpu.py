@@ -1,0 +1,63 @@
+"""`lstmgraph bench --device cuda`: trial-steps per second of the GPU population
+(`engine.gpu`) on the CERG and timing nets, a warp or a thread a trial (docs/gpu.md).
+
+The same stream as the CPU figures (`benchmark.stream`: one-hot symbols in, random targets out,
+float64, online truncated RTRL), shared by every trial; each figure is the best of three timed
+launches after a warm-up launch that compiles the kernel. A launch's time includes copying the
+stream to the device and the steps and losses back.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .benchmark import stream
+from .engine import initial_weights
+from .engine.compiled import CompiledNetwork
+from .engine.gpu import GpuPopulation, cuda_module
+from .plan import Plan
+from .progress import Progress, ProgressReport
+
+#: (net, trials, steps a launch): from one trial to the populations the GPU is for.
+FIGURES = (("cerg", 1, 20_000), ("cerg", 100, 20_000), ("cerg", 1_000, 5_000), ("cerg", 10_000, 2_000),
+           ("cerg", 100_000, 1_000), ("timing", 1, 50_000), ("timing", 100, 50_000),
+           ("timing", 1_000_000, 1_000))
+
+
+def gpu_trial_steps_per_second(plan: Plan, steps: int, trials: int, threads: int, slots_in: str = "auto",
+                               repeats: int = 3) -> float:
+    """Best of ``repeats`` launches of ``steps`` steps for ``trials`` trials."""
+    network = CompiledNetwork(plan, kernel="interpreter")
+    inputs, targets = stream(network.n_inputs, network.n_outputs, steps)
+    weights = initial_weights(plan, list(range(trials)))
+    population = GpuPopulation(network, weights, 0.0, threads=threads, slots_in=slots_in)
+    population.run(inputs[:5], targets[:5])
+    population.set_rate(1e-3)
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        population.run(inputs, targets)
+        best = min(best, time.perf_counter() - start)
+    return steps * trials / best
+
+
+def run_gpu_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda _: None) -> dict[str, Any]:
+    """Every figure of `FIGURES`, a warp and a thread a trial: ``{net}_{trials}_warp`` and
+    ``_thread`` in trial-steps per second, and the device's name."""
+    from . import compile_spec
+
+    cuda = cuda_module(allow_simulator=False)
+    plans = {"cerg": compile_spec(specs / "gers2000_cerg.yaml"), "timing": compile_spec(specs / "gers2002_timing.yaml")}
+    name = cuda.get_current_device().name
+    results: dict[str, Any] = {"device": name.decode() if isinstance(name, bytes) else str(name)}
+    for done, (net, trials, steps) in enumerate(FIGURES):
+        progress(ProgressReport("figures", done, len(FIGURES), f"{net} net, {trials:,} trials"))
+        for split, threads in (("warp", 32), ("thread", 1)):
+            launch = max(steps // (10 if quick else 1), 50)
+            results[f"{net}_{trials}_{split}"] = gpu_trial_steps_per_second(plans[net], launch, trials, threads)
+    progress(ProgressReport("figures", len(FIGURES), len(FIGURES), "done"))
+    return results

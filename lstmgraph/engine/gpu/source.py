@@ -1,0 +1,329 @@
+"""The GPU kernel of one lowered program: the specialised kernel's step, written for CUDA.
+
+`source` turns a flattened program (`interpreter.flatten`) into the text of a numba-cuda kernel
+``run`` that runs a population of trials for the steps of a staged stream, with the contract of
+the CPU kernels' ``run`` (online learning, the success test stopping each trial after its first
+error, steps done and loss sums per trial). Every operation is written where it stands, with
+its runs' bounds and slot offsets as literals and its entry statement from the registry
+(`lstmgraph.operations`); the group kinds call `groups.loss_lane` and `groups.softmax_lane`,
+the CPU kernels' own functions.
+
+**The work split.** ``threads`` threads run one trial (1: a thread per trial; 32: a warp per
+trial). An operation's runs are shared among a trial's threads so that every slot is written by
+one thread, in the CPU kernels' order:
+
+- a run whose entries write distinct slots that none of them reads: its entries dealt out;
+- a run adding into one slot per row (a weighted sum): its rows dealt out, each row summed by
+  one thread in a register, in entry order;
+- a run adding into one slot per column: its columns dealt out, each summed in row order;
+- anything else: one thread, entry by entry, as the CPU's one-trial kernel does.
+
+The threads of a trial meet at a barrier after each run (a warp's ``syncwarp``). So the sums
+are the CPU kernels' sums, operation for operation; the GPU's results can differ from them only
+through its arithmetic (fused multiply-adds, the device's ``exp`` and ``log``), which
+docs/gpu.md measures.
+
+**Where the slots live.** ``shared``: a trial's slots are copied into the block's shared memory
+for the whole launch and back at its end (the weights, traces and velocities stay on the chip);
+``global``: they stay in the device array ``V`` (slots, trials), trials innermost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
+from ...program.lower import PHASE_CODE
+from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
+
+GPU_SOURCE_VERSION = "1"
+
+_KIND = {code: name for name, code in KIND_CODE.items()}
+_LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
+_ACTIVATION = dict(enumerate(ACTIVATIONS.values()))
+_OPERANDS = ("out", "a", "b", "c")
+
+#: Threads a trial may have: one, or a warp.
+THREADS_PER_TRIAL = (1, 32)
+#: Where a trial's slots live during a launch (`choose_layout`).
+SLOTS_IN = ("auto", "shared", "global")
+#: Static shared memory a block may hold (CUDA's limit without opting in).
+SHARED_BYTES = 48 * 1024
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a launch maps trials to threads: ``threads`` per trial, ``trials`` per block, the
+    slots in ``shared`` memory or not."""
+
+    threads: int
+    trials: int
+    shared: bool
+    #: For numba's CUDA simulator: it has no ``syncwarp`` and runs one trial a block, so the
+    #: block's ``syncthreads`` stands in for it; it calls the group kinds as Python functions.
+    simulator: bool = False
+
+    @property
+    def block_threads(self) -> int:
+        return self.threads * self.trials
+
+
+def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in: str = "auto") -> Layout:
+    """The layout for ``threads`` per trial: blocks of up to 128 threads (one trial a block in
+    the simulator); ``slots_in`` ``shared`` or ``global`` memory, or ``auto``: shared where at
+    least one trial's slots fit a block's shared memory, as many trials a block as fit."""
+    if threads not in THREADS_PER_TRIAL:
+        raise ValueError(f"threads per trial must be one of {THREADS_PER_TRIAL}, not {threads}")
+    if slots_in not in SLOTS_IN:
+        raise ValueError(f"slots_in must be one of {SLOTS_IN}, not {slots_in!r}")
+    most = 1 if simulator else max(1, 128 // threads)
+    fit = min(most, SHARED_BYTES // (8 * n_slots))
+    shared = fit >= 1 if slots_in == "auto" else slots_in == "shared"
+    if shared and fit < 1:
+        raise ValueError(f"a trial's {n_slots} slots ({8 * n_slots} bytes) do not fit {SHARED_BYTES} bytes of "
+                         "shared memory")
+    return Layout(threads, fit if shared else most, shared, simulator)
+
+
+def _run_slots(row: np.ndarray, column: int) -> list[int]:
+    ni, nj = int(row[0]), int(row[1])
+    base, si, sj = (int(x) for x in row[2 + 3 * column:5 + 3 * column])
+    return [base + i * si + j * sj for i in range(ni) for j in range(nj)]
+
+
+def split(kind: OperationKind, row: np.ndarray) -> str:
+    """How a run's entries are shared among a trial's threads: ``entries``, ``rows``,
+    ``columns`` or ``one`` (the module docstring says when)."""
+    ni, nj, oi, oj = int(row[0]), int(row[1]), int(row[3]), int(row[4])
+    writes = _run_slots(row, 0)
+    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, _OPERANDS.index(name))}
+    if set(writes) & reads:
+        return "one"
+    if len(set(writes)) == len(writes):
+        return "entries"
+    if kind.term and (oj == 0 or nj == 1) and len({int(row[2]) + i * oi for i in range(ni)}) == ni:
+        return "rows"
+    if kind.term and oi == 0 and len({int(row[2]) + j * oj for j in range(nj)}) == nj:
+        return "columns"
+    return "one"
+
+
+class _Writer:
+    def __init__(self, depth: int) -> None:
+        self.lines: list[str] = []
+        self.depth = depth
+
+    def __call__(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def block(self, lines: list[str]) -> None:
+        for line in lines:
+            self(line)
+
+
+def _slot(column: tuple[int, int, int], i: str, j: str) -> str:
+    base, si, sj = column
+    parts = [str(base)] + ([f"{i} * {si}"] if si else []) + ([f"{j} * {sj}"] if sj else [])
+    return " + ".join(parts)
+
+
+def _statement(kind: OperationKind, activation, columns, i: str, j: str, store: str) -> list[str]:
+    """One entry's lines with operands at rows ``i``, ``j`` of the run; ``store`` formats a slot
+    of the trial's slot array."""
+    operands = {name: store.format(_slot(column, i, j)) for name, column in zip(_OPERANDS, columns)}
+    operands.update(input=f"inputs[t, {_slot(columns[1], i, j)}, gi]", rate="rate[g]")
+    return kind.lines(activation, **operands)
+
+
+def _run(w: _Writer, kind: OperationKind, activation, row: np.ndarray, threads: int, store: str) -> None:
+    ni, nj = int(row[0]), int(row[1])
+    columns = [(int(row[2 + 3 * k]), int(row[3 + 3 * k]), int(row[4 + 3 * k])) for k in range(4)]
+    how = split(kind, row) if threads > 1 else "one"
+    start, step = ("lane", threads) if threads > 1 else ("0", 1)
+    depth = w.depth
+    if how == "entries" and threads > 1:
+        w(f"for e in range({start}, {ni * nj}, {step}):")
+        w.depth += 1
+        w(f"i = e // {nj}")
+        w(f"j = e - i * {nj}")
+        w.block(_statement(kind, activation, columns, "i", "j", store))
+    elif how == "columns":
+        w(f"for j in range({start}, {nj}, {step}):")
+        w(f"    for i in range({ni}):")
+        w.depth += 2
+        w.block(_statement(kind, activation, columns, "i", "j", store))
+    else:
+        if how == "one" and threads > 1:
+            w("if lane == 0:")
+            w.depth += 1
+        rows = f"range({start}, {ni}, {step})" if how == "rows" else f"range({ni})"
+        w(f"for i in {rows}:")
+        w.depth += 1
+        if kind.term and (int(row[4]) == 0 or nj == 1):  # a sum into one slot: in a register
+            out = store.format(_slot(columns[0], "i", "0"))
+            term = kind.term.format(**{name: store.format(_slot(column, "i", "j"))
+                                       for name, column in zip(_OPERANDS[1:], columns[1:])})
+            w(f"acc = {out}")
+            w(f"for j in range({nj}):")
+            w(f"    acc += {term}")
+            w(f"{out} = acc")
+        else:
+            w(f"for j in range({nj}):")
+            w.depth += 1
+            w.block(_statement(kind, activation, columns, "i", "j", store))
+    w.depth = depth
+    if threads > 1:
+        w("barrier()")
+
+
+def _operation(w: _Writer, flat: FlatProgram, op: int, threads: int, store: str) -> None:
+    name = _KIND[int(flat.kind[op])]
+    kind = OPERATION_KINDS[name]
+    rs, re = int(flat.run_start[op]), int(flat.run_stop[op])
+    if kind.call:
+        code, mode = int(flat.code[op]), int(flat.mode[op])
+        call = {"loss": f"loss_lane({code}, {mode}, {rs}, R, W, c, targets, gt, t, tolerance, wrong, sums, record, g)",
+                "softmax": f"softmax_lane({rs}, R, W, c)"}[name]
+        if threads > 1:
+            w("if lane == 0:")
+            w(f"    {call}")
+            w("barrier()")
+        else:
+            w(call)
+        return
+    activation = _ACTIVATION[int(flat.code[op])] if kind.form else None
+    for r in range(rs, re):
+        _run(w, kind, activation, flat.runs[r], threads, store)
+    if kind.after:
+        if threads > 1:
+            w("if lane == 0:")
+            w("    " + kind.after.format(rate="rate[g]"))
+            w("barrier()")
+        else:
+            w(kind.after.format(rate="rate[g]"))
+
+
+def source(flat: FlatProgram, n_slots: int, layout: Layout) -> str:
+    """The CUDA module of ``flat`` for ``layout``: the device function ``step`` (one step of a
+    trial) and the kernel ``run`` (a population over a staged stream)."""
+    store = "W[{}, c]"
+    body = _Writer(1)
+    learning_ops = _Writer(2)
+    for op in range(len(flat.kind)):
+        phase = int(flat.phase[op])
+        if _LEARN[0] <= phase <= _LEARN[1]:
+            _operation(learning_ops, flat, op, layout.threads, store)
+            continue
+        if learning_ops.lines:
+            body("if learning:")
+            body.lines.extend(learning_ops.lines)
+            learning_ops.lines = []
+        _operation(body, flat, op, layout.threads, store)
+    if learning_ops.lines:
+        body("if learning:")
+        body.lines.extend(learning_ops.lines)
+    text = _HEADER.replace("#MATH\n", math_import()) + _STEP + _RUN
+    text = text.replace("#STEP\n", "\n".join(body.lines) + "\n")
+    return finish(text, layout, n_slots, len(flat.runs))
+
+
+def finish(text: str, layout: Layout, n_slots: int, runs: int) -> str:
+    """A kernel text with the layout's placeholders filled in: ``#ENTER`` (the trial's index
+    ``g``, its column ``c`` of the slots ``W``, the slots loaded), ``#LEAVE`` (stored back),
+    ``#BARRIER``, the constants and the simulator's stand-ins."""
+    return (text.replace("#ENTER\n", _ENTER_SHARED if layout.shared else _ENTER_GLOBAL)
+            .replace("#LEAVE\n", _LEAVE_SHARED if layout.shared else "")
+            .replace("#THREADS", str(layout.threads)).replace("#TRIALS", str(layout.trials))
+            .replace("#SLOTS", str(n_slots)).replace("#RUNS", str(runs))
+            .replace("#BARRIER", "barrier()" if layout.threads > 1 else "pass")
+            .replace("barrier()", "cuda.syncthreads()" if layout.simulator else "cuda.syncwarp()")
+            .replace("#SIMULATOR\n", _SIMULATOR if layout.simulator else ""))
+
+
+_HEADER = '''"""Generated by lstmgraph (engine/gpu/source.py) from one lowered program; do not edit."""
+import math
+
+import numpy as np
+from numba import cuda, float64, int64
+#MATH
+
+THREADS = #THREADS
+TRIALS = #TRIALS
+SLOTS = #SLOTS
+RUNS = #RUNS
+#SIMULATOR
+'''
+
+_SIMULATOR = """# numba's CUDA simulator runs the kernel as Python: the compiled functions it calls too.
+from lstmgraph.engine.gpu.simulator import as_python
+loss_lane, softmax_lane = as_python(loss_lane), as_python(softmax_lane)
+"""
+
+_STEP = '''
+
+@cuda.jit(device=True)
+def step(R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, record,
+         wrong):
+    """One step of trial g (column c of W): the inputs of row t of ``inputs`` (column gi), the
+    targets of row t of ``targets`` (column gt); the specialised CPU kernel's step."""
+#STEP
+'''
+
+#: A kernel's opening: the thread's place in its trial (``lane``), the trial ``g``, its slots
+#: ``W`` (column ``c``) and its place in the block ``b``.
+_ENTER_SHARED = """    lane = cuda.threadIdx.x % THREADS
+    b = cuda.threadIdx.x // THREADS
+    g = cuda.blockIdx.x * TRIALS + b
+    W = cuda.shared.array((SLOTS, TRIALS), float64)
+    c = b
+    if g >= V.shape[1]:
+        return
+    for k in range(lane, SLOTS, THREADS):
+        W[k, c] = V[k, g]
+    #BARRIER
+"""
+
+_ENTER_GLOBAL = """    lane = cuda.threadIdx.x % THREADS
+    b = cuda.threadIdx.x // THREADS
+    g = cuda.blockIdx.x * TRIALS + b
+    if g >= V.shape[1]:
+        return
+    W = V
+    c = g
+"""
+
+_LEAVE_SHARED = """    #BARRIER
+    for k in range(lane, SLOTS, THREADS):
+        V[k, g] = W[k, c]
+"""
+
+_RUN = '''
+
+@cuda.jit
+def run(R, V, inputs, targets, rate, momentum, decay, tolerance, learn, active, steps_done, sums, record, wrong):
+    """The CPU kernels' ``run``: every trial over the steps of ``inputs`` (steps, columns,
+    trials or 1), until its first error (``tolerance``)."""
+#ENTER
+    gi = g if inputs.shape[2] > 1 else 0
+    gt = g if targets.shape[3] > 1 else 0
+    learning = learn[g]
+    if lane == 0:
+        wrong[g] = False
+    #BARRIER
+    for t in range(inputs.shape[0]):
+        if not active[g]:
+            break
+        step(R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, record,
+             wrong)
+        stop = wrong[g]
+        #BARRIER
+        if lane == 0:
+            steps_done[g] = t + 1
+            if stop:
+                active[g] = False
+        if stop:
+            break
+#LEAVE
+'''

@@ -1,0 +1,95 @@
+"""The GPU population against the CPU's: the same steps, losses, weights, velocities and traces.
+
+In numba's CUDA simulator (no GPU needed) every arithmetic operation is the CPU's, so the two
+agree bit for bit; on a GPU (``NUMBA_ENABLE_CUDASIM=0``) fused multiply-adds may move the last
+bits, and the tests allow 1e-12 there. benchmarks/gpu_check.py runs the long agreement checks.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from lstmgraph import compile_spec
+from lstmgraph.benchmark import stream
+from lstmgraph.engine import initial_weights
+from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.engine.gpu import GpuPopulation, GpuUnavailable, cuda_module
+
+from conftest import SPECS
+
+pytestmark = pytest.mark.gpu
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+TOLERANCE = 0.0 if SIMULATED else 1e-12
+
+
+def networks(spec: str) -> CompiledNetwork:
+    return CompiledNetwork(compile_spec(SPECS / spec), kernel="interpreter")
+
+
+def assert_same(cpu, gpu, results_cpu, results_gpu) -> None:
+    assert (results_cpu[0] == results_gpu[0]).all()
+    np.testing.assert_allclose(results_gpu[1], results_cpu[1], rtol=0, atol=TOLERANCE)
+    for name, (one, other) in {"weights": (cpu.weights(), gpu.weights()), "velocity": (cpu.velocity(), gpu.velocity()),
+                               "traces": (cpu.traces(), gpu.traces()), "state": (cpu.state(), gpu.state())}.items():
+        assert one.keys() == other.keys()
+        for key in one:
+            np.testing.assert_allclose(other[key], one[key], rtol=0, atol=TOLERANCE, err_msg=f"{name} {key}")
+
+
+@pytest.mark.parametrize("slots_in", ["shared", "global"])
+def test_a_thread_a_trial_learns_as_the_cpu_does(slots_in):
+    network = networks("gers2002_timing.yaml")
+    weights = initial_weights(network.plan, [0, 1, 2])
+    inputs, targets = stream(network.n_inputs, network.n_outputs, 40)
+    cpu, gpu = network.population(weights, 0.3), GpuPopulation(network, weights, 0.3, threads=1, slots_in=slots_in)
+    assert gpu.layout.shared == (slots_in == "shared")
+    assert_same(cpu, gpu, cpu.run(inputs, targets, momentum=0.9, decay=0.999),
+                gpu.run(inputs, targets, momentum=0.9, decay=0.999))
+    np.testing.assert_array_equal(gpu.rate(), cpu.rate())
+
+
+def test_a_warp_a_trial_learns_as_the_cpu_does():
+    """The CERG net (2,600 slots), its runs shared among 32 threads."""
+    network = networks("gers2000_cerg.yaml")
+    weights = initial_weights(network.plan, [4])
+    inputs, targets = stream(network.n_inputs, network.n_outputs, 3)
+    cpu, gpu = network.population(weights, 0.5), GpuPopulation(network, weights, 0.5, threads=32)
+    assert gpu.layout.threads == 32
+    assert_same(cpu, gpu, cpu.run(inputs, targets), gpu.run(inputs, targets))
+
+
+def test_each_trial_stops_at_its_first_error_on_its_own_data():
+    """Per-trial streams, a learning and a frozen trial, the success test: the trial whose
+    targets are far off stops after its first step, the other runs on."""
+    network = networks("gers2002_timing.yaml")
+    weights = initial_weights(network.plan, [0, 1])
+    inputs, targets = stream(network.n_inputs, network.n_outputs, 12)
+    inputs = np.stack([inputs, inputs[::-1]], axis=2)
+    targets = np.stack([np.full_like(targets, 0.5), np.full_like(targets, 9.0)], axis=2)
+    cpu, gpu = network.population(weights, 0.2), GpuPopulation(network, weights, 0.2, threads=1)
+    options = dict(tolerance=0.6, learn=np.array([True, False]))
+    outputs_cpu, outputs_gpu = np.zeros((2, 12, network.n_outputs)), np.zeros((2, 12, network.n_outputs))
+    results = cpu.run(inputs, targets, outputs=outputs_cpu, **options), \
+        gpu.run(inputs, targets, outputs=outputs_gpu, **options)
+    assert list(results[1][0]) == [12, 1]
+    assert_same(cpu, gpu, *results)
+    np.testing.assert_allclose(outputs_gpu, outputs_cpu, rtol=0, atol=TOLERANCE)
+
+
+def test_softmax_outputs_and_cross_entropy():
+    network = CompiledNetwork(compile_spec(SPECS / "modern_lstm.yaml"), loss="cross_entropy", kernel="interpreter")
+    weights = initial_weights(network.plan, [0])
+    inputs, _ = stream(network.n_inputs, network.n_outputs, 4)
+    targets = np.eye(network.n_outputs)[np.arange(4) % network.n_outputs]
+    cpu, gpu = network.population(weights, 0.1), GpuPopulation(network, weights, 0.1, threads=1)
+    assert_same(cpu, gpu, cpu.run(inputs, targets), gpu.run(inputs, targets))
+
+
+@pytest.mark.skipif(not SIMULATED, reason="the simulator's refusal")
+def test_the_simulator_is_refused_where_a_real_gpu_is_asked_for():
+    assert cuda_module(allow_simulator=True) is not None
+    with pytest.raises(GpuUnavailable, match="simulator"):
+        cuda_module(allow_simulator=False)

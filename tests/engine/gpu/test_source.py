@@ -1,0 +1,69 @@
+"""The GPU kernel's text: how runs are shared among a trial's threads, the layout, and a kernel
+for every bundled spec (compiled as Python here; on a GPU by benchmarks/gpu_check.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lstmgraph import compile_spec
+from lstmgraph.engine.compiled import CompiledNetwork
+from lstmgraph.engine.gpu.source import SHARED_BYTES, choose_layout, source, split
+from lstmgraph.operations import OPERATION_KINDS
+
+from conftest import SPECS
+
+MAC, COPY, SCALE = OPERATION_KINDS["mac"], OPERATION_KINDS["copy"], OPERATION_KINDS["scale"]
+
+
+def run(ni, nj, out, a, b=(0, 0, 0), c=(0, 0, 0)) -> np.ndarray:
+    """A run row: (n_i, n_j, then base, stride_i, stride_j of out, a, b, c)."""
+    return np.array([ni, nj, *out, *a, *b, *c], dtype=np.int64)
+
+
+def test_a_weighted_sum_is_shared_out_by_rows():
+    # out[i] += a[j] * b[i, j]: 3 sums of 4 terms
+    assert split(MAC, run(3, 4, (10, 1, 0), (20, 0, 1), (30, 4, 1))) == "rows"
+
+
+def test_a_sum_over_rows_is_shared_out_by_columns():
+    # out[j] += a[i] * b[i, j]
+    assert split(MAC, run(3, 4, (10, 0, 1), (20, 1, 0), (30, 4, 1))) == "columns"
+
+
+def test_distinct_entries_are_dealt_out():
+    assert split(COPY, run(2, 5, (10, 5, 1), (40, 5, 1))) == "entries"
+    assert split(SCALE, run(1, 5, (10, 0, 1), (40, 0, 1))) == "entries"  # each entry reads its own out
+
+
+def test_a_run_reading_what_it_writes_runs_on_one_thread():
+    # out[j] = out[j - 1]: entry j reads entry j - 1's slot
+    assert split(COPY, run(1, 5, (11, 0, 1), (10, 0, 1))) == "one"
+    # one slot written twice by a statement kind
+    assert split(COPY, run(1, 3, (10, 0, 0), (20, 0, 1))) == "one"
+
+
+def test_layout_puts_slots_in_shared_memory_where_they_fit():
+    assert choose_layout(135, 32).shared and choose_layout(135, 32).trials == 4
+    cerg = choose_layout(2600, 32)  # 20.8 kB a trial: two trials a block
+    assert cerg.shared and cerg.trials == 2
+    big = choose_layout(SHARED_BYTES // 8 + 1, 32)
+    assert not big.shared and big.trials == 4
+    # a thread a trial: as many trials as fit 48 kB (45 of 1,080 bytes), at most 128
+    assert choose_layout(135, 1).trials == 45 and choose_layout(135, 32, simulator=True).trials == 1
+    with pytest.raises(ValueError, match="do not fit"):
+        choose_layout(SHARED_BYTES // 8 + 1, 32, slots_in="shared")
+    with pytest.raises(ValueError, match="threads per trial"):
+        choose_layout(135, 8)
+
+
+@pytest.mark.parametrize("spec", sorted(path.name for path in SPECS.glob("*.yaml")))
+def test_every_bundled_spec_has_a_kernel(spec):
+    network = CompiledNetwork(compile_spec(SPECS / spec), kernel="interpreter")
+    for threads in (1, 32):
+        for slots_in in ("auto", "global"):
+            layout = choose_layout(network.program.n_slots, threads, slots_in=slots_in)
+            text = source(network.flat, network.program.n_slots, layout)
+            compile(text, spec, "exec")  # valid Python: numba-cuda compiles it on a GPU
+            assert ("cuda.syncwarp()" in text) == (threads > 1)
+            assert ("cuda.shared.array" in text) == layout.shared
