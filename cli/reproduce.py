@@ -104,6 +104,8 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="cuda: every trial at once on this machine's GPU (2000/2002 stream rows; docs/gpu.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),
@@ -130,7 +132,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
               log_every: float, show_status: bool, as_json: bool, specs: Path, task_options: tuple[str, ...],
-              protocol_options: tuple[str, ...]) -> None:
+              protocol_options: tuple[str, ...], device: str) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
@@ -144,6 +146,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments.protocols import ProtocolError
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
+    from lstmgraph.engine.gpu import GpuUnavailable
+    from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
 
@@ -174,7 +178,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         return
     quiet = as_json
     if not quiet:
-        where = f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker")
+        where = ("this machine's GPU, all at once" if device == "cuda" else
+                 f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
         if task_options:
@@ -212,11 +217,13 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                f"{report.label}")
 
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
-                                     checkpoint_seconds, lanes)
+                                     checkpoint_seconds, lanes, device)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
     except (ResultsConflict, ClusterError, OSError) as error:  # OutputError: an unwritable folder
         fail(str(error))
+    except (DeviceError, GpuUnavailable) as error:
+        fail(f"--device {device}: {error}")
     except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (schedule.Stopped)
         folder = ResultsFolder(out)
         summarised = (f" and summarised so far in {folder.RESULTS}, {folder.CSV} and {folder.FIGURE}"

@@ -104,11 +104,12 @@ class Experiment:
         return replace(self, protocol=self.protocol.with_settings(options),
                        protocol_options={**self.protocol_options, **options})
 
-    def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None) -> Trial:
+    def trial(self, plan: Plan, seed: int, budget_steps: int | None = None, kernel: str | None = None,
+              device: str = "cpu") -> Trial:
         """Trial ``seed`` of this experiment on ``plan`` (`plan()`, or `plan_of` spec data sent
         to a worker): weights and data from the seed, the compiled engine (running ``kernel``),
-        the protocol."""
-        return new_trial(plan, self.task, self.task_options, self.protocol, seed, budget_steps, kernel)
+        the protocol, its driver on ``device``."""
+        return new_trial(plan, self.task, self.task_options, self.protocol, seed, budget_steps, kernel, device)
 
     @staticmethod
     def plan_of(data: dict[str, Any]) -> Plan:

@@ -47,6 +47,7 @@ class Piece:
     kernel: str
     steps: int
     checkpoints: tuple[bytes | None, ...]
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ def run_piece(piece: Piece) -> PieceResult:
         plan = _PLANS[key] = Experiment.plan_of(piece.spec_data)
     trials = []
     for seed, checkpoint in zip(piece.seeds, piece.checkpoints):
-        trial = new_trial(plan, piece.task, piece.task_options, piece.protocol, seed, piece.budget_steps, piece.kernel)
+        trial = new_trial(plan, piece.task, piece.task_options, piece.protocol, seed, piece.budget_steps, piece.kernel,
+                          piece.device)
         if checkpoint is not None:
             try:
                 trial.restore(npz_arrays(checkpoint))

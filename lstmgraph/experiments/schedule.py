@@ -25,6 +25,7 @@ from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
 from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
 from .summary import csv_text, results_of
+from .trial import DeviceError, check_device
 from .workers import ClusterError, Workers, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
@@ -37,12 +38,13 @@ MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 FIRST_PIECE_STEPS = 20_000
 
 
-def settings(experiment: Experiment, budget_steps: int | None, specs: Path) -> dict[str, Any]:
+def settings(experiment: Experiment, budget_steps: int | None, specs: Path, device: str = "cpu") -> dict[str, Any]:
     """What a run of ``experiment`` records in experiment.json: the row, the cap, the spec as
-    run and the arithmetic."""
+    run and the arithmetic; the device where it is not the CPU (a GPU's arithmetic may differ
+    in the last bits, so its trials and the CPU's do not mix in one folder)."""
     data, _ = experiment.spec_data(specs)
     return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data,
-            "arithmetic": TRIAL_ARITHMETIC}
+            "arithmetic": TRIAL_ARITHMETIC, **({"device": device} if device != "cpu" else {})}
 
 
 def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
@@ -134,8 +136,9 @@ class _Schedule:
 
     def __init__(self, experiment: Experiment, spec_data: dict[str, Any], folder: ResultsFolder, digest: str,
                  checkpoints: dict[int, bytes | None], budget_steps: int | None, checkpoint_seconds: float,
-                 lanes: int):
+                 lanes: int, device: str = "cpu"):
         self.experiment, self.spec_data, self.folder, self.digest = experiment, spec_data, folder, digest
+        self.device = device
         self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
         todo = list(checkpoints)
         self.ready = list(todo)  # not ended, not in a running piece; seeds in order
@@ -154,7 +157,8 @@ class _Schedule:
         experiment = self.experiment
         piece = Piece(experiment.task, experiment.task_options, experiment.protocol, self.spec_data, seeds,
                       self.budget_steps, self.kernel,
-                      min(self.piece_steps[seed] for seed in seeds), tuple(self.checkpoints[seed] for seed in seeds))
+                      min(self.piece_steps[seed] for seed in seeds), tuple(self.checkpoints[seed] for seed in seeds),
+                      self.device)
         self.running[workers.submit(run_piece, piece)] = seeds
 
     def fill(self, workers: Workers) -> None:
@@ -193,19 +197,29 @@ class _Schedule:
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
                    progress: Progress | None = None, cluster: Any = None,
-                   checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1) -> dict[str, Any]:
+                   checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
+                   device: str = "cpu") -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
     checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
     ``cluster``: a Dask scheduler's address or a ``distributed.Client``. ``lanes``: stream
     trials side by side in one piece, at most (results are the same; one by default, which
     costs the least CPU on every row measured: docs/performance.md, "Whether side by side pays").
+    ``device`` ``cuda``: every trial in one piece on the GPU (`trial.check_device`), one worker.
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    check_device(experiment.protocol, device)
+    if device == "cuda":
+        from ..engine.gpu import cuda_module
+
+        if cluster is not None:
+            raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
+        cuda_module()  # `GpuUnavailable` where there is none, before anything is written
+        jobs, lanes = 1, trials
     experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     folder = ResultsFolder(out)
     with folder.locked():
-        wanted = settings(experiment, budget_steps, specs)
+        wanted = settings(experiment, budget_steps, specs, device)
         folder.check_settings(wanted, experiment.name)
         digest = settings_digest(wanted)
         stored, cut = folder.read_rows(experiment.protocol, experiment.protocol.limit)
@@ -225,7 +239,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
             trial_done(row)
         if todo:
             schedule = _Schedule(experiment, wanted["spec_data"], folder, digest, checkpoints, budget_steps,
-                                 checkpoint_seconds, lanes)
+                                 checkpoint_seconds, lanes, device)
             try:
                 with _stopped_by_signals():
                     _run(schedule, workers_for(jobs, cluster), rows, trials, trial_done, progress)

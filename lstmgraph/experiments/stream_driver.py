@@ -49,9 +49,24 @@ def _next_start(ends, position):
 
 
 @numba.njit(cache=True, nogil=True)
-def _begin_segment(lane, counter, settings, V, rows):
-    """The lane's state and traces zeroed, and how far its segment runs: to the stream's limit
-    (in steps or sequence ends) or, with a reset at each sequence, to the sequence's end."""
+def _first_at_least(counts, target):
+    """The first index i with ``counts[i] >= target`` (``np.searchsorted``'s left side), by
+    bisection: plain loops, which the GPU's driver compiles too."""
+    low, high = 0, counts.shape[0]
+    while low < high:
+        middle = (low + high) // 2
+        if counts[middle] < target:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@numba.njit(cache=True, nogil=True)
+def _begin_segment(counter, settings, V, column, rows):
+    """The lane's state and traces zeroed (column ``column`` of ``V``), and how far its segment
+    runs: to the stream's limit (in steps or sequence ends) or, with a reset at each sequence,
+    to the sequence's end."""
     limit = settings[Setting.TRAIN_LIMIT] if counter[Counter.PHASE] == 0 else settings[Setting.TEST_LIMIT]
     steps_unit = settings[Setting.STEPS_UNIT] == 1
     if settings[Setting.RESET_EACH] == 1:
@@ -62,7 +77,7 @@ def _begin_segment(lane, counter, settings, V, rows):
     else:
         counter[Counter.STEPS_LEFT], counter[Counter.ENDS_LEFT] = -1, limit
     counter[Counter.SEGMENT_STEPS] = 0
-    reset_lane(V, rows, lane)
+    reset_lane(V, rows, column)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -74,7 +89,7 @@ def _room(counter, position, length, counts):
     if counter[Counter.ENDS_LEFT] >= 0:
         target = counts[position] + counter[Counter.ENDS_LEFT]
         if counts[length] >= target:
-            room = min(room, np.searchsorted(counts, target) - position)
+            room = min(room, _first_at_least(counts, target) - position)
     return room
 
 
@@ -87,10 +102,10 @@ def _last_phase(counter, settings):
 
 
 @numba.njit(cache=True, nogil=True)
-def _end_stream(lane, counter, score, settings, right, position, V, rows, rates, rate_decay):
-    """`_drive`'s bookkeeping after a stream: counters, the rate decay, divergence, the phase
-    (a failing test stream may end its phase: `STOP_FAILED_PHASE`), and success after the last
-    test stream."""
+def _end_stream(counter, score, settings, right, position, V, column, rows, rates, lane, rate_decay):
+    """The bookkeeping after a stream: counters, the rate decay (``rates[lane]``), divergence
+    (column ``column`` of ``V``), the phase (a failing test stream may end its phase:
+    `STOP_FAILED_PHASE`), and success after the last test stream."""
     phase = counter[Counter.PHASE]
     counter[Counter.IN_STREAM] = 0
     if phase == 0:
@@ -99,7 +114,7 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
         counter[Counter.TRAIN_POSITION] = position
         if right >= settings[Setting.TRAIN_LIMIT]:
             rates[lane] *= rate_decay
-        if not lane_finite(V, rows[4], rows[5], lane):
+        if not lane_finite(V, rows[4], rows[5], column):
             counter[Counter.STATUS] = Status.DIVERGED
             return
         counter[Counter.PHASE] = 1
@@ -108,15 +123,81 @@ def _end_stream(lane, counter, score, settings, right, position, V, rows, rates,
     score[phase - 1] = right
     if settings[Setting.STOP_FAILED_PHASE] == 1 and right < settings[Setting.TEST_LIMIT] and \
             not _last_phase(counter, settings):
-        score[phase:] = NOT_RUN  # the phase has failed: training goes on
+        for k in range(phase, score.shape[0]):
+            score[k] = NOT_RUN  # the phase has failed: training goes on
         counter[Counter.PHASE] = 0
         return
     if phase < settings[Setting.TEST_STREAMS]:
         counter[Counter.PHASE] = phase + 1
         return
     counter[Counter.PHASE] = 0
-    if score.min() >= settings[Setting.TEST_LIMIT]:
+    lowest = score[0]
+    for k in range(1, score.shape[0]):
+        lowest = min(lowest, score[k])
+    if lowest >= settings[Setting.TEST_LIMIT]:
         counter[Counter.STATUS] = Status.SOLVED
+
+
+@numba.njit(cache=True, nogil=True)
+def lane_begin(counter, settings, V, column, rows, train_length, train_counts, test_length, test_counts):
+    """Before a lane's next steps: its next stream started (or the lane stopped, `Status.DONE`),
+    and the steps it can run; 0 where its data ran out (its status then says which), -1 where
+    it is not running. Both drivers' (the CPU's `_drive`, the GPU's) per-lane step."""
+    if counter[Counter.STATUS] != Status.RUNNING:
+        return -1
+    if counter[Counter.IN_STREAM] == 0:
+        if counter[Counter.PHASE] == 0 and (counter[Counter.STREAMS] >= settings[Setting.MAX_STREAMS] or (
+                counter[Counter.BUDGET] >= 0 and counter[Counter.STEPS] >= counter[Counter.BUDGET])):
+            counter[Counter.STATUS] = Status.DONE
+            return -1
+        counter[Counter.IN_STREAM], counter[Counter.UNITS_DONE], counter[Counter.STREAM_STEPS] = 1, 0, 0
+        _begin_segment(counter, settings, V, column, rows)
+    if counter[Counter.PHASE] == 0:
+        room = _room(counter, counter[Counter.TRAIN_POSITION], train_length, train_counts)
+    else:
+        room = _room(counter, counter[Counter.TEST_POSITION], test_length, test_counts)
+    if room == 0:  # its data ran out: back to Python for more
+        counter[Counter.STATUS] = Status.NEED_TRAINING if counter[Counter.PHASE] == 0 else Status.NEED_TEST
+    return room
+
+
+@numba.njit(cache=True, nogil=True)
+def lane_after(counter, score, settings, steps, erred, train_ends, train_counts, test_ends, test_counts, V, column,
+               rows, rates, lane, rate_decay):
+    """After a running lane's ``steps`` (``erred``: its last step had its first error): its
+    stream's place, and the stream's end where it ended, as `streams.stream_score` reads a
+    kernel call."""
+    steps_unit, reset_each = settings[Setting.STEPS_UNIT] == 1, settings[Setting.RESET_EACH] == 1
+    training = counter[Counter.PHASE] == 0
+    ends, counts = (train_ends, train_counts) if training else (test_ends, test_counts)
+    at = Counter.TRAIN_POSITION if training else Counter.TEST_POSITION
+    limit = settings[Setting.TRAIN_LIMIT] if training else settings[Setting.TEST_LIMIT]
+    start = counter[at]
+    position = start + steps
+    counter[at] = position
+    counter[Counter.SEGMENT_STEPS] += steps
+    counter[Counter.STREAM_STEPS] += steps
+    if counter[Counter.STEPS_LEFT] >= 0:
+        counter[Counter.STEPS_LEFT] -= steps
+    if counter[Counter.ENDS_LEFT] >= 0:
+        counter[Counter.ENDS_LEFT] -= counts[position] - counts[start]
+    if erred:  # its first error, at its last step
+        if reset_each:
+            right = counter[Counter.UNITS_DONE] + (counter[Counter.SEGMENT_STEPS] - 1 if steps_unit else 0)
+        elif steps_unit:
+            right = counter[Counter.SEGMENT_STEPS] - 1
+        else:  # sequences completed before the erring step
+            right = limit - counter[Counter.ENDS_LEFT] - ends[position - 1]
+        _end_stream(counter, score, settings, right, _next_start(ends, position), V, column, rows, rates, lane,
+                    rate_decay)
+    elif counter[Counter.STEPS_LEFT] == 0 or counter[Counter.ENDS_LEFT] == 0:  # the segment ran to its end
+        done_units = counter[Counter.SEGMENT_STEPS] if steps_unit else 1
+        counter[Counter.UNITS_DONE] = limit if not reset_each else counter[Counter.UNITS_DONE] + done_units
+        counter[at] = _next_start(ends, position)
+        if counter[Counter.UNITS_DONE] < limit:
+            _begin_segment(counter, settings, V, column, rows)
+        else:
+            _end_stream(counter, score, settings, limit, counter[at], V, column, rows, rates, lane, rate_decay)
 
 
 def drive(block: LaneBlock, momentum: float, rule: Rule, train: LaneData, test: LaneData, counters: np.ndarray,
@@ -149,7 +230,6 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
     test_inputs, test_targets, test_judged, test_ends, test_counts = test
     stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong = scratch
     trials = counters.shape[0]
-    steps_unit, reset_each = settings[Setting.STEPS_UNIT] == 1, settings[Setting.RESET_EACH] == 1
     done_work = 0
     # The chunk grows while no lane stops in it and starts small again after a stop: the
     # staging copies little more than the steps that run when streams end after a few steps.
@@ -158,24 +238,12 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
         # Lanes between streams start their next one (or stop); then the chunk's length.
         chunk = min(longest, stage_inputs.shape[0])
         for lane in range(trials):
-            counter = counters[lane]
-            if counter[Counter.STATUS] != Status.RUNNING:
-                continue
-            if counter[Counter.IN_STREAM] == 0:
-                if counter[Counter.PHASE] == 0 and (counter[Counter.STREAMS] >= settings[Setting.MAX_STREAMS] or (
-                        counter[Counter.BUDGET] >= 0 and counter[Counter.STEPS] >= counter[Counter.BUDGET])):
-                    counter[Counter.STATUS] = Status.DONE
-                    continue
-                counter[Counter.IN_STREAM], counter[Counter.UNITS_DONE], counter[Counter.STREAM_STEPS] = 1, 0, 0
-                _begin_segment(lane, counter, settings, V, rows)
-            if counter[Counter.PHASE] == 0:
-                room = _room(counter, counter[Counter.TRAIN_POSITION], len(train_inputs[lane]), train_counts[lane])
-            else:
-                room = _room(counter, counter[Counter.TEST_POSITION], len(test_inputs[lane]), test_counts[lane])
+            room = lane_begin(counters[lane], settings, V, lane, rows, len(train_inputs[lane]), train_counts[lane],
+                              len(test_inputs[lane]), test_counts[lane])
             if room == 0:  # its data ran out: back to Python for more
-                counter[Counter.STATUS] = Status.NEED_TRAINING if counter[Counter.PHASE] == 0 else Status.NEED_TEST
                 return
-            chunk = min(chunk, room)
+            if room > 0:
+                chunk = min(chunk, room)
         running = mark_running(active, counters[:, Counter.STATUS])
         if running == 0:
             return
@@ -205,39 +273,9 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
         # (Capped: doubled without bound, 59 chunks in a row with no stop overflowed it to 0, and
         # a lane that erred no more, alone in its block, ran zero-step chunks for ever.)
         longest = min(2 * longest, stage_inputs.shape[0]) if still == running else FIRST_CHUNK
-        # Each lane's stream after its steps, as `streams.stream_score` reads a kernel call.
+        # Each lane's stream after its steps.
         for lane in range(trials):
-            counter = counters[lane]
-            if counter[Counter.STATUS] != Status.RUNNING:
-                continue
-            training = counter[Counter.PHASE] == 0
-            ends, counts = (train_ends[lane], train_counts[lane]) if training else (test_ends[lane], test_counts[lane])
-            at = Counter.TRAIN_POSITION if training else Counter.TEST_POSITION
-            limit = settings[Setting.TRAIN_LIMIT] if training else settings[Setting.TEST_LIMIT]
-            steps, start = steps_done[lane], counter[at]
-            position = start + steps
-            counter[at] = position
-            counter[Counter.SEGMENT_STEPS] += steps
-            counter[Counter.STREAM_STEPS] += steps
-            if counter[Counter.STEPS_LEFT] >= 0:
-                counter[Counter.STEPS_LEFT] -= steps
-            if counter[Counter.ENDS_LEFT] >= 0:
-                counter[Counter.ENDS_LEFT] -= counts[position] - counts[start]
-            if not active[lane]:  # its first error, at its last step
-                if reset_each:
-                    right = counter[Counter.UNITS_DONE] + (counter[Counter.SEGMENT_STEPS] - 1 if steps_unit else 0)
-                elif steps_unit:
-                    right = counter[Counter.SEGMENT_STEPS] - 1
-                else:  # sequences completed before the erring step
-                    right = limit - counter[Counter.ENDS_LEFT] - ends[position - 1]
-                _end_stream(lane, counter, scores[lane], settings, right, _next_start(ends, position), V, rows,
-                            rates, rate_decay)
-            elif counter[Counter.STEPS_LEFT] == 0 or counter[Counter.ENDS_LEFT] == 0:  # the segment ran to its end
-                done_units = counter[Counter.SEGMENT_STEPS] if steps_unit else 1
-                counter[Counter.UNITS_DONE] = limit if not reset_each else counter[Counter.UNITS_DONE] + done_units
-                counter[at] = _next_start(ends, position)
-                if counter[Counter.UNITS_DONE] < limit:
-                    _begin_segment(lane, counter, settings, V, rows)
-                else:
-                    _end_stream(lane, counter, scores[lane], settings, limit, counter[at], V, rows, rates,
-                                rate_decay)
+            if counters[lane, Counter.STATUS] == Status.RUNNING:
+                lane_after(counters[lane], scores[lane], settings, steps_done[lane], not active[lane], train_ends[lane],
+                           train_counts[lane], test_ends[lane], test_counts[lane], V, lane, rows, rates, lane,
+                           rate_decay)

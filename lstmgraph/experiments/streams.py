@@ -230,6 +230,8 @@ class StreamTrial(Trial):
     last test scores and the two data positions)."""
 
 
+    DEVICES = ("cpu", "cuda")
+
     def __init__(self, engine, task: Task, protocol: StreamProtocol, seed: int, budget_steps: int | None = None):
         super().__init__(engine, task, protocol, seed, budget_steps)
         self.training, self.testing = _trial_data(task, seed)
@@ -245,62 +247,25 @@ class StreamTrial(Trial):
     @staticmethod
     def _advance_all(trials: list["StreamTrial"], steps: int | None) -> None:
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
-        about ``steps`` more steps and reaches the start of a training stream."""
-        from ..engine.compiled.lanes import LaneBlock
-        from . import stream_driver as driver  # numba: only when a trial runs
+        about ``steps`` more steps and reaches the start of a training stream: in a block of
+        lanes on the CPU, or on the GPU (`stream_driver_gpu`) where the trials' device is
+        ``cuda``."""
+        counters, scores, pauses = _lane_counters(trials, steps)
+        rule = _rule(trials[0].protocol)
+        if trials[0].device == "cuda":
+            from .stream_driver_gpu import advance_on_gpu  # numba-cuda: only there
 
-        protocol, program = trials[0].protocol, trials[0].engine.network.program
-        engines = [trial.engine for trial in trials]
-        block = LaneBlock.gather(engines)
-        counters = np.zeros((len(trials), STREAM_COUNTERS), dtype=np.int64)
-        pauses = [None if steps is None else int(trial.counters[Counter.STEPS]) + steps for trial in trials]
-        for lane, (trial, pause) in enumerate(zip(trials, pauses)):
-            budgets = [b for b in (trial.budget_steps, pause) if b is not None]
-            counters[lane, :STREAM_SAVED] = trial.counters
-            counters[lane, Counter.TRAIN_POSITION] = trial.training.position
-            counters[lane, Counter.TEST_POSITION] = trial.testing.position
-            counters[lane, Counter.BUDGET] = min(budgets) if budgets else -1
-            counters[lane, Counter.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
-        scores = np.stack([trial.scores for trial in trials])
-        settings = np.zeros(STREAM_SETTINGS, dtype=np.int64)
-        settings[[Setting.STEPS_UNIT, Setting.TRAIN_LIMIT, Setting.TEST_LIMIT, Setting.TEST_STREAMS, Setting.RESET_EACH,
-                  Setting.MAX_STREAMS, Setting.STOP_FAILED_PHASE]] = [
-            protocol.unit == "steps", protocol.train_limit, protocol.test_limit, protocol.test_streams,
-            protocol.reset_each_sequence, protocol.max_streams, protocol.test_phase_stops_at_failure]
-        rule = driver.Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
-        stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
-        stage_targets = None
-
-        def lanes(which: str) -> "driver.LaneData":
-            sources = [getattr(trial, which) for trial in trials]
-            return driver.LaneData(*(tuple(getattr(source, field) for source in sources)
-                                     for field in driver.LaneData._fields))
-
-        status = counters[:, Counter.STATUS]
-        while True:
-            # The targets, and the judged values where some differ (`StreamData.apart`).
-            planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
-            if stage_targets is None or stage_targets.shape[1] != planes:
-                stage_targets = np.zeros((CHUNK, planes, program.n_outputs, block.width))
-            driver.drive(block, trials[0].engine.training.momentum, rule, lanes("training"), lanes("testing"),
-                         counters, scores, stage_inputs, stage_targets, WORK)
-            for lane, trial in enumerate(trials):
-                if status[lane] in (Status.NEED_TRAINING, Status.NEED_TEST):
-                    source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING
-                                  else (trial.testing, Counter.TEST_POSITION))
-                    source.position = int(counters[lane, at])
-                    source.ensure(REFILL[protocol.unit], protocol.unit)
-                    counters[lane, at] = source.position
-                    status[lane] = Status.RUNNING
-            if not (status == Status.RUNNING).any():
-                break
-        block.scatter(engines)  # with the rates: the protocol's decay acts inside the driver
+            unit = trials[0].protocol.unit
+            advance_on_gpu(trials, rule, counters, scores,
+                           lambda counters: refill(trials, counters, REFILL[unit], unit))
+        else:
+            _advance_on_cpu(trials, rule, counters, scores)
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
             trial.counters[:] = counters[lane, :STREAM_SAVED]
             trial.training.position = int(counters[lane, Counter.TRAIN_POSITION])
             trial.testing.position = int(counters[lane, Counter.TEST_POSITION])
             trial.scores[:] = scores[lane]
-            trial._ended(int(status[lane]), pause)
+            trial._ended(int(counters[lane, Counter.STATUS]), pause)
 
     def _ended(self, status: int, pause: int | None) -> None:
         """The row, if the driver's ``status`` ends the trial (not a pause before a training stream)."""
@@ -325,3 +290,78 @@ class StreamTrial(Trial):
         self.testing.go_to(from_json_array(arrays["test_data"]))
         # The data positions: both arrays start empty at the cursor.
         self.counters[[Counter.TRAIN_POSITION, Counter.TEST_POSITION]] = 0
+
+
+def _lane_counters(trials: list[StreamTrial], steps: int | None) -> tuple[np.ndarray, np.ndarray, list]:
+    """The drivers' counters (one row a trial, `counters.StreamCounter`), the trials' last test
+    scores, and where each pauses (its steps trained plus ``steps``; None: never)."""
+    counters = np.zeros((len(trials), STREAM_COUNTERS), dtype=np.int64)
+    pauses = [None if steps is None else int(trial.counters[Counter.STEPS]) + steps for trial in trials]
+    for lane, (trial, pause) in enumerate(zip(trials, pauses)):
+        budgets = [b for b in (trial.budget_steps, pause) if b is not None]
+        counters[lane, :STREAM_SAVED] = trial.counters
+        counters[lane, Counter.TRAIN_POSITION] = trial.training.position
+        counters[lane, Counter.TEST_POSITION] = trial.testing.position
+        counters[lane, Counter.BUDGET] = min(budgets) if budgets else -1
+        counters[lane, Counter.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
+    return counters, np.stack([trial.scores for trial in trials]), pauses
+
+
+def _rule(protocol: StreamProtocol):
+    """The protocol as the drivers read it (`stream_driver.Rule`)."""
+    from .stream_driver import Rule
+
+    settings = np.zeros(STREAM_SETTINGS, dtype=np.int64)
+    settings[[Setting.STEPS_UNIT, Setting.TRAIN_LIMIT, Setting.TEST_LIMIT, Setting.TEST_STREAMS, Setting.RESET_EACH,
+              Setting.MAX_STREAMS, Setting.STOP_FAILED_PHASE]] = [
+        protocol.unit == "steps", protocol.train_limit, protocol.test_limit, protocol.test_streams,
+        protocol.reset_each_sequence, protocol.max_streams, protocol.test_phase_stops_at_failure]
+    return Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
+
+
+def refill(trials: list[StreamTrial], counters: np.ndarray, amount: int, unit: str) -> bool:
+    """More data for each trial whose driver lane stopped for it (`Status.NEED_TRAINING`,
+    `NEED_TEST`), its lane running again; whether any did."""
+    status = counters[:, Counter.STATUS]
+    refilled = False
+    for lane, trial in enumerate(trials):
+        if status[lane] in (Status.NEED_TRAINING, Status.NEED_TEST):
+            source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING
+                          else (trial.testing, Counter.TEST_POSITION))
+            source.position = int(counters[lane, at])
+            source.ensure(amount, unit)
+            counters[lane, at] = source.position
+            status[lane] = Status.RUNNING
+            refilled = True
+    return refilled
+
+
+def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, scores: np.ndarray) -> None:
+    """The trials side by side in one block of lanes, the compiled driver (`stream_driver.drive`)
+    called until every lane has stopped; the networks and rates scattered back."""
+    from ..engine.compiled.lanes import LaneBlock
+    from . import stream_driver as driver  # numba: only when a trial runs
+
+    protocol, program = trials[0].protocol, trials[0].engine.network.program
+    engines = [trial.engine for trial in trials]
+    block = LaneBlock.gather(engines)
+    stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
+    stage_targets = None
+
+    def lanes(which: str) -> "driver.LaneData":
+        sources = [getattr(trial, which) for trial in trials]
+        return driver.LaneData(*(tuple(getattr(source, field) for source in sources)
+                                 for field in driver.LaneData._fields))
+
+    status = counters[:, Counter.STATUS]
+    while True:
+        # The targets, and the judged values where some differ (`StreamData.apart`).
+        planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
+        if stage_targets is None or stage_targets.shape[1] != planes:
+            stage_targets = np.zeros((CHUNK, planes, program.n_outputs, block.width))
+        driver.drive(block, trials[0].engine.training.momentum, rule, lanes("training"), lanes("testing"),
+                     counters, scores, stage_inputs, stage_targets, WORK)
+        refill(trials, counters, REFILL[protocol.unit], protocol.unit)
+        if not (status == Status.RUNNING).any():
+            break
+    block.scatter(engines)  # with the rates: the protocol's decay acts inside the driver

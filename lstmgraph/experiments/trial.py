@@ -66,12 +66,32 @@ def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
     return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]), kernel)
 
 
+#: The devices a trial's driver may run on (`Trial.DEVICES`: those of its protocol).
+DEVICES = ("cpu", "cuda")
+
+
+class DeviceError(ValueError):
+    """A device that is not one of `DEVICES`, or has no driver for the protocol."""
+
+
+def check_device(protocol, device: str) -> None:
+    """`DeviceError` unless ``protocol``'s trials run on ``device``."""
+    if device not in DEVICES:
+        raise DeviceError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+    if device != "cpu" and device not in protocol.trial_class.DEVICES:
+        raise DeviceError(f"the {protocol.kind} protocol runs on {', '.join(protocol.trial_class.DEVICES)} only; "
+                          f"its driver on {device} is not built yet (docs/gpu.md)")
+
+
 def new_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol, seed: int,
-              budget_steps: int | None = None, kernel: str | None = None) -> "Trial":
+              budget_steps: int | None = None, kernel: str | None = None, device: str = "cpu") -> "Trial":
     """Trial ``seed`` of ``protocol`` on ``plan`` with a fresh ``task``: weights and data from
     the seed, the compiled engine running ``kernel`` (an experiment's trial, or a worker's from
-    the task and protocol its piece carries)."""
-    return protocol.make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), seed, budget_steps)
+    the task and protocol its piece carries), its driver on ``device`` (`DEVICES`)."""
+    check_device(protocol, device)
+    trial = protocol.make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), seed, budget_steps)
+    trial.device = device
+    return trial
 
 
 def run_trial(engine, task: Task, protocol, seed: int, budget_steps: int | None = None,
@@ -94,6 +114,11 @@ class Trial:
     #: The protocol's counters (int64; a subclass sets them), kept in a checkpoint; every
     #: protocol's begin with the units presented and the steps trained (`PRESENTED`, `STEPS_TRAINED`).
     counters: np.ndarray
+    #: Where its protocol's driver runs: ``cpu``, or ``cuda`` where the protocol has a GPU
+    #: driver (`new_trial`).
+    device: str = "cpu"
+    #: The devices this protocol's driver runs on (a subclass with a GPU driver adds ``cuda``).
+    DEVICES: tuple[str, ...] = ("cpu",)
 
     def __init__(self, engine, task: Task, protocol, seed: int, budget_steps: int | None = None):
         self.engine = engine

@@ -82,9 +82,12 @@ class LaneBlock:
 
 @numba.njit(cache=True, nogil=True)
 def reset_lane(V, rows, lane):
-    """Zero a lane's activations and traces (``rows``: `slot_rows`), as `Population.reset` does."""
-    V[rows[0]:rows[1], lane] = 0.0
-    V[rows[2]:rows[3], lane] = 0.0
+    """Zero a lane's activations and traces (``rows``: `slot_rows`), as `Population.reset` does
+    (plain loops, which the GPU's driver compiles too)."""
+    for slot in range(rows[0], rows[1]):
+        V[slot, lane] = 0.0
+    for slot in range(rows[2], rows[3]):
+        V[slot, lane] = 0.0
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,0 +1,88 @@
+"""The stream protocol's GPU driver against the CPU's: each trial ends with the same row and
+bit-identical weights (in numba's CUDA simulator, whose arithmetic is the CPU's), run in pieces
+with checkpoints between them as a results folder runs it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+import pytest
+
+from lstmgraph.arrays import npz_arrays, npz_bytes
+from lstmgraph.experiments import find_experiment, stream_driver_gpu
+from lstmgraph.experiments.trial import DeviceError, advance_together
+
+from conftest import invoke
+
+pytestmark = pytest.mark.gpu
+
+# Streams counted in sequences with test phases (GTS, PFG), and counted in steps with the rate
+# decay (CERG: a small budget, the simulator runs each step in Python).
+CASES = [("gers2002-gts-peephole", 4, {}, 400),
+         ("gers2002-pfg-cos-f10-peephole", 0, {}, 600),
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 150)]
+
+
+def rows_and_weights(trials):
+    rows = [dict(trial.row) for trial in trials]
+    for row in rows:
+        row.pop("seconds")
+    return rows, [trial.engine.weights for trial in trials]
+
+
+def run_on(device: str, name: str, seeds: list[int], changes: dict, budget: int, piece: int | None):
+    experiment = find_experiment(name)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
+    plan = experiment.plan()
+    trials = [experiment.trial(plan, seed, budget, "interpreter", device) for seed in seeds]
+    while not all(trial.done for trial in trials):
+        advance_together(trials, piece)
+        for index, trial in enumerate(trials):
+            if not trial.done:  # through a checkpoint, as a worker takes a piece up
+                saved = npz_arrays(npz_bytes(trial.checkpoint()))
+                trials[index] = experiment.trial(plan, seed=seeds[index], budget_steps=budget, kernel="interpreter",
+                                                 device=device)
+                trials[index].restore(saved)
+    return rows_and_weights(trials)
+
+
+def assert_same(one, other):
+    assert one[0] == other[0]
+    for weights, others in zip(one[1], other[1]):
+        for key in weights:
+            np.testing.assert_array_equal(others[key], weights[key])
+
+
+@pytest.mark.parametrize("name,seed,changes,budget", CASES)
+def test_trials_on_the_gpu_end_as_on_the_cpu(name, seed, changes, budget):
+    seeds = [seed, seed + 1]
+    assert_same(run_on("cpu", name, seeds, changes, budget, None),
+                run_on("cuda", name, seeds, changes, budget, budget // 3))
+
+
+def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
+    monkeypatch.setattr(stream_driver_gpu, "advance_on_gpu", partial(stream_driver_gpu.advance_on_gpu, threads=32))
+    # A few steps: the simulator runs 32 Python threads a trial.
+    assert_same(run_on("cpu", "gers2002-gts-peephole", [4], {}, 5, None),
+                run_on("cuda", "gers2002-gts-peephole", [4], {}, 5, None))
+
+
+def test_a_protocol_without_a_gpu_driver_is_refused():
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    with pytest.raises(DeviceError, match="sequences protocol runs on cpu only"):
+        experiment.trial(experiment.plan(), 0, 100, device="cuda")
+
+
+def test_reproduce_on_the_gpu_records_the_device(tmp_path):
+    code, output = invoke("reproduce", "gers2002-gts-peephole", "--trials", 2, "--max-steps", 200, "--device", "cuda",
+                          "--out", tmp_path / "gpu")
+    assert code == 0, output
+    assert "this machine's GPU" in output
+    settings = json.loads((tmp_path / "gpu" / "experiment.json").read_text())
+    assert settings["device"] == "cuda"
+    code, output = invoke("reproduce", "gers2002-gts-peephole", "--trials", 2, "--max-steps", 200,
+                          "--out", tmp_path / "gpu")
+    assert code == 2 and "device" in output  # CPU trials do not join a GPU folder
