@@ -36,6 +36,8 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="cuda: each setting's trials at once on this machine's GPU (2000/2002 stream rows; docs/gpu.md).")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
@@ -43,7 +45,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 @click.option("--json", "as_json", is_flag=True, help="Print sweep.json (or the status, or the keys) as JSON.")
 def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: int | None, out: Path | None,
           jobs: int, cluster: str | None, checkpoint_seconds: float, lanes: int, no_own_setting: bool,
-          show_status: bool, show_keys: bool, as_json: bool) -> None:
+          show_status: bool, show_keys: bool, as_json: bool, device: str) -> None:
     """Vary EXPERIMENT_OR_SPEC's settings over a grid and run every setting as a row.
 
     EXPERIMENT_OR_SPEC is a catalogue row (`lstmgraph reproduce --list`) or your own spec (a file
@@ -55,6 +57,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     from lstmgraph.experiments.sweep import grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
     from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
+    from lstmgraph.engine.gpu import GpuUnavailable
+    from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.workers import ClusterError
 
     try:
@@ -83,7 +87,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         _print_status(status, as_json)
         return
     if not as_json:
-        where = f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker")
+        where = ("this machine's GPU, a setting's trials at once" if device == "cuda" else
+                 f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
                    f"on {where} -> {out}")
         click.echo(f"judged by {chosen.judged_by}")
@@ -103,9 +108,11 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
 
     try:
         document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds, lanes,
-                             started, done)
+                             started, done, device=device)
     except SweepError as error:
         fail(str(error))
+    except (DeviceError, GpuUnavailable) as error:
+        fail(f"--device {device}: {error}")
     except (ResultsConflict, ClusterError, OSError) as error:
         fail(str(error))
     except KeyboardInterrupt as stop:

@@ -23,6 +23,7 @@ from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_settings, run_exper
 from .status import FolderError, folder_status
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
+from .trial import check_device
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
 
 JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
@@ -69,12 +70,14 @@ def check_plans(grid: list[Setting]) -> None:
             raise SweepError(f"{named}: {error}") from None
 
 
-def check_folders(grid: list[Setting], out: Path, budget_steps: int | None) -> None:
-    """`ResultsConflict` for a setting's folder holding trials of other settings (nothing written)."""
+def check_folders(grid: list[Setting], out: Path, budget_steps: int | None, device: str = "cpu") -> None:
+    """`ResultsConflict` for a setting's folder holding trials of other settings, or of another
+    device (nothing written)."""
     for setting in grid:
         folder = ResultsFolder(out / setting.folder)
         if folder.path.is_dir():
-            folder.check_settings(settings(setting.experiment, budget_steps, BUNDLED_SPECS), setting.experiment.name)
+            folder.check_settings(settings(setting.experiment, budget_steps, BUNDLED_SPECS, device),
+                                  setting.experiment.name)
 
 
 def write_outputs(out: Path, document: dict[str, Any]) -> None:
@@ -96,23 +99,26 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
               checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
               setting_started: Callable[[Setting], None] = lambda setting: None,
               trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
-              progress: Any = None) -> dict[str, Any]:
+              progress: Any = None, device: str = "cpu") -> dict[str, Any]:
     """Run every setting of ``grid`` (`sweep.grid`) for seeds 0..trials-1 into ``out`` and return
     sweep.json's content. Each setting is checked (its plan compiled) and each setting's folder
-    against its settings before anything is written."""
+    against its settings before anything is written. ``device`` ``cuda``: each setting's trials
+    at once on the GPU (`schedule.run_experiment`)."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    for setting in grid:
+        check_device(setting.experiment.protocol, device)
     check_plans(grid)
     document_head = head(subject, varied, trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
     rows: dict[int, list[dict[str, Any]]] = {setting.index: [] for setting in grid}
     with sweep_locked(out):
-        check_folders(grid, out, budget_steps)
+        check_folders(grid, out, budget_steps, device)
         for setting in grid:
             setting_started(setting)
             try:
                 results = run_experiment(setting.experiment, trials, jobs, out / setting.folder, budget_steps,
                                          BUNDLED_SPECS, lambda row, s=setting: trial_done(s, row), progress,
-                                         cluster, checkpoint_seconds, lanes)
+                                         cluster, checkpoint_seconds, lanes, device)
             except Stopped as stop:
                 rows[setting.index] = (stop.results or {}).get("trials", [])
                 done = [entry for entry in listed if entry["index"] <= setting.index]

@@ -86,3 +86,14 @@ def test_reproduce_on_the_gpu_records_the_device(tmp_path):
     code, output = invoke("reproduce", "gers2002-gts-peephole", "--trials", 2, "--max-steps", 200,
                           "--out", tmp_path / "gpu")
     assert code == 2 and "device" in output  # CPU trials do not join a GPU folder
+
+
+def test_a_sweep_on_the_gpu_runs_each_setting_there(tmp_path):
+    code, output = invoke("sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.5", "--trials", 2,
+                          "--max-steps", 100, "--device", "cuda", "--no-own-setting", "--out", tmp_path)
+    assert code == 0, output
+    assert json.loads((tmp_path / "settings" / "0" / "experiment.json").read_text())["device"] == "cuda"
+    code, output = invoke("sweep", "hochreiter1997-adding-t100", "--vary", "learning_rate=0.5", "--device", "cuda",
+                          "--out", tmp_path / "other")
+    assert code == 2 and "sequences protocol runs on cpu only" in output
+    assert not (tmp_path / "other").exists()
