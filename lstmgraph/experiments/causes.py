@@ -121,8 +121,14 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2002-pfg-rec-f10-peephole": (
         _exact("gers2002-pfg-rec-f10-peephole"), _forget_open("gers2002-pfg-rec-f10-peephole"),
         TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open")),
-    **{row: (TriedChange("forget-gate bias +2", f"sweeps/{row}/forget-open"),) for row in (
-        "gers2002-pfg-tri-f25-peephole", "gers2002-pfg-rec-f25-peephole")},
+    "hochreiter1997-multiplication-t100-nseq140": (
+        TriedChange("learning rate 0.5 (the adding problem's)",
+                    "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate"),),
+    "gers2002-pfg-tri-f25-peephole": (
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open"),),
+    "gers2002-pfg-rec-f25-peephole": (
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-rec-f25-peephole/forget-open"),
+        TriedChange("exact RTRL", "sweeps/gers2002-pfg-rec-f25-peephole/exact-rtrl")),
     "gers2002-pfg-cos-f10-no-peephole": (
         _forget_open("gers2002-pfg-cos-f10-no-peephole"),
         TriedChange("exact RTRL", "sweeps/gers2002-pfg-cos-f10-no-peephole/exact-rtrl")),
