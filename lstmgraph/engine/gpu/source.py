@@ -305,7 +305,7 @@ _LEAVE_SHARED = """    #BARRIER
 
 _RUN = '''
 
-@cuda.jit
+@cuda.jit(cache=True)
 def run(R, V, inputs, targets, rate, momentum, decay, tolerance, learn, active, steps_done, sums, record, wrong):
     """The CPU kernels' ``run``: every trial over the steps of ``inputs`` (steps, columns,
     trials or 1), until its first error (``tolerance``)."""
