@@ -105,7 +105,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
-              help="cuda: every trial at once on this machine's GPU (2000/2002 stream rows; docs/gpu.md).")
+              help="cuda: every trial at once on this machine's GPU (docs/gpu.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),

@@ -37,7 +37,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
-              help="cuda: each setting's trials at once on this machine's GPU (2000/2002 stream rows; docs/gpu.md).")
+              help="cuda: each setting's trials at once on this machine's GPU (docs/gpu.md).")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")

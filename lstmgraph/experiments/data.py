@@ -112,3 +112,9 @@ def next_start(ends: np.ndarray, position: int) -> int:
     while position > 0 and not ends[position - 1]:
         position += 1
     return position
+
+
+def longest_sequence(ends: np.ndarray) -> int:
+    """The longest sequence in an end-to-end layout (``ends``: where each sequence ends)."""
+    stops = np.flatnonzero(ends) + 1
+    return int(np.diff(stops, prepend=0).max()) if len(stops) else 0

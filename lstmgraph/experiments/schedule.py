@@ -47,6 +47,18 @@ def settings(experiment: Experiment, budget_steps: int | None, specs: Path, devi
             "arithmetic": TRIAL_ARITHMETIC, **({"device": device} if device != "cpu" else {})}
 
 
+def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
+    """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
+    with a cluster; `GpuUnavailable` where no GPU is present (before anything is written)."""
+    check_device(experiment.protocol, device)
+    if device == "cuda":
+        from ..engine.gpu import cuda_module
+
+        if cluster is not None:
+            raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
+        cuda_module()
+
+
 def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
     """`ValueError` (`limits.LimitError` for a count) naming a count or a time out of
     range, before anything is written."""
@@ -208,13 +220,8 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    check_device(experiment.protocol, device)
+    check_run_device(experiment, device, cluster)
     if device == "cuda":
-        from ..engine.gpu import cuda_module
-
-        if cluster is not None:
-            raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
-        cuda_module()  # `GpuUnavailable` where there is none, before anything is written
         jobs, lanes = 1, trials
     experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     folder = ResultsFolder(out)

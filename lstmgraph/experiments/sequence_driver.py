@@ -42,8 +42,9 @@ Rule = namedtuple("Rule", "settings tolerance max_error")
 #: Each lane's window of recent training results (lanes, window): right or not, squared error.
 Window = namedtuple("Window", "right error")
 #: The kernel call's scratch: staging, per lane running, learning, steps run, loss sums, recorded
-#: outputs and first error, and room for a window's or a sequence's squared errors.
-Scratch = namedtuple("Scratch", "inputs targets active learn steps_done sums record wrong errors")
+#: outputs and first error, room for a window's or a sequence's squared errors, and the pairwise
+#: sum's stacks (`pairwise_scratch`).
+Scratch = namedtuple("Scratch", "inputs targets active learn steps_done sums record wrong errors tasks held")
 
 #: The success test's scalar form (`lstmgraph.success`), compiled here.
 _sequence_right = numba.njit(cache=True, nogil=True)(success.sequence_right)
@@ -78,15 +79,19 @@ def _block_sum(values, start, n):
     return total
 
 
+def pairwise_scratch() -> tuple[np.ndarray, np.ndarray]:
+    """The stacks `pairwise_sum` works on: tasks (192, 3) and sums (64,), enough for any count."""
+    return np.empty((192, 3), dtype=np.int64), np.empty(64)
+
+
 @numba.njit(cache=True, nogil=True)
-def pairwise_sum(values, start, n):
+def pairwise_sum(values, start, n, tasks, sums):
     """``values[start:start + n]`` summed as numpy sums a contiguous float64 array (blocks of
     at most 128 values, `_block_sum`; above that the two halves, the first a multiple of 8
     long, summed so and added), so that a mean here equals `numpy.mean` bit for bit
-    (tests/experiments/test_sequence_driver.py). The halving runs on explicit stacks: numba
-    cannot cache a recursive function."""
-    tasks = np.empty((192, 3), dtype=np.int64)  # (start, n, 1 = add the two sums on top)
-    sums = np.empty(64)
+    (tests/experiments/test_sequence_driver.py). The halving runs on explicit stacks
+    (`pairwise_scratch`: numba cannot cache a recursive function, and a GPU's device code
+    allocates nothing): ``tasks`` rows (start, n, 1 = add the two sums on top), ``sums``."""
     tasks[0, 0], tasks[0, 1], tasks[0, 2] = start, n, 0
     pending, held = 1, 0
     while pending:
@@ -109,15 +114,15 @@ def pairwise_sum(values, start, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def pairwise_mean(values, n):
-    return pairwise_sum(values, 0, n) / n
+def pairwise_mean(values, n, tasks, sums):
+    return pairwise_sum(values, 0, n, tasks, sums) / n
 
 
 @numba.njit(cache=True, nogil=True)
-def _squared_error(outputs, targets, start, length, scratch):
+def _squared_error(outputs, targets, start, length, scratch, tasks, sums):
     """`success.squared_error` of a sequence, its mean summed as numpy sums (`pairwise_mean`)."""
     n = _squared_differences(outputs, targets, start, length, scratch)
-    return pairwise_mean(scratch, n) if n else 0.0
+    return pairwise_mean(scratch, n, tasks, sums) if n else 0.0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -129,7 +134,8 @@ def _sequence_end(ends, start):
 
 
 @numba.njit(cache=True, nogil=True)
-def _training_ended(lane, counter, settings, max_error, right, error, recent_right, recent_error, V, scratch):
+def _training_ended(counter, settings, max_error, right, error, recent_right, recent_error, V, column, scratch, tasks,
+                    sums):
     """After a training sequence: the window, the counters, divergence, and the experiment's
     rule for "solved" (fixed sets: a full check is due; `sequences.run_sequences_reference`)."""
     window = settings[Setting.WINDOW]
@@ -144,7 +150,7 @@ def _training_ended(lane, counter, settings, max_error, right, error, recent_rig
     counter[Counter.WRONG] += not right
     counter[Counter.SEQUENCES] += 1
     counter[Counter.STEPS] += counter[Counter.LENGTH]
-    if not lane_finite(V, 0, V.shape[0], lane):
+    if not lane_finite(V, 0, V.shape[0], column):
         counter[Counter.STATUS] = Status.DIVERGED
         return
     full = counter[Counter.FILLED] == window
@@ -159,7 +165,7 @@ def _training_ended(lane, counter, settings, max_error, right, error, recent_rig
         if not math.isnan(max_error):
             for i in range(window):
                 scratch[i] = recent_error[(counter[Counter.HEAD] + i) % window]
-            if not pairwise_mean(scratch, window) < max_error:
+            if not pairwise_mean(scratch, window, tasks, sums) < max_error:
                 return
         _training_over(counter, settings, Status.SOLVED)
 
@@ -172,6 +178,72 @@ def _training_over(counter, settings, result):
         counter[Counter.TESTED], counter[Counter.TEST_WRONG] = 0, 0
     else:
         counter[Counter.STATUS] = result
+
+
+@numba.njit(cache=True, nogil=True)
+def sequence_begin(counter, settings, V, column, rows, train_ends, frozen_ends):
+    """Before a lane's next steps: its next sequence started (state and traces zeroed, column
+    ``column`` of ``V``), or the lane stopped or paused; the steps left in its sequence, 0 where
+    its data ran out (its status then says which), -1 where it is not running. Both drivers'
+    (the CPU's `_drive`, the GPU's) per-lane step."""
+    if counter[Counter.STATUS] != Status.RUNNING:
+        return -1
+    if counter[Counter.IN_SEQUENCE] == 0:
+        if counter[Counter.PHASE] == Phase.TRAINING:
+            if counter[Counter.SEQUENCES] >= settings[Setting.MAX_SEQUENCES] or (
+                    counter[Counter.BUDGET] >= 0 and counter[Counter.STEPS] >= counter[Counter.BUDGET]):
+                _training_over(counter, settings, Status.DONE)
+            elif counter[Counter.PAUSE] >= 0 and counter[Counter.STEPS] >= counter[Counter.PAUSE]:
+                counter[Counter.STATUS] = Status.PAUSED
+            if counter[Counter.STATUS] != Status.RUNNING:
+                return -1
+        if counter[Counter.PHASE] == Phase.TRAINING:
+            ends, start = train_ends, counter[Counter.POSITION]
+            if start == len(ends):  # (the data hold whole sequences)
+                counter[Counter.STATUS] = Status.NEED_TRAINING  # back to Python for more
+                return 0
+        else:
+            ends, start = frozen_ends, counter[Counter.FROZEN_POSITION]
+            if start == len(ends):
+                counter[Counter.STATUS] = Status.NEED_TEST
+                return 0
+        counter[Counter.IN_SEQUENCE], counter[Counter.START], counter[Counter.DONE_STEPS] = 1, start, 0
+        counter[Counter.LENGTH] = _sequence_end(ends, start) - start
+        reset_lane(V, rows, column)
+    return counter[Counter.LENGTH] - counter[Counter.DONE_STEPS]
+
+
+@numba.njit(cache=True, nogil=True)
+def sequence_after(counter, settings, tolerance, max_error, steps, outputs, train_targets, train_judged,
+                   frozen_targets, frozen_judged, frozen_length, recent_right, recent_error, test_errors, V, column,
+                   errors, tasks, sums):
+    """After a running lane's ``steps`` (its outputs in its sequence so far in ``outputs``):
+    where the sequence ended, its judgement, and the window, check or test set it counts in."""
+    counter[Counter.DONE_STEPS] += steps
+    if counter[Counter.DONE_STEPS] < counter[Counter.LENGTH]:
+        return
+    counter[Counter.IN_SEQUENCE] = 0
+    start, length = counter[Counter.START], counter[Counter.LENGTH]
+    if counter[Counter.PHASE] == Phase.TRAINING:
+        right = _sequence_right(outputs, train_judged, start, length, tolerance)
+        error = _squared_error(outputs, train_targets, start, length, errors, tasks, sums)
+        counter[Counter.POSITION] = start + length
+        _training_ended(counter, settings, max_error, right, error, recent_right, recent_error, V, column, errors,
+                        tasks, sums)
+        return
+    right = _sequence_right(outputs, frozen_judged, start, length, tolerance)
+    counter[Counter.FROZEN_POSITION] = start + length
+    if counter[Counter.PHASE] == Phase.TESTING:
+        test_errors[counter[Counter.TESTED]] = _squared_error(outputs, frozen_targets, start, length, errors, tasks,
+                                                              sums)
+        counter[Counter.TESTED] += 1
+        counter[Counter.TEST_WRONG] += not right
+        if counter[Counter.TESTED] == settings[Setting.TEST_SEQUENCES]:
+            counter[Counter.STATUS] = counter[Counter.RESULT]
+    elif not right:
+        counter[Counter.PHASE] = Phase.TRAINING  # the full check failed at this string
+    elif start + length == frozen_length:
+        counter[Counter.STATUS] = Status.SOLVED
 
 
 def drive(block: LaneBlock, momentum: float, rule: Rule, training: LaneSequences, frozen: LaneSequences,
@@ -193,7 +265,7 @@ def drive(block: LaneBlock, momentum: float, rule: Rule, training: LaneSequences
     scratch = Scratch(stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.bool_),
                       np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
                       np.zeros((lanes, stage_inputs.shape[0], outputs.shape[2])), np.zeros(lanes, dtype=np.bool_),
-                      errors)
+                      errors, *pairwise_scratch())
     _drive(block.kernel, block.for_driver(momentum), rule, training, frozen, counters, recent, test_errors, outputs,
            scratch, work)
 
@@ -207,7 +279,7 @@ def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors,
     train_inputs, train_targets, train_judged, train_ends = training
     frozen_inputs, frozen_targets, frozen_judged, frozen_ends = frozen
     recent_right, recent_error = recent
-    stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong, errors = scratch
+    stage_inputs, stage_targets, active, learn, steps_done, sums, record, wrong, errors, tasks, held = scratch
     trials = counters.shape[0]
     done_work = 0
     while done_work < work:
@@ -215,32 +287,11 @@ def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors,
         # lane's sequence end.
         chunk = stage_inputs.shape[0]
         for lane in range(trials):
-            counter = counters[lane]
-            if counter[Counter.STATUS] != Status.RUNNING:
-                continue
-            if counter[Counter.IN_SEQUENCE] == 0:
-                if counter[Counter.PHASE] == Phase.TRAINING:
-                    if counter[Counter.SEQUENCES] >= settings[Setting.MAX_SEQUENCES] or (
-                            counter[Counter.BUDGET] >= 0 and counter[Counter.STEPS] >= counter[Counter.BUDGET]):
-                        _training_over(counter, settings, Status.DONE)
-                    elif counter[Counter.PAUSE] >= 0 and counter[Counter.STEPS] >= counter[Counter.PAUSE]:
-                        counter[Counter.STATUS] = Status.PAUSED
-                    if counter[Counter.STATUS] != Status.RUNNING:
-                        continue
-                if counter[Counter.PHASE] == Phase.TRAINING:
-                    ends, start = train_ends[lane], counter[Counter.POSITION]
-                    if start == len(ends):  # (the data hold whole sequences)
-                        counter[Counter.STATUS] = Status.NEED_TRAINING  # back to Python for more
-                        return
-                else:
-                    ends, start = frozen_ends[lane], counter[Counter.FROZEN_POSITION]
-                    if start == len(ends):
-                        counter[Counter.STATUS] = Status.NEED_TEST
-                        return
-                counter[Counter.IN_SEQUENCE], counter[Counter.START], counter[Counter.DONE_STEPS] = 1, start, 0
-                counter[Counter.LENGTH] = _sequence_end(ends, start) - start
-                reset_lane(V, rows, lane)
-            chunk = min(chunk, counter[Counter.LENGTH] - counter[Counter.DONE_STEPS])
+            room = sequence_begin(counters[lane], settings, V, lane, rows, train_ends[lane], frozen_ends[lane])
+            if room == 0:  # its data ran out: back to Python for more
+                return
+            if room > 0:
+                chunk = min(chunk, room)
         if mark_running(active, counters[:, Counter.STATUS]) == 0:
             return
         for lane in range(trials):
@@ -263,33 +314,10 @@ def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors,
         for lane in range(trials):
             if not active[lane]:
                 continue
-            counter = counters[lane]
-            done = counter[Counter.DONE_STEPS]
+            done = counters[lane, Counter.DONE_STEPS]
             for t in range(chunk):
                 for k in range(outputs.shape[2]):
                     outputs[lane, done + t, k] = record[lane, t, k]
-            counter[Counter.DONE_STEPS] = done + chunk
-            if counter[Counter.DONE_STEPS] < counter[Counter.LENGTH]:
-                continue
-            counter[Counter.IN_SEQUENCE] = 0
-            start, length = counter[Counter.START], counter[Counter.LENGTH]
-            if counter[Counter.PHASE] == Phase.TRAINING:
-                right = _sequence_right(outputs[lane], train_judged[lane], start, length, tolerance)
-                error = _squared_error(outputs[lane], train_targets[lane], start, length, errors)
-                counter[Counter.POSITION] = start + length
-                _training_ended(lane, counter, settings, max_error, right, error, recent_right[lane],
-                                recent_error[lane], V, errors)
-                continue
-            right = _sequence_right(outputs[lane], frozen_judged[lane], start, length, tolerance)
-            counter[Counter.FROZEN_POSITION] = start + length
-            if counter[Counter.PHASE] == Phase.TESTING:
-                test_errors[lane, counter[Counter.TESTED]] = _squared_error(outputs[lane], frozen_targets[lane], start,
-                                                                    length, errors)
-                counter[Counter.TESTED] += 1
-                counter[Counter.TEST_WRONG] += not right
-                if counter[Counter.TESTED] == settings[Setting.TEST_SEQUENCES]:
-                    counter[Counter.STATUS] = counter[Counter.RESULT]
-            elif not right:
-                counter[Counter.PHASE] = Phase.TRAINING  # the full check failed at this string
-            elif start + length == len(frozen_ends[lane]):
-                counter[Counter.STATUS] = Status.SOLVED
+            sequence_after(counters[lane], settings, tolerance, max_error, chunk, outputs[lane], train_targets[lane],
+                           train_judged[lane], frozen_targets[lane], frozen_judged[lane], len(frozen_ends[lane]),
+                           recent_right[lane], recent_error[lane], test_errors[lane], V, lane, errors, tasks, held)

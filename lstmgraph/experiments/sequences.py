@@ -24,7 +24,7 @@ from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
-from .data import StreamData, data_rng
+from .data import StreamData, data_rng, longest_sequence
 from .protocols import Protocol, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -221,6 +221,8 @@ class SequenceTrial(Trial):
     window of recent results and the place in its training sequences."""
 
 
+    DEVICES = ("cpu", "cuda")
+
     def __init__(self, engine, task: Task, protocol: SequenceProtocol, seed: int,
                  budget_steps: int | None = None):
         super().__init__(engine, task, protocol, seed, budget_steps)
@@ -239,14 +241,12 @@ class SequenceTrial(Trial):
     @staticmethod
     def _advance_all(trials: list["SequenceTrial"], steps: int | None) -> None:
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
-        about ``steps`` more steps and finished its sequence."""
-        from ..engine.compiled.lanes import LaneBlock
+        about ``steps`` more steps and finished its sequence: in a block of lanes on the CPU,
+        or on the GPU (`gpu_drivers`) where the trials' device is ``cuda``."""
         from . import sequence_driver as driver  # numba: only when a trial runs
 
-        protocol, program = trials[0].protocol, trials[0].engine.network.program
+        protocol = trials[0].protocol
         count, window = len(trials), trials[0].window
-        engines = [trial.engine for trial in trials]
-        block = LaneBlock.gather(engines)
         counters = np.zeros((count, SEQUENCE_COUNTERS), dtype=np.int64)
         recent = driver.Window(np.zeros((count, window), dtype=np.bool_), np.zeros((count, window)))
         tests = 0 if protocol.fixed_sets else protocol.test_sequences
@@ -266,29 +266,14 @@ class SequenceTrial(Trial):
         max_error = math.nan if protocol.max_error is None else float(protocol.max_error)
         rule = driver.Rule(settings, protocol.success_test.kernel_tolerance, max_error)
         frozen = [trial.checks for trial in trials]  # the test sets replace them when asked for
-        stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
-        stage_targets = np.zeros((CHUNK, 1, program.n_outputs, block.width))
-        outputs = np.zeros((block.width, 0, program.n_outputs))
+        if trials[0].device == "cuda":
+            from .gpu_drivers import advance_sequences_on_gpu  # numba-cuda: only there
+
+            advance_sequences_on_gpu(trials, rule, counters, recent, test_errors, frozen,
+                                     lambda: _refill_sequences(trials, counters, frozen))
+        else:
+            _advance_on_cpu(trials, rule, counters, recent, test_errors, frozen)
         status = counters[:, Counter.STATUS]
-        while True:
-            for lane, trial in enumerate(trials):  # the data the driver asked for
-                if status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0:
-                    trial.training.position = int(counters[lane, Counter.POSITION])
-                    trial.training.ensure(SEQUENCE_REFILL, "sequences")
-                    counters[lane, Counter.POSITION] = trial.training.position
-                elif status[lane] == Status.NEED_TEST:
-                    frozen[lane] = _laid_end_to_end(_test_set(trial.task, protocol, trial.seed), trial.task)
-            status[(status == Status.NEED_TRAINING) | (status == Status.NEED_TEST)] = Status.RUNNING
-            outputs = _room_for(outputs, *(_longest(trial.training.ends) for trial in trials),
-                                *(_longest(data[3]) for data in frozen))
-            training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
-                                              for field in driver.LaneSequences._fields))
-            driver.drive(block, trials[0].engine.training.momentum, rule, training,
-                         driver.LaneSequences(*zip(*frozen)), counters, recent, test_errors, outputs, stage_inputs,
-                         stage_targets, WORK)
-            if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
-                break
-        block.scatter(engines)
         for lane, trial in enumerate(trials):
             trial.counters[:] = counters[lane, :SEQUENCE_SAVED]
             trial.training.position = int(counters[lane, Counter.POSITION])
@@ -321,12 +306,6 @@ def _laid_end_to_end(strings: list[Sequence], task: Task) -> tuple[np.ndarray, .
     return laid.inputs, laid.targets, laid.judged, ends
 
 
-def _longest(ends: np.ndarray) -> int:
-    """The longest sequence in an end-to-end layout."""
-    stops = np.flatnonzero(ends) + 1
-    return int(np.diff(stops, prepend=0).max()) if len(stops) else 0
-
-
 def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
     """``outputs`` (lanes, steps, n) with room for ``lengths`` steps, its contents kept."""
     longest = max(lengths)
@@ -335,3 +314,44 @@ def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
     grown = np.zeros((outputs.shape[0], longest, outputs.shape[2]))
     grown[:, :outputs.shape[1]] = outputs
     return grown
+
+
+def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list) -> None:
+    """The data the driver asked for: more training sequences (`Status.NEED_TRAINING`, or none
+    drawn yet), or the test set in place of the frozen strings (`NEED_TEST`); those lanes run again."""
+    status = counters[:, Counter.STATUS]
+    for lane, trial in enumerate(trials):
+        if status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0:
+            trial.training.position = int(counters[lane, Counter.POSITION])
+            trial.training.ensure(SEQUENCE_REFILL, "sequences")
+            counters[lane, Counter.POSITION] = trial.training.position
+        elif status[lane] == Status.NEED_TEST:
+            frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
+    status[(status == Status.NEED_TRAINING) | (status == Status.NEED_TEST)] = Status.RUNNING
+
+
+def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, recent, test_errors: np.ndarray,
+                    frozen: list) -> None:
+    """The trials side by side in one block of lanes, the compiled driver (`sequence_driver.drive`)
+    called until every lane has stopped; the networks and rates scattered back."""
+    from ..engine.compiled.lanes import LaneBlock
+    from . import sequence_driver as driver
+
+    program = trials[0].engine.network.program
+    engines = [trial.engine for trial in trials]
+    block = LaneBlock.gather(engines)
+    stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
+    stage_targets = np.zeros((CHUNK, 1, program.n_outputs, block.width))
+    outputs = np.zeros((block.width, 0, program.n_outputs))
+    status = counters[:, Counter.STATUS]
+    while True:
+        _refill_sequences(trials, counters, frozen)
+        outputs = _room_for(outputs, *(longest_sequence(trial.training.ends) for trial in trials),
+                            *(longest_sequence(data[3]) for data in frozen))
+        training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
+                                          for field in driver.LaneSequences._fields))
+        driver.drive(block, trials[0].engine.training.momentum, rule, training, driver.LaneSequences(*zip(*frozen)),
+                     counters, recent, test_errors, outputs, stage_inputs, stage_targets, WORK)
+        if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
+            break
+    block.scatter(engines)

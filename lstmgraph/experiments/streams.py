@@ -248,12 +248,12 @@ class StreamTrial(Trial):
     def _advance_all(trials: list["StreamTrial"], steps: int | None) -> None:
         """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
         about ``steps`` more steps and reaches the start of a training stream: in a block of
-        lanes on the CPU, or on the GPU (`stream_driver_gpu`) where the trials' device is
+        lanes on the CPU, or on the GPU (`gpu_drivers`) where the trials' device is
         ``cuda``."""
         counters, scores, pauses = _lane_counters(trials, steps)
         rule = _rule(trials[0].protocol)
         if trials[0].device == "cuda":
-            from .stream_driver_gpu import advance_on_gpu  # numba-cuda: only there
+            from .gpu_drivers import advance_on_gpu  # numba-cuda: only there
 
             unit = trials[0].protocol.unit
             advance_on_gpu(trials, rule, counters, scores,

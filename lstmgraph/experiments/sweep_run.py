@@ -19,11 +19,10 @@ from typing import Any, Callable, Iterator
 from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from .folder import ResultsFolder, locked_folder
-from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_settings, run_experiment, settings
+from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_device, check_run_settings, run_experiment, settings
 from .status import FolderError, folder_status
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
-from .trial import check_device
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
 
 JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
@@ -106,7 +105,7 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
     at once on the GPU (`schedule.run_experiment`)."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
-        check_device(setting.experiment.protocol, device)
+        check_run_device(setting.experiment, device, cluster)
     check_plans(grid)
     document_head = head(subject, varied, trials, budget_steps)
     listed = [_listed(setting) for setting in grid]

@@ -34,7 +34,7 @@ def softmax_lane(r, R, V, c):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def loss_lane(code, mode, r, R, V, c, targets, gt, t, tolerance, wrong, sums, record, g):
+def loss_lane(code, mode, r, R, V, c, targets, gt, t, tolerance, wrong, sums, record, g, tr):
     """One output group's loss and dE/dnet from ``targets[t, 0]``; the success test (``wrong``)
     against ``targets[t, -1]``, the values judged: a second plane where a task judges other
     values than it trains on (`Sequence.legal`). NaN: no target, or not judged. The test: with
@@ -43,7 +43,7 @@ def loss_lane(code, mode, r, R, V, c, targets, gt, t, tolerance, wrong, sums, re
     group where the whole group is judged (`success.most_active_correct`); with 0, none.
     (One array with planes, not a second array: numba passes an array to a specialised
     kernel's section as a dozen scalars, and a second one cost the timing net's 4-lane kernel
-    about 10 %.)"""
+    about 10 %.) The outputs go to row ``tr`` of ``record[g]`` where it has rows."""
     n = R[r, 1]
     o0, os, y0, ys, d0, ds, c0, cs = R[r, 2], R[r, 4], R[r, 5], R[r, 7], R[r, 8], R[r, 10], R[r, 11], R[r, 13]
     judged = targets.shape[1] - 1
@@ -60,7 +60,7 @@ def loss_lane(code, mode, r, R, V, c, targets, gt, t, tolerance, wrong, sums, re
             else:
                 highest_other = max(highest_other, y)
         if record.shape[1] > 0:
-            record[g, t, c0 + k * cs] = y
+            record[g, tr, c0 + k * cs] = y
     if tolerance < 0.0 and whole and not lowest_legal > highest_other:
         wrong[g] = True
     present = 0

@@ -306,7 +306,7 @@ def loss(code, mode, r, R, V, L, targets, t, tolerance, active, wrong, sums, rec
     """One output group's loss in every active lane (`groups.loss_lane`)."""
     for l in range(L):
         if active[l]:
-            loss_lane(code, mode, r, R, V, l, targets, l, t, tolerance, wrong, sums, record, l)
+            loss_lane(code, mode, r, R, V, l, targets, l, t, tolerance, wrong, sums, record, l, t)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

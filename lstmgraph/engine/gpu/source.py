@@ -184,7 +184,7 @@ def _operation(w: _Writer, flat: FlatProgram, op: int, threads: int, store: str)
     rs, re = int(flat.run_start[op]), int(flat.run_stop[op])
     if kind.call:
         code, mode = int(flat.code[op]), int(flat.mode[op])
-        call = {"loss": f"loss_lane({code}, {mode}, {rs}, R, W, c, targets, gt, t, tolerance, wrong, sums, record, g)",
+        call = {"loss": f"loss_lane({code}, {mode}, {rs}, R, W, c, targets, gt, t, tolerance, wrong, sums, record, g, tr)",
                 "softmax": f"softmax_lane({rs}, R, W, c)"}[name]
         if threads > 1:
             w("if lane == 0:")
@@ -269,9 +269,10 @@ _STEP = '''
 
 @cuda.jit(device=True)
 def step(R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, record,
-         wrong):
+         wrong, tr):
     """One step of trial g (column c of W): the inputs of row t of ``inputs`` (column gi), the
-    targets of row t of ``targets`` (column gt); the specialised CPU kernel's step."""
+    targets of row t of ``targets`` (column gt), the outputs to row tr of ``record[g]`` (where it
+    has rows); the specialised CPU kernel's step."""
 #STEP
 '''
 
@@ -320,7 +321,7 @@ def run(R, V, inputs, targets, rate, momentum, decay, tolerance, learn, active, 
         if not active[g]:
             break
         step(R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, record,
-             wrong)
+             wrong, t)
         stop = wrong[g]
         #BARRIER
         if lane == 0:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
-from lstmgraph.experiments import find_experiment, stream_driver_gpu
+from lstmgraph.experiments import find_experiment, gpu_drivers
 from lstmgraph.experiments.trial import DeviceError, advance_together
 
 from conftest import invoke
@@ -20,10 +20,15 @@ from conftest import invoke
 pytestmark = pytest.mark.gpu
 
 # Streams counted in sequences with test phases (GTS, PFG), and counted in steps with the rate
-# decay (CERG: a small budget, the simulator runs each step in Python).
-CASES = [("gers2002-gts-peephole", 4, {}, 400),
+# decay (CERG: a small budget, the simulator runs each step in Python); 1997 sequences with a
+# test set (adding), with fixed sets and full checks (ERG), with a stopping rule on the error
+# (temporal order).
+CASES = [("hochreiter1997-adding-t100", 1, dict(window=3, allowed_wrong=2, tolerance=2.0, test_sequences=4), 600),
+         ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=5), 200),
+         ("hochreiter1997-temporal-order-6a", 3, dict(window=4, max_error=10.0, tolerance=2.0, test_sequences=3), 500),
+         ("gers2002-gts-peephole", 4, {}, 200),
          ("gers2002-pfg-cos-f10-peephole", 0, {}, 600),
-         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 150)]
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 100)]
 
 
 def rows_and_weights(trials):
@@ -64,16 +69,16 @@ def test_trials_on_the_gpu_end_as_on_the_cpu(name, seed, changes, budget):
 
 
 def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
-    monkeypatch.setattr(stream_driver_gpu, "advance_on_gpu", partial(stream_driver_gpu.advance_on_gpu, threads=32))
+    monkeypatch.setattr(gpu_drivers, "advance_on_gpu", partial(gpu_drivers.advance_on_gpu, threads=32))
     # A few steps: the simulator runs 32 Python threads a trial.
     assert_same(run_on("cpu", "gers2002-gts-peephole", [4], {}, 5, None),
                 run_on("cuda", "gers2002-gts-peephole", [4], {}, 5, None))
 
 
-def test_a_protocol_without_a_gpu_driver_is_refused():
+def test_an_unknown_device_is_refused():
     experiment = find_experiment("hochreiter1997-adding-t100")
-    with pytest.raises(DeviceError, match="sequences protocol runs on cpu only"):
-        experiment.trial(experiment.plan(), 0, 100, device="cuda")
+    with pytest.raises(DeviceError, match="device must be one of cpu, cuda"):
+        experiment.trial(experiment.plan(), 0, 100, device="tpu")
 
 
 def test_reproduce_on_the_gpu_records_the_device(tmp_path):
@@ -93,7 +98,7 @@ def test_a_sweep_on_the_gpu_runs_each_setting_there(tmp_path):
                           "--max-steps", 100, "--device", "cuda", "--no-own-setting", "--out", tmp_path)
     assert code == 0, output
     assert json.loads((tmp_path / "settings" / "0" / "experiment.json").read_text())["device"] == "cuda"
-    code, output = invoke("sweep", "hochreiter1997-adding-t100", "--vary", "learning_rate=0.5", "--device", "cuda",
-                          "--out", tmp_path / "other")
-    assert code == 2 and "sequences protocol runs on cpu only" in output
+    code, output = invoke("sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.5", "--device", "cuda",
+                          "--cluster", "tcp://127.0.0.1:1", "--out", tmp_path / "other")
+    assert code == 2 and "leave out --cluster" in output
     assert not (tmp_path / "other").exists()

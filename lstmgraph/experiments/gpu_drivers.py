@@ -1,0 +1,283 @@
+"""The protocol drivers on the GPU: each trial's sequences or streams, test phases and stopping
+rule run on the device, its network on the chip, by the per-lane code of the CPU's drivers.
+
+`advance_on_gpu` (streams) and `advance_sequences_on_gpu` (the 1997 sequences) are the trials'
+``_advance_all`` for trials whose device is ``cuda``. The trials' slots go to the device once
+(`GpuPopulation.from_slots`); the data each trial has drawn (the CPU's draws, from its seed) go
+there flattened, one array for all trials. A kernel generated per program, layout and protocol
+(``drive``) runs for every trial at once the CPU driver's loop: its per-lane begin function
+(`stream_driver.lane_begin`, `sequence_driver.sequence_begin`: the next stream or sequence, or
+stop), the program's steps (`engine.gpu` ``step``), its per-lane after function (`lane_after`,
+`sequence_after`: scores, windows, test sets, success). A trial whose data run out stops with
+`Status.NEED_TRAINING` or `NEED_TEST`; the host draws more for it (the caller's ``refill``) and
+launches again. A trial's outcome depends neither on its neighbours nor on where the launches
+end, so it is the CPU driver's wherever the arithmetic is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.compiled.interpreter import load_source
+from ..engine.compiled.lanes import slot_rows
+from ..engine.gpu import GpuPopulation
+from ..engine.gpu.source import finish
+from ..success import NOT_JUDGED
+from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
+from .data import longest_sequence
+
+DRIVER_VERSION = "2"
+
+
+def _population(trials: list, threads: int | None) -> GpuPopulation:
+    """The trials' networks side by side on the device; ``threads`` a trial: a warp on a GPU,
+    one in numba's CUDA simulator (which runs each thread as a Python thread)."""
+    from ..engine.gpu.population import cuda_module, simulated
+
+    if threads is None:
+        threads = 1 if simulated(cuda_module()) else 32
+    engines = [trial.engine for trial in trials]
+    slots = np.stack([engine.population.lanes[0].V[:, 0] for engine in engines], axis=1)
+    rates = np.array([engine.rate for engine in engines], dtype=np.float64)
+    return GpuPopulation.from_slots(engines[0].network, slots, rates, threads=threads)
+
+
+def _give_back(population: GpuPopulation, trials: list) -> None:
+    """Each trial's network and rate back from the device into its engine."""
+    slots, rates = population.slots(), population.rate()
+    for lane, trial in enumerate(trials):
+        trial.engine.population.lanes[0].V[:, 0] = slots[:, lane]
+        trial.engine.rate = float(rates[lane])
+
+
+def _load(population: GpuPopulation, template: str, driver_module, counters: dict[str, int], name: str):
+    """The ``drive`` kernel of ``template`` for a population's program and layout. Its text
+    carries a hash of the driver sources it calls: a change to them gives it a new name, so
+    numba's cache never serves it compiled from the old."""
+    from ..engine.compiled import lanes
+
+    digests = ", ".join(f"{module.__name__} {hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()[:16]}"
+                        for module in (driver_module, lanes))
+    text = (template.replace("#SOURCES", digests).replace("#ENGINE", population.module.__name__)
+            .replace("#COUNTERS", "".join(f"{key} = {value}\n" for key, value in counters.items())))
+    text = finish(text, population.layout, population.program.n_slots, len(population.network.flat.runs))
+    key = hashlib.sha256((DRIVER_VERSION + text).encode()).hexdigest()[:20]
+    return load_source(f"lstmgraph_gpu_{name}_{key}", text).drive
+
+
+def _flat(cuda, parts: list[np.ndarray]) -> tuple:
+    """Per-trial arrays end to end on the device (with a spare row, so none is empty) and each
+    trial's (first row, rows)."""
+    rows = np.cumsum([0] + [len(part) for part in parts])
+    spare = np.zeros((1,) + parts[0].shape[1:], dtype=parts[0].dtype)
+    at = np.stack([rows[:-1], np.diff(rows)], axis=1).astype(np.int64)
+    return cuda.to_device(np.ascontiguousarray(np.concatenate(parts + [spare]))), at
+
+
+def _stream_data(cuda, sources: list, planes: int) -> tuple:
+    """The trials' stream data (`StreamData`) as the kernel reads them: inputs (rows, columns,
+    1), targets (rows, planes, columns, 1), sequence ends, counts, and per trial (first row,
+    first count, rows)."""
+    inputs, at = _flat(cuda, [s.inputs[:, :, None] for s in sources])
+    targets, _ = _flat(cuda, [np.stack([s.targets, s.judged][:planes], axis=1)[..., None] for s in sources])
+    ends, _ = _flat(cuda, [s.ends for s in sources])
+    counts, count_at = _flat(cuda, [s.counts for s in sources])
+    return inputs, targets, ends, counts, cuda.to_device(np.stack([at[:, 0], count_at[:, 0], at[:, 1]], axis=1))
+
+
+def advance_on_gpu(trials: list, rule, counters: np.ndarray, scores: np.ndarray, refill,
+                   threads: int | None = None) -> None:
+    """Run the stream ``trials`` on the GPU until each has stopped (ended, paused at its
+    budget, or diverged); ``counters`` and ``scores`` as the CPU driver leaves them, and the
+    networks and rates back in the trials' engines. ``refill(counters)`` draws more data for
+    the trials that ran out (`streams.refill`)."""
+    from . import stream_driver
+
+    population = _population(trials, threads)
+    cuda = population.cuda
+    drive = _load(population, _STREAM_DRIVE, stream_driver, {
+        "PHASE": int(StreamCounter.PHASE), "TRAIN_POSITION": int(StreamCounter.TRAIN_POSITION),
+        "TEST_POSITION": int(StreamCounter.TEST_POSITION)}, "streams")
+    count = len(trials)
+    d_scores = cuda.to_device(scores)
+    scratch = (cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros((count, 0, population.network.n_outputs))),
+               cuda.to_device(np.zeros(count, dtype=np.bool_)))
+    blocks = -(-count // population.layout.trials)
+    while True:
+        planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
+        d_counters = cuda.to_device(counters)
+        drive[blocks, population.layout.block_threads](
+            population.R, population.V, population.rates, float(trials[0].engine.training.momentum),
+            float(rule.tolerance), float(rule.rate_decay), cuda.to_device(rule.settings),
+            cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
+            *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
+        counters[:] = d_counters.copy_to_host()
+        refill(counters)
+        if not (counters[:, StreamCounter.STATUS] == Status.RUNNING).any():
+            break
+    scores[:] = d_scores.copy_to_host()
+    _give_back(population, trials)
+
+
+def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, test_errors: np.ndarray,
+                             frozen: list, refill, threads: int | None = None) -> None:
+    """Run the 1997 sequence ``trials`` on the GPU until each has stopped or paused; the
+    counters, windows (``recent``) and test errors as the CPU driver leaves them, and the
+    networks and rates back in the engines. ``frozen``: each trial's fixed strings or test set
+    (as `sequences._advance_all` keeps them); ``refill()`` draws what the trials asked for."""
+    from . import sequence_driver
+
+    population = _population(trials, threads)
+    cuda = population.cuda
+    drive = _load(population, _SEQUENCE_DRIVE, sequence_driver, {
+        "PHASE": int(SequenceCounter.PHASE), "START": int(SequenceCounter.START),
+        "DONE_STEPS": int(SequenceCounter.DONE_STEPS), "TRAINING": int(SequencePhase.TRAINING)}, "sequences")
+    count, n_outputs = len(trials), population.network.n_outputs
+    tasks, held = sequence_driver.pairwise_scratch()
+    d_recent = (cuda.to_device(recent.right), cuda.to_device(recent.error))
+    tests = test_errors.shape[1]  # (a column at least on the device: no empty array)
+    d_test_errors = cuda.to_device(np.zeros((count, max(tests, 1))))
+    scratch = (cuda.to_device(np.repeat(tasks[None], count, axis=0)), cuda.to_device(np.repeat(held[None], count, axis=0)),
+               cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros(count, dtype=np.bool_)))
+    blocks = -(-count // population.layout.trials)
+    status = counters[:, SequenceCounter.STATUS]
+    while True:
+        refill()
+        longest = max([longest_sequence(trial.training.ends) for trial in trials] + [longest_sequence(data[3]) for data in frozen])
+        sources = [(trial.training.inputs, trial.training.targets, trial.training.judged, trial.training.ends)
+                   for trial in trials]
+        data = []
+        for laid in (sources, frozen):
+            inputs, at = _flat(cuda, [part[0][:, :, None] for part in laid])
+            targets, _ = _flat(cuda, [part[1][:, None, :, None] for part in laid])
+            judged, _ = _flat(cuda, [part[2] for part in laid])
+            ends, _ = _flat(cuda, [part[3] for part in laid])
+            data += [inputs, targets, judged, ends, cuda.to_device(at)]
+        d_counters = cuda.to_device(counters)
+        errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
+        drive[blocks, population.layout.block_threads](
+            population.R, population.V, population.rates, float(trials[0].engine.training.momentum),
+            float(rule.tolerance), float(rule.max_error), NOT_JUDGED, cuda.to_device(rule.settings),
+            cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
+            cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
+        counters[:] = d_counters.copy_to_host()
+        if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
+            break
+    recent.right[:], recent.error[:] = d_recent[0].copy_to_host(), d_recent[1].copy_to_host()
+    test_errors[:] = d_test_errors.copy_to_host()[:, :tests]
+    _give_back(population, trials)
+
+
+#: The CPU drivers' per-lane functions as device code (`engine.gpu.device_code`).
+_HEADER = '''"""Generated by lstmgraph (experiments/gpu_drivers.py) for one program and layout; do not edit."""
+import math
+
+import numpy as np
+from numba import cuda, float64, int64
+
+from lstmgraph.engine.gpu.device_code import device_version
+from #ENGINE import step
+#IMPORT  # sources: #SOURCES
+DEVICE = #DEVICE_WRAP
+#DEVICE_FUNCTIONS
+THREADS = #THREADS
+TRIALS = #TRIALS
+SLOTS = #SLOTS
+#COUNTERS
+'''
+
+_STREAM_DRIVE = _HEADER.replace("#IMPORT", "from lstmgraph.experiments.stream_driver import lane_after, lane_begin").replace(
+    "#DEVICE_FUNCTIONS", "lane_begin, lane_after = device_version(lane_begin, DEVICE), device_version(lane_after, DEVICE)") + '''
+
+@cuda.jit(cache=True)
+def drive(R, V, rates, momentum, tolerance, rate_decay, settings, rows, train_inputs, train_targets, train_ends,
+          train_counts, train_at, test_inputs, test_targets, test_ends, test_counts, test_at, counters, scores, sums,
+          record, wrong, work):
+    """The CPU stream driver's loop for trial g until it stops or has run ``work`` steps:
+    its stream begun (`lane_begin`, by the trial's first thread), its steps until its first
+    error or the segment's end, its stream's place after them (`lane_after`)."""
+#ENTER
+    counter = counters[g]
+    score = scores[g]
+    room_box = cuda.shared.array(TRIALS, int64)
+    r0, c0, n0 = train_at[g, 0], train_at[g, 1], train_at[g, 2]
+    r1, c1, n1 = test_at[g, 0], test_at[g, 1], test_at[g, 2]
+    own_train_ends, own_train_counts = train_ends[r0:r0 + n0], train_counts[c0:c0 + n0 + 1]
+    own_test_ends, own_test_counts = test_ends[r1:r1 + n1], test_counts[c1:c1 + n1 + 1]
+    done = 0
+    while done < work:
+        if lane == 0:
+            room_box[b] = lane_begin(counter, settings, W, c, rows, n0, own_train_counts, n1, own_test_counts)
+            wrong[g] = False
+        #BARRIER
+        room = room_box[b]
+        if room <= 0:
+            break
+        learning = counter[PHASE] == 0
+        if learning:
+            inputs, targets, first = train_inputs, train_targets, r0 + counter[TRAIN_POSITION]
+        else:
+            inputs, targets, first = test_inputs, test_targets, r1 + counter[TEST_POSITION]
+        steps = 0
+        for t in range(room):
+            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momentum, 1.0, tolerance, learning, sums,
+                 record, wrong, 0)
+            steps = t + 1
+            if wrong[g]:
+                break
+        #BARRIER
+        if lane == 0:
+            lane_after(counter, score, settings, steps, wrong[g], own_train_ends, own_train_counts, own_test_ends,
+                       own_test_counts, W, c, rows, rates, g, rate_decay)
+        #BARRIER
+        done += steps
+#LEAVE
+'''
+
+_SEQUENCE_DRIVE = _HEADER.replace(
+    "#IMPORT", "from lstmgraph.experiments.sequence_driver import sequence_after, sequence_begin").replace(
+    "#DEVICE_FUNCTIONS", "sequence_begin, sequence_after = device_version(sequence_begin, DEVICE), "
+                         "device_version(sequence_after, DEVICE)") + '''
+
+@cuda.jit(cache=True)
+def drive(R, V, rates, momentum, tolerance, max_error, not_judged, settings, rows, train_inputs, train_targets,
+          train_judged, train_ends, train_at, frozen_inputs, frozen_targets, frozen_judged, frozen_ends, frozen_at,
+          counters, recent_right, recent_error, test_errors, outputs, errors, tasks, held, sums, wrong, work):
+    """The CPU sequence driver's loop for trial g until it stops or has run ``work`` steps: its
+    sequence begun (`sequence_begin`, by the trial's first thread), the sequence's steps, its
+    outputs in ``outputs[g]``, then its judgement (`sequence_after`)."""
+#ENTER
+    counter = counters[g]
+    room_box = cuda.shared.array(TRIALS, int64)
+    r0, n0 = train_at[g, 0], train_at[g, 1]
+    r1, n1 = frozen_at[g, 0], frozen_at[g, 1]
+    done = 0
+    while done < work:
+        if lane == 0:
+            room_box[b] = sequence_begin(counter, settings, W, c, rows, train_ends[r0:r0 + n0],
+                                         frozen_ends[r1:r1 + n1])
+        #BARRIER
+        room = room_box[b]
+        if room <= 0:
+            break
+        learning = counter[PHASE] == TRAINING
+        offset = counter[DONE_STEPS]
+        if learning:
+            inputs, targets, first = train_inputs, train_targets, r0 + counter[START] + offset
+        else:
+            inputs, targets, first = frozen_inputs, frozen_targets, r1 + counter[START] + offset
+        for t in range(room):
+            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momentum, 1.0, not_judged, learning, sums,
+                 outputs, wrong, offset + t)
+        #BARRIER
+        if lane == 0:
+            sequence_after(counter, settings, tolerance, max_error, room, outputs[g], train_targets[r0:r0 + n0, 0, :, 0],
+                           train_judged[r0:r0 + n0], frozen_targets[r1:r1 + n1, 0, :, 0], frozen_judged[r1:r1 + n1],
+                           n1, recent_right[g], recent_error[g], test_errors[g], W, c, errors[g], tasks[g], held[g])
+        #BARRIER
+        done += room
+#LEAVE
+'''
