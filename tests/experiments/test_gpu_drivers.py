@@ -24,11 +24,11 @@ pytestmark = pytest.mark.gpu
 # test set (adding), with fixed sets and full checks (ERG), with a stopping rule on the error
 # (temporal order).
 CASES = [("hochreiter1997-adding-t100", 1, dict(window=3, allowed_wrong=2, tolerance=2.0, test_sequences=4), 600),
-         ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=5), 200),
+         ("hochreiter1997-erg-3x2-lr0.5", 2, dict(evaluate_every=10), 100),
          ("hochreiter1997-temporal-order-6a", 3, dict(window=4, max_error=10.0, tolerance=2.0, test_sequences=3), 500),
          ("gers2002-gts-peephole", 4, {}, 200),
          ("gers2002-pfg-cos-f10-peephole", 0, {}, 600),
-         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 100)]
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 60)]
 
 
 def rows_and_weights(trials):
@@ -71,8 +71,9 @@ def test_trials_on_the_gpu_end_as_on_the_cpu(name, seed, changes, budget):
 def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
     monkeypatch.setattr(gpu_drivers, "advance_on_gpu", partial(gpu_drivers.advance_on_gpu, threads=32))
     # A few steps: the simulator runs 32 Python threads a trial.
-    assert_same(run_on("cpu", "gers2002-gts-peephole", [4], {}, 5, None),
-                run_on("cuda", "gers2002-gts-peephole", [4], {}, 5, None))
+    short = dict(train_limit=2, test_limit=2)
+    assert_same(run_on("cpu", "gers2002-gts-peephole", [4], short, 3, None),
+                run_on("cuda", "gers2002-gts-peephole", [4], short, 3, None))
 
 
 def test_an_unknown_device_is_refused():

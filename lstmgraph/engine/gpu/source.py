@@ -18,7 +18,8 @@ one thread, in the CPU kernels' order:
 - a run adding into one slot per column: its columns dealt out, each summed in row order;
 - anything else: one thread, entry by entry, as the CPU's one-trial kernel does.
 
-The threads of a trial meet at a barrier after each run (a warp's ``syncwarp``). So the sums
+The threads of a trial meet at a barrier (a warp's ``syncwarp``) before a run that depends on one
+since they last met (`_Writer.sync`). So the sums
 are the CPU kernels' sums, operation for operation; the GPU's results can differ from them only
 through its arithmetic (fused multiply-adds, the device's ``exp`` and ``log``), which
 docs/gpu.md measures.
@@ -111,12 +112,41 @@ def split(kind: OperationKind, row: np.ndarray) -> str:
 
 
 class _Writer:
-    def __init__(self, depth: int) -> None:
+    """Lines of the step, with the barriers a trial's threads need between runs: one before a
+    run that reads or writes a slot an earlier run since the last barrier wrote, or writes a
+    slot such a run read (runs with no such conflict may run at once in any order: the same
+    results). With one thread a trial, none."""
+
+    def __init__(self, depth: int, threads: int) -> None:
         self.lines: list[str] = []
         self.depth = depth
+        self.threads = threads
+        self.written: set[int] = set()
+        self.read: set[int] = set()
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
+
+    def sync(self, reads: set[int], writes: set[int]) -> None:
+        """Before a run reading ``reads`` and writing ``writes``: a barrier where it conflicts."""
+        if self.threads > 1 and (reads & self.written or writes & (self.written | self.read)):
+            self.fence()
+        self.read |= reads
+        self.written |= writes
+
+    def fence(self, always: bool = False) -> None:
+        """A barrier now where anything ran since the last (``always``: after a group kind or
+        the rate, which one thread wrote), e.g. at a branch's edge."""
+        if self.threads > 1 and (always or self.written or self.read):
+            self("barrier()")
+        self.written, self.read = set(), set()
+
+    def by_one_thread(self, line: str) -> None:
+        """``line`` run by the trial's first thread, between barriers (the group kinds, the
+        rate's decay: what every thread reads next)."""
+        self.fence()
+        self(f"if lane == 0: {line}" if self.threads > 1 else line)
+        self.fence(always=True)
 
     def block(self, lines: list[str]) -> None:
         for line in lines:
@@ -142,6 +172,8 @@ def _run(w: _Writer, kind: OperationKind, activation, row: np.ndarray, threads: 
     columns = [(int(row[2 + 3 * k]), int(row[3 + 3 * k]), int(row[4 + 3 * k])) for k in range(4)]
     how = split(kind, row) if threads > 1 else "one"
     start, step = ("lane", threads) if threads > 1 else ("0", 1)
+    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, _OPERANDS.index(name))}
+    w.sync(reads, set(_run_slots(row, 0)))
     depth = w.depth
     if how == "entries" and threads > 1:
         w(f"for e in range({start}, {ni * nj}, {step}):")
@@ -174,8 +206,6 @@ def _run(w: _Writer, kind: OperationKind, activation, row: np.ndarray, threads: 
             w.depth += 1
             w.block(_statement(kind, activation, columns, "i", "j", store))
     w.depth = depth
-    if threads > 1:
-        w("barrier()")
 
 
 def _operation(w: _Writer, flat: FlatProgram, op: int, threads: int, store: str) -> None:
@@ -186,44 +216,32 @@ def _operation(w: _Writer, flat: FlatProgram, op: int, threads: int, store: str)
         code, mode = int(flat.code[op]), int(flat.mode[op])
         call = {"loss": f"loss_lane({code}, {mode}, {rs}, R, W, c, targets, gt, t, tolerance, wrong, sums, record, g, tr)",
                 "softmax": f"softmax_lane({rs}, R, W, c)"}[name]
-        if threads > 1:
-            w("if lane == 0:")
-            w(f"    {call}")
-            w("barrier()")
-        else:
-            w(call)
+        w.by_one_thread(call)
         return
     activation = _ACTIVATION[int(flat.code[op])] if kind.form else None
     for r in range(rs, re):
         _run(w, kind, activation, flat.runs[r], threads, store)
-    if kind.after:
-        if threads > 1:
-            w("if lane == 0:")
-            w("    " + kind.after.format(rate="rate[g]"))
-            w("barrier()")
-        else:
-            w(kind.after.format(rate="rate[g]"))
+    if kind.after:  # the rate, which every thread's entries read
+        w.by_one_thread(kind.after.format(rate="rate[g]"))
 
 
 def source(flat: FlatProgram, n_slots: int, layout: Layout) -> str:
     """The CUDA module of ``flat`` for ``layout``: the device function ``step`` (one step of a
     trial) and the kernel ``run`` (a population over a staged stream)."""
     store = "W[{}, c]"
-    body = _Writer(1)
-    learning_ops = _Writer(2)
+    body = _Writer(1, layout.threads)
+    learning = False
     for op in range(len(flat.kind)):
-        phase = int(flat.phase[op])
-        if _LEARN[0] <= phase <= _LEARN[1]:
-            _operation(learning_ops, flat, op, layout.threads, store)
-            continue
-        if learning_ops.lines:
-            body("if learning:")
-            body.lines.extend(learning_ops.lines)
-            learning_ops.lines = []
+        learns = _LEARN[0] <= int(flat.phase[op]) <= _LEARN[1]
+        if learns != learning:  # a branch's edge: the threads meet
+            body.fence()
+            if learns:
+                body("if learning:")
+            body.depth = 2 if learns else 1
+            learning = learns
         _operation(body, flat, op, layout.threads, store)
-    if learning_ops.lines:
-        body("if learning:")
-        body.lines.extend(learning_ops.lines)
+    body.fence()  # the step's end: the next step (or the caller) reads what it wrote
+    body("return")
     text = _HEADER.replace("#MATH\n", math_import()) + _STEP + _RUN
     text = text.replace("#STEP\n", "\n".join(body.lines) + "\n")
     return finish(text, layout, n_slots, len(flat.runs))

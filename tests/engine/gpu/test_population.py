@@ -55,7 +55,7 @@ def test_a_warp_a_trial_learns_as_the_cpu_does():
     """The CERG net (2,600 slots), its runs shared among 32 threads."""
     network = networks("gers2000_cerg.yaml")
     weights = initial_weights(network.plan, [4])
-    inputs, targets = stream(network.n_inputs, network.n_outputs, 3)
+    inputs, targets = stream(network.n_inputs, network.n_outputs, 2)
     cpu, gpu = network.population(weights, 0.5), GpuPopulation(network, weights, 0.5, threads=32)
     assert gpu.layout.threads == 32
     assert_same(cpu, gpu, cpu.run(inputs, targets), gpu.run(inputs, targets))

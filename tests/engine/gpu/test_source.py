@@ -67,3 +67,28 @@ def test_every_bundled_spec_has_a_kernel(spec):
             compile(text, spec, "exec")  # valid Python: numba-cuda compiles it on a GPU
             assert ("cuda.syncwarp()" in text) == (threads > 1)
             assert ("cuda.shared.array" in text) == layout.shared
+
+
+def test_threads_meet_only_before_a_run_that_depends_on_one_since_the_last_meeting():
+    from lstmgraph.engine.gpu.source import _Writer
+
+    w = _Writer(1, threads=32)
+    w.sync({1, 2}, {10})      # reads 1, 2; writes 10
+    w.sync({3}, {11})         # independent: no barrier
+    assert w.lines == []
+    w.sync({10}, {12})        # reads what the first wrote
+    assert w.lines == ["    barrier()"]
+    w.sync({4}, {12})         # writes what the last wrote
+    w.sync({5}, {4})          # writes what the last read
+    assert w.lines.count("    barrier()") == 3
+    one = _Writer(1, threads=1)
+    one.sync({1}, {2})
+    one.sync({2}, {1})
+    assert one.lines == []    # a thread a trial: its runs in order, no barrier
+
+
+def test_the_cerg_step_has_fewer_barriers_than_runs():
+    network = CompiledNetwork(compile_spec(SPECS / "gers2000_cerg.yaml"), kernel="interpreter")
+    text = source(network.flat, network.program.n_slots, choose_layout(network.program.n_slots, 32))
+    step = text[text.index("def step"):text.index("def run")]
+    assert 0 < step.count("cuda.syncwarp()") < len(network.flat.runs) / 2
