@@ -124,6 +124,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-multiplication-t100-nseq140": (
         TriedChange("learning rate 0.5 (the adding problem's)",
                     "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate"),),
+    "hochreiter1997-temporal-order-6b": (
+        TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate"),),
     "gers2002-pfg-tri-f25-peephole": (
         TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open"),),
     "gers2002-pfg-rec-f25-peephole": (
