@@ -123,7 +123,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open")),
     "hochreiter1997-multiplication-t100-nseq140": (
         TriedChange("learning rate 0.5 (the adding problem's)",
-                    "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate"),),
+                    "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate"),
+        TriedChange("learning rate", "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate-between")),
     "hochreiter1997-temporal-order-6b": (
         TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate"),),
     "gers2002-pfg-tri-f25-peephole": (
