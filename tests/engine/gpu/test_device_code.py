@@ -4,10 +4,13 @@ rebuilt and wrapped too, and the rebuilt code computes what the compiled code do
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lstmgraph.engine.gpu.device_code import device_version
 from lstmgraph.experiments import stream_driver
 from lstmgraph.experiments.counters import STREAM_COUNTERS, STREAM_SETTINGS, StreamCounter, StreamSetting
+
+pytestmark = pytest.mark.gpu
 
 
 def test_the_functions_called_are_rebuilt_and_wrapped_too():

@@ -15,6 +15,8 @@ from conftest import SPECS
 
 MAC, COPY, SCALE = OPERATION_KINDS["mac"], OPERATION_KINDS["copy"], OPERATION_KINDS["scale"]
 
+pytestmark = pytest.mark.gpu
+
 
 def run(ni, nj, out, a, b=(0, 0, 0), c=(0, 0, 0)) -> np.ndarray:
     """A run row: (n_i, n_j, then base, stride_i, stride_j of out, a, b, c)."""
