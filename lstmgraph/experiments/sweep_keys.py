@@ -24,7 +24,7 @@ from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
 from .sweep_values import SweepError
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES,
-                       STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant)
+                       STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay, state_decays)
 
 @dataclass(frozen=True)
 class SweepKey:
@@ -237,6 +237,20 @@ def _init_pair(row: Experiment, pair: str, value: Any) -> Experiment:
                          lambda data: set_connection_init(data, pair, init))
 
 
+def _state_decay(row: Experiment, name: str, value: Any) -> Experiment:
+    decay = _number("state_decay", value, 0, 1, low_open=True)
+    if not state_decays(_spec_data(row)):
+        raise SweepError(f"state_decay: the spec of {row.name} has no memory block, so no cell state to decay")
+    variant = state_decay(decay)
+    kept = tuple(v for v in row.variants if v != STATE_DECAY)
+    return replace(row, variants=kept + (variant,))
+
+
+def _state_decay_current(row: Experiment, name: str) -> Any:
+    decays = state_decays(_spec_data(row))
+    return decays.pop() if len(decays) == 1 else None
+
+
 #: The online learning rules a trial can run (BPTT needs whole sequences, not online updates).
 ONLINE_RULES = ("truncated_rtrl", "rtrl")
 
@@ -258,6 +272,9 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
     SweepKey("learning_rule", " or ".join(ONLINE_RULES), "the learning rule: the papers' truncated RTRL, or exact "
              "RTRL (every gradient path kept: a bound on what the truncation costs)", _rule,
              lambda row, name: _training(row, "learning_rule") or "truncated_rtrl"),
+    SweepKey("state_decay", "a number in (0, 1]", "every cell state's decay per step, s(t) = d s(t-1) + input "
+             "(the 2000 paper's state-decay baseline, which gives no d; 1 is the CEC)", _state_decay,
+             _state_decay_current),
     SweepKey("init.range", "a number > 0", "the half-width a of the spec's default init, uniform in [-a, a] "
              "(connections with their own init keep it)", _init_range,
              lambda row, name: _spec_data(row).get("init", {}).get("uniform", 0.1)),

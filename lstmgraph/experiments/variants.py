@@ -41,11 +41,18 @@ def _without_peepholes(data: dict[str, Any]) -> None:
     data["connections"] = [c for c in data["connections"] if c.get("pattern") != "peephole"]
 
 
-def _state_decay(value: float) -> Callable[[dict[str, Any]], None]:
+def state_decay(value: float) -> Variant:
+    """Every cell state decays by ``value`` per step, s(t) = value * s(t-1) + input: the 2000
+    paper's state-decay baseline (seed 000 gives no constant; the catalogue's is 0.9)."""
     def apply(data: dict[str, Any]) -> None:
         for group in _memory_groups(data):
             group["state_decay"] = value
-    return apply
+    return Variant(f"cell states decay by {value:g} per step", apply)
+
+
+def state_decays(data: dict[str, Any]) -> set[float]:
+    """The state-decay constants of a spec's memory groups (1.0, the CEC, where none is set)."""
+    return {float(group.get("state_decay", 1.0)) for group in _memory_groups(data)}
 
 
 def _identity_output(data: dict[str, Any]) -> None:
@@ -96,7 +103,7 @@ def _cell_sources_only(data: dict[str, Any]) -> None:
 
 WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
 WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
-STATE_DECAY = Variant("cell states decay by 0.9 per step", _state_decay(0.9))
+STATE_DECAY = state_decay(0.9)
 IDENTITY_OUTPUT = Variant("identity (linear) output unit", _identity_output)
 EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
 # The 2000 CERG net's wiring, each change on its own (a `lstmgraph sweep` over the variant.* keys ablates them).

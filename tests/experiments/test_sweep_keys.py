@@ -116,6 +116,22 @@ def test_the_keys_change_the_net_as_they_say():
     assert back.spec_data()[0] == GTS.spec_data()[0]
 
 
+def test_the_state_decay_key_replaces_the_row_s_constant_and_keeps_it_in_its_bounds():
+    decaying = find_experiment("gers2000-cerg-state-decay")
+    assert KEYS["state_decay"].current(decaying, "") == 0.9  # the catalogue's constant (seed 000 gives none)
+    assert KEYS["state_decay"].current(find_experiment("gers2000-cerg-standard"), "") == 1.0
+    changed = KEYS["state_decay"].apply(decaying, "", 0.99)
+    assert [v.description for v in changed.variants] == ["without forget gates (standard 1997 LSTM)",
+                                                         "cell states decay by 0.99 per step"]
+    (memory,) = [g for g in changed.spec_data()[0]["groups"] if g["kind"] == "memory_block"]
+    assert memory["state_decay"] == 0.99
+    (self_loop,) = [c for c in changed.plan().connections if c.name.startswith("memory.state->memory.state")]
+    assert self_loop.init.constant == 0.99
+    for bad in (0, 1.5, "x"):
+        with pytest.raises(SweepError, match="state_decay takes a finite number > 0 and <= 1"):
+            KEYS["state_decay"].apply(decaying, "", bad)
+
+
 def test_a_connection_of_a_multi_target_entry_is_split_out_in_the_order_the_graph_expands():
     for target in ("symbols->memory.input_gate", "memory.input_gate->memory.output_gate"):
         data = ERG.spec_data()[0]
