@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
@@ -18,7 +19,7 @@ from .common import fail, report_spec_error
 @click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in about a minute (quiet machine, kernels cached).")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: the GPU population's figures instead (docs/gpu.md); needs an NVIDIA GPU and lstmgraph[gpu].")
 def bench(as_json: bool, quick: bool, specs: Path, device: str) -> None:
     """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials) with the specialised

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
@@ -104,7 +105,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: every trial at once on this machine's GPU (docs/gpu.md).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")

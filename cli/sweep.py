@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
@@ -36,7 +37,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: each setting's trials at once on this machine's GPU (docs/gpu.md).")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")

@@ -13,6 +13,7 @@ import numpy as np
 from lstmgraph import Overrides
 from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
 from lstmgraph.engine import Simulator, WeightsError, load_weights
+from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import write_atomically
 from lstmgraph.progress import Progress, ProgressReport
@@ -42,14 +43,17 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 @click.option("--engine", type=click.Choice(["auto", "compiled", "numpy"]),
               help="compiled: the numba interpreter (online RTRL); numpy: the reference engine; "
                    "auto (default): compiled wherever it can train the spec.")
+@click.option("--device", type=click.Choice(DEVICES),
+              help="cuda: train the --trials networks on this machine's GPU with the compiled engine "
+                   "(docs/gpu.md); cpu (default): on this machine's cores.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
-          quiet: bool) -> None:
+          device: str | None, quiet: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
     # lstmgraph.training.run does the work (docs/api.md, "Training"); this parses, reports, prints.
     if resume is not None:
-        if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine))
+        if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine, device))
                 or trials != 1):
             fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet")
         spec = resume / "spec.yaml"
@@ -58,7 +62,8 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
     else:
         plan = compile_or_exit(spec, overrides=Overrides(steps, epochs, seed, rule, data))
     try:
-        run = resume_run(resume) if resume is not None else start_run(plan, out, trials, engine or "auto", spec)
+        run = resume_run(resume) if resume is not None else start_run(plan, out, trials, engine or "auto", spec,
+                                                                               device or "cpu")
     except RunExists as error:
         fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
     except SpecError as error:
@@ -86,8 +91,9 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         fail(f"training diverged: {error}; {where}", code=1)
     if not quiet:
+        where = f" on {run.trainer.device}" if run.trainer.device != "cpu" else ""
         click.echo(f"trained {summary.network}: {summary.steps} steps, {summary.sequences} sequences "
-                   f"(stopped by {summary.stopped_by}; {summary.engine} engine)")
+                   f"(stopped by {summary.stopped_by}; {summary.engine} engine{where})")
         window = summary.window_sequences
         click.echo(f"mean loss per step: first {window} sequences {summary.first_loss_per_step:.6g}, "
                    f"last {window} {summary.last_loss_per_step:.6g}")

@@ -33,12 +33,8 @@ DRIVER_VERSION = "2"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:
-    """The trials' networks side by side on the device; ``threads`` a trial: a warp on a GPU,
-    one in numba's CUDA simulator (which runs each thread as a Python thread)."""
-    from ..engine.gpu.population import cuda_module, simulated
-
-    if threads is None:
-        threads = 1 if simulated(cuda_module()) else 32
+    """The trials' networks side by side on the device, ``threads`` a trial (None: the
+    population's default split)."""
     engines = [trial.engine for trial in trials]
     slots = np.stack([engine.population.lanes[0].V[:, 0] for engine in engines], axis=1)
     rates = np.array([engine.rate for engine in engines], dtype=np.float64)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.devices import DEVICES
 from ..engine.weights import initial_weights
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
@@ -66,8 +67,6 @@ def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
     return CompiledEngine(plan, training, 1, Optimizer.for_training(training), initial_weights(plan, [seed]), kernel)
 
 
-#: The devices a trial's driver may run on (`Trial.DEVICES`: those of its protocol).
-DEVICES = ("cpu", "cuda")
 
 
 class DeviceError(ValueError):

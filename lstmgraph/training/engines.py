@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.bptt import bptt_gradient
+from ..engine.devices import DEVICES
 from ..engine.simulator import Simulator
 from ..engine.traces import RealTimeRecurrentLearning
 from ..engine.weights import Weights
@@ -34,7 +35,7 @@ ENGINES = ("auto", "compiled", "numpy")
 
 
 class EngineError(ValueError):
-    """The compiled engine was asked for, but cannot train this spec."""
+    """The engine or device asked for cannot train this spec here (the message says why)."""
 
 
 class TrainingDiverged(Exception):
@@ -62,21 +63,39 @@ def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
     return None
 
 
-def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto") -> tuple[str, str | None]:
+def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto",
+                  device: str = "cpu") -> tuple[str, str | None]:
     """(engine, note): ``auto`` takes the compiled engine wherever it can train the spec and
     the numpy engine otherwise, the note saying why; ``compiled`` raises `EngineError` where
-    it cannot."""
+    it cannot. On ``cuda`` only the compiled engine runs (its GPU executor)."""
     if requested not in ENGINES:
         raise EngineError(f"unknown engine {requested!r}; expected one of {', '.join(ENGINES)}")
+    if device not in DEVICES:
+        raise EngineError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
+    if device != "cpu" and requested == "numpy":
+        raise EngineError(f"the numpy engine runs on the CPU only; leave out --engine numpy for --device {device}")
     if requested == "numpy":
         return "numpy", None
     reason = compiled_unsupported(plan, training)
     if reason is None:
         return "compiled", None
+    if device != "cpu":
+        raise EngineError(f"on --device {device} only the compiled engine trains, and it cannot train this spec: "
+                          f"{reason}; train it on the CPU (leave out --device)")
     if requested == "compiled":
         raise EngineError(f"the compiled engine cannot train this spec: {reason}; "
                           f"use --engine numpy (or auto)")
     return "numpy", f"training with the numpy engine: {reason}"
+
+
+def _gpu_population(network, weights: Weights, rate: float):
+    """The trials on this machine's GPU (engine/gpu); `EngineError` where there is none."""
+    from ..engine.gpu import GpuPopulation, GpuUnavailable
+
+    try:
+        return GpuPopulation(network, weights, rate)
+    except GpuUnavailable as error:
+        raise EngineError(f"--device cuda: {error}") from None
 
 
 def _nested(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
@@ -187,7 +206,7 @@ class CompiledEngine:
     CHUNK = 1024
 
     def __init__(self, plan: Plan, training: TrainingSpec, trials: int, optimizer: Optimizer,
-                 weights: Weights, kernel: str | None = None):
+                 weights: Weights, kernel: str | None = None, device: str = "cpu"):
         from ..engine.compiled import CompiledNetwork  # imports numba: only when it is used
         from ..engine.compiled.network import KernelChoiceError
 
@@ -201,7 +220,9 @@ class CompiledEngine:
                                            loss=training.loss, kernel=kernel)
         except KernelChoiceError as error:
             raise EngineError(str(error)) from None
-        self.population = self.network.population(weights, optimizer.rate)
+        self.device = device
+        self.population = (_gpu_population(self.network, weights, optimizer.rate) if device == "cuda"
+                           else self.network.population(weights, optimizer.rate))
         self.n_outputs = self.network.n_outputs
         schedule = training.learning_rate_decay
         # The interpreter multiplies the rate by `decay` after every update: multiplicative

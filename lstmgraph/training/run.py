@@ -114,7 +114,7 @@ class TrainingRun:
                     raise RunExists(self.path)
                 spec_data = copy.deepcopy(self.plan.resolved_spec)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
-                                                  spec_file_bytes(spec_data))
+                                                  spec_file_bytes(spec_data), self.trainer.device)
                 directory.create(spec_data, self.info)
             else:
                 self._restore()
@@ -172,9 +172,10 @@ class TrainingRun:
 
 
 def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine: str = "auto",
-              spec: str | Path | None = None) -> TrainingRun:
+              spec: str | Path | None = None, device: str = "cpu") -> TrainingRun:
     """A new run of ``trials`` networks trained by the plan's training section, in ``out``
-    (default ``runs/NAME-YYYYMMDD-HHMMSS``, UTC); nothing is written until it is opened.
+    (default ``runs/NAME-YYYYMMDD-HHMMSS``, UTC), on ``device`` (run.json records ``cuda``;
+    a resume runs on it again); nothing is written until it is opened.
     ``spec`` is what run.json names as the spec (default: the plan's file). Raises `RunInUse`
     if another process trains in ``out``, `RunExists` if ``out`` holds a run, `LimitError` for
     more than `MAX_TRIALS` trials, and what `Trainer` raises (`SpecError`, `DataError`,
@@ -188,14 +189,16 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
         raise RunExists(directory.path)
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
-    trainer = Trainer(plan, trials, engine=engine)
+    trainer = Trainer(plan, trials, engine=engine, device=device)
     info["engine"] = trainer.engine
+    if device != "cpu":
+        info["device"] = device
     return TrainingRun(plan, trainer, directory, info)
 
 
 def resume_run(path: str | Path) -> TrainingRun:
     """The run in ``path``, to continue from its last checkpoint as it was started: its
-    spec.yaml, its number of trials and its engine (numpy if run.json names none). Takes the
+    spec.yaml, its number of trials, its engine (numpy if run.json names none) and its device. Takes the
     directory (`RunInUse` if another process trains in it) and checks everything before
     returning: run.json, spec.yaml, the checkpoint (this run's, its arrays fitting the spec, all
     finite) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
@@ -210,9 +213,10 @@ def resume_run(path: str | Path) -> TrainingRun:
         spec_bytes = directory.read_spec()
         plan = _compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
-        identity = run_identity(plan, info["trials"], engine, spec_bytes)
+        device = info.get("device", "cpu")
+        identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
         checkpoint = directory.load_checkpoint(info["trials"], identity)
-        trainer = Trainer(plan, info["trials"], engine=engine)
+        trainer = Trainer(plan, info["trials"], engine=engine, device=device)
         info["engine"] = trainer.engine
         directory.identity = identity
         run = TrainingRun(plan, trainer, directory, info, checkpoint)

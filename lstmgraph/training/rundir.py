@@ -32,6 +32,7 @@ import numpy as np
 import yaml
 
 from ..arrays import ArrayFileError, npz_bytes, read_npz
+from ..engine.devices import DEVICES
 from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
                      open_no_follow, read_no_follow, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
@@ -41,7 +42,8 @@ METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 #: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
-RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False)}
+RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
+                 "device": (str, False)}
 #: What summary.json holds (run.RunSummary): key -> type.
 SUMMARY_KEYS = {"network": str, "steps": int, "sequences": int, "stopped_by": str, "window_sequences": int,
                 "first_loss_per_step": float, "last_loss_per_step": float, "trials": int, "engine": str,
@@ -66,20 +68,21 @@ def spec_file_bytes(spec_data: dict) -> bytes:
 LENGTH_KEYS = ("steps", "epochs")
 
 
-def run_identity(plan, trials: int, engine: str, spec_bytes: bytes) -> dict[str, Any]:
+def run_identity(plan, trials: int, engine: str, spec_bytes: bytes, device: str = "cpu") -> dict[str, Any]:
     """What ties a checkpoint to its run: the network (name, parameter count), its seeds
     (weights, data), the trials, and ``settings``, a sha256 digest of spec.yaml's data (but its
     run length, `LENGTH_KEYS`: a run may be continued further) and run.json's settings (trials,
-    engine). A resumed run's must equal its checkpoint's. ``spec_bytes``: spec.yaml's content,
-    which must be valid YAML (it compiled to ``plan``)."""
+    engine, and the device where not the CPU: older identities stay as they were). A resumed
+    run's must equal its checkpoint's. ``spec_bytes``: spec.yaml's content, which must be
+    valid YAML (it compiled to ``plan``)."""
     from ..spec.loader import parse_spec_text
 
     data = copy.deepcopy(parse_spec_text(spec_bytes.decode("utf-8-sig"), "spec.yaml", "yaml")[0])
     if isinstance(data, dict) and isinstance(data.get("training"), dict):
         for key in LENGTH_KEYS:
             data["training"].pop(key, None)
-    settings = json.dumps({"spec": data, "run": {"trials": trials, "engine": engine}}, sort_keys=True,
-                          separators=(",", ":"))
+    run = {"trials": trials, "engine": engine, **({"device": device} if device != "cpu" else {})}
+    settings = json.dumps({"spec": data, "run": run}, sort_keys=True, separators=(",", ":"))
     training = plan.training
     return {"network": plan.name, "parameters": plan.n_parameters,
             "seeds": {"init": plan.init.seed, "data": training.seed if training is not None else None},
@@ -220,7 +223,8 @@ class RunDirectory:
 
     def read_info(self) -> dict[str, Any]:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
-        optionally ``lstmgraph`` and ``spec`` (strings) and a known ``engine``, nothing else."""
+        optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``,
+        nothing else."""
         path = self.path / "run.json"
         info = self.read_json("run.json")
         trials = info.get("trials") if isinstance(info, dict) else None
@@ -231,6 +235,9 @@ class RunDirectory:
             raise RunDirectoryError(f"{path}: 'trials' is {trials}, more than the limit of {MAX_TRIALS:,}")
         if info.get("engine", "numpy") not in ENGINE_NAMES:
             raise RunDirectoryError(f"{path}: unknown engine {info['engine'][:40]!r}; expected compiled or numpy")
+        if info.get("device", "cpu") not in DEVICES:
+            raise RunDirectoryError(f"{path}: unknown device {info['device'][:40]!r}; expected one of "
+                                    f"{', '.join(DEVICES)}")
         return info
 
     def read_summary(self) -> dict[str, Any]:

@@ -91,9 +91,11 @@ class Trainer:
 
     ``engine``: ``auto`` (the compiled executor wherever it can train the spec, else numpy; the
     reason is in `engine_note`), ``compiled`` (`EngineError` where it cannot) or ``numpy``.
+    ``device``: ``cpu``, or ``cuda`` for the compiled engine's GPU executor (`EngineError`
+    where this machine has no GPU).
     """
 
-    def __init__(self, plan: Plan, trials: int = 1, engine: str = "auto"):
+    def __init__(self, plan: Plan, trials: int = 1, engine: str = "auto", device: str = "cpu"):
         self.plan = plan
         self.training = training = training_section(plan)
         if training.steps is None and training.epochs is None and training.data is None:
@@ -103,14 +105,15 @@ class Trainer:
         _check_lengths(plan, training)
         self.trials = trials
         _check_memory(plan, trials)
-        self.engine, self.engine_note = select_engine(plan, training, engine)
+        self.engine, self.engine_note = select_engine(plan, training, engine, device)
+        self.device = device
         weights = initial_weights(plan, [plan.init.seed + i for i in range(trials)])
         self.source = data_source(plan, training)
         self.reset_each_sequence = (training.reset == "sequence" if training.reset
                                     else not self.source.continual)
         self.optimizer = Optimizer.for_training(training)
-        backend = CompiledEngine if self.engine == "compiled" else NumpyEngine
-        self.backend = backend(plan, training, trials, self.optimizer, weights)
+        self.backend = (CompiledEngine(plan, training, trials, self.optimizer, weights, device=device)
+                        if self.engine == "compiled" else NumpyEngine(plan, training, trials, self.optimizer, weights))
         self.steps = 0
         self.sequences = 0
         self.metric_rows = 0

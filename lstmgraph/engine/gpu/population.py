@@ -64,9 +64,11 @@ def load_kernel(flat, n_slots: int, layout: Layout) -> ModuleType:
 
 class GpuPopulation(NamedSlots):
     """The trials of a `CompiledNetwork` on the GPU, ``threads`` threads a trial (32: a warp;
-    1: a thread), their slots in ``slots_in`` memory during a launch (`source.choose_layout`)."""
+    1: a thread; None: a warp on a GPU, a thread in numba's CUDA simulator, which runs each
+    thread as a Python thread, 30 times slower for 32), their slots in ``slots_in`` memory
+    during a launch (`source.choose_layout`)."""
 
-    def __init__(self, network, weights: Weights, rate: float | np.ndarray, threads: int = 32,
+    def __init__(self, network, weights: Weights, rate: float | np.ndarray, threads: int | None = None,
                  slots_in: str = "auto"):
         trials = next(iter(weights.values())).shape[0]
         self._open(network, trials, threads, slots_in)
@@ -80,7 +82,7 @@ class GpuPopulation(NamedSlots):
         self.set_rate(rate)
 
     @classmethod
-    def from_slots(cls, network, slots: np.ndarray, rates: np.ndarray, threads: int = 32,
+    def from_slots(cls, network, slots: np.ndarray, rates: np.ndarray, threads: int | None = None,
                    slots_in: str = "auto") -> "GpuPopulation":
         """Trials whose whole slot array (slots, trials) and rates are given: CPU trials moved
         to the device (`slots` gives them back)."""
@@ -90,8 +92,10 @@ class GpuPopulation(NamedSlots):
         population.rates = population.cuda.to_device(np.ascontiguousarray(rates, dtype=np.float64))
         return population
 
-    def _open(self, network, trials: int, threads: int, slots_in: str) -> None:
+    def _open(self, network, trials: int, threads: int | None, slots_in: str) -> None:
         self.cuda = cuda_module()
+        if threads is None:
+            threads = 1 if simulated(self.cuda) else 32
         self.network = network
         self.program = network.program
         self.trials = trials
@@ -134,6 +138,15 @@ class GpuPopulation(NamedSlots):
 
     def finite(self) -> bool:
         return bool(np.isfinite(self.V.copy_to_host()).all())
+
+    def snapshot(self) -> list[np.ndarray]:
+        """Every trial's slots and rates, on the host (`restore` puts them back)."""
+        return [self.V.copy_to_host(), self.rates.copy_to_host()]
+
+    def restore(self, snapshot: list[np.ndarray]) -> None:
+        slots, rates = snapshot
+        self.V.copy_to_device(np.ascontiguousarray(slots))
+        self.rates.copy_to_device(np.ascontiguousarray(rates))
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: np.ndarray, targets: np.ndarray, momentum: float = 0.0, decay: float = 1.0,
