@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from .. import success
+from ..engine.compiled.bound import bind_kernel
 from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage
 from ..success import NOT_JUDGED
 from .counters import (CHECK_AFTER_RIGHT, SEQUENCE_COUNTERS, SequenceCounter as Counter, SequencePhase as Phase,
@@ -266,12 +267,11 @@ def drive(block: LaneBlock, momentum: float, rule: Rule, training: LaneSequences
                       np.zeros(lanes, dtype=np.int64), np.zeros(lanes),
                       np.zeros((lanes, stage_inputs.shape[0], outputs.shape[2])), np.zeros(lanes, dtype=np.bool_),
                       errors, *pairwise_scratch())
-    _drive(block.kernel, block.for_driver(momentum), rule, training, frozen, counters, recent, test_errors, outputs,
-           scratch, work)
+    bind_kernel(_drive, block.kernel)(block.for_driver(momentum), rule, training, frozen, counters, recent,
+                                      test_errors, outputs, scratch, work)
 
 
-# Compiled once per process, kernel and lane count, not cached (as `stream_driver._drive`).
-@numba.njit(nogil=True)
+# Compiled by `bind_kernel` with ``kernel`` bound in (cached on disk, once per kernel).
 def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors, outputs, scratch, work):
     V, rows, rates, momentum = block.V, block.rows, block.rates, block.momentum
     kind, phase, code, mode, run_start, run_stop, runs = block.program

@@ -25,6 +25,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from ..engine.compiled.bound import bind_kernel
 from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage
 from .counters import (FIRST_CHUNK, NOT_RUN, STREAM_COUNTERS, Status, StreamCounter as Counter,
                        StreamSetting as Setting)
@@ -215,13 +216,10 @@ def drive(block: LaneBlock, momentum: float, rule: Rule, train: LaneData, test: 
     scratch = Scratch(stage_inputs, stage_targets, np.zeros(lanes, dtype=np.bool_), np.zeros(lanes, dtype=np.bool_),
                       np.zeros(lanes, dtype=np.int64), np.zeros(lanes), np.zeros((lanes, 0, stage_targets.shape[2])),
                       np.zeros(lanes, dtype=np.bool_))
-    _drive(block.kernel, block.for_driver(momentum), rule, train, test, counters, scores, scratch, work)
+    bind_kernel(_drive, block.kernel)(block.for_driver(momentum), rule, train, test, counters, scores, scratch, work)
 
 
-# The kernel is an argument: this function is compiled once per process, kernel and
-# lane count (a few seconds) and not cached: numba's cache does not notice a change in a
-# function another one calls.
-@numba.njit(nogil=True)
+# Compiled by `bind_kernel` with ``kernel`` bound in (cached on disk, once per kernel).
 def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
     V, rows, rates, momentum = block.V, block.rows, block.rates, block.momentum
     kind, phase, code, mode, run_start, run_stop, runs = block.program
