@@ -108,9 +108,12 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-adding-t100": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
         TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output")),
-    "gers2000-cerg-state-decay": (TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),),
+    "gers2000-cerg-state-decay": (
+        TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),
+        TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
     **{row: (_no_shortcut(row), TriedChange(_TESTS_1E5, f"results/test-streams-1e5/{row}"))
        for row in ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")},
+    "gers2000-cnto-forget-decay": (_no_shortcut("gers2000-cnto-forget-decay"),),
     "gers2000-cnto-forget": (
         TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange("the most active output judged", "results/gers2000-cnto-forget-most-active"),
