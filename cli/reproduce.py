@@ -225,7 +225,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")
-    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (schedule.Stopped)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (stops.Stopped)
         folder = ResultsFolder(out)
         summarised = (f" and summarised so far in {folder.RESULTS}, {folder.CSV} and {folder.FIGURE}"
                       if getattr(stop, "results", None) else "")

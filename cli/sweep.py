@@ -94,22 +94,17 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
                    f"on {where} -> {out}")
         click.echo(f"judged by {chosen.judged_by}")
         for setting in settings:
-            if setting.added:
-                click.echo(f"setting {setting.index} ({setting.label()}; null: the subject's own) is added as the "
-                           "reference of the paired tests (--no-own-setting leaves it out)")
-
-    def started(setting) -> None:
-        if not as_json:
-            own = " (the own setting: the paired tests' reference)" if setting.own else ""
-            click.echo(f"setting {setting.index}: {setting.label()}{own} -> {out / setting.folder}")
+            note = (" (the subject's own, added as the paired tests' reference; --no-own-setting leaves it out)"
+                    if setting.added else " (the own setting: the paired tests' reference)" if setting.own else "")
+            click.echo(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
 
     def done(setting, row_done: dict) -> None:
         if not as_json:
-            click.echo(f"  {_trial_line(row_done, row.protocol.counted)}")
+            click.echo(f"  setting {setting.index}, {_trial_line(row_done, row.protocol.counted)}")
 
     try:
         document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds, lanes,
-                             started, done, device=device)
+                             done, device=device)
     except SweepError as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
@@ -117,8 +112,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     except (ResultsConflict, ClusterError, OSError) as error:
         fail(str(error))
     except KeyboardInterrupt as stop:
-        click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has the "
-                   "settings so far, running trials their checkpoints; run the same command to resume", err=True)
+        click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has every "
+                   "setting's so far, running trials their checkpoints; run the same command to resume", err=True)
         sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
     if as_json:
         click.echo(json.dumps(document, indent=2, sort_keys=True))

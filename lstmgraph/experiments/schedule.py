@@ -1,4 +1,4 @@
-"""Run an experiment's trials on workers: the schedule of pieces, stop signals, and the run.
+"""Run experiments' trials on workers: the schedule of pieces and the run (stop signals: `stops.py`).
 
 A trial runs in pieces (`trial.Trial`): each piece (`piece.Piece`) is a task for a worker
 (`workers.py`: local processes, or a Dask cluster) that starts from the trial's last checkpoint,
@@ -9,20 +9,19 @@ trial's row and trained weights. Only this process writes the results folder
 
 from __future__ import annotations
 
-import signal
-import threading
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import contextmanager
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..engine.compiled.network import kernel_for
-from ..files import BUNDLED_SPECS
+from ..files import BUNDLED_SPECS, make_folder
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_STEPS, check_count
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
+from .stops import Stopped, stopped_by_signals, stops_deferred
 from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
 from .summary import csv_text, results_of
 from .trial import DeviceError, check_device
@@ -71,138 +70,162 @@ def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds
         raise ValueError(f"lanes must be a whole number from 1 to 64, not {lanes!r}")
 
 
-# -- stop signals ----------------------------------------------------------------------------------
-#: The signals that stop a run the way Ctrl-C does: a terminal's Ctrl-C, and the SIGTERM of
-#: `kill`, `timeout` or a batch scheduler (SLURM sends it before its SIGKILL).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Stopped(KeyboardInterrupt):
-    """The run was stopped by ``signal_number``: its workers are ended, its trials resume.
-    ``results``: what `run_experiment` wrote for the trials that had finished (None if none)."""
-
-    def __init__(self, signal_number: int):
-        super().__init__(signal.Signals(signal_number).name)
-        self.signal_number = signal_number
-        self.results: dict[str, Any] | None = None
-
-
-def _raise_stopped(signal_number: int, frame: object) -> None:
-    raise Stopped(signal_number)
-
-
-@contextmanager
-def _stop_signals_handled_by(handler: Callable[[int, object], None]) -> Iterator[bool]:
-    """``handler`` for the stop signals this process does not ignore (a shell script's `cmd &`
-    ignores Ctrl-C) while the block runs; yields False, doing nothing, outside the main thread
-    (only the main thread handles signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield False
-        return
-    heeded = [number for number in STOP_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
-    former = {number: signal.signal(number, handler) for number in heeded}
-    try:
-        yield True
-    finally:
-        for number, handler in former.items():
-            signal.signal(number, handler)
-
-
-@contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """A stop signal raises `Stopped` in the main thread, so the run ends through its `finally`
-    (workers terminated, nothing left behind) instead of dying where it stands."""
-    with _stop_signals_handled_by(_raise_stopped):
-        yield
-
-
-@contextmanager
-def _stops_deferred() -> Iterator[None]:
-    """Hold a stop signal until the block ends, then raise it: a worker whose start is cut short
-    reads half its start-up data and prints a traceback. The handler defers it in this process
-    (any thread may receive the signal); the signal mask, which started workers inherit, keeps a
-    terminal's Ctrl-C from reaching them before they ignore it."""
-    caught: list[int] = []
-    with _stop_signals_handled_by(lambda number, frame: caught.append(number)) as handled:
-        if not handled:
-            yield
-            return
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
-        try:
-            yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if caught:
-        raise Stopped(caught[0])
-
-
-
-
 # -- the schedule ------------------------------------------------------------------------------------
+class _Run:
+    """One experiment's trials into one results folder, seeds 0..trials-1: what the folder holds
+    (read and checked when made, nothing written), then, once opened, its lock, checkpoints and
+    rows. Opened when its first piece is due and closed when its last trial ends, so a sweep of
+    many settings holds the locks of the few running, not of all."""
+
+    def __init__(self, experiment: Experiment, out: Path, trials: int, budget_steps: int | None, specs: Path,
+                 device: str, trial_done: TrialDone):
+        self.experiment, self.folder, self.trials = experiment, ResultsFolder(out), trials
+        self.budget_steps, self.trial_done = budget_steps, trial_done
+        self.wanted = settings(experiment, budget_steps, specs, device)
+        self.digest = settings_digest(self.wanted)
+        make_folder(self.folder.path)  # (`OutputError` naming a path that cannot be a folder)
+        self.stored, self.cut, self.rows, self.todo = self._read()
+        # Every piece of the run's trials on a worker shares one compilation of the specialised
+        # kernel (results are bit-identical either way): worth it for long runs only.
+        self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
+        self.checkpoints: dict[int, bytes | None] = {}
+        self._lock: ExitStack | None = None
+        self.final: dict[str, Any] | None = None  # its results, once closed
+
+    def _read(self) -> tuple[list[dict[str, Any]], bool, list[dict[str, Any]], list[int]]:
+        """The folder's rows as stored, whether a kill cut the last, those of seeds in range, and
+        the seeds still to run; `ResultsConflict` for trials of other settings or damaged files."""
+        self.folder.check_settings(self.wanted, self.experiment.name)
+        stored, cut = self.folder.read_rows(self.experiment.protocol, self.experiment.protocol.limit)
+        rows = [row for row in stored if row["seed"] < self.trials]
+        done = {row["seed"] for row in rows}
+        return stored, cut, rows, [seed for seed in range(self.trials) if seed not in done]
+
+    @property
+    def opened(self) -> bool:
+        return self._lock is not None
+
+    def open(self) -> None:
+        """Lock the folder, read it again (another run may have written it since), read the
+        checkpoints of the trials to run (checked), then write: the settings, the rows without
+        a line a kill cut, no checkpoint for a trial that ended after it."""
+        self._lock = ExitStack()
+        self._lock.enter_context(self.folder.locked())
+        self.stored, self.cut, self.rows, self.todo = self._read()
+        for seed in self.todo:
+            found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digest)
+            self.checkpoints[seed] = found[0] if found is not None else None
+        self.folder.write_settings(self.wanted)
+        if self.cut:  # the line a kill cut: that trial runs again
+            self.folder.write_rows(self.stored)
+        for row in self.rows:
+            self.folder.remove_checkpoint(row["seed"])  # ended after it
+            self.trial_done(row)
+
+    def results(self) -> dict[str, Any] | None:
+        """The run's results: as its close wrote them; at a stop, those of the trials finished
+        so far, written to the folder if the run had opened it (None if none finished)."""
+        if self.final is not None:
+            return self.final
+        if not self.rows:
+            return None
+        if not self.opened:  # its folder is not ours to write: the figures only
+            return results_of(self.experiment, self.budget_steps, self.rows)
+        return write_results(self.folder, self.experiment, self.budget_steps, self.rows)
+
+    def close(self) -> dict[str, Any]:
+        """Every trial ended: the run's results written, its lock let go."""
+        try:
+            self.final = write_results(self.folder, self.experiment, self.budget_steps, self.rows)
+            return self.final
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+
+
 class _Schedule:
-    """The trials of a run: waiting, running (in one piece at a time, up to `lanes` trials to a
-    piece) and their checkpoints (as the folder holds them, checked before the run writes)."""
+    """The trials of some runs: waiting, running (in one piece at a time, up to `lanes` trials of
+    one run to a piece) and their checkpoints (as the folders hold them, checked before a run's
+    folder is written). Trials are taken in the runs' order, seeds in order, so every worker has
+    work while any trial waits, and the runs end one after another."""
 
     #: A piece whose worker was lost this many times is not tried again.
     LOSSES = 3
 
-    def __init__(self, experiment: Experiment, spec_data: dict[str, Any], folder: ResultsFolder, digest: str,
-                 checkpoints: dict[int, bytes | None], budget_steps: int | None, checkpoint_seconds: float,
-                 lanes: int, device: str = "cpu"):
-        self.experiment, self.spec_data, self.folder, self.digest = experiment, spec_data, folder, digest
-        self.device = device
-        self.budget_steps, self.checkpoint_seconds = budget_steps, checkpoint_seconds
-        todo = list(checkpoints)
-        self.ready = list(todo)  # not ended, not in a running piece; seeds in order
+    def __init__(self, runs: list[_Run], checkpoint_seconds: float, lanes: int, device: str):
+        self.runs, self.device, self.checkpoint_seconds, self.lanes = runs, device, checkpoint_seconds, lanes
         # Up to `lanes` trials side by side in a piece (a block of lanes, `trial.advance_together`).
-        self.lanes = lanes
-        # Every piece of the run's trials on a worker shares one compilation of the specialised
-        # kernel (results are bit-identical either way): worth it for long runs only.
-        self.kernel = kernel_for(len(todo) * budget_steps) if budget_steps is not None else "specialised"
-        self.checkpoints = dict(checkpoints)
-        self.piece_steps = {seed: FIRST_PIECE_STEPS for seed in todo}
-        self.losses = {seed: 0 for seed in todo}
-        self.running: dict[Future, tuple[int, ...]] = {}
-        self.reports: dict[int, ProgressReport] = {}
+        self.ready = [(index, seed) for index, run in enumerate(runs) for seed in run.todo]
+        self.piece_steps: dict[tuple[int, int], int] = {}  # a trial's next piece (FIRST_PIECE_STEPS at first)
+        self.losses: dict[tuple[int, int], int] = {}
+        self.running: dict[Future, tuple[tuple[int, int], ...]] = {}
+        self.reports: dict[tuple[int, int], ProgressReport] = {}
+        self.waiting = {index: len(run.todo) for index, run in enumerate(runs)}  # trials not ended
 
-    def submit(self, workers: Workers, seeds: tuple[int, ...]) -> None:
-        experiment = self.experiment
-        piece = Piece(experiment.task, experiment.task_options, experiment.protocol, self.spec_data, seeds,
-                      self.budget_steps, self.kernel,
-                      min(self.piece_steps[seed] for seed in seeds), tuple(self.checkpoints[seed] for seed in seeds),
-                      self.device)
-        self.running[workers.submit(run_piece, piece)] = seeds
+    def submit(self, workers: Workers, keys: tuple[tuple[int, int], ...]) -> None:
+        run = self.runs[keys[0][0]]
+        experiment, seeds = run.experiment, tuple(seed for _, seed in keys)
+        piece = Piece(experiment.task, experiment.task_options, experiment.protocol, run.wanted["spec_data"], seeds,
+                      run.budget_steps, run.kernel, min(self.piece_steps.get(key, FIRST_PIECE_STEPS) for key in keys),
+                      tuple(run.checkpoints[seed] for seed in seeds), self.device)
+        self.running[workers.submit(run_piece, piece)] = keys
+
+    def open(self, index: int) -> None:
+        """Open run ``index`` (`_Run.open`), its trials waiting as its folder now says; closed at
+        once if none is left."""
+        run = self.runs[index]
+        run.open()
+        self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in run.todo])
+        self.waiting[index] = len(run.todo)
+        if not run.todo:
+            run.close()
 
     def fill(self, workers: Workers) -> None:
         """Pieces for the ready trials on the free workers: the trials spread evenly, at most
-        `lanes` to a piece (a trial that ended leaves its lane to the next one waiting)."""
+        `lanes` to a piece and of one run (a trial that ended leaves its lane to the next one)."""
         while self.ready and len(self.running) < workers.slots:
+            first = self.ready[0][0]
+            if not self.runs[first].opened:
+                self.open(first)
+                continue
             size = min(self.lanes, -(-len(self.ready) // (workers.slots - len(self.running))))
-            seeds, self.ready = tuple(self.ready[:size]), self.ready[size:]
-            self.submit(workers, seeds)
+            keys = tuple(key for key in self.ready[:size] if key[0] == first)
+            self.ready = self.ready[len(keys):]
+            self.submit(workers, keys)
 
-    def progressed(self, result: PieceTrial, seconds: float) -> None:
+    def progressed(self, index: int, result: PieceTrial, seconds: float) -> None:
         """A piece ended with this trial still running: keep its checkpoint, size its next."""
-        seed = result.seed
-        self.checkpoints[seed] = result.checkpoint
-        self.folder.write_checkpoint(seed, result.checkpoint, self.digest)
-        self.reports[seed] = result.report
+        run, key = self.runs[index], (index, result.seed)
+        run.checkpoints[result.seed] = result.checkpoint
+        run.folder.write_checkpoint(result.seed, result.checkpoint, run.digest)
+        self.reports[key] = result.report
         if result.steps > 0:
             scale = self.checkpoint_seconds / max(seconds, 1e-3)
-            self.piece_steps[seed] = int(min(max(result.steps * min(scale, 10.0), 1000), 10**9))
-        self.ready = sorted(self.ready + [seed])
+            self.piece_steps[key] = int(min(max(result.steps * min(scale, 10.0), 1000), 10**9))
+        self.ready = sorted(self.ready + [key])
 
-    def finished(self, result: PieceTrial) -> None:
-        """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint."""
-        self.folder.save_trial(result.seed, self.spec_data, result.weights, result.row)
-        self.folder.append_row(result.row)
-        self.folder.remove_checkpoint(result.seed)
-        self.reports.pop(result.seed, None)
+    def finished(self, index: int, result: PieceTrial) -> None:
+        """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint;
+        the run's results and lock when it was the run's last."""
+        run = self.runs[index]
+        run.folder.save_trial(result.seed, run.wanted["spec_data"], result.weights, result.row)
+        run.folder.append_row(result.row)
+        run.folder.remove_checkpoint(result.seed)
+        self.reports.pop((index, result.seed), None)
+        run.rows.append(result.row)
+        run.trial_done(result.row)
+        self.waiting[index] -= 1
+        if self.waiting[index] == 0:
+            run.close()
 
-    def report(self, done: int, total: int) -> ProgressReport:
+    def report(self) -> ProgressReport:
         running = sorted(self.reports.items())
         label = "; ".join(report.describe() for _, report in running[:3]) + ("; ..." if len(running) > 3 else "")
-        return ProgressReport("trials", done, total, label,
+        done = sum(len(run.rows) for run in self.runs)
+        return ProgressReport("trials", done, sum(run.trials for run in self.runs), label,
                               {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)})
 
 
@@ -219,41 +242,52 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     ``device`` ``cuda``: every trial in one piece on the GPU (`trial.check_device`), one worker.
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was."""
+    try:
+        return run_experiments([(experiment, out)], trials, jobs, budget_steps, specs,
+                               lambda index, row: trial_done(row), progress, cluster, checkpoint_seconds, lanes,
+                               device)[0]
+    except Stopped as stop:
+        stop.results = stop.results[0] if stop.results else None
+        raise
+
+
+def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: int, budget_steps: int | None = None,
+                    specs: Path = BUNDLED_SPECS,
+                    trial_done: Callable[[int, dict[str, Any]], None] = lambda index, row: None,
+                    progress: Progress | None = None, cluster: Any = None,
+                    checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
+                    device: str = "cpu") -> list[dict[str, Any]]:
+    """`run_experiment` for each (experiment, results folder) of ``targets`` at once, on one set
+    of workers: a worker that ends one experiment's trials takes up the next's, so none waits
+    while a trial runs on. Returns each target's results; ``trial_done(index, row)``. Every
+    folder is checked before any is written; a stop (`Stopped`) carries in ``results`` each
+    target's results so far (None where no trial has finished)."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    check_run_device(experiment, device, cluster)
+    for experiment, _ in targets:
+        check_run_device(experiment, device, cluster)
     if device == "cuda":
         jobs, lanes = 1, trials
-    experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
-    folder = ResultsFolder(out)
-    with folder.locked():
-        wanted = settings(experiment, budget_steps, specs, device)
-        folder.check_settings(wanted, experiment.name)
-        digest = settings_digest(wanted)
-        stored, cut = folder.read_rows(experiment.protocol, experiment.protocol.limit)
-        rows = [row for row in stored if row["seed"] < trials]
-        done = {row["seed"] for row in rows}
-        todo = [seed for seed in range(trials) if seed not in done]
-        checkpoints = {}
-        for seed in todo:
-            found = folder.read_checkpoint(seed, experiment.protocol.kind, digest)
-            checkpoints[seed] = found[0] if found is not None else None
-        # Checked: now the folder is written.
-        folder.write_settings(wanted)
-        if cut:  # the line a kill cut: that trial runs again
-            folder.write_rows(stored)
-        for row in rows:
-            folder.remove_checkpoint(row["seed"])  # ended after it
-            trial_done(row)
-        if todo:
-            schedule = _Schedule(experiment, wanted["spec_data"], folder, digest, checkpoints, budget_steps,
-                                 checkpoint_seconds, lanes, device)
-            try:
-                with _stopped_by_signals():
-                    _run(schedule, workers_for(jobs, cluster), rows, trials, trial_done, progress)
-            except Stopped as stop:  # the figures of the trials that finished, as the end writes them
-                stop.results = write_results(folder, experiment, budget_steps, rows) if rows else None
-                raise
-        return write_results(folder, experiment, budget_steps, rows)
+    for experiment, _ in targets:
+        experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
+    runs = [_Run(experiment, Path(out), trials, budget_steps, specs, device,
+                 lambda row, index=index: trial_done(index, row))
+            for index, (experiment, out) in enumerate(targets)]
+    # Checked: now the folders are written, each as its turn comes (those with nothing to run at once).
+    schedule = _Schedule(runs, checkpoint_seconds, lanes, device)
+    try:
+        for index, run in enumerate(runs):
+            if not run.todo:
+                schedule.open(index)
+        if schedule.ready:
+            with stopped_by_signals():
+                _run(schedule, workers_for(jobs, cluster), progress)
+    except Stopped as stop:  # the figures of the trials that finished, as the end writes them
+        stop.results = [run.results() for run in runs]
+        raise
+    finally:
+        for run in runs:
+            run.release()
+    return [run.results() for run in runs]
 
 
 def write_results(folder: ResultsFolder, experiment: Experiment, budget_steps: int | None,
@@ -266,42 +300,41 @@ def write_results(folder: ResultsFolder, experiment: Experiment, budget_steps: i
     return results
 
 
-def _run(schedule: _Schedule, workers: Workers, rows: list[dict[str, Any]], trials: int, trial_done: TrialDone,
-         progress: Progress | None) -> None:
+def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> None:
     try:
-        with _stops_deferred():  # submitting starts the workers
+        with stops_deferred():  # submitting starts the workers
             schedule.fill(workers)
         while schedule.running:
             finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
             for future in finished:
-                seeds = schedule.running.pop(future)
+                keys = schedule.running.pop(future)
+                index = keys[0][0]
                 try:
                     result = future.result()
                 except PieceCheckpointError as error:
-                    path = schedule.folder.checkpoint_path(error.seed)
+                    path = schedule.runs[index].folder.checkpoint_path(error.seed)
                     raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
                                           "delete it to run that trial from the start") from None
                 except BaseException as error:
                     if not workers.lost(error):
                         raise
-                    if max(schedule.losses[seed] for seed in seeds) >= schedule.LOSSES:
-                        raise ClusterError(f"trials {', '.join(map(str, seeds))}: their worker was lost "
-                                           f"{schedule.LOSSES + 1} times ({type(error).__name__}); their checkpoints "
-                                           "are kept: run the same command to resume") from None
-                    for seed in seeds:  # their worker was lost: again from their last checkpoints
-                        schedule.losses[seed] += 1
-                    schedule.ready = sorted(schedule.ready + list(seeds))
+                    if max(schedule.losses.get(key, 0) for key in keys) >= schedule.LOSSES:
+                        seeds = ", ".join(str(seed) for _, seed in keys)
+                        raise ClusterError(f"trials {seeds}: their worker was lost {schedule.LOSSES + 1} times "
+                                           f"({type(error).__name__}); their checkpoints are kept: run the same "
+                                           "command to resume") from None
+                    for key in keys:  # their worker was lost: again from their last checkpoints
+                        schedule.losses[key] = schedule.losses.get(key, 0) + 1
+                    schedule.ready = sorted(schedule.ready + list(keys))
                     continue
                 for trial in result.trials:
                     if trial.row is None:
-                        schedule.progressed(trial, result.seconds)
+                        schedule.progressed(index, trial, result.seconds)
                     else:
-                        schedule.finished(trial)
-                        rows.append(trial.row)
-                        trial_done(trial.row)
+                        schedule.finished(index, trial)
             schedule.fill(workers)
             if progress is not None:
-                progress(schedule.report(len(rows), trials))
+                progress(schedule.report())
     finally:
         # The end, a stop signal or an error: stop the workers; finished trials are in trials.jsonl,
         # running ones resume from their checkpoints.

@@ -1,4 +1,4 @@
-"""Run a sweep: every setting of the grid as a row, through `schedule.run_experiment`.
+"""Run a sweep: every setting of the grid as a row, through `schedule.run_experiments`.
 
 The sweep's folder ``DIR`` holds one results folder per setting, ``DIR/settings/INDEX`` (with
 everything `reproduce` gives a row: the same seeds 0..N-1 for every setting, checkpoints,
@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator
 from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from .folder import ResultsFolder, locked_folder
-from .schedule import CHECKPOINT_SECONDS, Stopped, check_run_device, check_run_settings, run_experiment, settings
+from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
+from .stops import Stopped
 from .status import FolderError, folder_status
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
@@ -86,47 +87,48 @@ def write_outputs(out: Path, document: dict[str, Any]) -> None:
 
 
 class SweepStopped(KeyboardInterrupt):
-    """A stop signal ended the sweep in setting ``setting``; what had finished is in sweep.json."""
+    """A stop signal ended the sweep; what had finished, in every setting, is in sweep.json."""
 
-    def __init__(self, signal_number: int, setting: int):
+    def __init__(self, signal_number: int):
         super().__init__(signal_number)
-        self.signal_number, self.setting = signal_number, setting
+        self.signal_number = signal_number
 
 
 def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]], trials: int, jobs: int,
               out: Path, budget_steps: int | None = None, cluster: Any = None,
               checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-              setting_started: Callable[[Setting], None] = lambda setting: None,
               trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
               progress: Any = None, device: str = "cpu") -> dict[str, Any]:
     """Run every setting of ``grid`` (`sweep.grid`) for seeds 0..trials-1 into ``out`` and return
-    sweep.json's content. Each setting is checked (its plan compiled) and each setting's folder
-    against its settings before anything is written. ``device`` ``cuda``: each setting's trials
-    at once on the GPU (`schedule.run_experiment`)."""
+    sweep.json's content. The settings' trials share the workers (`schedule.run_experiments`),
+    taken setting by setting, so no worker waits while another setting's trial runs on. Each
+    setting is checked (its plan compiled) and each setting's folder against its settings
+    before anything is written. ``device`` ``cuda``: each setting's trials at once on the GPU."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
     check_plans(grid)
     document_head = head(subject, varied, trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
-    rows: dict[int, list[dict[str, Any]]] = {setting.index: [] for setting in grid}
     with sweep_locked(out):
         check_folders(grid, out, budget_steps, device)
-        for setting in grid:
-            setting_started(setting)
-            try:
-                results = run_experiment(setting.experiment, trials, jobs, out / setting.folder, budget_steps,
-                                         BUNDLED_SPECS, lambda row, s=setting: trial_done(s, row), progress,
-                                         cluster, checkpoint_seconds, lanes, device)
-            except Stopped as stop:
-                rows[setting.index] = (stop.results or {}).get("trials", [])
-                done = [entry for entry in listed if entry["index"] <= setting.index]
-                write_outputs(out, sweep_document(document_head, done, rows))
-                raise SweepStopped(stop.signal_number, setting.index) from None
-            rows[setting.index] = results["trials"]
-        document = sweep_document(document_head, listed, rows)
+        targets = [(setting.experiment, out / setting.folder) for setting in grid]
+        try:
+            results = run_experiments(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
+                                      lambda index, row: trial_done(grid[index], row), progress, cluster,
+                                      checkpoint_seconds, lanes, device)
+        except Stopped as stop:  # every setting's trials finished so far
+            write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
+            raise SweepStopped(stop.signal_number) from None
+        document = sweep_document(document_head, listed, _rows(grid, results))
         write_outputs(out, document)
     return document
+
+
+def _rows(grid: list[Setting], results: list[dict[str, Any] | None] | None) -> dict[int, list[dict[str, Any]]]:
+    """Each setting's finished trials' rows, by its index."""
+    results = results or [None] * len(grid)
+    return {setting.index: (found or {}).get("trials", []) for setting, found in zip(grid, results)}
 
 
 @dataclass(frozen=True)

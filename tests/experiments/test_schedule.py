@@ -140,7 +140,7 @@ def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):
     trial (the table's "1 of 3" row), the exception carries them, and the same call resumes."""
     import signal
 
-    from lstmgraph.experiments.schedule import Stopped
+    from lstmgraph.experiments.stops import Stopped
 
     experiment = find_experiment("hochreiter1997-adding-t100")
 
@@ -175,3 +175,56 @@ def test_a_checkpoint_the_folder_takes_but_its_trial_refuses_is_named_not_a_trac
     with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: not a checkpoint of this trial "
                                               r"\(CheckpointMismatch: .*\); delete it"):
         run_experiment(experiment, 1, 1, tmp_path, budget_steps=1000)
+
+
+def test_experiments_run_together_give_each_folder_the_rows_of_a_run_alone(tmp_path):
+    """`run_experiments`: two rows on one set of workers, each folder as `run_experiment` alone
+    leaves it (trial for trial), and each finished trial reported with its target's index."""
+    from lstmgraph.experiments.folder import ResultsFolder
+    from lstmgraph.experiments.schedule import run_experiments
+
+    rows = [find_experiment("gers2002-gts-peephole"), find_experiment("hochreiter1997-adding-t100")]
+    seen = []
+    together = run_experiments([(rows[0], tmp_path / "a"), (rows[1], tmp_path / "b")], 2, 2, budget_steps=2000,
+                               trial_done=lambda index, row: seen.append((index, row["seed"])))
+    assert sorted(seen) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    for experiment, name, results in zip(rows, "ab", together):
+        alone = run_experiment(experiment, 2, 1, tmp_path / f"{name}-alone", budget_steps=2000)
+        strip = lambda found: [{k: v for k, v in row.items() if k != "seconds"} for row in found["trials"]]
+        assert strip(results) == strip(alone)
+        assert json.loads((tmp_path / name / "results.json").read_text()) == results
+        assert ResultsFolder(tmp_path / name).holder() is None  # each lock let go
+
+
+def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials(tmp_path):
+    """One trial in each of two rows and two workers: both trials start at once (a sweep's
+    settings no longer wait for the one before to end), each piece of one row only, and only
+    the folders whose trials started are locked."""
+    from concurrent.futures import Future
+
+    from lstmgraph.experiments.schedule import _Run, _Schedule
+    from lstmgraph.experiments.workers import Workers
+    from lstmgraph.files import BUNDLED_SPECS
+
+    class Recorded(Workers):
+        slots, description = 2, "two recorded slots"
+
+        def __init__(self):
+            self.pieces = []
+
+        def submit(self, function, argument):
+            self.pieces.append(argument)
+            return Future()
+
+    experiment = find_experiment("gers2002-gts-peephole")
+    runs = [_Run(experiment, tmp_path / str(index), 1, 2000, BUNDLED_SPECS, "cpu", lambda row: None)
+            for index in range(3)]
+    schedule, workers = _Schedule(runs, 60.0, 4, "cpu"), Recorded()
+    try:
+        schedule.fill(workers)
+        assert [piece.seeds for piece in workers.pieces] == [(0,), (0,)]
+        assert [run.opened for run in runs] == [True, True, False]
+        assert schedule.ready == [(2, 0)]
+    finally:
+        for run in runs:
+            run.release()
