@@ -38,7 +38,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: each setting's trials at once on this machine's GPU (docs/gpu.md).")
+              help="cuda: every setting's trials at once on this machine's GPU, settings of one net in one population (docs/gpu.md).")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
@@ -88,7 +88,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         _print_status(status, as_json)
         return
     if not as_json:
-        where = ("this machine's GPU, a setting's trials at once" if device == "cuda" else
+        where = ("this machine's GPU, every setting's trials at once" if device == "cuda" else
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
                    f"on {where} -> {out}")

@@ -29,7 +29,7 @@ from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 
-DRIVER_VERSION = "2"
+DRIVER_VERSION = "3"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:
@@ -39,6 +39,12 @@ def _population(trials: list, threads: int | None) -> GpuPopulation:
     slots = np.stack([engine.population.lanes[0].V[:, 0] for engine in engines], axis=1)
     rates = np.array([engine.rate for engine in engines], dtype=np.float64)
     return GpuPopulation.from_slots(engines[0].network, slots, rates, threads=threads)
+
+
+def _momenta(cuda, trials: list):
+    """Each trial's momentum on the device: a sweep's settings may differ in it (the rates are
+    the population's own)."""
+    return cuda.to_device(np.array([trial.engine.training.momentum for trial in trials], dtype=np.float64))
 
 
 def _give_back(population: GpuPopulation, trials: list) -> None:
@@ -106,7 +112,7 @@ def advance_on_gpu(trials: list, rule, counters: np.ndarray, scores: np.ndarray,
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
         drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, float(trials[0].engine.training.momentum),
+            population.R, population.V, population.rates, _momenta(cuda, trials),
             float(rule.tolerance), float(rule.rate_decay), cuda.to_device(rule.settings),
             cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
             *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
@@ -155,7 +161,7 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, float(trials[0].engine.training.momentum),
+            population.R, population.V, population.rates, _momenta(cuda, trials),
             float(rule.tolerance), float(rule.max_error), NOT_JUDGED, cuda.to_device(rule.settings),
             cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
             cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
@@ -189,7 +195,7 @@ _STREAM_DRIVE = _HEADER.replace("#IMPORT", "from lstmgraph.experiments.stream_dr
     "#DEVICE_FUNCTIONS", "lane_begin, lane_after = device_version(lane_begin, DEVICE), device_version(lane_after, DEVICE)") + '''
 
 @cuda.jit(cache=True)
-def drive(R, V, rates, momentum, tolerance, rate_decay, settings, rows, train_inputs, train_targets, train_ends,
+def drive(R, V, rates, momenta, tolerance, rate_decay, settings, rows, train_inputs, train_targets, train_ends,
           train_counts, train_at, test_inputs, test_targets, test_ends, test_counts, test_at, counters, scores, sums,
           record, wrong, work):
     """The CPU stream driver's loop for trial g until it stops or has run ``work`` steps:
@@ -219,7 +225,7 @@ def drive(R, V, rates, momentum, tolerance, rate_decay, settings, rows, train_in
             inputs, targets, first = test_inputs, test_targets, r1 + counter[TEST_POSITION]
         steps = 0
         for t in range(room):
-            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momentum, 1.0, tolerance, learning, sums,
+            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, tolerance, learning, sums,
                  record, wrong, 0)
             steps = t + 1
             if wrong[g]:
@@ -239,7 +245,7 @@ _SEQUENCE_DRIVE = _HEADER.replace(
                          "device_version(sequence_after, DEVICE)") + '''
 
 @cuda.jit(cache=True)
-def drive(R, V, rates, momentum, tolerance, max_error, not_judged, settings, rows, train_inputs, train_targets,
+def drive(R, V, rates, momenta, tolerance, max_error, not_judged, settings, rows, train_inputs, train_targets,
           train_judged, train_ends, train_at, frozen_inputs, frozen_targets, frozen_judged, frozen_ends, frozen_at,
           counters, recent_right, recent_error, test_errors, outputs, errors, tasks, held, sums, wrong, work):
     """The CPU sequence driver's loop for trial g until it stops or has run ``work`` steps: its
@@ -266,7 +272,7 @@ def drive(R, V, rates, momentum, tolerance, max_error, not_judged, settings, row
         else:
             inputs, targets, first = frozen_inputs, frozen_targets, r1 + counter[START] + offset
         for t in range(room):
-            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momentum, 1.0, not_judged, learning, sums,
+            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, not_judged, learning, sums,
                  outputs, wrong, offset + t)
         #BARRIER
         if lane == 0:

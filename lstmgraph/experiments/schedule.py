@@ -22,7 +22,7 @@ from .catalogue import Experiment
 from .figures import results_figure
 from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
 from .stops import Stopped, stopped_by_signals, stops_deferred
-from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
+from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
 from .trial import DeviceError, check_device
 from .workers import ClusterError, Workers, workers_for
@@ -33,6 +33,9 @@ TrialDone = Callable[[dict[str, Any]], None]
 CHECKPOINT_SECONDS = 60.0
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
+#: The most runs (a sweep's settings) whose trials share a piece on the GPU: each holds its
+#: folder's lock while it runs, one open file each.
+GPU_RUNS = 256
 #: Training steps of a trial's first piece; later pieces are sized from the time it took.
 FIRST_PIECE_STEPS = 20_000
 
@@ -122,6 +125,12 @@ class _Run:
             self.folder.remove_checkpoint(row["seed"])  # ended after it
             self.trial_done(row)
 
+    def piece_run(self) -> PieceRun:
+        """What a worker needs of this run (`piece.PieceRun`)."""
+        experiment = self.experiment
+        return PieceRun(experiment.task, experiment.task_options, experiment.protocol, self.wanted["spec_data"],
+                        self.budget_steps, self.kernel)
+
     def results(self) -> dict[str, Any] | None:
         """The run's results: as its close wrote them; at a stop, those of the trials finished
         so far, written to the folder if the run had opened it (None if none finished)."""
@@ -166,11 +175,11 @@ class _Schedule:
         self.waiting = {index: len(run.todo) for index, run in enumerate(runs)}  # trials not ended
 
     def submit(self, workers: Workers, keys: tuple[tuple[int, int], ...]) -> None:
-        run = self.runs[keys[0][0]]
-        experiment, seeds = run.experiment, tuple(seed for _, seed in keys)
-        piece = Piece(experiment.task, experiment.task_options, experiment.protocol, run.wanted["spec_data"], seeds,
-                      run.budget_steps, run.kernel, min(self.piece_steps.get(key, FIRST_PIECE_STEPS) for key in keys),
-                      tuple(run.checkpoints[seed] for seed in seeds), self.device)
+        indices = list(dict.fromkeys(index for index, _ in keys))  # the runs of the piece, in order
+        runs = tuple(self.runs[index].piece_run() for index in indices)
+        trials = tuple((indices.index(index), seed) for index, seed in keys)
+        piece = Piece(runs, trials, min(self.piece_steps.get(key, FIRST_PIECE_STEPS) for key in keys),
+                      tuple(self.runs[index].checkpoints[seed] for index, seed in keys), self.device)
         self.running[workers.submit(run_piece, piece)] = keys
 
     def open(self, index: int) -> None:
@@ -185,16 +194,32 @@ class _Schedule:
 
     def fill(self, workers: Workers) -> None:
         """Pieces for the ready trials on the free workers: the trials spread evenly, at most
-        `lanes` to a piece and of one run (a trial that ended leaves its lane to the next one)."""
+        `lanes` to a piece (a trial that ended leaves its lane to the next one). A piece holds
+        one run's trials; on the GPU, those of up to `GPU_RUNS` runs (a sweep's settings then
+        share a population where their nets and protocols allow)."""
         while self.ready and len(self.running) < workers.slots:
-            first = self.ready[0][0]
-            if not self.runs[first].opened:
-                self.open(first)
-                continue
             size = min(self.lanes, -(-len(self.ready) // (workers.slots - len(self.running))))
-            keys = tuple(key for key in self.ready[:size] if key[0] == first)
-            self.ready = self.ready[len(keys):]
-            self.submit(workers, keys)
+            keys = self._take(size, GPU_RUNS if self.device == "cuda" else 1)
+            if keys:
+                self.submit(workers, keys)
+
+    def _take(self, size: int, most_runs: int) -> tuple[tuple[int, int], ...]:
+        """The first ``size`` ready trials at most, of ``most_runs`` runs at most, taken from
+        the ready list; none where a run had to be opened first (its ready trials are then as
+        its folder says)."""
+        runs: set[int] = set()
+        count = 0
+        for index, _ in self.ready[:size]:
+            if index not in runs:
+                if len(runs) == most_runs:
+                    break
+                if not self.runs[index].opened:
+                    self.open(index)
+                    return ()
+                runs.add(index)
+            count += 1
+        keys, self.ready = tuple(self.ready[:count]), self.ready[count:]
+        return keys
 
     def progressed(self, index: int, result: PieceTrial, seconds: float) -> None:
         """A piece ended with this trial still running: keep its checkpoint, size its next."""
@@ -265,8 +290,8 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for experiment, _ in targets:
         check_run_device(experiment, device, cluster)
-    if device == "cuda":
-        jobs, lanes = 1, trials
+    if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
+        jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     for experiment, _ in targets:
         experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     runs = [_Run(experiment, Path(out), trials, budget_steps, specs, device,
@@ -308,11 +333,10 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
             finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
             for future in finished:
                 keys = schedule.running.pop(future)
-                index = keys[0][0]
                 try:
                     result = future.result()
                 except PieceCheckpointError as error:
-                    path = schedule.runs[index].folder.checkpoint_path(error.seed)
+                    path = schedule.runs[keys[error.position][0]].folder.checkpoint_path(error.seed)
                     raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
                                           "delete it to run that trial from the start") from None
                 except BaseException as error:
@@ -327,7 +351,7 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                         schedule.losses[key] = schedule.losses.get(key, 0) + 1
                     schedule.ready = sorted(schedule.ready + list(keys))
                     continue
-                for trial in result.trials:
+                for (index, _), trial in zip(keys, result.trials):
                     if trial.row is None:
                         schedule.progressed(index, trial, result.seconds)
                     else:

@@ -240,7 +240,7 @@ class SequenceTrial(Trial):
 
     @staticmethod
     def _advance_all(trials: list["SequenceTrial"], steps: int | None) -> None:
-        """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
+        """Run ``trials`` (each `runs_beside` the first) side by side, each until it ends or has trained
         about ``steps`` more steps and finished its sequence: in a block of lanes on the CPU,
         or on the GPU (`gpu_drivers`) where the trials' device is ``cuda``."""
         from . import sequence_driver as driver  # numba: only when a trial runs

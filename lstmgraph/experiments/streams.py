@@ -246,7 +246,7 @@ class StreamTrial(Trial):
 
     @staticmethod
     def _advance_all(trials: list["StreamTrial"], steps: int | None) -> None:
-        """Run ``trials`` (of one experiment) side by side, each until it ends or has trained
+        """Run ``trials`` (each `runs_beside` the first) side by side, each until it ends or has trained
         about ``steps`` more steps and reaches the start of a training stream: in a block of
         lanes on the CPU, or on the GPU (`gpu_drivers`) where the trials' device is
         ``cuda``."""

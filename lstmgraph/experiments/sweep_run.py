@@ -103,7 +103,8 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
     sweep.json's content. The settings' trials share the workers (`schedule.run_experiments`),
     taken setting by setting, so no worker waits while another setting's trial runs on. Each
     setting is checked (its plan compiled) and each setting's folder against its settings
-    before anything is written. ``device`` ``cuda``: each setting's trials at once on the GPU."""
+    before anything is written. ``device`` ``cuda``: every setting's trials at once on the
+    GPU, the settings of one net and protocol in one population."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)

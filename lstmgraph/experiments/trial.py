@@ -183,11 +183,21 @@ class Trial:
         if not (np.isfinite(seconds) and seconds >= 0):
             raise CheckpointMismatch(f"its CPU time is {seconds}")
 
+    def runs_beside(self, other: "Trial") -> bool:
+        """Whether ``other`` can run side by side with this trial: the same protocol, device and
+        program (`CompiledNetwork.program_digest`); on the CPU the same momentum too (its
+        drivers take one for a block of lanes, the GPU's one per trial). Rates, weights and
+        data may differ: a sweep's settings of one net share a GPU population."""
+        mine, theirs = self.engine, other.engine
+        return (type(other) is type(self) and other.device == self.device and other.protocol == self.protocol
+                and theirs.network.program_digest == mine.network.program_digest
+                and (self.device != "cpu" or theirs.training.momentum == mine.training.momentum))
+
     # -- what a protocol defines ----------------------------------------------------------------
     @staticmethod
     def _advance_all(trials: list["Trial"], steps: int | None) -> None:
-        """Advance ``trials`` (one experiment's, not ended) by about ``steps`` each, side by side
-        in one block of lanes."""
+        """Advance ``trials`` (not ended, each `runs_beside` the first) by about ``steps`` each,
+        side by side in one block of lanes."""
         raise NotImplementedError
 
     def presented(self) -> int:
@@ -208,15 +218,23 @@ class Trial:
 
 
 def advance_together(trials: list[Trial], steps: int | None = None) -> list[ProgressReport]:
-    """`Trial.advance` for trials of one experiment at once: side by side in one block of
-    lanes where the protocol runs so (stream trials; each ends exactly as it would alone), else
-    one after another. The CPU time is shared equally among the trials that ran."""
-    running = [trial for trial in trials if trial.row is None]
-    if running:
+    """`Trial.advance` for some trials at once: those that can (`Trial.runs_beside`) side by
+    side, in one block of lanes on the CPU or one population on the GPU (each ends exactly as it
+    would alone), the groups one after another. Each group's CPU time is shared equally among
+    its trials."""
+    groups: list[list[Trial]] = []
+    for trial in trials:
+        if trial.row is None:
+            group = next((group for group in groups if group[0].runs_beside(trial)), None)
+            if group is None:
+                groups.append([trial])
+            else:
+                group.append(trial)
+    for group in groups:
         start = time.process_time()  # CPU time: a run that waits (or is paused) for other work costs none
-        type(running[0])._advance_all(running, steps)
-        share = (time.process_time() - start) / len(running)
-        for trial in running:
+        type(group[0])._advance_all(group, steps)
+        share = (time.process_time() - start) / len(group)
+        for trial in group:
             trial.seconds += share
             if trial.row is not None:
                 trial.row["seconds"] = round(trial.seconds, 3)

@@ -103,3 +103,32 @@ def test_a_sweep_on_the_gpu_runs_each_setting_there(tmp_path):
                           "--cluster", "tcp://127.0.0.1:1", "--out", tmp_path / "other")
     assert code == 2 and "leave out --cluster" in output
     assert not (tmp_path / "other").exists()
+
+
+def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_the_cpu(monkeypatch):
+    """Four settings (learning rate x momentum) of one net, two trials each, in one piece: on
+    the GPU one population of eight trials (rates and momenta per trial), every trial ending
+    with the row and weights it ends with on the CPU."""
+    from lstmgraph.experiments.piece import Piece, PieceRun, run_piece
+    from lstmgraph.experiments.sweep import grid
+
+    experiment = find_experiment("gers2002-gts-peephole")
+    settings = grid(experiment, [("learning_rate", [0.5, 0.1]), ("momentum", [0.0, 0.9])], add_own=False)
+    runs = tuple(PieceRun(s.experiment.task, s.experiment.task_options, s.experiment.protocol,
+                          s.experiment.spec_data()[0], 200, "interpreter") for s in settings)
+    trials = tuple((index, seed) for index in range(len(runs)) for seed in (0, 1))
+    sizes = []
+    population = gpu_drivers._population
+    monkeypatch.setattr(gpu_drivers, "_population", lambda group, threads: sizes.append(len(group)) or
+                        population(group, threads))
+    ended = {device: run_piece(Piece(runs, trials, 10 ** 6, (None,) * len(trials), device)).trials
+             for device in ("cuda", "cpu")}
+    assert sizes and set(sizes) == {8}
+    for gpu, cpu in zip(ended["cuda"], ended["cpu"]):
+        assert gpu.row is not None and {**gpu.row, "seconds": 0} == {**cpu.row, "seconds": 0}
+        assert npz_arrays(gpu.weights).keys() == npz_arrays(cpu.weights).keys()
+        for key, values in npz_arrays(cpu.weights).items():
+            np.testing.assert_array_equal(npz_arrays(gpu.weights)[key], values)
+    presented = {json.dumps(s.values): {gpu.row["presented"] for gpu in ended["cuda"][2 * i:2 * i + 2]}
+             for i, s in enumerate(settings)}
+    assert len({json.dumps(sorted(r)) for r in presented.values()}) > 1  # the settings did differ

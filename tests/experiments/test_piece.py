@@ -10,7 +10,7 @@ import pytest
 
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.piece import Piece, PieceCheckpointError, run_piece
+from lstmgraph.experiments.piece import Piece, PieceCheckpointError, PieceRun, run_piece
 
 
 def test_a_piece_runs_the_protocol_it_carries_not_the_catalogue_of_its_worker():
@@ -20,8 +20,8 @@ def test_a_piece_runs_the_protocol_it_carries_not_the_catalogue_of_its_worker():
     experiment = find_experiment("gers2000-cerg-standard")
     protocol = replace(experiment.protocol, max_streams=3)
     data, _ = experiment.spec_data()
-    piece = Piece(experiment.task, experiment.task_options, protocol, data, (0, 1), None, "auto", 10 ** 6,
-                  (None, None))
+    piece = Piece((PieceRun(experiment.task, experiment.task_options, protocol, data, None, "auto"),),
+                  ((0, 0), (0, 1)), 10 ** 6, (None, None))
     rows = [trial.row for trial in run_piece(piece).trials]
     assert [(row["seed"], row["presented"], row["solved"]) for row in rows] == [(0, 3, False), (1, 3, False)]
 
@@ -35,8 +35,8 @@ def test_a_checkpoint_of_another_trial_is_refused_by_the_worker_with_its_seed():
     trial = experiment.trial(plan, 1, 3000)
     trial.advance(500)
     checkpoint = npz_bytes(trial.checkpoint())
-    piece = Piece(experiment.task, experiment.task_options, experiment.protocol, data, (0,), 3000, "auto", 500,
-                  (checkpoint,))
+    piece = Piece((PieceRun(experiment.task, experiment.task_options, experiment.protocol, data, 3000, "auto"),),
+                  ((0, 0),), 500, (checkpoint,))
     with pytest.raises(PieceCheckpointError) as refused:
         run_piece(piece)
     assert refused.value.seed == 0 and "trial 1's" in refused.value.reason

@@ -197,9 +197,10 @@ def test_experiments_run_together_give_each_folder_the_rows_of_a_run_alone(tmp_p
 
 
 def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials(tmp_path):
-    """One trial in each of two rows and two workers: both trials start at once (a sweep's
-    settings no longer wait for the one before to end), each piece of one row only, and only
-    the folders whose trials started are locked."""
+    """One trial in each of three rows and two workers: two trials start at once (a sweep's
+    settings no longer wait for the one before to end), a piece of one row each on the CPU,
+    and only the folders whose trials started are locked. On the GPU one piece takes every
+    row's trial (a sweep's settings in one population)."""
     from concurrent.futures import Future
 
     from lstmgraph.experiments.schedule import _Run, _Schedule
@@ -207,24 +208,27 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
     from lstmgraph.files import BUNDLED_SPECS
 
     class Recorded(Workers):
-        slots, description = 2, "two recorded slots"
+        description = "recorded slots"
 
-        def __init__(self):
-            self.pieces = []
+        def __init__(self, slots):
+            self.slots, self.pieces = slots, []
 
         def submit(self, function, argument):
             self.pieces.append(argument)
             return Future()
 
     experiment = find_experiment("gers2002-gts-peephole")
-    runs = [_Run(experiment, tmp_path / str(index), 1, 2000, BUNDLED_SPECS, "cpu", lambda row: None)
-            for index in range(3)]
-    schedule, workers = _Schedule(runs, 60.0, 4, "cpu"), Recorded()
-    try:
-        schedule.fill(workers)
-        assert [piece.seeds for piece in workers.pieces] == [(0,), (0,)]
-        assert [run.opened for run in runs] == [True, True, False]
-        assert schedule.ready == [(2, 0)]
-    finally:
-        for run in runs:
-            run.release()
+    for device, slots, pieces, opened in (("cpu", 2, [((0, 0),), ((0, 0),)], [True, True, False]),
+                                          ("cuda", 1, [((0, 0), (1, 0), (2, 0))], [True, True, True])):
+        runs = [_Run(experiment, tmp_path / device / str(index), 1, 2000, BUNDLED_SPECS, device, lambda row: None)
+                for index in range(3)]
+        schedule, workers = _Schedule(runs, 60.0, 4, device), Recorded(slots)
+        try:
+            schedule.fill(workers)
+            assert [piece.trials for piece in workers.pieces] == pieces
+            assert [len(piece.runs) for piece in workers.pieces] == [len({i for i, _ in p}) for p in pieces]
+            assert [run.opened for run in runs] == opened
+            assert schedule.ready == ([] if device == "cuda" else [(2, 0)])
+        finally:
+            for run in runs:
+                run.release()

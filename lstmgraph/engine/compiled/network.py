@@ -13,8 +13,10 @@ traces and velocities go in and out by name, in the numpy engine's forms.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 
 import numpy as np
 
@@ -79,6 +81,20 @@ class CompiledNetwork:
         self.n_inputs = self.program.n_inputs
         self._specialised: dict[int, specialised.Kernel] = {}
         self._cached: dict[int, bool] = {}
+
+    @cached_property
+    def program_digest(self) -> str:
+        """A digest of the program as the executors run it (its flat arrays and its slots): nets
+        that share it run in one block of lanes or one GPU population, whatever their weights,
+        rates or data."""
+        digest = hashlib.sha256()
+        for array in self.flat.arguments():
+            digest.update(f"{array.dtype.str}{array.shape}".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+        program = self.program
+        digest.update(repr((program.n_slots, program.states, program.traces, program.theta, self.n_inputs,
+                            self.n_outputs)).encode())
+        return digest.hexdigest()
 
     def uses_specialised(self, width: int = 1) -> bool:
         """Whether blocks of ``width`` lanes run the specialised kernel (for ``auto``: whether
