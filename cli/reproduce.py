@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -17,6 +16,7 @@ from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
 from .common import fail, report_spec_error
+from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `schedule.MAX_CHECKPOINT_SECONDS`,
 #: here so that the command's help needs no numba (tests/experiments/test_folder.py checks).
@@ -111,7 +111,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),
               help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
-@click.option("--log-every", type=click.FloatRange(min=0), default=600, show_default=True, metavar="SECONDS",
+@click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
               callback=_finite,
               help="When the output is not a terminal (a log file): a line on the running trials at most "
                    "this often, besides a line per finished trial.")
@@ -192,31 +192,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                                          for key, value in chosen.protocol_options.items())
                        + " (set with --protocol-option: not the row's)")
     try:
-        with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
-                               show_pos=True, show_eta=True) as bar:
-            finished = []
-
-            def trial_done(row: dict) -> None:
-                bar.update(1)
-                finished.append(row)
-                if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
-                    click.echo(f"  {_trial_line(row, chosen.protocol.counted)} [{len(finished)}/{count}]")
-
-            logged = [time.monotonic()]
-
-            def progress(report) -> None:
-                if quiet:
-                    return
-                running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
-                detail = f"; {report.label}" if report.label else ""
-                if sys.stdout.isatty():
-                    bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
-                    bar.render_progress()
-                elif report.label and time.monotonic() - logged[0] >= log_every:  # a log file
-                    logged[0] = time.monotonic()
-                    click.echo(f"  {len(finished)} of {count} done, {running} running, {waiting} waiting; "
-                               f"{report.label}")
-
+        with trial_progress(count, quiet, log_every, lambda row: _trial_line(row, chosen.protocol.counted)) as (
+                trial_done, progress):
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
                                      checkpoint_seconds, lanes, device)
     except SpecError as error:

@@ -17,6 +17,7 @@ from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
 from .common import fail, report_spec_error
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
+from .trial_progress import LOG_EVERY, trial_progress
 
 
 @click.command()
@@ -39,6 +40,10 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
                    "row measured, docs/performance.md).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: every setting's trials at once on this machine's GPU, settings of one net in one population (docs/gpu.md).")
+@click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
+              callback=_finite,
+              help="When the output is not a terminal (a log file): a line on the running trials at most "
+                   "this often, besides a line per finished trial.")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
@@ -46,7 +51,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 @click.option("--json", "as_json", is_flag=True, help="Print sweep.json (or the status, or the keys) as JSON.")
 def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: int | None, out: Path | None,
           jobs: int, cluster: str | None, checkpoint_seconds: float, lanes: int, no_own_setting: bool,
-          show_status: bool, show_keys: bool, as_json: bool, device: str) -> None:
+          log_every: float, show_status: bool, show_keys: bool, as_json: bool, device: str) -> None:
     """Vary EXPERIMENT_OR_SPEC's settings over a grid and run every setting as a row.
 
     EXPERIMENT_OR_SPEC is a catalogue row (`lstmgraph reproduce --list`) or your own spec (a file
@@ -98,13 +103,13 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
                     if setting.added else " (the own setting: the paired tests' reference)" if setting.own else "")
             click.echo(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
 
-    def done(setting, row_done: dict) -> None:
-        if not as_json:
-            click.echo(f"  setting {setting.index}, {_trial_line(row_done, row.protocol.counted)}")
-
     try:
-        document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds, lanes,
-                             done, device=device)
+        with trial_progress(count * len(settings), as_json, log_every,
+                            lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}") \
+                as (trial_done, progress):
+            document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds,
+                                 lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
+                                 device=device)
     except SweepError as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:

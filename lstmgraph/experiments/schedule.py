@@ -84,6 +84,7 @@ class _Run:
                  device: str, trial_done: TrialDone):
         self.experiment, self.folder, self.trials = experiment, ResultsFolder(out), trials
         self.budget_steps, self.trial_done = budget_steps, trial_done
+        self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
         self.wanted = settings(experiment, budget_steps, specs, device)
         self.digest = settings_digest(self.wanted)
         make_folder(self.folder.path)  # (`OutputError` naming a path that cannot be a folder)
@@ -248,7 +249,8 @@ class _Schedule:
 
     def report(self) -> ProgressReport:
         running = sorted(self.reports.items())
-        label = "; ".join(report.describe() for _, report in running[:3]) + ("; ..." if len(running) > 3 else "")
+        label = "; ".join(self.runs[index].label + report.describe() for (index, _), report in running[:3]) \
+            + ("; ..." if len(running) > 3 else "")
         done = sum(len(run.rows) for run in self.runs)
         return ProgressReport("trials", done, sum(run.trials for run in self.runs), label,
                               {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)})
@@ -281,12 +283,13 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
                     trial_done: Callable[[int, dict[str, Any]], None] = lambda index, row: None,
                     progress: Progress | None = None, cluster: Any = None,
                     checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-                    device: str = "cpu") -> list[dict[str, Any]]:
+                    device: str = "cpu", labels: list[str] | None = None) -> list[dict[str, Any]]:
     """`run_experiment` for each (experiment, results folder) of ``targets`` at once, on one set
     of workers: a worker that ends one experiment's trials takes up the next's, so none waits
     while a trial runs on. Returns each target's results; ``trial_done(index, row)``. Every
     folder is checked before any is written; a stop (`Stopped`) carries in ``results`` each
-    target's results so far (None where no trial has finished)."""
+    target's results so far (None where no trial has finished). ``labels``: each target's name
+    in the progress reports ("setting 3")."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for experiment, _ in targets:
         check_run_device(experiment, device, cluster)
@@ -297,6 +300,8 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
     runs = [_Run(experiment, Path(out), trials, budget_steps, specs, device,
                  lambda row, index=index: trial_done(index, row))
             for index, (experiment, out) in enumerate(targets)]
+    for run, label in zip(runs, labels or []):
+        run.label = f"{label}, "
     # Checked: now the folders are written, each as its turn comes (those with nothing to run at once).
     schedule = _Schedule(runs, checkpoint_seconds, lanes, device)
     try:

@@ -117,7 +117,7 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
         try:
             results = run_experiments(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
                                       lambda index, row: trial_done(grid[index], row), progress, cluster,
-                                      checkpoint_seconds, lanes, device)
+                                      checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid])
         except Stopped as stop:  # every setting's trials finished so far
             write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
             raise SweepStopped(stop.signal_number) from None

@@ -108,3 +108,14 @@ def test_keys_lists_every_key_of_the_subject_with_its_value_now():
     assert listed["learning_rate"] == 1e-5 and listed["forget_gate_bias"] == -2.0
     assert listed["task.cue"] == "length" and listed["variant.without_peepholes"] is False
     assert listed["init.bias->memory.output_gate"] == 2.0
+
+
+def test_a_log_file_shows_each_running_trial_with_its_setting_and_each_finished_one(tmp_path):
+    """Output to a file, not a terminal: a line on the running trials (named by setting) after
+    each piece with --log-every 0, and a line per finished trial; 60,000 steps are at least
+    three pieces (the first is 20,000)."""
+    result = run("sweep", "gers2000-cerg-standard", "--vary", "learning_rate=0.1", "--no-own-setting", "--trials", "1",
+                 "--jobs", "1", "--max-steps", "60000", "--log-every", "0", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "0 of 1 done, 1 running, 0 waiting; setting 0, trial 0: " in result.stdout
+    assert "  setting 0, trial 0: not solved in " in result.stdout and "[1/1]" in result.stdout

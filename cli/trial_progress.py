@@ -1,0 +1,47 @@
+"""How `reproduce` and `sweep` show trials that run for minutes or hours: a progress bar on a
+terminal; in a log file a line per finished trial and, at most every ``log_every`` seconds, a
+line on the running ones."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import click
+
+#: ``--log-every``'s default: a line on the running trials every 10 minutes in a log file.
+LOG_EVERY = 600
+
+
+@contextmanager
+def trial_progress(count: int, quiet: bool, log_every: float,
+                   line: Callable[[Any], str]) -> Iterator[tuple[Callable[[Any], None], Callable]]:
+    """Yields ``trial_done(finished)`` and ``progress(report)`` for ``count`` trials;
+    ``line(finished)`` is a finished trial in words. ``quiet`` (``--json``) prints nothing."""
+    with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
+                           show_pos=True, show_eta=True) as bar:
+        finished = [0]
+        logged = [time.monotonic()]
+
+        def trial_done(ended: Any) -> None:
+            bar.update(1)
+            finished[0] += 1
+            if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
+                click.echo(f"  {line(ended)} [{finished[0]}/{count}]")
+
+        def progress(report) -> None:
+            if quiet:
+                return
+            running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
+            detail = f"; {report.label}" if report.label else ""
+            if sys.stdout.isatty():
+                bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
+                bar.render_progress()
+            elif report.label and time.monotonic() - logged[0] >= log_every:  # a log file
+                logged[0] = time.monotonic()
+                click.echo(f"  {finished[0]} of {count} done, {running} running, {waiting} waiting; {report.label}")
+
+        yield trial_done, progress
