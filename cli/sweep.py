@@ -39,7 +39,8 @@ from .trial_progress import LOG_EVERY, trial_progress
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: every setting's trials at once on this machine's GPU, settings of one net in one population (docs/gpu.md).")
+              help="cuda: every setting's trials at once on this machine's GPU, the settings of one net in one "
+                   "population (docs/gpu.md).")
 @click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
               callback=_finite,
               help="When the output is not a terminal (a log file): a line on the running trials at most "

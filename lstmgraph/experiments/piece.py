@@ -4,7 +4,8 @@ A `Piece` carries what a worker needs to run part of some trials side by side: p
 (`PieceRun`) the task, protocol and spec as data and the cap; per trial its experiment, seed
 and last checkpoint (an .npz archive's bytes; None to start). `run_piece` restores the
 trials, advances them together (`trial.advance_together`) and returns per trial a
-`PieceTrial`: the new checkpoint, or the row and the trained weights. The schedule (`schedule.py`) sends pieces and keeps what they return.
+`PieceTrial`: the new checkpoint, or the row and the trained weights. The schedule
+(`schedule.py`) sends pieces and keeps what they return.
 """
 
 from __future__ import annotations

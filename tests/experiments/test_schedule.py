@@ -178,8 +178,9 @@ def test_a_checkpoint_the_folder_takes_but_its_trial_refuses_is_named_not_a_trac
 
 
 def test_experiments_run_together_give_each_folder_the_rows_of_a_run_alone(tmp_path):
-    """`run_experiments`: two rows on one set of workers, each folder as `run_experiment` alone
-    leaves it (trial for trial), and each finished trial reported with its target's index."""
+    """`run_experiments`: two rows on one set of workers, each folder holding the rows its
+    trials give run alone (in this process), each finished trial reported with its target's
+    index, and each folder's lock let go."""
     from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.schedule import run_experiments
 
@@ -189,9 +190,10 @@ def test_experiments_run_together_give_each_folder_the_rows_of_a_run_alone(tmp_p
                                trial_done=lambda index, row: seen.append((index, row["seed"])))
     assert sorted(seen) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     for experiment, name, results in zip(rows, "ab", together):
-        alone = run_experiment(experiment, 2, 1, tmp_path / f"{name}-alone", budget_steps=2000)
-        strip = lambda found: [{k: v for k, v in row.items() if k != "seconds"} for row in found["trials"]]
-        assert strip(results) == strip(alone)
+        plan = experiment.plan()
+        alone = [experiment.trial(plan, seed, 2000).run() for seed in (0, 1)]
+        strip = lambda found: [{k: v for k, v in row.items() if k not in ("seconds", "class")} for row in found]
+        assert strip(results["trials"]) == strip(alone)
         assert json.loads((tmp_path / name / "results.json").read_text()) == results
         assert ResultsFolder(tmp_path / name).holder() is None  # each lock let go
 
