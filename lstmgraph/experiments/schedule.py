@@ -157,10 +157,11 @@ class _Run:
 
 
 class _Schedule:
-    """The trials of some runs: waiting, running (in one piece at a time, up to `lanes` trials of
-    one run to a piece) and their checkpoints (as the folders hold them, checked before a run's
-    folder is written). Trials are taken in the runs' order, seeds in order, so every worker has
-    work while any trial waits, and the runs end one after another."""
+    """The trials of some runs: waiting, running (in one piece at a time, up to `lanes` to a
+    piece: one run's on the CPU, several runs' on the GPU) and their checkpoints (as the folders
+    hold them, checked before a run's folder is written). Trials are taken in the runs' order,
+    seeds in order, so every worker has work while any trial waits, and the runs end one after
+    another."""
 
     #: A piece whose worker was lost this many times is not tried again.
     LOSSES = 3
