@@ -29,7 +29,7 @@ from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 
-DRIVER_VERSION = "3"
+DRIVER_VERSION = "4"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:
@@ -90,12 +90,13 @@ def _stream_data(cuda, sources: list, planes: int) -> tuple:
     return inputs, targets, ends, counts, cuda.to_device(np.stack([at[:, 0], count_at[:, 0], at[:, 1]], axis=1))
 
 
-def advance_on_gpu(trials: list, rule, counters: np.ndarray, scores: np.ndarray, refill,
+def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
                    threads: int | None = None) -> None:
     """Run the stream ``trials`` on the GPU until each has stopped (ended, paused at its
-    budget, or diverged); ``counters`` and ``scores`` as the CPU driver leaves them, and the
-    networks and rates back in the trials' engines. ``refill(counters)`` draws more data for
-    the trials that ran out (`streams.refill`)."""
+    budget, or diverged), each by its own ``rules`` entry (`stream_driver.Rule`: a sweep's
+    settings may differ in their protocols); ``counters`` and ``scores`` as the CPU driver
+    leaves them, and the networks and rates back in the trials' engines. ``refill(counters)``
+    draws more data for the trials that ran out (`streams.refill`)."""
     from . import stream_driver
 
     population = _population(trials, threads)
@@ -108,12 +109,14 @@ def advance_on_gpu(trials: list, rule, counters: np.ndarray, scores: np.ndarray,
     scratch = (cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros((count, 0, population.network.n_outputs))),
                cuda.to_device(np.zeros(count, dtype=np.bool_)))
     blocks = -(-count // population.layout.trials)
+    settings = cuda.to_device(np.stack([rule.settings for rule in rules]))
+    tolerances = cuda.to_device(np.array([rule.tolerance for rule in rules], dtype=np.float64))
+    rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     while True:
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
         drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, _momenta(cuda, trials),
-            float(rule.tolerance), float(rule.rate_decay), cuda.to_device(rule.settings),
+            population.R, population.V, population.rates, _momenta(cuda, trials), tolerances, rate_decays, settings,
             cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
             *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
@@ -195,7 +198,7 @@ _STREAM_DRIVE = _HEADER.replace("#IMPORT", "from lstmgraph.experiments.stream_dr
     "#DEVICE_FUNCTIONS", "lane_begin, lane_after = device_version(lane_begin, DEVICE), device_version(lane_after, DEVICE)") + '''
 
 @cuda.jit(cache=True)
-def drive(R, V, rates, momenta, tolerance, rate_decay, settings, rows, train_inputs, train_targets, train_ends,
+def drive(R, V, rates, momenta, tolerances, rate_decays, settings, rows, train_inputs, train_targets, train_ends,
           train_counts, train_at, test_inputs, test_targets, test_ends, test_counts, test_at, counters, scores, sums,
           record, wrong, work):
     """The CPU stream driver's loop for trial g until it stops or has run ``work`` steps:
@@ -212,7 +215,7 @@ def drive(R, V, rates, momenta, tolerance, rate_decay, settings, rows, train_inp
     done = 0
     while done < work:
         if lane == 0:
-            room_box[b] = lane_begin(counter, settings, W, c, rows, n0, own_train_counts, n1, own_test_counts)
+            room_box[b] = lane_begin(counter, settings[g], W, c, rows, n0, own_train_counts, n1, own_test_counts)
             wrong[g] = False
         #BARRIER
         room = room_box[b]
@@ -225,15 +228,15 @@ def drive(R, V, rates, momenta, tolerance, rate_decay, settings, rows, train_inp
             inputs, targets, first = test_inputs, test_targets, r1 + counter[TEST_POSITION]
         steps = 0
         for t in range(room):
-            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, tolerance, learning, sums,
-                 record, wrong, 0)
+            step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, tolerances[g], learning,
+                 sums, record, wrong, 0)
             steps = t + 1
             if wrong[g]:
                 break
         #BARRIER
         if lane == 0:
-            lane_after(counter, score, settings, steps, wrong[g], own_train_ends, own_train_counts, own_test_ends,
-                       own_test_counts, W, c, rows, rates, g, rate_decay)
+            lane_after(counter, score, settings[g], steps, wrong[g], own_train_ends, own_train_counts, own_test_ends,
+                       own_test_counts, W, c, rows, rates, g, rate_decays[g])
         #BARRIER
         done += steps
 #LEAVE

@@ -124,7 +124,7 @@ def _end_stream(counter, score, settings, right, position, V, column, rows, rate
     score[phase - 1] = right
     if settings[Setting.STOP_FAILED_PHASE] == 1 and right < settings[Setting.TEST_LIMIT] and \
             not _last_phase(counter, settings):
-        for k in range(phase, score.shape[0]):
+        for k in range(phase, settings[Setting.TEST_STREAMS]):
             score[k] = NOT_RUN  # the phase has failed: training goes on
         counter[Counter.PHASE] = 0
         return
@@ -133,7 +133,7 @@ def _end_stream(counter, score, settings, right, position, V, column, rows, rate
         return
     counter[Counter.PHASE] = 0
     lowest = score[0]
-    for k in range(1, score.shape[0]):
+    for k in range(1, settings[Setting.TEST_STREAMS]):  # (a GPU population's rows may be longer)
         lowest = min(lowest, score[k])
     if lowest >= settings[Setting.TEST_LIMIT]:
         counter[Counter.STATUS] = Status.SOLVED

@@ -231,6 +231,8 @@ class StreamTrial(Trial):
 
 
     DEVICES = ("cpu", "cuda")
+    #: The GPU driver reads each trial's protocol (its settings, tolerance and rate decay).
+    GPU_PROTOCOL_PER_TRIAL = True
 
     def __init__(self, engine, task: Task, protocol: StreamProtocol, seed: int, budget_steps: int | None = None):
         super().__init__(engine, task, protocol, seed, budget_steps)
@@ -251,20 +253,18 @@ class StreamTrial(Trial):
         lanes on the CPU, or on the GPU (`gpu_drivers`) where the trials' device is
         ``cuda``."""
         counters, scores, pauses = _lane_counters(trials, steps)
-        rule = _rule(trials[0].protocol)
         if trials[0].device == "cuda":
             from .gpu_drivers import advance_on_gpu  # numba-cuda: only there
 
-            unit = trials[0].protocol.unit
-            advance_on_gpu(trials, rule, counters, scores,
-                           lambda counters: refill(trials, counters, REFILL[unit], unit))
+            advance_on_gpu(trials, [_rule(trial.protocol) for trial in trials], counters, scores,
+                           lambda counters: refill(trials, counters))
         else:
-            _advance_on_cpu(trials, rule, counters, scores)
+            _advance_on_cpu(trials, _rule(trials[0].protocol), counters, scores)
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
             trial.counters[:] = counters[lane, :STREAM_SAVED]
             trial.training.position = int(counters[lane, Counter.TRAIN_POSITION])
             trial.testing.position = int(counters[lane, Counter.TEST_POSITION])
-            trial.scores[:] = scores[lane]
+            trial.scores[:] = scores[lane, :len(trial.scores)]
             trial._ended(int(counters[lane, Counter.STATUS]), pause)
 
     def _ended(self, status: int, pause: int | None) -> None:
@@ -304,7 +304,10 @@ def _lane_counters(trials: list[StreamTrial], steps: int | None) -> tuple[np.nda
         counters[lane, Counter.TEST_POSITION] = trial.testing.position
         counters[lane, Counter.BUDGET] = min(budgets) if budgets else -1
         counters[lane, Counter.LAST_BUDGET] = -1 if trial.budget_steps is None else trial.budget_steps
-    return counters, np.stack([trial.scores for trial in trials]), pauses
+    scores = np.zeros((len(trials), max(len(trial.scores) for trial in trials)), dtype=np.int64)
+    for lane, trial in enumerate(trials):  # (on the GPU the trials' test-stream counts may differ)
+        scores[lane, :len(trial.scores)] = trial.scores
+    return counters, scores, pauses
 
 
 def _rule(protocol: StreamProtocol):
@@ -319,9 +322,9 @@ def _rule(protocol: StreamProtocol):
     return Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
 
 
-def refill(trials: list[StreamTrial], counters: np.ndarray, amount: int, unit: str) -> bool:
+def refill(trials: list[StreamTrial], counters: np.ndarray) -> bool:
     """More data for each trial whose driver lane stopped for it (`Status.NEED_TRAINING`,
-    `NEED_TEST`), its lane running again; whether any did."""
+    `NEED_TEST`; `REFILL` of its protocol's unit), its lane running again; whether any did."""
     status = counters[:, Counter.STATUS]
     refilled = False
     for lane, trial in enumerate(trials):
@@ -329,7 +332,8 @@ def refill(trials: list[StreamTrial], counters: np.ndarray, amount: int, unit: s
             source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING
                           else (trial.testing, Counter.TEST_POSITION))
             source.position = int(counters[lane, at])
-            source.ensure(amount, unit)
+            unit = trial.protocol.unit
+            source.ensure(REFILL[unit], unit)
             counters[lane, at] = source.position
             status[lane] = Status.RUNNING
             refilled = True
@@ -361,7 +365,7 @@ def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, score
             stage_targets = np.zeros((CHUNK, planes, program.n_outputs, block.width))
         driver.drive(block, trials[0].engine.training.momentum, rule, lanes("training"), lanes("testing"),
                      counters, scores, stage_inputs, stage_targets, WORK)
-        refill(trials, counters, REFILL[protocol.unit], protocol.unit)
+        refill(trials, counters)
         if not (status == Status.RUNNING).any():
             break
     block.scatter(engines)  # with the rates: the protocol's decay acts inside the driver

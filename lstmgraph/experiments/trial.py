@@ -118,6 +118,9 @@ class Trial:
     device: str = "cpu"
     #: The devices this protocol's driver runs on (a subclass with a GPU driver adds ``cuda``).
     DEVICES: tuple[str, ...] = ("cpu",)
+    #: Whether its GPU driver reads each trial's protocol settings, so that trials of different
+    #: protocols (of this kind) share a population.
+    GPU_PROTOCOL_PER_TRIAL = False
 
     def __init__(self, engine, task: Task, protocol, seed: int, budget_steps: int | None = None):
         self.engine = engine
@@ -184,14 +187,17 @@ class Trial:
             raise CheckpointMismatch(f"its CPU time is {seconds}")
 
     def runs_beside(self, other: "Trial") -> bool:
-        """Whether ``other`` can run side by side with this trial: the same protocol, device and
-        program (`CompiledNetwork.program_digest`); on the CPU the same momentum too (its
-        drivers take one for a block of lanes, the GPU's one per trial). Rates, weights and
-        data may differ: a sweep's settings of one net share a GPU population."""
+        """Whether ``other`` can run side by side with this trial: the same kind of protocol,
+        device and program (`CompiledNetwork.program_digest`). On the CPU the same protocol and
+        momentum too (its drivers take one of each for a block of lanes); on the GPU the same
+        protocol unless its driver reads one per trial (`GPU_PROTOCOL_PER_TRIAL`). Rates,
+        weights and data may differ: a sweep's settings of one net share a GPU population."""
         mine, theirs = self.engine, other.engine
-        return (type(other) is type(self) and other.device == self.device and other.protocol == self.protocol
+        on_gpu = self.device == "cuda"
+        return (type(other) is type(self) and other.device == self.device
                 and theirs.network.program_digest == mine.network.program_digest
-                and (self.device != "cpu" or theirs.training.momentum == mine.training.momentum))
+                and (other.protocol == self.protocol or on_gpu and self.GPU_PROTOCOL_PER_TRIAL)
+                and (on_gpu or theirs.training.momentum == mine.training.momentum))
 
     # -- what a protocol defines ----------------------------------------------------------------
     @staticmethod
