@@ -107,7 +107,10 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-erg-3x2-lr0.5": _erg("hochreiter1997-erg-3x2-lr0.5") + (_exact("hochreiter1997-erg-3x2-lr0.5"),),
     "hochreiter1997-adding-t100": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
-        TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output")),
+        TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output"),
+        TriedChange("exact RTRL", "sweeps/hochreiter1997-adding-t100/exact-rtrl")),
+    "hochreiter1997-adding-t500": (
+        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate"),),
     "gers2000-cerg-state-decay": (
         TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
