@@ -112,11 +112,12 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     settings = cuda.to_device(np.stack([rule.settings for rule in rules]))
     tolerances = cuda.to_device(np.array([rule.tolerance for rule in rules], dtype=np.float64))
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
+    momenta = _momenta(cuda, trials)
     while True:
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
         drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, _momenta(cuda, trials), tolerances, rate_decays, settings,
+            population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
             cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
             *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
@@ -149,6 +150,7 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
                cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros(count, dtype=np.bool_)))
     blocks = -(-count // population.layout.trials)
     status = counters[:, SequenceCounter.STATUS]
+    momenta = _momenta(cuda, trials)
     while True:
         refill()
         longest = max([longest_sequence(trial.training.ends) for trial in trials] + [longest_sequence(data[3]) for data in frozen])
@@ -164,7 +166,7 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, _momenta(cuda, trials),
+            population.R, population.V, population.rates, momenta,
             float(rule.tolerance), float(rule.max_error), NOT_JUDGED, cuda.to_device(rule.settings),
             cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
             cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)

@@ -88,7 +88,7 @@ class _Run:
         self.wanted = settings(experiment, budget_steps, specs, device)
         self.digest = settings_digest(self.wanted)
         make_folder(self.folder.path)  # (`OutputError` naming a path that cannot be a folder)
-        self.stored, self.cut, self.rows, self.todo = self._read()
+        self.rows, self.todo = self._read()[2:]
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
@@ -115,13 +115,13 @@ class _Run:
         a line a kill cut, no checkpoint for a trial that ended after it."""
         self._lock = ExitStack()
         self._lock.enter_context(self.folder.locked())
-        self.stored, self.cut, self.rows, self.todo = self._read()
+        stored, cut, self.rows, self.todo = self._read()
         for seed in self.todo:
             found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digest)
             self.checkpoints[seed] = found[0] if found is not None else None
         self.folder.write_settings(self.wanted)
-        if self.cut:  # the line a kill cut: that trial runs again
-            self.folder.write_rows(self.stored)
+        if cut:  # the line a kill cut: that trial runs again
+            self.folder.write_rows(stored)
         for row in self.rows:
             self.folder.remove_checkpoint(row["seed"])  # ended after it
             self.trial_done(row)
@@ -174,12 +174,11 @@ class _Schedule:
         self.losses: dict[tuple[int, int], int] = {}
         self.running: dict[Future, tuple[tuple[int, int], ...]] = {}
         self.reports: dict[tuple[int, int], ProgressReport] = {}
-        self.waiting = {index: len(run.todo) for index, run in enumerate(runs)}  # trials not ended
 
     def submit(self, workers: Workers, keys: tuple[tuple[int, int], ...]) -> None:
-        indices = list(dict.fromkeys(index for index, _ in keys))  # the runs of the piece, in order
-        runs = tuple(self.runs[index].piece_run() for index in indices)
-        trials = tuple((indices.index(index), seed) for index, seed in keys)
+        place = {index: at for at, index in enumerate(dict.fromkeys(index for index, _ in keys))}  # runs in order
+        runs = tuple(self.runs[index].piece_run() for index in place)
+        trials = tuple((place[index], seed) for index, seed in keys)
         piece = Piece(runs, trials, min(self.piece_steps.get(key, FIRST_PIECE_STEPS) for key in keys),
                       tuple(self.runs[index].checkpoints[seed] for index, seed in keys), self.device)
         self.running[workers.submit(run_piece, piece)] = keys
@@ -190,7 +189,6 @@ class _Schedule:
         run = self.runs[index]
         run.open()
         self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in run.todo])
-        self.waiting[index] = len(run.todo)
         if not run.todo:
             run.close()
 
@@ -244,8 +242,7 @@ class _Schedule:
         self.reports.pop((index, result.seed), None)
         run.rows.append(result.row)
         run.trial_done(result.row)
-        self.waiting[index] -= 1
-        if self.waiting[index] == 0:
+        if len(run.rows) == run.trials:
             run.close()
 
     def report(self) -> ProgressReport:
