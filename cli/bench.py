@@ -87,5 +87,7 @@ def bench_gpu(specs: Path, quick: bool, as_json: bool, progress) -> None:
         return
     click.echo(f"{results['device']}, float64, online truncated RTRL, trial-steps/s (a warp / a thread a trial):")
     for net, trials, _ in FIGURES:
+        fused = results.get(f"{net}_{trials}_warp_fused")
         click.echo(f"  {net:<7}{trials:>10,} trials  {results[f'{net}_{trials}_warp']:>16,.0f} / "
-                   f"{results[f'{net}_{trials}_thread']:>16,.0f}")
+                   f"{results[f'{net}_{trials}_thread']:>16,.0f}"
+                   + (f"  (a warp with fused multiply-adds: {fused:,.0f})" if fused else ""))

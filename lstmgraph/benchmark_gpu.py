@@ -26,15 +26,20 @@ from .progress import Progress, ProgressReport
 FIGURES = (("cerg", 1, 20_000), ("cerg", 100, 20_000), ("cerg", 1_000, 5_000), ("cerg", 10_000, 2_000),
            ("cerg", 100_000, 1_000), ("timing", 1, 50_000), ("timing", 100, 50_000),
            ("timing", 1_000_000, 1_000))
+#: Work splits measured for every figure: threads a trial, fused multiply-adds (`arithmetic`).
+SPLITS = {"warp": (32, False), "thread": (1, False)}
+#: The price of the CPU's arithmetic, measured where the GPU is fastest: a warp with fused
+#: multiply-adds beside the default.
+FUSED_FIGURES = (("cerg", 100), ("cerg", 100_000))
 
 
 def gpu_trial_steps_per_second(plan: Plan, steps: int, trials: int, threads: int, slots_in: str = "auto",
-                               repeats: int = 3) -> float:
+                               repeats: int = 3, fused: bool = False) -> float:
     """Best of ``repeats`` launches of ``steps`` steps for ``trials`` trials."""
     network = CompiledNetwork(plan, kernel="interpreter")
     inputs, targets = stream(network.n_inputs, network.n_outputs, steps)
     weights = initial_weights(plan, list(range(trials)))
-    population = GpuPopulation(network, weights, 0.0, threads=threads, slots_in=slots_in)
+    population = GpuPopulation(network, weights, 0.0, threads=threads, slots_in=slots_in, fused=fused)
     population.run(inputs[:5], targets[:5])
     population.set_rate(1e-3)
     best = np.inf
@@ -45,19 +50,23 @@ def gpu_trial_steps_per_second(plan: Plan, steps: int, trials: int, threads: int
     return steps * trials / best
 
 
-def run_gpu_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda _: None) -> dict[str, Any]:
-    """Every figure of `FIGURES`, a warp and a thread a trial: ``{net}_{trials}_warp`` and
-    ``_thread`` in trial-steps per second, and the device's name."""
+def run_gpu_benchmarks(specs: Path, quick: bool = False, progress: Progress = lambda _: None,
+                       figures: tuple = FIGURES) -> dict[str, Any]:
+    """Every figure of ``figures`` (`FIGURES`), a warp and a thread a trial: ``{net}_{trials}_warp`` and
+    ``_thread`` in trial-steps per second (and ``_warp_fused`` for `FUSED_FIGURES`), and the
+    device's name."""
     from . import compile_spec
 
     cuda = cuda_module(allow_simulator=False)
     plans = {"cerg": compile_spec(specs / "gers2000_cerg.yaml"), "timing": compile_spec(specs / "gers2002_timing.yaml")}
     name = cuda.get_current_device().name
     results: dict[str, Any] = {"device": name.decode() if isinstance(name, bytes) else str(name)}
-    for done, (net, trials, steps) in enumerate(FIGURES):
-        progress(ProgressReport("figures", done, len(FIGURES), f"{net} net, {trials:,} trials"))
-        for split, threads in (("warp", 32), ("thread", 1)):
+    for done, (net, trials, steps) in enumerate(figures):
+        progress(ProgressReport("figures", done, len(figures), f"{net} net, {trials:,} trials"))
+        splits = dict(SPLITS, **({"warp_fused": (32, True)} if (net, trials) in FUSED_FIGURES else {}))
+        for split, (threads, fused) in splits.items():
             launch = max(steps // (10 if quick else 1), 50)
-            results[f"{net}_{trials}_{split}"] = gpu_trial_steps_per_second(plans[net], launch, trials, threads)
-    progress(ProgressReport("figures", len(FIGURES), len(FIGURES), "done"))
+            results[f"{net}_{trials}_{split}"] = gpu_trial_steps_per_second(plans[net], launch, trials, threads,
+                                                                            fused=fused)
+    progress(ProgressReport("figures", len(figures), len(figures), "done"))
     return results

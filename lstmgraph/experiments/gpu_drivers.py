@@ -24,12 +24,13 @@ import numpy as np
 from ..engine.compiled.interpreter import load_source
 from ..engine.compiled.lanes import slot_rows
 from ..engine.gpu import GpuPopulation
+from ..engine.gpu.population import launching
 from ..engine.gpu.source import finish
 from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 
-DRIVER_VERSION = "4"
+DRIVER_VERSION = "5"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:
@@ -116,10 +117,11 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     while True:
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
-        drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
-            cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
-            *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
+        with launching(population.layout):
+            drive[blocks, population.layout.block_threads](
+                population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
+                cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
+                *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
         refill(counters)
         if not (counters[:, StreamCounter.STATUS] == Status.RUNNING).any():
@@ -165,11 +167,12 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
             data += [inputs, targets, judged, ends, cuda.to_device(at)]
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
-        drive[blocks, population.layout.block_threads](
-            population.R, population.V, population.rates, momenta,
-            float(rule.tolerance), float(rule.max_error), NOT_JUDGED, cuda.to_device(rule.settings),
-            cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
-            cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
+        with launching(population.layout):
+            drive[blocks, population.layout.block_threads](
+                population.R, population.V, population.rates, momenta,
+                float(rule.tolerance), float(rule.max_error), NOT_JUDGED, cuda.to_device(rule.settings),
+                cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
+                cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
         if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
             break
@@ -193,6 +196,7 @@ DEVICE = #DEVICE_WRAP
 THREADS = #THREADS
 TRIALS = #TRIALS
 SLOTS = #SLOTS
+ARITHMETIC = "#ARITHMETIC"
 #COUNTERS
 '''
 

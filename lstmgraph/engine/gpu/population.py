@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+from contextlib import contextmanager
 from types import ModuleType
+from typing import Iterator
 
 import numpy as np
 
@@ -23,6 +26,7 @@ from ...program import MINUS_ONE, ONE
 from ..compiled.interpreter import load_source
 from ..compiled.named_slots import NamedSlots
 from ..weights import Weights
+from .arithmetic import contraction, install
 from .source import GPU_SOURCE_VERSION, Layout, choose_layout, source
 
 
@@ -47,6 +51,9 @@ def cuda_module(allow_simulator: bool = True) -> ModuleType:
     if not cuda.is_available():
         raise GpuUnavailable("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
                              "with an NVIDIA GPU and driver, or use the CPU (the default device)")
+    from numba.cuda.cudadrv import nvvm
+
+    install(nvvm)
     return cuda
 
 
@@ -62,16 +69,35 @@ def load_kernel(flat, n_slots: int, layout: Layout) -> ModuleType:
     return load_source(f"lstmgraph_gpu_{key}", text)
 
 
+#: Python frames numba-cuda may need to compile a kernel: its control-flow passes recurse once
+#: per basic block, and the GRU and modern LSTM nets' kernels pass the default 1,000.
+COMPILE_RECURSION = 20_000
+
+
+@contextmanager
+def launching(layout: Layout) -> Iterator[None]:
+    """Around a kernel's launch, where numba-cuda compiles it the first time: the layout's
+    arithmetic (`arithmetic.contraction`) and room for the compiler's recursion."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, COMPILE_RECURSION))
+    try:
+        with contraction(layout.fused):
+            yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 class GpuPopulation(NamedSlots):
     """The trials of a `CompiledNetwork` on the GPU, ``threads`` threads a trial (32: a warp;
     1: a thread; None: a warp on a GPU, a thread in numba's CUDA simulator, which runs each
     thread as a Python thread, 30 times slower for 32), their slots in ``slots_in`` memory
-    during a launch (`source.choose_layout`)."""
+    during a launch (`source.choose_layout`), with the CPU's arithmetic or ``fused``
+    multiply-adds (`arithmetic`)."""
 
     def __init__(self, network, weights: Weights, rate: float | np.ndarray, threads: int | None = None,
-                 slots_in: str = "auto"):
+                 slots_in: str = "auto", fused: bool = False):
         trials = next(iter(weights.values())).shape[0]
-        self._open(network, trials, threads, slots_in)
+        self._open(network, trials, threads, slots_in, fused)
         # The slots are built on the host (weights set by name), then copied over once.
         self._host = np.zeros((self.program.n_slots, trials))
         self._host[ONE], self._host[MINUS_ONE] = 1.0, -1.0
@@ -87,12 +113,12 @@ class GpuPopulation(NamedSlots):
         """Trials whose whole slot array (slots, trials) and rates are given: CPU trials moved
         to the device (`slots` gives them back)."""
         population = cls.__new__(cls)
-        population._open(network, slots.shape[1], threads, slots_in)
+        population._open(network, slots.shape[1], threads, slots_in, False)
         population.V = population.cuda.to_device(np.ascontiguousarray(slots, dtype=np.float64))
         population.rates = population.cuda.to_device(np.ascontiguousarray(rates, dtype=np.float64))
         return population
 
-    def _open(self, network, trials: int, threads: int | None, slots_in: str) -> None:
+    def _open(self, network, trials: int, threads: int | None, slots_in: str, fused: bool) -> None:
         self.cuda = cuda_module()
         if threads is None:
             threads = 1 if simulated(self.cuda) else 32
@@ -100,7 +126,7 @@ class GpuPopulation(NamedSlots):
         self.program = network.program
         self.trials = trials
         self._host: np.ndarray | None = None
-        self.layout = choose_layout(self.program.n_slots, threads, simulated(self.cuda), slots_in)
+        self.layout = choose_layout(self.program.n_slots, threads, simulated(self.cuda), slots_in, fused)
         self.module = load_kernel(network.flat, self.program.n_slots, self.layout)
         self.kernel = self.module.run
         self.R = self.cuda.to_device(np.ascontiguousarray(network.flat.runs))
@@ -167,10 +193,11 @@ class GpuPopulation(NamedSlots):
         steps, sums = cuda.to_device(np.zeros(self.trials, dtype=np.int64)), cuda.to_device(np.zeros(self.trials))
         d_record = cuda.to_device(record)
         blocks = -(-self.trials // self.layout.trials)
-        self.kernel[blocks, self.layout.block_threads](
-            self.R, self.V, cuda.to_device(inputs), cuda.to_device(stacked), self.rates, float(momentum), float(decay),
-            float(tolerance), cuda.to_device(learns), cuda.to_device(np.ones(self.trials, dtype=np.bool_)), steps, sums,
-            d_record, cuda.to_device(np.zeros(self.trials, dtype=np.bool_)))
+        with launching(self.layout):
+            self.kernel[blocks, self.layout.block_threads](
+                self.R, self.V, cuda.to_device(inputs), cuda.to_device(stacked), self.rates, float(momentum),
+                float(decay), float(tolerance), cuda.to_device(learns), cuda.to_device(np.ones(self.trials, dtype=np.bool_)),
+                steps, sums, d_record, cuda.to_device(np.zeros(self.trials, dtype=np.bool_)))
         if outputs is not None:
             outputs[:] = d_record.copy_to_host()
         return steps.copy_to_host(), sums.copy_to_host()

@@ -19,10 +19,9 @@ one thread, in the CPU kernels' order:
 - anything else: one thread, entry by entry, as the CPU's one-trial kernel does.
 
 The threads of a trial meet at a barrier (a warp's ``syncwarp``) before a run that depends on one
-since they last met (`_Writer.sync`). So the sums
-are the CPU kernels' sums, operation for operation; the GPU's results can differ from them only
-through its arithmetic (fused multiply-adds, the device's ``exp`` and ``log``), which
-docs/gpu.md measures.
+since they last met (`_Writer.sync`). So the sums are the CPU kernels' sums, operation for
+operation, and compiled without fused multiply-adds (`arithmetic`) they round as the CPU's do:
+the GPU's results can differ from the CPU's only through the device's ``exp`` and ``log``.
 
 **Where the slots live.** ``shared``: a trial's slots are copied into the block's shared memory
 for the whole launch and back at its end (the weights, traces and velocities stay on the chip);
@@ -39,7 +38,7 @@ from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program.lower import PHASE_CODE
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
-GPU_SOURCE_VERSION = "1"
+GPU_SOURCE_VERSION = "2"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
@@ -65,16 +64,20 @@ class Layout:
     #: For numba's CUDA simulator: it has no ``syncwarp`` and runs one trial a block, so the
     #: block's ``syncthreads`` stands in for it; it calls the group kinds as Python functions.
     simulator: bool = False
+    #: Fused multiply-adds (`arithmetic`): faster, within 1e-12 of the CPU instead of equal.
+    fused: bool = False
 
     @property
     def block_threads(self) -> int:
         return self.threads * self.trials
 
 
-def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in: str = "auto") -> Layout:
+def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in: str = "auto",
+                  fused: bool = False) -> Layout:
     """The layout for ``threads`` per trial: blocks of up to 128 threads (one trial a block in
     the simulator); ``slots_in`` ``shared`` or ``global`` memory, or ``auto``: shared where at
-    least one trial's slots fit a block's shared memory, as many trials a block as fit."""
+    least one trial's slots fit a block's shared memory, as many trials a block as fit;
+    ``fused`` multiply-adds or the CPU's arithmetic (`arithmetic`)."""
     if threads not in THREADS_PER_TRIAL:
         raise ValueError(f"threads per trial must be one of {THREADS_PER_TRIAL}, not {threads}")
     if slots_in not in SLOTS_IN:
@@ -85,7 +88,7 @@ def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in:
     if shared and fit < 1:
         raise ValueError(f"a trial's {n_slots} slots ({8 * n_slots} bytes) do not fit {SHARED_BYTES} bytes of "
                          "shared memory")
-    return Layout(threads, fit if shared else most, shared, simulator)
+    return Layout(threads, fit if shared else most, shared, simulator, fused)
 
 
 def _run_slots(row: np.ndarray, column: int) -> list[int]:
@@ -250,11 +253,13 @@ def source(flat: FlatProgram, n_slots: int, layout: Layout) -> str:
 def finish(text: str, layout: Layout, n_slots: int, runs: int) -> str:
     """A kernel text with the layout's placeholders filled in: ``#ENTER`` (the trial's index
     ``g``, its column ``c`` of the slots ``W``, the slots loaded), ``#LEAVE`` (stored back),
-    ``#BARRIER``, the constants and the simulator's stand-ins."""
+    ``#BARRIER``, the constants, the arithmetic (so that its name differs) and the simulator's
+    stand-ins."""
     return (text.replace("#ENTER\n", _ENTER_SHARED if layout.shared else _ENTER_GLOBAL)
             .replace("#LEAVE\n", _LEAVE_SHARED if layout.shared else "")
             .replace("#THREADS", str(layout.threads)).replace("#TRIALS", str(layout.trials))
             .replace("#SLOTS", str(n_slots)).replace("#RUNS", str(runs))
+            .replace("#ARITHMETIC", "fused multiply-adds" if layout.fused else "the CPU's (no contraction)")
             .replace("#BARRIER", "barrier()" if layout.threads > 1 else "pass")
             .replace("barrier()", "cuda.syncthreads()" if layout.simulator else "cuda.syncwarp()")
             .replace("#DEVICE_CODE\n", _DEVICE_CODE)
@@ -273,6 +278,7 @@ THREADS = #THREADS
 TRIALS = #TRIALS
 SLOTS = #SLOTS
 RUNS = #RUNS
+ARITHMETIC = "#ARITHMETIC"
 #DEVICE_CODE
 '''
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Every GPU check of docs/gpu.md in one run of about 9.5 minutes on a lent GPU machine:
+#
+#   bash benchmarks/gpu_session.sh OUT
+#
+# 1. agreement with the CPU on every bundled spec (benchmarks/gpu_check.py, 10 processes: the
+#    kernels compile for tens of seconds of one core each), the bench nets first;
+#    the gpu-marked tests and the paper row's driver compile beside it;
+# 2. `bench --device cuda` once the bench nets' kernels are compiled and agree;
+# 3. the paper row gers2000-cerg-forget, then the 1,000-setting sweep beside it, each cut at the
+#    deadline (both resume where they stopped).
+# Wheels for what the machine lacks lie in .whl/ (docs/gpu.md). Everything lands in OUT.
+set -u
+OUT=${1:?usage: bash benchmarks/gpu_session.sh OUT}
+END=${GPU_SESSION_SECONDS:-565}  # every stage ends by then
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=${NUMBA_ENABLE_CUDASIM:-0} LSTMGRAPH_CACHE=${LSTMGRAPH_CACHE:-/tmp/lstmgraph-cache}
+note() { echo "[$(date +%T), ${SECONDS} s] $*"; }
+left() { echo $((END - SECONDS > 5 ? END - SECONDS : 5)); }
+LSTMGRAPH="python3 -m lstmgraph_cli.main"
+
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
+export PYTHONPATH=/tmp/site
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+python3 -c 'import numpy; numpy.row_stack = numpy.vstack; import numba, numba_cuda; from numba import cuda
+print("numba", numba.__version__, "numba-cuda", numba_cuda.__version__, "numpy", numpy.__version__, cuda.get_current_device().name)'
+nproc
+
+note "agreement (10 processes), the gpu tests (3 workers), the row's driver compiling"
+timeout -k 5 330 python3 benchmarks/gpu_check.py "$OUT" --stage agreement --jobs 10 > "$OUT/agreement.log" 2>&1 &
+AGREEMENT=$!
+timeout -k 5 330 python3 -m pytest -q -n 3 -m gpu -p no:cacheprovider tests/engine/gpu tests/experiments/test_gpu_drivers.py \
+    tests/training/test_gpu_training.py > "$OUT/pytest.log" 2>&1 &
+TESTS=$!
+(time timeout -k 5 240 $LSTMGRAPH sweep gers2000-cerg-forget --vary learning_rate=0.5 --no-own-setting --trials 1 \
+    --max-steps 1000 --device cuda --out /tmp/prewarm) > "$OUT/row.log" 2>&1 &
+PREWARM=$!
+
+# The bench nets (CERG: 3 layouts and fused; timing: 2) are checked first.
+until [ "$(grep -cE '^(gers2000_cerg|gers2002_timing) +(warp|thread|warp-fused) ' "$OUT/agreement.log")" -ge 5 ] \
+      || ! kill -0 $AGREEMENT 2>/dev/null || [ "$SECONDS" -ge 300 ]; do sleep 2; done
+note "bench nets checked:"; grep -E '^(gers2000_cerg|gers2002_timing) ' "$OUT/agreement.log"
+note "bench --device cuda"
+timeout -k 5 150 python3 benchmarks/gpu_check.py "$OUT" --stage bench
+
+wait $PREWARM; note "the row's driver compiled:"; tail -3 "$OUT/row.log"
+note "the paper row on the device (100 nets), until the deadline"
+(time timeout -k 10 "$(left)" $LSTMGRAPH reproduce gers2000-cerg-forget --device cuda --out /tmp/row --log-every 20) \
+    >> "$OUT/row.log" 2>&1 &
+ROW=$!
+wait $TESTS; note "tests:"; tail -15 "$OUT/pytest.log"
+wait $AGREEMENT; note "agreement:"; tail -1 "$OUT/agreement.log"
+note "the 1,000-setting sweep beside the row's last nets, until the deadline"
+(time timeout -k 10 "$(left)" $LSTMGRAPH sweep gers2000-cerg-forget --vary learning_rate=0.1:1:100 \
+    --vary momentum=0:0.9:10 --trials 10 --max-steps 100000 --no-own-setting --device cuda --out /tmp/sweep \
+    --log-every 20) > "$OUT/sweep.log" 2>&1
+wait $ROW
+note "row:"; tail -25 "$OUT/row.log"
+note "sweep:"; tail -25 "$OUT/sweep.log"
+tar czf "$OUT/results.tar.gz" -C /tmp --exclude='*.npz' --exclude='trials' row sweep/sweep.json 2>/dev/null
+note done
