@@ -30,7 +30,7 @@ from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 
-DRIVER_VERSION = "5"
+DRIVER_VERSION = "6"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:

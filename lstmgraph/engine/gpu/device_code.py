@@ -2,11 +2,19 @@
 (``numba.njit``) from its Python source, the compiled functions it calls too, and wraps each
 (``numba.cuda.jit(device=True)`` on a GPU). So the GPU kernels call the code the CPU kernels
 and drivers run, written once. numba's CUDA simulator runs kernels as Python and cannot pass
-its arrays to compiled functions: there the wrap is none, and the functions run as Python."""
+its arrays to compiled functions: there the wrap is none, and the functions run as Python.
+
+The counters' slot names are IntEnum classes (`experiments.counters`). numba-cuda on Python 3.12
+refuses an IntEnum member as an array index (seen on an H200: "Unsupported array index type
+IntEnum<int64>(StreamCounter)"), so the rebuilt functions see each IntEnum class as a named tuple
+of its members' values: ``StreamCounter.PHASE`` reads the same integer either way."""
 
 from __future__ import annotations
 
+import enum
+import functools
 import types
+from collections import namedtuple
 from typing import Callable
 
 from numba.core.registry import CPUDispatcher
@@ -20,7 +28,7 @@ def device_version(function, wrap: Callable, done: dict | None = None):
     done = {} if done is None else done
     if function not in done:
         python = function.py_func
-        namespace = dict(python.__globals__)
+        namespace = {name: _plain(value) for name, value in python.__globals__.items()}
         copy = types.FunctionType(python.__code__, namespace, python.__name__, python.__defaults__,
                                   python.__closure__)
         done[function] = wrap(copy)
@@ -28,3 +36,14 @@ def device_version(function, wrap: Callable, done: dict | None = None):
             if isinstance(value, CPUDispatcher):
                 namespace[name] = device_version(value, wrap, done)
     return done[function]
+
+
+@functools.cache
+def _as_tuple(names: type[enum.IntEnum]):
+    """An IntEnum class as a named tuple of its members' integer values."""
+    return namedtuple(names.__name__, [member.name for member in names])(*(int(member) for member in names))
+
+
+def _plain(value):
+    """A global as device code sees it: IntEnum classes as named tuples (module docstring)."""
+    return _as_tuple(value) if isinstance(value, type) and issubclass(value, enum.IntEnum) else value
