@@ -57,11 +57,14 @@ def agreement(spec: Path, steps: int, layout: tuple) -> dict:
         inputs, targets = stream(network.n_inputs, network.n_outputs, steps)
         cpu = network.population(weights, 0.1)
         cpu_steps, cpu_loss = cpu.run(inputs, targets, momentum=0.9)
-        start = time.perf_counter()
+        start = time.perf_counter()  # a throwaway launch compiles the kernel (or loads it)
+        GpuPopulation(network, weights, 0.0, threads=threads, slots_in=slots_in, fused=fused).run(inputs[:1], targets[:1])
+        compiled = time.perf_counter()
         gpu = GpuPopulation(network, weights, 0.1, threads=threads, slots_in=slots_in, fused=fused)
         gpu_steps, gpu_loss = gpu.run(inputs, targets, momentum=0.9)
         return {
-            "seconds_with_compile": time.perf_counter() - start, "layout": repr(gpu.layout),
+            "compile_seconds": compiled - start, "run_seconds": time.perf_counter() - compiled,
+            **kernel_facts(gpu.kernel), "layout": repr(gpu.layout),
             "same_steps": bool((gpu_steps == cpu_steps).all()),
             "loss": float(np.abs(gpu_loss - cpu_loss).max()),
             "weights": largest_difference(cpu.weights(), gpu.weights()),
@@ -73,12 +76,25 @@ def agreement(spec: Path, steps: int, layout: tuple) -> dict:
         return {"error": traceback.format_exc()}
 
 
+def kernel_facts(kernel) -> dict:
+    """What numba-cuda says of a compiled kernel: disk-cache hits and misses in this process,
+    and the fused multiply-adds in its PTX (none expected unless fused: `arithmetic`)."""
+    try:
+        ptx = "".join(str(text) for text in kernel.inspect_asm().values())
+    except Exception as error:  # noqa: BLE001 (a diagnostic: report, do not stop)
+        ptx = f"(no PTX: {error})"
+    return {"cache_hits": sum(getattr(kernel, "_cache_hits", {}).values()),
+            "cache_misses": sum(getattr(kernel, "_cache_misses", {}).values()),
+            "fma_in_ptx": ptx.count("fma.rn.f64"), "mul_rn_in_ptx": ptx.count("mul.rn.f64")}
+
+
 def describe(row: dict) -> str:
     if "error" in row:
         return f"error: {row['error'].strip().splitlines()[-1]}"
     return (f"steps {'same' if row['same_steps'] else 'DIFFER'}, weights {row['weights']:.1e}, "
             f"traces {row['traces']:.1e}, loss {row['loss']:.1e}, bit-identical {row['bit_identical_weights']}, "
-            f"{row['seconds_with_compile']:.0f} s")
+            f"compile {row['compile_seconds']:.0f} s (cache hits {row['cache_hits']}), run {row['run_seconds']:.1f} s, "
+            f"fma in PTX {row['fma_in_ptx']}")
 
 
 def check_agreement(out: Path, steps: int, jobs: int, names: list[str] | None) -> list:
@@ -105,10 +121,13 @@ def check_agreement(out: Path, steps: int, jobs: int, names: list[str] | None) -
 
 
 def check_speed(out: Path, quick: bool) -> None:
+    """`bench --device cuda`'s figures, each printed and saved as it is measured."""
     bench: dict = {}
     for figure in FIGURES:
+        start = time.perf_counter()
         bench.update(run_gpu_benchmarks(BUNDLED_SPECS, quick=quick, figures=(figure,)))
-        print(json.dumps({k: v for k, v in bench.items() if k.startswith(f"{figure[0]}_{figure[1]}_")}), flush=True)
+        print(f"{time.perf_counter() - start:.0f} s:",
+              json.dumps({k: f"{v:.3g}" for k, v in bench.items() if k.startswith(f"{figure[0]}_{figure[1]}_")}), flush=True)
         (out / "bench.json").write_text(json.dumps(bench, indent=1))
 
 

@@ -70,3 +70,22 @@ def run_gpu_benchmarks(specs: Path, quick: bool = False, progress: Progress = la
                                                                             fused=fused)
     progress(ProgressReport("figures", len(figures), len(figures), "done"))
     return results
+
+
+def agreement_table(checks: dict[str, dict]) -> str:
+    """The markdown table docs/gpu.md shows of `benchmarks/gpu_check.py`'s agreement files:
+    ``checks`` maps a label (which build ran) to an agreement.json's contents. Per spec and
+    layout, the largest differences from the CPU over the check's steps, or the error."""
+    lines = ["| spec | layout | build | same steps | weights | traces | loss sums | bit for bit |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, results in checks.items():
+        for spec in sorted(results):
+            for layout, row in sorted(results[spec].items()):
+                if "error" in row:
+                    lines.append(f"| {spec} | {layout} | {label} | error: {row['error'].strip().splitlines()[-1][:60]} "
+                                 "| | | | |")
+                    continue
+                lines.append(f"| {spec} | {layout} | {label} | {'yes' if row['same_steps'] else 'no'} | "
+                             f"{row['weights']:.1e} | {row['traces']:.1e} | {row['loss']:.1e} | "
+                             f"{'yes' if row['bit_identical_weights'] else 'no'} |")
+    return "\n".join(lines)

@@ -7,6 +7,8 @@ import os
 # The GPU tests (marker gpu) run in numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0 says a
 # real GPU is there; numba reads the setting when it is first imported, which is below.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+#: Whether the gpu tests run in the simulator (the CPU's arithmetic: results equal bit for bit).
+SIMULATED = os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
 
 import textwrap
 from pathlib import Path

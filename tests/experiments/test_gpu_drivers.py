@@ -1,6 +1,7 @@
-"""The stream protocol's GPU driver against the CPU's: each trial ends with the same row and
-bit-identical weights (in numba's CUDA simulator, whose arithmetic is the CPU's), run in pieces
-with checkpoints between them as a results folder runs it."""
+"""The protocol drivers on the GPU against the CPU's: each trial ends with the same row, run in
+pieces with checkpoints between them as a results folder runs it, and the same weights: bit for
+bit in numba's CUDA simulator (whose arithmetic is the CPU's), within 1e-12 on a GPU (on an H200
+a few weights differed in the last place, the rows not at all: docs/gpu.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment, gpu_drivers
 from lstmgraph.experiments.trial import DeviceError, advance_together
 
-from conftest import invoke
+from conftest import SIMULATED, invoke
+
 
 pytestmark = pytest.mark.gpu
 
@@ -58,7 +60,7 @@ def assert_same(one, other):
     assert one[0] == other[0]
     for weights, others in zip(one[1], other[1]):
         for key in weights:
-            np.testing.assert_array_equal(others[key], weights[key])
+            np.testing.assert_allclose(others[key], weights[key], rtol=0, atol=0 if SIMULATED else 1e-12, err_msg=key)
 
 
 @pytest.mark.parametrize("name,seed,changes,budget", CASES)

@@ -5,7 +5,6 @@ CPU's), resumes on the GPU after an interruption, and is refused clearly where i
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -17,10 +16,10 @@ from lstmgraph.engine.gpu import GpuUnavailable, population as gpu_population
 from lstmgraph.progress import ProgressReport
 from lstmgraph.training import EngineError, RunDirectoryError, resume_run, start_run
 
-from conftest import SPECS, invoke
+from conftest import SIMULATED, SPECS, invoke
+
 
 pytestmark = pytest.mark.gpu
-SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 TIMING = SPECS / "gers2002_timing.yaml"
 
 

@@ -7,7 +7,6 @@ bits, and the tests allow 1e-12 there. benchmarks/gpu_check.py runs the long agr
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -18,10 +17,10 @@ from lstmgraph.engine import initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.gpu import GpuPopulation, GpuUnavailable, cuda_module
 
-from conftest import SPECS
+from conftest import SIMULATED, SPECS
+
 
 pytestmark = pytest.mark.gpu
-SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 TOLERANCE = 0.0 if SIMULATED else 1e-12
 
 
