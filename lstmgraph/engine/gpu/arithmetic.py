@@ -1,14 +1,12 @@
-"""The GPU kernels' floating-point arithmetic: the CPU's, or fused multiply-adds.
+"""The GPU kernels' floating-point arithmetic: no fused multiply-adds, as on the CPU, or fused.
 
 NVVM (the compiler numba-cuda hands a kernel to) contracts ``a * b + c`` into one fused
-multiply-add by default: one rounding where the CPU kernels round twice. So by default a
-kernel's sums differ from the CPU's in the last place, and a trial's outcome can drift.
-lstmgraph compiles its kernels with contraction off (NVVM's ``-fma=0``): every ``+ - * /``
-then rounds as on the CPU, in the CPU kernels' order (`source`), and a trial on the GPU ends
-as on the CPU bit for bit. ``exp`` and ``log`` are the exceptions: the device's may differ
-from the CPU's libm in the last place (only the softmax and cross-entropy outputs call them;
-``tanh`` is lstmgraph's own arithmetic, `vector_math`). A layout with ``fused=True``
-contracts: faster, and within 1e-12 of the CPU rather than equal (docs/gpu.md measures both).
+multiply-add by default: one rounding where the CPU kernels round twice. lstmgraph compiles its
+kernels with contraction off (NVVM's ``-fma=0``), so every ``+ - * /`` is meant to round as on
+the CPU, in the CPU kernels' order (`source`). ``exp`` and ``log`` (softmax and cross-entropy
+outputs only) are the device's. On an H200 the results still differed from the CPU's in the
+last bits, with and without contraction: the source is not found yet (docs/gpu.md). A layout
+with ``fused=True`` contracts; `lstmgraph bench` prices the difference.
 
 numba-cuda offers ``-fma`` only through ``fastmath``, which also flushes subnormals and
 loosens division. So `install` wraps its NVVM entry, ``nvvm.compile_ir``: inside
