@@ -99,10 +99,13 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
                    f"on {where} -> {out}")
         click.echo(f"judged by {chosen.judged_by}")
+        lines = []
         for setting in settings:
             note = (" (the subject's own, added as the paired tests' reference; --no-own-setting leaves it out)"
                     if setting.added else " (the own setting: the paired tests' reference)" if setting.own else "")
-            click.echo(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
+            lines.append(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
+        for line in shortened(lines, "settings: sweep --status --json lists them all"):
+            click.echo(line)
 
     try:
         with trial_progress(count * len(settings), as_json, log_every,
@@ -155,8 +158,26 @@ def _print_status(status: dict, as_json: bool) -> None:
     click.echo(f"{status['out']}: {status['finished']} of {_counted(status['total'], 'trial')} finished")
     if status["in_use_by"]:
         click.echo(f"in use by {status['in_use_by']}: a sweep is writing it now")
+    lines, conflicts = [], []
     for entry in status["settings"]:
         label = ", ".join(f"{key}={json.dumps(value)}" for key, value in entry["values"].items())
         line = (f"  setting {entry['index']} ({label}): {entry['finished']} finished, {entry['checkpointed']} "
                 f"checkpointed, {entry['waiting']} not started")
-        click.echo(line + (f"; this command would not run there: {entry['conflict']}" if entry["conflict"] else ""))
+        if entry["conflict"]:
+            conflicts.append(line + f"; this command would not run there: {entry['conflict']}")
+        else:
+            lines.append(line)
+    for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
+        click.echo(line)
+
+
+#: Settings a sweep lists one per line; a longer list shows its first and last few.
+LISTED = 20
+
+
+def shortened(lines: list[str], where: str) -> list[str]:
+    """``lines`` (one per setting), or their first 10 and last 5 with a line saying how many
+    are left out and ``where`` they all are: a 1,000-setting sweep prints 16 lines, not 1,000."""
+    if len(lines) <= LISTED:
+        return lines
+    return lines[:10] + [f"  ... {len(lines) - 15} more {where}"] + lines[-5:]

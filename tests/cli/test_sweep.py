@@ -119,3 +119,13 @@ def test_a_log_file_shows_each_running_trial_with_its_setting_and_each_finished_
     assert result.returncode == 0, result.stderr
     assert "0 of 1 done, 1 running, 0 waiting; setting 0, trial 0: " in result.stdout
     assert "  setting 0, trial 0: not solved in " in result.stdout and "[1/1]" in result.stdout
+
+
+def test_a_long_list_of_settings_shows_its_ends_and_says_where_the_rest_are():
+    from lstmgraph_cli.sweep import LISTED, shortened
+
+    lines = [f"setting {index}" for index in range(1000)]
+    short = shortened(lines, "settings: all in sweep.json")
+    assert short[:10] == lines[:10] and short[-5:] == lines[-5:]
+    assert short[10] == "  ... 985 more settings: all in sweep.json" and len(short) == 16
+    assert shortened(lines[:LISTED], "x") == lines[:LISTED]
