@@ -8,6 +8,10 @@ the number of the sequence at the cursor and a generator state to draw it again 
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
 import numpy as np
 
 from ..tasks import Task, draw
@@ -105,6 +109,24 @@ class StreamData:
         self.position = 0
         self.first = self.drawn = place["sequence"]
         self.anchors = [(self.drawn, self.rng.bit_generator.state)]
+
+
+#: Threads that draw a GPU population's data: the host's cores. On the GPU the draws bound a
+#: population (docs/gpu.md); on the CPU a worker draws its own trials' data, one at a time.
+GPU_DRAW_THREADS = os.cpu_count() or 1
+
+
+def draw_all(draws: list[Callable[[], None]], threads: int = 1) -> None:
+    """Run ``draws`` (each one trial's, from its own generator), ``threads`` at a time. The data
+    are the same in any order; the compiled draws release the GIL (`tasks.draws`), so threads
+    draw side by side (two threads drew CERG streams 1.6 times as fast as one, measured here)."""
+    if threads <= 1 or len(draws) <= 1:
+        for draw_one in draws:
+            draw_one()
+        return
+    with ThreadPoolExecutor(min(threads, len(draws))) as pool:
+        for done in [pool.submit(draw_one) for draw_one in draws]:
+            done.result()
 
 
 def next_start(ends: np.ndarray, position: int) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
-from .data import StreamData, data_rng, longest_sequence
+from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, longest_sequence
 from .protocols import Protocol, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -270,7 +271,7 @@ class SequenceTrial(Trial):
             from .gpu_drivers import advance_sequences_on_gpu  # numba-cuda: only there
 
             advance_sequences_on_gpu(trials, rule, counters, recent, test_errors, frozen,
-                                     lambda: _refill_sequences(trials, counters, frozen))
+                                     lambda: _refill_sequences(trials, counters, frozen, GPU_DRAW_THREADS))
         else:
             _advance_on_cpu(trials, rule, counters, recent, test_errors, frozen)
         status = counters[:, Counter.STATUS]
@@ -316,17 +317,27 @@ def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
     return grown
 
 
-def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list) -> None:
+def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list, threads: int = 1) -> None:
     """The data the driver asked for: more training sequences (`Status.NEED_TRAINING`, or none
-    drawn yet), or the test set in place of the frozen strings (`NEED_TEST`); those lanes run again."""
+    drawn yet), or the test set in place of the frozen strings (`NEED_TEST`), drawn ``threads``
+    trials at a time (`data.draw_all`); those lanes run again."""
     status = counters[:, Counter.STATUS]
+    training, tests = [], []
     for lane, trial in enumerate(trials):
         if status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0:
             trial.training.position = int(counters[lane, Counter.POSITION])
-            trial.training.ensure(SEQUENCE_REFILL, "sequences")
-            counters[lane, Counter.POSITION] = trial.training.position
+            training.append(lane)
         elif status[lane] == Status.NEED_TEST:
-            frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
+            tests.append(lane)
+
+    def test_set(lane: int) -> None:
+        trial = trials[lane]
+        frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
+
+    draw_all([partial(trials[lane].training.ensure, SEQUENCE_REFILL, "sequences") for lane in training]
+             + [partial(test_set, lane) for lane in tests], threads)
+    for lane in training:
+        counters[lane, Counter.POSITION] = trials[lane].training.position
     status[(status == Status.NEED_TRAINING) | (status == Status.NEED_TEST)] = Status.RUNNING
 
 

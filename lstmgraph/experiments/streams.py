@@ -21,6 +21,7 @@ how the arrays were refilled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -30,7 +31,7 @@ from ..success import SuccessTest
 from ..tasks import Task
 from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
                        StreamCounter as Counter, StreamSetting as Setting)
-from .data import StreamData, data_rng, next_start
+from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, next_start
 from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -257,7 +258,7 @@ class StreamTrial(Trial):
             from .gpu_drivers import advance_on_gpu  # numba-cuda: only there
 
             advance_on_gpu(trials, [_rule(trial.protocol) for trial in trials], counters, scores,
-                           lambda counters: refill(trials, counters))
+                           lambda counters: refill(trials, counters, GPU_DRAW_THREADS))
         else:
             _advance_on_cpu(trials, _rule(trials[0].protocol), counters, scores)
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
@@ -322,22 +323,23 @@ def _rule(protocol: StreamProtocol):
     return Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
 
 
-def refill(trials: list[StreamTrial], counters: np.ndarray) -> bool:
+def refill(trials: list[StreamTrial], counters: np.ndarray, threads: int = 1) -> bool:
     """More data for each trial whose driver lane stopped for it (`Status.NEED_TRAINING`,
-    `NEED_TEST`; `REFILL` of its protocol's unit), its lane running again; whether any did."""
+    `NEED_TEST`; `REFILL` of its protocol's unit), drawn ``threads`` trials at a time
+    (`data.draw_all`), its lane running again; whether any did."""
     status = counters[:, Counter.STATUS]
-    refilled = False
+    wanted = []
     for lane, trial in enumerate(trials):
         if status[lane] in (Status.NEED_TRAINING, Status.NEED_TEST):
             source, at = ((trial.training, Counter.TRAIN_POSITION) if status[lane] == Status.NEED_TRAINING
                           else (trial.testing, Counter.TEST_POSITION))
             source.position = int(counters[lane, at])
-            unit = trial.protocol.unit
-            source.ensure(REFILL[unit], unit)
-            counters[lane, at] = source.position
-            status[lane] = Status.RUNNING
-            refilled = True
-    return refilled
+            wanted.append((lane, source, at, trial.protocol.unit))
+    draw_all([partial(source.ensure, REFILL[unit], unit) for _, source, _, unit in wanted], threads)
+    for lane, source, at, _ in wanted:
+        counters[lane, at] = source.position
+        status[lane] = Status.RUNNING
+    return bool(wanted)
 
 
 def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, scores: np.ndarray) -> None:

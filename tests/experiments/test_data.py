@@ -1,0 +1,42 @@
+"""`data.draw_all`: trials' data drawn side by side in threads are the data drawn one by one."""
+
+from functools import partial
+
+import numpy as np
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.data import StreamData, data_rng, draw_all
+
+
+def drawn(threads: int) -> list[StreamData]:
+    experiment = find_experiment("gers2000-cerg-forget")
+    task = experiment.trial(experiment.plan(), 0, 1, "interpreter", "cpu").task
+    sources = [StreamData(task, data_rng(seed, 0)) for seed in range(6)]
+    for _ in range(3):  # refills after the first, as the drivers ask for them
+        for source in sources:
+            source.position = len(source.inputs)
+        draw_all([partial(source.ensure, 5_000, "steps") for source in sources], threads)
+    return sources
+
+
+def test_threads_draw_each_trial_s_data_as_one_thread_does():
+    one, four = drawn(1), drawn(4)
+    for a, b in zip(one, four):
+        np.testing.assert_array_equal(a.inputs, b.inputs)
+        np.testing.assert_array_equal(a.targets, b.targets)
+        np.testing.assert_array_equal(a.ends, b.ends)
+        assert a.rng.bit_generator.state == b.rng.bit_generator.state and a.anchors == b.anchors
+    assert not np.array_equal(one[0].inputs[:100], one[1].inputs[:100])  # the seeds differ
+
+
+def test_a_draw_s_error_reaches_the_caller():
+    def broken():
+        raise ValueError("no data")
+
+    for threads in (1, 3):
+        try:
+            draw_all([lambda: None, broken], threads)
+        except ValueError as error:
+            assert str(error) == "no data"
+        else:
+            raise AssertionError("the error was lost")
