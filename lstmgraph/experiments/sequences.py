@@ -23,6 +23,7 @@ import numpy as np
 
 from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
+from ..tasks.base import draws_in_threads
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
 from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, longest_sequence
@@ -334,6 +335,7 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
         trial = trials[lane]
         frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
 
+    threads = threads if all(draws_in_threads(trial.task) for trial in trials) else 1
     draw_all([partial(trials[lane].training.ensure, SEQUENCE_REFILL, "sequences") for lane in training]
              + [partial(test_set, lane) for lane in tests], threads)
     for lane in training:

@@ -29,6 +29,7 @@ import numpy as np
 from ..progress import Progress, ProgressReport
 from ..success import SuccessTest
 from ..tasks import Task
+from ..tasks.base import draws_in_threads
 from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
                        StreamCounter as Counter, StreamSetting as Setting)
 from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, next_start
@@ -335,6 +336,7 @@ def refill(trials: list[StreamTrial], counters: np.ndarray, threads: int = 1) ->
                           else (trial.testing, Counter.TEST_POSITION))
             source.position = int(counters[lane, at])
             wanted.append((lane, source, at, trial.protocol.unit))
+    threads = threads if all(draws_in_threads(trial.task) for trial in trials) else 1
     draw_all([partial(source.ensure, REFILL[unit], unit) for _, source, _, unit in wanted], threads)
     for lane, source, at, _ in wanted:
         counters[lane, at] = source.position

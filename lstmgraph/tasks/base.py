@@ -96,6 +96,13 @@ def draw(task: Task, rng: np.random.Generator, count: int) -> Sequences:
     return Sequences.of([task.sample(rng) for _ in range(count)], task.n_inputs, task.n_outputs)
 
 
+def draws_in_threads(task: Task) -> bool:
+    """Whether several trials draw ``task``'s sequences faster in threads than one after
+    another: where its ``sample_many`` is compiled code that releases the GIL (`draws`). Drawn
+    in Python, threads ran a fifth slower (benchmarks/draw_rate.py)."""
+    return bool(getattr(task, "draws_in_threads", False))
+
+
 def unit_symbols(task: Task) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
     """The names the task gives its input units and its output units; None where it names none."""
     return getattr(task, "input_symbols", None), getattr(task, "output_symbols", None)

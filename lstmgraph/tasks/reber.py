@@ -279,6 +279,7 @@ class _GrammarTask:
     n_outputs = len(SYMBOLS)
     continual = False
     input_symbols = output_symbols = SYMBOLS  # the next symbol is predicted in the same code
+    draws_in_threads = True  # `base.draws_in_threads`: the walks are compiled (`draws.walk_strings`)
 
     def successors(self, prefix: str) -> frozenset[str]:
         """The symbols that may legally follow ``prefix``."""

@@ -65,6 +65,7 @@ class TemporalOrder:
     #: 1997 Exp. 6 and 2000 NTO/CNTO: every output within 0.3 of its target.
     success_test = SuccessTest("tolerance", 0.3)
     n_inputs = len(SYMBOLS)
+    draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.temporal_orders`)
     input_symbols = SYMBOLS
 
     def __init__(self, variant: str = "6a", continual: bool = False,

@@ -141,3 +141,10 @@ def test_make_task_errors():
         make_task("measuring_spike_delays", {"spikes": 100})
     with pytest.raises(TaskError, match=r"its options: period, delays, cue$"):
         make_task("generating_timed_spikes", {"spikes": 100})
+
+
+def test_only_tasks_with_compiled_draws_are_drawn_in_threads():
+    from lstmgraph.tasks.base import draws_in_threads
+
+    threaded = {name for name in TASKS if draws_in_threads(make_task(name, {}))}
+    assert threaded == {"embedded_reber", "reber", "continual_embedded_reber", "temporal_order"}
