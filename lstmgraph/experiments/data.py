@@ -119,7 +119,7 @@ GPU_DRAW_THREADS = os.cpu_count() or 1
 def draw_all(draws: list[Callable[[], None]], threads: int = 1) -> None:
     """Run ``draws`` (each one trial's, from its own generator), ``threads`` at a time. The data
     are the same in any order; compiled draws release the GIL (`tasks.base.draws_in_threads`),
-    so threads draw side by side (two drew CERG streams 1.75 times as fast as one, measured here)."""
+    so threads draw side by side (two drew CERG streams 1.75-2 times as fast as one, measured here)."""
     if threads <= 1 or len(draws) <= 1:
         for draw_one in draws:
             draw_one()
