@@ -4,10 +4,10 @@
 and drivers run, written once. numba's CUDA simulator runs kernels as Python and cannot pass
 its arrays to compiled functions: there the wrap is none, and the functions run as Python.
 
-The counters' slot names are IntEnum classes (`experiments.counters`). numba-cuda on Python 3.12
-refuses an IntEnum member as an array index (seen on an H200: "Unsupported array index type
-IntEnum<int64>(StreamCounter)"), so the rebuilt functions see each IntEnum class as a named tuple
-of its members' values: ``StreamCounter.PHASE`` reads the same integer either way."""
+The counters' slot names are IntEnum classes (`experiments.counters`). numba-cuda on an H200's
+Python 3.12 refused an IntEnum member as an array index ("Unsupported array index type
+IntEnum<int64>(StreamCounter)"; not so on Python 3.11), so the rebuilt functions see each IntEnum
+class as a named tuple of its members' values: ``StreamCounter.PHASE`` reads the same integer."""
 
 from __future__ import annotations
 

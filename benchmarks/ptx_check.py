@@ -1,0 +1,127 @@
+"""Compile the GPU kernels for a real GPU without one: numba-cuda's own compiler down to PTX.
+
+    pip install 'numba-cuda[cu13]'      # numba-cuda and NVVM, no driver needed
+    NUMBA_ENABLE_CUDASIM=0 python benchmarks/ptx_check.py [SPEC ...] [--drivers]
+
+numba's CUDA simulator runs kernels as Python, so it cannot show what numba-cuda refuses to
+compile. This script can: it stands in for the GPU (a device of compute capability 9.0, host
+arrays for device arrays) and intercepts each launch, where it compiles the kernel for the
+launch's argument types to PTX (`numba.cuda.compile_ptx`) and stops. Found this way: numba-cuda's
+recursion limit on the GRU net's kernel. Not found this way (seen on an H200's Python 3.12,
+not here on 3.11): numba-cuda refusing IntEnum members as indices.
+
+For each bundled spec named (default: all), the population kernel of three layouts; with
+``--drivers``, the drive kernels of the protocol drivers' GPU tests. Each kernel prints its PTX
+size, compile seconds and fused multiply-adds; a failure prints its error and the others go on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+if not hasattr(np, "row_stack"):  # numba-cuda 0.30 still imports it; numpy 2.5 removed the alias
+    np.row_stack = np.vstack
+if os.environ.get("NUMBA_ENABLE_CUDASIM") != "0":
+    sys.exit("set NUMBA_ENABLE_CUDASIM=0: this compiles with numba-cuda, not its simulator")
+
+import numba  # noqa: E402
+from numba import cuda  # noqa: E402
+from numba.cuda import dispatcher  # noqa: E402
+
+LAYOUTS = ((32, "auto"), (32, "global"), (1, "auto"))
+
+
+class Compiled(Exception):
+    """A launch was compiled and stopped before running."""
+
+
+class _HostArray(np.ndarray):
+    """A device array's interface on host memory."""
+
+    def copy_to_host(self):
+        return np.array(self)
+
+    def copy_to_device(self, values):
+        self[...] = values
+
+
+class _Device:
+    compute_capability = (9, 0)
+    name = "PTX check (no GPU)"
+
+
+def _typeof(value):
+    return numba.typeof(np.ascontiguousarray(value.view(np.ndarray)) if isinstance(value, np.ndarray) else value)
+
+
+def _compile_at_launch(kernel, _config):
+    def launch(*args):
+        # Called inside lstmgraph's own launch context (`population.launching`): its arithmetic.
+        start = time.perf_counter()
+        ptx, _ = cuda.compile_ptx(kernel.py_func, tuple(_typeof(a) for a in args), cc=_Device.compute_capability)
+        print(f"  {kernel.py_func.__name__}: PTX {len(ptx):,} characters, {time.perf_counter() - start:.0f} s, "
+              f"{ptx.count('fma.rn.f64')} fused multiply-adds", flush=True)
+        raise Compiled
+    return launch
+
+
+def stand_in_for_the_gpu() -> None:
+    """numba-cuda without a driver: a current device, host arrays, launches that compile only."""
+    cuda.is_available = lambda: True
+    cuda.to_device = lambda values, *a, **k: np.array(values).view(_HostArray)
+    cuda.get_current_device = lambda: _Device()
+    dispatcher.get_current_device = lambda: _Device()
+    dispatcher.CUDADispatcher.__getitem__ = _compile_at_launch
+
+
+def check_specs(names: list[str]) -> int:
+    from lstmgraph import compile_spec
+    from lstmgraph.benchmark import stream
+    from lstmgraph.engine import initial_weights
+    from lstmgraph.engine.compiled import CompiledNetwork
+    from lstmgraph.engine.gpu import GpuPopulation
+    from lstmgraph.files import BUNDLED_SPECS
+
+    failures = 0
+    for spec in [BUNDLED_SPECS / f"{name}.yaml" for name in names] or sorted(BUNDLED_SPECS.glob("*.yaml")):
+        network = CompiledNetwork(compile_spec(spec), kernel="interpreter")
+        inputs, targets = stream(network.n_inputs, network.n_outputs, 4)
+        for threads, slots_in in LAYOUTS:
+            print(f"{spec.stem}, {threads} threads a trial, slots {slots_in}:", flush=True)
+            try:
+                population = GpuPopulation(network, initial_weights(network.plan, [0, 1]), 0.1, threads=threads,
+                                           slots_in=slots_in)
+                population.run(inputs, targets)
+            except Compiled:
+                pass
+            except Exception:  # noqa: BLE001 (report each failure, go on)
+                failures += 1
+                print("  FAILED: " + traceback.format_exc().strip().splitlines()[-1], flush=True)
+    return failures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="*", help="bundled spec names (default: all)")
+    parser.add_argument("--drivers", action="store_true", help="also the drive kernels of the driver tests")
+    options = parser.parse_args()
+    stand_in_for_the_gpu()
+    failures = check_specs(options.specs)
+    if options.drivers:
+        import pytest
+
+        # The driver tests launch each drive kernel once: here each stops with Compiled, which
+        # pytest reports as a failure; the PTX lines above each are the result.
+        pytest.main(["-q", "-n0", "-p", "no:cacheprovider", "-k", "end_as_on_the_cpu",
+                     "tests/experiments/test_gpu_drivers.py"])
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
