@@ -80,15 +80,44 @@ def _flat(cuda, parts: list[np.ndarray]) -> tuple:
     return cuda.to_device(np.ascontiguousarray(np.concatenate(parts + [spare]))), at
 
 
-def _stream_data(cuda, sources: list, planes: int) -> tuple:
-    """The trials' stream data (`StreamData`) as the kernel reads them: inputs (rows, columns,
-    1), targets (rows, planes, columns, 1), sequence ends, counts, and per trial (first row,
-    first count, rows)."""
-    inputs, at = _flat(cuda, [s.inputs[:, :, None] for s in sources])
-    targets, _ = _flat(cuda, [np.stack([s.targets, s.judged][:planes], axis=1)[..., None] for s in sources])
-    ends, _ = _flat(cuda, [s.ends for s in sources])
-    counts, count_at = _flat(cuda, [s.counts for s in sources])
-    return inputs, targets, ends, counts, cuda.to_device(np.stack([at[:, 0], count_at[:, 0], at[:, 1]], axis=1))
+class _StagedStreams:
+    """One stream source of every trial (training or test) on the device, as the drive kernel
+    reads it: inputs (rows, columns, 1), targets (rows, planes, columns, 1), sequence ends,
+    counts, and per trial (first row, first count, rows). Each trial's rows lie at its own
+    stride, so a launch copies only the trials whose data were drawn since the last one, straight
+    from their arrays (laying every trial's data end to end took as long as drawing it:
+    docs/gpu.md)."""
+
+    def __init__(self, cuda) -> None:
+        self.cuda = cuda
+        self.stride = self.planes = 0
+        self.copied: list = []  # per trial, the inputs array on the device now
+
+    def on_device(self, sources: list, planes: int) -> tuple:
+        longest = max(len(source.inputs) for source in sources)
+        if longest > self.stride or planes != self.planes:  # room for the longest, every trial copied anew
+            self.stride, self.planes = max(longest + longest // 4, 1), planes
+            first = sources[0]
+            count, columns, outputs = len(sources), first.inputs.shape[1], first.targets.shape[1]
+            self.inputs = self.cuda.device_array((count * self.stride, columns, 1))
+            self.targets = self.cuda.device_array((count * self.stride, planes, outputs, 1))
+            self.ends = self.cuda.device_array(count * self.stride, dtype=np.bool_)
+            self.counts = self.cuda.device_array(count * (self.stride + 1), dtype=np.int64)
+            self.copied = [None] * count
+        for trial, source in enumerate(sources):
+            if self.copied[trial] is not source.inputs:
+                rows, at = len(source.inputs), trial * self.stride
+                if rows:  # reshaped, not [..., None]: numba's copies drop zero-stride axes
+                    self.inputs[at:at + rows].copy_to_device(source.inputs.reshape(rows, -1, 1))
+                    targets = np.stack([source.targets, source.judged][:planes], axis=1)
+                    self.targets[at:at + rows].copy_to_device(targets.reshape(rows, planes, -1, 1))
+                    self.ends[at:at + rows].copy_to_device(source.ends)
+                counts_at = trial * (self.stride + 1)
+                self.counts[counts_at:counts_at + rows + 1].copy_to_device(source.counts)
+                self.copied[trial] = source.inputs
+        at = np.array([[trial * self.stride, trial * (self.stride + 1), len(source.inputs)]
+                       for trial, source in enumerate(sources)], dtype=np.int64)
+        return self.inputs, self.targets, self.ends, self.counts, self.cuda.to_device(at)
 
 
 def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
@@ -114,14 +143,15 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     tolerances = cuda.to_device(np.array([rule.tolerance for rule in rules], dtype=np.float64))
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
+    training, testing = _StagedStreams(cuda), _StagedStreams(cuda)
     while True:
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
         with launching(population.layout):
             drive[blocks, population.layout.block_threads](
                 population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
-                cuda.to_device(slot_rows(population.program)), *_stream_data(cuda, [t.training for t in trials], planes),
-                *_stream_data(cuda, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
+                cuda.to_device(slot_rows(population.program)), *training.on_device([t.training for t in trials], planes),
+                *testing.on_device([t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
         refill(counters)
         if not (counters[:, StreamCounter.STATUS] == Status.RUNNING).any():

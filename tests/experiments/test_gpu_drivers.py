@@ -141,3 +141,41 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
     outcomes = [json.dumps([gpu.row["presented"], gpu.row["score"] if "score" in gpu.row else None])
                 for gpu in ended["cuda"]]
     assert len(set(outcomes)) > 1  # the settings did differ
+
+
+def test_staged_streams_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride():
+    from types import SimpleNamespace
+
+    from lstmgraph.engine.gpu import cuda_module
+
+    def source(rows: int, value: float):
+        ends = np.zeros(rows, dtype=np.bool_)
+        ends[1::2] = True
+        return SimpleNamespace(inputs=np.full((rows, 3), value), targets=np.full((rows, 2), -value),
+                               judged=np.full((rows, 2), 2 * value), ends=ends,
+                               counts=np.concatenate([[0], np.cumsum(ends)]).astype(np.int64))
+
+    def read(staged, sources, planes):
+        inputs, targets, ends, counts, at = (array.copy_to_host() for array in staged.on_device(sources, planes))
+        for trial, one in enumerate(sources):
+            row, count, rows = at[trial]
+            assert rows == len(one.inputs) and row == trial * staged.stride and count == trial * (staged.stride + 1)
+            np.testing.assert_array_equal(inputs[row:row + rows, :, 0], one.inputs)
+            np.testing.assert_array_equal(targets[row:row + rows, 0, :, 0], one.targets)
+            if planes == 2:
+                np.testing.assert_array_equal(targets[row:row + rows, 1, :, 0], one.judged)
+            np.testing.assert_array_equal(ends[row:row + rows], one.ends)
+            np.testing.assert_array_equal(counts[count:count + rows + 1], one.counts)
+        return inputs
+
+    staged = gpu_drivers._StagedStreams(cuda_module())
+    sources = [source(8, 1.0), source(6, 2.0)]
+    read(staged, sources, 1)
+    sources[0].inputs[:] = 9.0  # changed in place, not drawn anew: not copied again
+    sources[1] = source(7, 3.0)  # drawn anew, within the stride: copied
+    inputs = staged.on_device(sources, 1)[0].copy_to_host()
+    assert (inputs[:8] == 1.0).all() and (inputs[staged.stride:staged.stride + 7] == 3.0).all()
+    sources[0] = source(40, 4.0)  # longer than the stride: every trial copied anew at a new stride
+    read(staged, sources, 1)
+    assert staged.stride >= 40
+    read(staged, sources, 2)  # a second plane: the judged values staged beside the targets
