@@ -71,53 +71,67 @@ def _load(population: GpuPopulation, template: str, driver_module, counters: dic
     return load_source(f"lstmgraph_gpu_{name}_{key}", text).drive
 
 
-def _flat(cuda, parts: list[np.ndarray]) -> tuple:
-    """Per-trial arrays end to end on the device (with a spare row, so none is empty) and each
-    trial's (first row, rows)."""
-    rows = np.cumsum([0] + [len(part) for part in parts])
-    spare = np.zeros((1,) + parts[0].shape[1:], dtype=parts[0].dtype)
-    at = np.stack([rows[:-1], np.diff(rows)], axis=1).astype(np.int64)
-    return cuda.to_device(np.ascontiguousarray(np.concatenate(parts + [spare]))), at
-
-
-class _StagedStreams:
-    """One stream source of every trial (training or test) on the device, as the drive kernel
-    reads it: inputs (rows, columns, 1), targets (rows, planes, columns, 1), sequence ends,
-    counts, and per trial (first row, first count, rows). Each trial's rows lie at its own
-    stride, so a launch copies only the trials whose data were drawn since the last one, straight
-    from their arrays (laying every trial's data end to end took as long as drawing it:
-    docs/gpu.md)."""
+class _Staged:
+    """Per-trial arrays on the device (a stream source, or the 1997 training or frozen data), as
+    the drive kernels read them: array k of every trial in one device array, each trial's rows
+    at its own stride. A launch copies only the trials whose data changed since the last, straight
+    from their arrays (laying every trial's data end to end each launch took as long as drawing
+    it: docs/gpu.md)."""
 
     def __init__(self, cuda) -> None:
         self.cuda = cuda
-        self.stride = self.planes = 0
-        self.copied: list = []  # per trial, the inputs array on the device now
+        self.stride = 0
+        self.layout: list = []
+        self.arrays: tuple = ()
+        self.copied: list = []  # per trial, the key of the data on the device now
 
-    def on_device(self, sources: list, planes: int) -> tuple:
-        longest = max(len(source.inputs) for source in sources)
-        if longest > self.stride or planes != self.planes:  # room for the longest, every trial copied anew
-            self.stride, self.planes = max(longest + longest // 4, 1), planes
-            first = sources[0]
-            count, columns, outputs = len(sources), first.inputs.shape[1], first.targets.shape[1]
-            self.inputs = self.cuda.device_array((count * self.stride, columns, 1))
-            self.targets = self.cuda.device_array((count * self.stride, planes, outputs, 1))
-            self.ends = self.cuda.device_array(count * self.stride, dtype=np.bool_)
-            self.counts = self.cuda.device_array(count * (self.stride + 1), dtype=np.int64)
-            self.copied = [None] * count
-        for trial, source in enumerate(sources):
-            if self.copied[trial] is not source.inputs:
-                rows, at = len(source.inputs), trial * self.stride
-                if rows:  # reshaped, not [..., None]: numba's copies drop zero-stride axes
-                    self.inputs[at:at + rows].copy_to_device(source.inputs.reshape(rows, -1, 1))
-                    targets = np.stack([source.targets, source.judged][:planes], axis=1)
-                    self.targets[at:at + rows].copy_to_device(targets.reshape(rows, planes, -1, 1))
-                    self.ends[at:at + rows].copy_to_device(source.ends)
-                counts_at = trial * (self.stride + 1)
-                self.counts[counts_at:counts_at + rows + 1].copy_to_device(source.counts)
-                self.copied[trial] = source.inputs
-        at = np.array([[trial * self.stride, trial * (self.stride + 1), len(source.inputs)]
-                       for trial, source in enumerate(sources)], dtype=np.int64)
-        return self.inputs, self.targets, self.ends, self.counts, self.cuda.to_device(at)
+    def on_device(self, keys: list, rows: list[int], parts) -> tuple[tuple, np.ndarray]:
+        """``keys``: per trial, an object replaced when its data change (its inputs array);
+        ``rows``: its longest array's rows; ``parts(trial)``: its arrays, rows first. The device
+        arrays, and each trial's first row."""
+        layout = [(array.shape[1:], array.dtype) for array in parts(0)]
+        if max(rows) > self.stride or layout != self.layout:  # room for the longest: every trial copied anew
+            self.stride, self.layout = max(max(rows) + max(rows) // 4, 1), layout
+            self.arrays = tuple(self.cuda.device_array((len(keys) * self.stride,) + shape, dtype=dtype)
+                                for shape, dtype in layout)
+            self.copied = [None] * len(keys)
+        for trial, key in enumerate(keys):
+            if self.copied[trial] is not key:
+                first = trial * self.stride
+                for device, array in zip(self.arrays, parts(trial)):
+                    if len(array):
+                        device[first:first + len(array)].copy_to_device(array)
+                self.copied[trial] = key
+        return self.arrays, np.arange(len(keys), dtype=np.int64) * self.stride
+
+
+def _stream_data(staged: _Staged, sources: list, planes: int) -> tuple:
+    """The trials' stream data (`StreamData`) as the stream kernel reads them: inputs (rows,
+    columns, 1), targets (rows, planes, columns, 1), sequence ends, counts, and per trial (first
+    row, first count, rows). Reshaped, not ``[..., None]``: numba's copies drop zero-stride axes."""
+    def parts(trial: int) -> tuple:
+        source = sources[trial]
+        rows, columns, outputs = len(source.inputs), source.inputs.shape[1], source.targets.shape[1]
+        targets = np.stack([source.targets, source.judged][:planes], axis=1)
+        return source.inputs.reshape(rows, columns, 1), targets.reshape(rows, planes, outputs, 1), source.ends, source.counts
+
+    arrays, first = staged.on_device([s.inputs for s in sources], [len(s.counts) for s in sources], parts)
+    at = np.stack([first, first, [len(s.inputs) for s in sources]], axis=1).astype(np.int64)
+    return (*arrays, staged.cuda.to_device(at))
+
+
+def _sequence_data(staged: _Staged, laid: list[tuple]) -> tuple:
+    """The trials' 1997 data, each (inputs, targets, judged, ends), as the sequence kernel reads
+    them: inputs (rows, columns, 1), targets (rows, 1, outputs, 1), judged, ends, and per trial
+    (first row, rows)."""
+    def parts(trial: int) -> tuple:
+        inputs, targets, judged, ends = laid[trial]
+        rows = len(inputs)
+        return inputs.reshape(rows, inputs.shape[1], 1), targets.reshape(rows, 1, targets.shape[1], 1), judged, ends
+
+    arrays, first = staged.on_device([part[0] for part in laid], [len(part[0]) for part in laid], parts)
+    at = np.stack([first, [len(part[0]) for part in laid]], axis=1).astype(np.int64)
+    return (*arrays, staged.cuda.to_device(at))
 
 
 def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
@@ -143,15 +157,15 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     tolerances = cuda.to_device(np.array([rule.tolerance for rule in rules], dtype=np.float64))
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
-    training, testing = _StagedStreams(cuda), _StagedStreams(cuda)
+    training, testing = _Staged(cuda), _Staged(cuda)
     while True:
         planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
         d_counters = cuda.to_device(counters)
         with launching(population.layout):
             drive[blocks, population.layout.block_threads](
                 population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
-                cuda.to_device(slot_rows(population.program)), *training.on_device([t.training for t in trials], planes),
-                *testing.on_device([t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
+                cuda.to_device(slot_rows(population.program)), *_stream_data(training, [t.training for t in trials], planes),
+                *_stream_data(testing, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
         refill(counters)
         if not (counters[:, StreamCounter.STATUS] == Status.RUNNING).any():
@@ -183,18 +197,13 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
     blocks = -(-count // population.layout.trials)
     status = counters[:, SequenceCounter.STATUS]
     momenta = _momenta(cuda, trials)
+    staged_training, staged_frozen = _Staged(cuda), _Staged(cuda)
     while True:
         refill()
         longest = max([longest_sequence(trial.training.ends) for trial in trials] + [longest_sequence(data[3]) for data in frozen])
         sources = [(trial.training.inputs, trial.training.targets, trial.training.judged, trial.training.ends)
                    for trial in trials]
-        data = []
-        for laid in (sources, frozen):
-            inputs, at = _flat(cuda, [part[0][:, :, None] for part in laid])
-            targets, _ = _flat(cuda, [part[1][:, None, :, None] for part in laid])
-            judged, _ = _flat(cuda, [part[2] for part in laid])
-            ends, _ = _flat(cuda, [part[3] for part in laid])
-            data += [inputs, targets, judged, ends, cuda.to_device(at)]
+        data = (*_sequence_data(staged_training, sources), *_sequence_data(staged_frozen, frozen))
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         with launching(population.layout):

@@ -143,7 +143,7 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
     assert len(set(outcomes)) > 1  # the settings did differ
 
 
-def test_staged_streams_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride():
+def test_staged_data_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride():
     from types import SimpleNamespace
 
     from lstmgraph.engine.gpu import cuda_module
@@ -156,10 +156,11 @@ def test_staged_streams_copy_only_the_trials_drawn_anew_and_keep_each_at_its_str
                                counts=np.concatenate([[0], np.cumsum(ends)]).astype(np.int64))
 
     def read(staged, sources, planes):
-        inputs, targets, ends, counts, at = (array.copy_to_host() for array in staged.on_device(sources, planes))
+        inputs, targets, ends, counts, at = (array.copy_to_host()
+                                             for array in gpu_drivers._stream_data(staged, sources, planes))
         for trial, one in enumerate(sources):
             row, count, rows = at[trial]
-            assert rows == len(one.inputs) and row == trial * staged.stride and count == trial * (staged.stride + 1)
+            assert rows == len(one.inputs) and row == count == trial * staged.stride
             np.testing.assert_array_equal(inputs[row:row + rows, :, 0], one.inputs)
             np.testing.assert_array_equal(targets[row:row + rows, 0, :, 0], one.targets)
             if planes == 2:
@@ -168,14 +169,25 @@ def test_staged_streams_copy_only_the_trials_drawn_anew_and_keep_each_at_its_str
             np.testing.assert_array_equal(counts[count:count + rows + 1], one.counts)
         return inputs
 
-    staged = gpu_drivers._StagedStreams(cuda_module())
+    staged = gpu_drivers._Staged(cuda_module())
     sources = [source(8, 1.0), source(6, 2.0)]
     read(staged, sources, 1)
     sources[0].inputs[:] = 9.0  # changed in place, not drawn anew: not copied again
     sources[1] = source(7, 3.0)  # drawn anew, within the stride: copied
-    inputs = staged.on_device(sources, 1)[0].copy_to_host()
+    inputs = gpu_drivers._stream_data(staged, sources, 1)[0].copy_to_host()
     assert (inputs[:8] == 1.0).all() and (inputs[staged.stride:staged.stride + 7] == 3.0).all()
     sources[0] = source(40, 4.0)  # longer than the stride: every trial copied anew at a new stride
     read(staged, sources, 1)
-    assert staged.stride >= 40
+    assert staged.stride >= 41
     read(staged, sources, 2)  # a second plane: the judged values staged beside the targets
+
+
+def test_staged_1997_data_include_an_empty_test_set():
+    from lstmgraph.engine.gpu import cuda_module
+
+    laid = [(np.ones((5, 2)), np.zeros((5, 1)), np.zeros((5, 1)), np.ones(5, dtype=np.bool_)),
+            (np.ones((0, 2)), np.zeros((0, 1)), np.zeros((0, 1)), np.ones(0, dtype=np.bool_))]
+    inputs, targets, judged, ends, at = (a.copy_to_host() for a in gpu_drivers._sequence_data(
+        gpu_drivers._Staged(cuda_module()), laid))
+    assert at.tolist() == [[0, 5], [6, 0]] and inputs.shape == (12, 2, 1) and targets.shape == (12, 1, 1, 1)
+    assert (inputs[:5] == 1.0).all() and ends[:5].all()
