@@ -75,6 +75,7 @@ def stand_in_for_the_gpu() -> None:
     """numba-cuda without a driver: a current device, host arrays, launches that compile only."""
     cuda.is_available = lambda: True
     cuda.to_device = lambda values, *a, **k: np.array(values).view(_HostArray)
+    cuda.device_array = lambda shape, dtype=np.float64, **k: np.zeros(shape, dtype).view(_HostArray)
     cuda.get_current_device = lambda: _Device()
     dispatcher.get_current_device = lambda: _Device()
     dispatcher.CUDADispatcher.__getitem__ = _compile_at_launch
