@@ -56,11 +56,19 @@ def run_on(device: str, name: str, seeds: list[int], changes: dict, budget: int,
     return rows_and_weights(trials)
 
 
+def assert_equal_weights(gpu: np.ndarray, cpu: np.ndarray, key: str) -> None:
+    """Equal in the simulator; on a GPU within 1e-12 (its last bits differ: docs/gpu.md)."""
+    if SIMULATED or cpu.dtype.kind != "f":
+        np.testing.assert_array_equal(gpu, cpu, err_msg=key)
+    else:
+        np.testing.assert_allclose(gpu, cpu, rtol=0, atol=1e-12, err_msg=key)
+
+
 def assert_same(one, other):
     assert one[0] == other[0]
     for weights, others in zip(one[1], other[1]):
         for key in weights:
-            np.testing.assert_allclose(others[key], weights[key], rtol=0, atol=0 if SIMULATED else 1e-12, err_msg=key)
+            assert_equal_weights(np.asarray(others[key]), np.asarray(weights[key]), key)
 
 
 @pytest.mark.parametrize("name,seed,changes,budget", CASES)
@@ -121,7 +129,7 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
 
     experiment = find_experiment(name)
     if name.startswith("gers2000"):  # short streams: the simulator runs each step in Python
-        experiment = replace(experiment, protocol=replace(experiment.protocol, train_limit=20, test_limit=12))
+        experiment = replace(experiment, protocol=replace(experiment.protocol, train_limit=12, test_limit=8))
     settings = grid(experiment, varied, add_own=False)
     runs = tuple(PieceRun(s.experiment.task, s.experiment.task_options, s.experiment.protocol,
                           s.experiment.spec_data()[0], 200, "interpreter") for s in settings)
@@ -137,7 +145,7 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
         assert gpu.row is not None and {**gpu.row, "seconds": 0} == {**cpu.row, "seconds": 0}
         assert npz_arrays(gpu.weights).keys() == npz_arrays(cpu.weights).keys()
         for key, values in npz_arrays(cpu.weights).items():
-            np.testing.assert_array_equal(npz_arrays(gpu.weights)[key], values)
+            assert_equal_weights(npz_arrays(gpu.weights)[key], values, key)
     outcomes = [json.dumps([gpu.row["presented"], gpu.row["score"] if "score" in gpu.row else None])
                 for gpu in ended["cuda"]]
     assert len(set(outcomes)) > 1  # the settings did differ
