@@ -7,8 +7,8 @@ For each stream row, ``--trials`` trials' training data refilled as the GPU driv
 (`streams.refill`: `StreamData.ensure` of `streams.REFILL` steps each, `data.draw_all`), on one
 thread and on every core (`data.GPU_DRAW_THREADS`), for about ``--seconds`` each: trial-steps
 drawn a second, and the bytes a step takes (inputs and targets, float64), which each GPU launch
-copies to the device; and whether the drivers use threads for the task
-(`tasks.base.draws_in_threads`).
+copies to the device; and whether the drivers use the threads for the task
+(`data.gpu_draw_threads`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ import time
 from functools import partial
 
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all
+from lstmgraph.experiments.data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, gpu_draw_threads
 from lstmgraph.experiments.streams import REFILL
-from lstmgraph.tasks.base import draws_in_threads
 
 ROWS = ("gers2000-cerg-forget", "gers2002-gts-peephole", "gers2002-pfg-cos-f10-peephole")
 
@@ -48,7 +47,7 @@ def main() -> None:
         task = experiment.trial(experiment.plan(), 0, 1, "interpreter", "cpu").task
         one, size = steps_per_second(task, options.trials, 1, options.seconds)
         many, _ = steps_per_second(task, options.trials, GPU_DRAW_THREADS, options.seconds)
-        print(f"| {name} | {one:,.0f} | {many:,.0f} | {size} | {'yes' if draws_in_threads(task) else 'no'} |")
+        print(f"| {name} | {one:,.0f} | {many:,.0f} | {size} | {'yes' if gpu_draw_threads([task]) > 1 else 'no'} |")
 
 
 if __name__ == "__main__":

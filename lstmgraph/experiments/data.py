@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..tasks import Task, draw
+from ..tasks.base import draws_in_threads
 
 
 def data_rng(seed: int, purpose: int) -> np.random.Generator:
@@ -114,6 +115,12 @@ class StreamData:
 #: Threads that draw a GPU population's data: the host's cores. On the GPU the draws bound a
 #: population (docs/gpu.md); on the CPU a worker draws its own trials' data, one at a time.
 GPU_DRAW_THREADS = os.cpu_count() or 1
+
+
+def gpu_draw_threads(tasks: list) -> int:
+    """Threads for a GPU population's draws: the host's cores where every trial's draws are
+    compiled code that releases the GIL (`tasks.base.draws_in_threads`), else one."""
+    return GPU_DRAW_THREADS if all(draws_in_threads(task) for task in tasks) else 1
 
 
 def draw_all(draws: list[Callable[[], None]], threads: int = 1) -> None:

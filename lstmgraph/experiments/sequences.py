@@ -23,10 +23,9 @@ import numpy as np
 
 from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
-from ..tasks.base import draws_in_threads
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
-from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, longest_sequence
+from .data import StreamData, data_rng, draw_all, gpu_draw_threads, longest_sequence
 from .protocols import Protocol, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -271,8 +270,9 @@ class SequenceTrial(Trial):
         if trials[0].device == "cuda":
             from .gpu_drivers import advance_sequences_on_gpu  # numba-cuda: only there
 
+            threads = gpu_draw_threads([trial.task for trial in trials])
             advance_sequences_on_gpu(trials, rule, counters, recent, test_errors, frozen,
-                                     lambda: _refill_sequences(trials, counters, frozen, GPU_DRAW_THREADS))
+                                     lambda: _refill_sequences(trials, counters, frozen, threads))
         else:
             _advance_on_cpu(trials, rule, counters, recent, test_errors, frozen)
         status = counters[:, Counter.STATUS]
@@ -335,7 +335,6 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
         trial = trials[lane]
         frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
 
-    threads = threads if all(draws_in_threads(trial.task) for trial in trials) else 1
     draw_all([partial(trials[lane].training.ensure, SEQUENCE_REFILL, "sequences") for lane in training]
              + [partial(test_set, lane) for lane in tests], threads)
     for lane in training:

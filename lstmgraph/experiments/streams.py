@@ -29,10 +29,9 @@ import numpy as np
 from ..progress import Progress, ProgressReport
 from ..success import SuccessTest
 from ..tasks import Task
-from ..tasks.base import draws_in_threads
 from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
                        StreamCounter as Counter, StreamSetting as Setting)
-from .data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, next_start
+from .data import StreamData, data_rng, draw_all, gpu_draw_threads, next_start
 from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -258,8 +257,9 @@ class StreamTrial(Trial):
         if trials[0].device == "cuda":
             from .gpu_drivers import advance_on_gpu  # numba-cuda: only there
 
+            threads = gpu_draw_threads([trial.task for trial in trials])
             advance_on_gpu(trials, [_rule(trial.protocol) for trial in trials], counters, scores,
-                           lambda counters: refill(trials, counters, GPU_DRAW_THREADS))
+                           lambda counters: refill(trials, counters, threads))
         else:
             _advance_on_cpu(trials, _rule(trials[0].protocol), counters, scores)
         for lane, (trial, pause) in enumerate(zip(trials, pauses)):
@@ -336,7 +336,6 @@ def refill(trials: list[StreamTrial], counters: np.ndarray, threads: int = 1) ->
                           else (trial.testing, Counter.TEST_POSITION))
             source.position = int(counters[lane, at])
             wanted.append((lane, source, at, trial.protocol.unit))
-    threads = threads if all(draws_in_threads(trial.task) for trial in trials) else 1
     draw_all([partial(source.ensure, REFILL[unit], unit) for _, source, _, unit in wanted], threads)
     for lane, source, at, _ in wanted:
         counters[lane, at] = source.position
