@@ -8,8 +8,9 @@ random targets (`benchmark.stream`), online truncated RTRL at rate 0.1 with mome
 CPU interpreter and on the GPU (a warp a trial with the slots in shared memory where they fit,
 a warp with the slots in device memory, a thread a trial; for the CERG net also a warp with
 fused multiply-adds). The largest difference in steps, losses, weights, velocities and traces
-is printed per spec and layout, and written to OUT/agreement.json; every layout that fails to
-compile or run is reported, not hidden. ``--jobs`` checks that many (spec, layout) pairs at once
+is printed per spec and layout, with the first step and operation whose slots differ
+(`benchmark_gpu.first_difference`), and written to OUT/agreement.json; every layout that fails
+to compile or run is reported, not hidden. ``--jobs`` checks that many (spec, layout) pairs at once
 in their own processes: compiling a kernel takes tens of seconds of one core, and the GPU is
 idle meanwhile. Then the speed figures go to OUT/bench.json, each printed as it is measured.
 """
@@ -29,7 +30,7 @@ import numpy as np
 
 from lstmgraph import compile_spec
 from lstmgraph.benchmark import stream
-from lstmgraph.benchmark_gpu import FIGURES, run_gpu_benchmarks
+from lstmgraph.benchmark_gpu import FIGURES, first_difference, run_gpu_benchmarks
 from lstmgraph.engine import initial_weights
 from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.engine.gpu import GpuPopulation
@@ -40,6 +41,8 @@ from lstmgraph.files import BUNDLED_SPECS
 LAYOUTS = (("warp", 32, "auto", False), ("warp-global", 32, "global", False), ("thread", 1, "auto", False))
 #: Specs also checked with fused multiply-adds (the arithmetic's price is in bench.json).
 FUSED = {"gers2000_cerg": ("warp-fused", 32, "auto", True)}
+#: Steps searched, a launch each, for the first step where a GPU's slots leave the CPU's.
+FIRST_DIFFERENCE_STEPS = 2_000
 #: The nets `bench` times: checked first, so that the speed figures can start early.
 BENCH_NETS = ("gers2000_cerg", "gers2002_timing")
 
@@ -62,6 +65,7 @@ def agreement(spec: Path, steps: int, layout: tuple) -> dict:
         compiled = time.perf_counter()
         gpu = GpuPopulation(network, weights, 0.1, threads=threads, slots_in=slots_in, fused=fused)
         gpu_steps, gpu_loss = gpu.run(inputs, targets, momentum=0.9)
+        identical = all((cpu.weights()[k] == gpu.weights()[k]).all() for k in cpu.weights())
         return {
             "compile_seconds": compiled - start, "run_seconds": time.perf_counter() - compiled,
             **kernel_facts(gpu.kernel), "layout": repr(gpu.layout),
@@ -70,7 +74,11 @@ def agreement(spec: Path, steps: int, layout: tuple) -> dict:
             "weights": largest_difference(cpu.weights(), gpu.weights()),
             "velocity": largest_difference(cpu.velocity(), gpu.velocity()),
             "traces": largest_difference(cpu.traces(), gpu.traces()),
-            "bit_identical_weights": all((cpu.weights()[k] == gpu.weights()[k]).all() for k in cpu.weights()),
+            "bit_identical_weights": identical,
+            # where the last bits first part, step by step (a launch a step: the first 2,000)
+            "first_difference": None if identical else first_difference(
+                network, weights, inputs[:FIRST_DIFFERENCE_STEPS], targets[:FIRST_DIFFERENCE_STEPS], threads, slots_in,
+                fused),
         }
     except Exception:  # report every failure, go on with the others
         return {"error": traceback.format_exc()}
@@ -94,7 +102,7 @@ def describe(row: dict) -> str:
     return (f"steps {'same' if row['same_steps'] else 'DIFFER'}, weights {row['weights']:.1e}, "
             f"traces {row['traces']:.1e}, loss {row['loss']:.1e}, bit-identical {row['bit_identical_weights']}, "
             f"compile {row['compile_seconds']:.0f} s (cache hits {row['cache_hits']}), run {row['run_seconds']:.1f} s, "
-            f"fma in PTX {row['fma_in_ptx']}")
+            f"fma in PTX {row['fma_in_ptx']}, first difference {row.get('first_difference')}")
 
 
 def check_agreement(out: Path, steps: int, jobs: int, names: list[str] | None) -> list:

@@ -10,7 +10,8 @@ launch's argument types to PTX (`numba.cuda.compile_ptx`) and stops. Found this 
 recursion limit on the GRU net's kernel. Not found this way (seen on an H200's Python 3.12,
 not here on 3.11): numba-cuda refusing IntEnum members as indices.
 
-For each bundled spec named (default: all), the population kernel of three layouts; with
+For each bundled spec named (default: all), the population kernel of three layouts (or the
+first, ``--warp-only``), its step in parts of ``--part-lines`` (docs/gpu.md, "Compile time"); with
 ``--drivers``, the drive kernels of the protocol drivers' GPU tests. Each kernel prints its PTX
 size, compile seconds and fused multiply-adds; a failure prints its error and the others go on.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 import traceback
@@ -63,10 +65,12 @@ def _typeof(value):
 def _compile_at_launch(kernel, _config):
     def launch(*args):
         # Called inside lstmgraph's own launch context (`population.launching`): its arithmetic.
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         ptx, _ = cuda.compile_ptx(kernel.py_func, tuple(_typeof(a) for a in args), cc=_Device.compute_capability)
-        print(f"  {kernel.py_func.__name__}: PTX {len(ptx):,} characters, {time.perf_counter() - start:.0f} s, "
-              f"{ptx.count('fma.rn.f64')} fused multiply-adds", flush=True)
+        calls = len(re.findall(r"^\s*call", ptx, re.M))  # 0 where every device function is inlined
+        print(f"  {kernel.py_func.__name__}: PTX {len(ptx):,} characters, {time.perf_counter() - start:.0f} s "
+              f"({time.process_time() - cpu:.0f} s of CPU), "
+              f"{ptx.count('fma.rn.f64')} fused multiply-adds, {calls} calls", flush=True)
         raise Compiled
     return launch
 
@@ -81,7 +85,7 @@ def stand_in_for_the_gpu() -> None:
     dispatcher.CUDADispatcher.__getitem__ = _compile_at_launch
 
 
-def check_specs(names: list[str]) -> int:
+def check_specs(names: list[str], layouts: tuple = LAYOUTS) -> int:
     from lstmgraph import compile_spec
     from lstmgraph.benchmark import stream
     from lstmgraph.engine import initial_weights
@@ -93,7 +97,7 @@ def check_specs(names: list[str]) -> int:
     for spec in [BUNDLED_SPECS / f"{name}.yaml" for name in names] or sorted(BUNDLED_SPECS.glob("*.yaml")):
         network = CompiledNetwork(compile_spec(spec), kernel="interpreter")
         inputs, targets = stream(network.n_inputs, network.n_outputs, 4)
-        for threads, slots_in in LAYOUTS:
+        for threads, slots_in in layouts:
             print(f"{spec.stem}, {threads} threads a trial, slots {slots_in}:", flush=True)
             try:
                 population = GpuPopulation(network, initial_weights(network.plan, [0, 1]), 0.1, threads=threads,
@@ -111,9 +115,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="*", help="bundled spec names (default: all)")
     parser.add_argument("--drivers", action="store_true", help="also the drive kernels of the driver tests")
+    parser.add_argument("--warp-only", action="store_true", help="only the first layout: a warp a trial, slots auto")
+    parser.add_argument("--part-lines", type=int, help="lines of a part of the step (default: source.PART_LINES)")
     options = parser.parse_args()
+    if options.part_lines:
+        from lstmgraph.engine.gpu import source
+
+        source.PART_LINES = options.part_lines
     stand_in_for_the_gpu()
-    failures = check_specs(options.specs)
+    failures = check_specs(options.specs, LAYOUTS[:1] if options.warp_only else LAYOUTS)
     if options.drivers:
         import pytest
 

@@ -72,6 +72,35 @@ def run_gpu_benchmarks(specs: Path, quick: bool = False, progress: Progress = la
     return results
 
 
+def first_difference(network: CompiledNetwork, weights, inputs: np.ndarray, targets: np.ndarray, threads: int = 32,
+                     slots_in: str = "auto", fused: bool = False) -> dict[str, Any] | None:
+    """Where a GPU population first leaves the CPU's: both run ``inputs`` one step a launch (rate
+    0.1, momentum 0.9, as `benchmarks/gpu_check.py`), every slot compared after each step. None
+    where every step agrees bit for bit; else the step, how many slots differ, and the first
+    operation in program order that writes one (`written_by`): where the arithmetic parted."""
+    cpu = network.population(weights, 0.1)
+    gpu = GpuPopulation(network, weights, 0.1, threads=threads, slots_in=slots_in, fused=fused)
+    every = slice(None)
+    for t in range(len(inputs)):
+        cpu.run(inputs[t:t + 1], targets[t:t + 1], momentum=0.9)
+        gpu.run(inputs[t:t + 1], targets[t:t + 1], momentum=0.9)
+        differ = np.flatnonzero((cpu._get(every) != gpu._get(every)).any(axis=0))
+        if len(differ):
+            return {"step": t, "slots": len(differ), "operation": written_by(network.program, differ)}
+    return None
+
+
+def written_by(program, slots: np.ndarray) -> str:
+    """The first operation of ``program`` (in the order a step runs them) that writes one of
+    ``slots``, as its kind, phase and description; "" where none does (an input's slot)."""
+    wanted = set(int(slot) for slot in slots)
+    for number, op in enumerate(program.ops):
+        written = set(op.out.tolist()) | (set(op.a.tolist()) if op.kind == "update" else set())
+        if written & wanted:
+            return f"operation {number}: {op.kind} ({op.phase}) {op.what}".strip()
+    return ""
+
+
 def agreement_table(checks: dict[str, dict]) -> str:
     """The markdown table docs/gpu.md shows of `benchmarks/gpu_check.py`'s agreement files:
     ``checks`` maps a label (which build ran) to an agreement.json's contents. Per spec and

@@ -84,24 +84,29 @@ class _Staged:
         self.layout: list = []
         self.arrays: tuple = ()
         self.copied: list = []  # per trial, the key of the data on the device now
+        self.form: object = None
 
-    def on_device(self, keys: list, rows: list[int], parts) -> tuple[tuple, np.ndarray]:
+    def on_device(self, keys: list, rows: list[int], parts, form: object = None) -> tuple[tuple, np.ndarray]:
         """``keys``: per trial, an object replaced when its data change (its inputs array);
-        ``rows``: its longest array's rows; ``parts(trial)``: its arrays, rows first. The device
-        arrays, and each trial's first row."""
-        layout = [(array.shape[1:], array.dtype) for array in parts(0)]
+        ``rows``: its longest array's rows; ``parts(trial)``: its arrays, rows first; ``form``:
+        what else shapes them (the target planes). The device arrays, and each trial's first row.
+        Only changed trials' arrays are built (one gives the layout), unless ``form`` changed."""
+        changed = [trial for trial, key in enumerate(keys)
+                   if form != self.form or len(self.copied) != len(keys) or self.copied[trial] is not key]
+        built = {changed[0]: parts(changed[0])} if changed else {}
+        layout = [(array.shape[1:], array.dtype) for array in built[changed[0]]] if changed else self.layout
         if max(rows) > self.stride or layout != self.layout:  # room for the longest: every trial copied anew
             self.stride, self.layout = max(max(rows) + max(rows) // 4, 1), layout
             self.arrays = tuple(self.cuda.device_array((len(keys) * self.stride,) + shape, dtype=dtype)
                                 for shape, dtype in layout)
-            self.copied = [None] * len(keys)
-        for trial, key in enumerate(keys):
-            if self.copied[trial] is not key:
-                first = trial * self.stride
-                for device, array in zip(self.arrays, parts(trial)):
-                    if len(array):
-                        device[first:first + len(array)].copy_to_device(array)
-                self.copied[trial] = key
+            self.copied, changed = [None] * len(keys), list(range(len(keys)))
+        for trial in changed:
+            first = trial * self.stride
+            for device, array in zip(self.arrays, built.pop(trial, None) or parts(trial)):
+                if len(array):
+                    device[first:first + len(array)].copy_to_device(array)
+            self.copied[trial] = keys[trial]
+        self.form = form
         return self.arrays, np.arange(len(keys), dtype=np.int64) * self.stride
 
 
@@ -115,7 +120,7 @@ def _stream_data(staged: _Staged, sources: list, planes: int) -> tuple:
         targets = np.stack([source.targets, source.judged][:planes], axis=1)
         return source.inputs.reshape(rows, columns, 1), targets.reshape(rows, planes, outputs, 1), source.ends, source.counts
 
-    arrays, first = staged.on_device([s.inputs for s in sources], [len(s.counts) for s in sources], parts)
+    arrays, first = staged.on_device([s.inputs for s in sources], [len(s.counts) for s in sources], parts, planes)
     at = np.stack([first, first, [len(s.inputs) for s in sources]], axis=1).astype(np.int64)
     return (*arrays, staged.cuda.to_device(at))
 

@@ -190,6 +190,30 @@ def test_staged_data_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride
     read(staged, sources, 2)  # a second plane: the judged values staged beside the targets
 
 
+def test_staging_builds_only_the_arrays_of_trials_drawn_anew():
+    from lstmgraph.engine.gpu import cuda_module
+
+    data = [np.full((4, 2), 1.0), np.full((4, 2), 2.0), np.full((4, 2), 3.0)]
+    built = []
+
+    def parts(trial):
+        built.append(trial)
+        return (data[trial],)
+
+    staged = gpu_drivers._Staged(cuda_module())
+    staged.on_device(data, [4, 4, 4], parts)
+    assert built == [0, 1, 2]  # each trial's arrays built once, the first also for the layout
+    built.clear()
+    staged.on_device(data, [4, 4, 4], parts)
+    assert built == []  # nothing drawn anew: nothing built, nothing copied
+    data[2] = np.full((4, 2), 5.0)
+    staged.on_device(data, [4, 4, 4], parts)
+    assert built == [2] and (staged.arrays[0][2 * staged.stride:2 * staged.stride + 4].copy_to_host() == 5.0).all()
+    built.clear()
+    staged.on_device(data, [4, 4, 4], parts, form=2)  # another form: every trial anew
+    assert sorted(built) == [0, 1, 2]
+
+
 def test_staged_1997_data_include_an_empty_test_set():
     from lstmgraph.engine.gpu import cuda_module
 

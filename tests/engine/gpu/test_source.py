@@ -92,5 +92,36 @@ def test_threads_meet_only_before_a_run_that_depends_on_one_since_the_last_meeti
 def test_the_cerg_step_has_fewer_barriers_than_runs():
     network = CompiledNetwork(compile_spec(SPECS / "gers2000_cerg.yaml"), kernel="interpreter")
     text = source(network.flat, network.program.n_slots, choose_layout(network.program.n_slots, 32))
-    step = text[text.index("def step"):text.index("def run")]
+    step = text[text.index("def part_0"):text.index("def run")]  # the step's parts and the step
     assert 0 < step.count("cuda.syncwarp()") < len(network.flat.runs) / 2
+
+
+def _statements(text: str) -> list[tuple[bool, str]]:
+    """The step's statements in the order they run, each with whether it runs only when learning."""
+    module, statements = {}, []
+    parts = text[text.index("def part_0"):text.index("\ndef step")].split("\ndef ")
+    for part in parts:
+        name, *lines = part.splitlines()
+        module[name[:name.index("(")].removeprefix("def ")] = [line for line in lines if line.strip()
+                                                               and not line.startswith("@")]
+    body = text[text.index("\ndef step"):text.index("\n@cuda.jit(cache=True")].splitlines()
+    for line in body:
+        call = line.strip().removeprefix("if learning: ")
+        if call.startswith("part_"):
+            learns = line.strip().startswith("if learning:")
+            statements += [(learns, inner) for inner in module[call[:call.index("(")]]]
+    return statements
+
+
+@pytest.mark.parametrize("threads", [1, 32])
+def test_the_step_in_parts_runs_the_statements_of_one_function(threads):
+    """The parts (`PART_LINES`) split the step between operations: cut into many parts or left
+    whole, the step runs the same statements in the same order, the same ones only when learning."""
+    network = CompiledNetwork(compile_spec(SPECS / "gers2000_cerg.yaml"), kernel="interpreter")
+    layout = choose_layout(network.program.n_slots, threads)
+    whole = source(network.flat, network.program.n_slots, layout, part_lines=10**9)
+    parts = source(network.flat, network.program.n_slots, layout, part_lines=5)
+    # whole: forward, learning, the outputs kept for the next step; in parts of 5 lines: many
+    assert whole.count("\ndef part_") == 3 and parts.count("\ndef part_") > 50
+    assert _statements(whole) == _statements(parts)
+    assert sum(learns for learns, _ in _statements(parts)) > len(_statements(parts)) / 2
