@@ -20,6 +20,12 @@ from lstmgraph.plan import Plan
 
 #: A spec file, or a bundled spec's name (resolved by `compile_or_exit`).
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+#: `reproduce` and `sweep`: stop a run (each setting) once its verdict is settled.
+UNTIL_SETTLED_OPTION = click.option(
+    "--until-settled", is_flag=True,
+    help="Start no more trials of a row (or setting) once no outcome of those not run can change its verdict "
+         "against the published figures: a tested change ruled out, or reproduced, early (docs/results.md). "
+         "The same command without it runs the rest.")
 
 
 class Commands(click.Group):

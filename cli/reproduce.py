@@ -15,7 +15,7 @@ from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
-from .common import fail, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
 from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `schedule.MAX_CHECKPOINT_SECONDS`,
@@ -130,10 +130,11 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               help="Set one of the protocol's settings otherwise (repeatable; VALUE read as JSON, else "
                    "as text), e.g. success=most_active: a stream judged by its most active output unit "
                    "rather than within the tolerance.")
+@UNTIL_SETTLED_OPTION
 def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
               log_every: float, show_status: bool, as_json: bool, specs: Path, task_options: tuple[str, ...],
-              protocol_options: tuple[str, ...], device: str) -> None:
+              protocol_options: tuple[str, ...], device: str, until_settled: bool) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
 
     Trials run in worker processes (or on a Dask cluster's workers), checkpointed as they go;
@@ -149,6 +150,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.engine.gpu import GpuUnavailable
     from lstmgraph.experiments.trial import DeviceError
+    from lstmgraph.experiments.verdict import judge, trials_left_note, verdict
     from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
 
@@ -195,7 +197,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         with trial_progress(count, quiet, log_every, lambda row: _trial_line(row, chosen.protocol.counted)) as (
                 trial_done, progress):
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
-                                     checkpoint_seconds, lanes, device)
+                                     checkpoint_seconds, lanes, device, until_settled)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
     except (ResultsConflict, ClusterError, OSError) as error:  # OutputError: an unwritable folder
@@ -215,7 +217,12 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     click.echo("")
     _table(comparison(results, count))
     reason = no_verdict_reason(results, count)
-    if reason:
+    finished = results["summary"]["trials"]
+    if until_settled and finished < count:
+        click.echo(f"settled at {finished:,} of {count:,} trials: {verdict(judge(results))}, "
+                   f"{trials_left_note(results, count - finished)} (--until-settled; without it the same command "
+                   "runs them)")
+    elif reason:
         click.echo(f"{reason}: no verdict (a verdict needs the paper's {chosen.trials:,} trials, uncapped)")
     folder = ResultsFolder(out)
     click.echo(f"wrote {folder.file(folder.RESULTS)}, {folder.file(folder.CSV)} and {folder.file(folder.FIGURE)}")

@@ -15,7 +15,7 @@ from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
 
-from .common import fail, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
@@ -50,9 +50,11 @@ from .trial_progress import LOG_EVERY, trial_progress
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
 @click.option("--keys", "show_keys", is_flag=True, help="List the keys this subject takes, with their values now.")
 @click.option("--json", "as_json", is_flag=True, help="Print sweep.json (or the status, or the keys) as JSON.")
+@UNTIL_SETTLED_OPTION
 def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: int | None, out: Path | None,
           jobs: int, cluster: str | None, checkpoint_seconds: float, lanes: int, no_own_setting: bool,
-          log_every: float, show_status: bool, show_keys: bool, as_json: bool, device: str) -> None:
+          log_every: float, show_status: bool, show_keys: bool, as_json: bool, device: str,
+          until_settled: bool) -> None:
     """Vary EXPERIMENT_OR_SPEC's settings over a grid and run every setting as a row.
 
     EXPERIMENT_OR_SPEC is a catalogue row (`lstmgraph reproduce --list`) or your own spec (a file
@@ -113,7 +115,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
                 as (trial_done, progress):
             document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds,
                                  lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
-                                 device=device)
+                                 device=device, until_settled=until_settled)
     except SweepError as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:

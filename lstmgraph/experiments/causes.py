@@ -7,7 +7,7 @@ each paper row, the changes tried so far and where their trials are (a folder un
 sweep folder (`lstmgraph sweep --out docs/sweeps/NAME`) counts each of its settings but the own
 as one change.
 
-A change is judged as a paper row is (`verdict.settled_verdict`): run to the paper's trial count,
+A change is judged as a paper row is (`verdict.settled_outcome`): run to the paper's trial count,
 its verdict; fewer trials, the verdict no outcome of the trials not run could change, else it is
 open. So a sweep setting of 10 trials rules out a change only when 20 more trials could not
 bring a 30-trial row back (issue 38: "enough trials that the interval separates").
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .folder import ResultsConflict, ResultsFolder
-from .verdict import DIFFERS, REPRODUCED, settled_verdict
+from .verdict import DIFFERS, REPRODUCED, settled_outcome
 
 #: What a tested change's trials say of the paper row.
 REPRODUCES, RULED_OUT, OPEN = "reproduces", "ruled out", "open"
@@ -154,13 +154,10 @@ class CauseError(Exception):
 
 
 def _outcome(results: dict[str, Any], published: dict[str, Any], paper_trials: int) -> str:
-    """A change's trials as a paper row's: `settled_verdict` over the trials the paper ran. Trials
-    capped short of the paper's limits (``budget_steps``) may reproduce a row, never rule it out:
-    a net stopped early might still have learned."""
+    """A change's trials as a paper row's: `settled_outcome` over the trials the paper ran."""
     left = max(paper_trials - results["summary"]["trials"], 0)
-    outcome = {REPRODUCED: REPRODUCES, DIFFERS: RULED_OUT}.get(
-        settled_verdict(results, left, published, paper_trials), OPEN)
-    return OPEN if outcome == RULED_OUT and results.get("budget_steps") else outcome
+    return {REPRODUCED: REPRODUCES, DIFFERS: RULED_OUT}.get(settled_outcome(results, left, published, paper_trials),
+                                                           OPEN)
 
 
 def _read_results(folder: Path) -> dict[str, Any]:

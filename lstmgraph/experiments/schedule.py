@@ -24,6 +24,7 @@ from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_tria
 from .stops import Stopped, stopped_by_signals, stops_deferred
 from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
+from .verdict import settled_outcome
 from .trial import DeviceError, check_device
 from .workers import ClusterError, Workers, workers_for
 
@@ -81,9 +82,10 @@ class _Run:
     many settings holds the locks of the few running, not of all."""
 
     def __init__(self, experiment: Experiment, out: Path, trials: int, budget_steps: int | None, specs: Path,
-                 device: str, trial_done: TrialDone):
+                 device: str, trial_done: TrialDone, until_settled: bool = False):
         self.experiment, self.folder, self.trials = experiment, ResultsFolder(out), trials
-        self.budget_steps, self.trial_done = budget_steps, trial_done
+        self.budget_steps, self.trial_done, self.until_settled = budget_steps, trial_done, until_settled
+        self.stopping = False  # settled (`settled`): no more pieces, closed once none runs
         self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
         self.wanted = settings(experiment, budget_steps, specs, device)
         self.digest = settings_digest(self.wanted)
@@ -104,6 +106,18 @@ class _Run:
         rows = [row for row in stored if row["seed"] < self.trials]
         done = {row["seed"] for row in rows}
         return stored, cut, rows, [seed for seed in range(self.trials) if seed not in done]
+
+    def settled(self) -> bool:
+        """With ``until_settled``: whether no outcome of the trials not finished can change the
+        verdict of those finished against the published figures (`verdict.settled_outcome`)."""
+        return self.until_settled and bool(self.rows) and settled_outcome(
+            results_of(self.experiment, self.budget_steps, self.rows), self.trials - len(self.rows),
+            self.experiment.published, self.experiment.trials) is not None
+
+    @property
+    def waiting(self) -> list[int]:
+        """The seeds still to run: none once settled."""
+        return [] if self.stopping or self.settled() else self.todo
 
     @property
     def opened(self) -> bool:
@@ -169,7 +183,7 @@ class _Schedule:
     def __init__(self, runs: list[_Run], checkpoint_seconds: float, lanes: int, device: str):
         self.runs, self.device, self.checkpoint_seconds, self.lanes = runs, device, checkpoint_seconds, lanes
         # Up to `lanes` trials side by side in a piece (a block of lanes, `trial.advance_together`).
-        self.ready = [(index, seed) for index, run in enumerate(runs) for seed in run.todo]
+        self.ready = [(index, seed) for index, run in enumerate(runs) for seed in run.waiting]
         self.piece_steps: dict[tuple[int, int], int] = {}  # a trial's next piece (FIRST_PIECE_STEPS at first)
         self.losses: dict[tuple[int, int], int] = {}
         self.running: dict[Future, tuple[tuple[int, int], ...]] = {}
@@ -188,8 +202,8 @@ class _Schedule:
         once if none is left."""
         run = self.runs[index]
         run.open()
-        self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in run.todo])
-        if not run.todo:
+        self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in run.waiting])
+        if not run.waiting:
             run.close()
 
     def fill(self, workers: Workers) -> None:
@@ -230,7 +244,8 @@ class _Schedule:
         if result.steps > 0:
             scale = self.checkpoint_seconds / max(seconds, 1e-3)
             self.piece_steps[key] = int(min(max(result.steps * min(scale, 10.0), 1000), 10**9))
-        self.ready = sorted(self.ready + [key])
+        if not run.stopping:  # (a settled run's trial waits in its checkpoint)
+            self.ready = sorted(self.ready + [key])
 
     def finished(self, index: int, result: PieceTrial) -> None:
         """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint;
@@ -244,6 +259,16 @@ class _Schedule:
         run.trial_done(result.row)
         if len(run.rows) == run.trials:
             run.close()
+        elif not run.stopping and run.settled():
+            run.stopping = True
+            self.ready = [key for key in self.ready if key[0] != index]
+
+    def close_settled(self) -> None:
+        """Close each run settled early once none of its trials runs (`_Run.settled`)."""
+        running = {index for keys in self.running.values() for index, _ in keys}
+        for index, run in enumerate(self.runs):
+            if run.stopping and run.final is None and index not in running:
+                run.close()
 
     def report(self) -> ProgressReport:
         running = sorted(self.reports.items())
@@ -258,19 +283,20 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
                    progress: Progress | None = None, cluster: Any = None,
                    checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-                   device: str = "cpu") -> dict[str, Any]:
+                   device: str = "cpu", until_settled: bool = False) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
     checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
     ``cluster``: a Dask scheduler's address or a ``distributed.Client``. ``lanes``: stream
     trials side by side in one piece, at most (results are the same; one by default, which
     costs the least CPU on every row measured: docs/performance.md, "Whether side by side pays").
     ``device`` ``cuda``: every trial in one piece on the GPU (`trial.check_device`), one worker.
+    ``until_settled``: no trial started once the verdict is settled (`_Run.settled`).
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was."""
     try:
         return run_experiments([(experiment, out)], trials, jobs, budget_steps, specs,
                                lambda index, row: trial_done(row), progress, cluster, checkpoint_seconds, lanes,
-                               device)[0]
+                               device, until_settled=until_settled)[0]
     except Stopped as stop:
         stop.results = stop.results[0] if stop.results else None
         raise
@@ -281,7 +307,8 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
                     trial_done: Callable[[int, dict[str, Any]], None] = lambda index, row: None,
                     progress: Progress | None = None, cluster: Any = None,
                     checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-                    device: str = "cpu", labels: list[str] | None = None) -> list[dict[str, Any]]:
+                    device: str = "cpu", labels: list[str] | None = None,
+                    until_settled: bool = False) -> list[dict[str, Any]]:
     """`run_experiment` for each (experiment, results folder) of ``targets`` at once, on one set
     of workers: a worker that ends one experiment's trials takes up the next's, so none waits
     while a trial runs on. Returns each target's results; ``trial_done(index, row)``. Every
@@ -296,7 +323,7 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
     for experiment, _ in targets:
         experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     runs = [_Run(experiment, Path(out), trials, budget_steps, specs, device,
-                 lambda row, index=index: trial_done(index, row))
+                 lambda row, index=index: trial_done(index, row), until_settled)
             for index, (experiment, out) in enumerate(targets)]
     for run, label in zip(runs, labels or []):
         run.label = f"{label}, "
@@ -304,7 +331,7 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
     schedule = _Schedule(runs, checkpoint_seconds, lanes, device)
     try:
         for index, run in enumerate(runs):
-            if not run.todo:
+            if not run.waiting:
                 schedule.open(index)
         if schedule.ready:
             with stopped_by_signals():
@@ -359,6 +386,7 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                         schedule.progressed(index, trial, result.seconds)
                     else:
                         schedule.finished(index, trial)
+                schedule.close_settled()
             schedule.fill(workers)
             if progress is not None:
                 progress(schedule.report())

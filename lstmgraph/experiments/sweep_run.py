@@ -98,13 +98,14 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
               out: Path, budget_steps: int | None = None, cluster: Any = None,
               checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
               trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
-              progress: Any = None, device: str = "cpu") -> dict[str, Any]:
+              progress: Any = None, device: str = "cpu", until_settled: bool = False) -> dict[str, Any]:
     """Run every setting of ``grid`` (`sweep.grid`) for seeds 0..trials-1 into ``out`` and return
     sweep.json's content. The settings' trials share the workers (`schedule.run_experiments`),
     taken setting by setting, so no worker waits while another setting's trial runs on. Each
     setting is checked (its plan compiled) and each setting's folder against its settings
     before anything is written. ``device`` ``cuda``: every setting's trials at once on the
-    GPU, the settings of one net and protocol in one population."""
+    GPU, the settings of one net and protocol in one population. ``until_settled``: a setting
+    starts no trial once its verdict against the subject's published figures is settled."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
@@ -117,7 +118,8 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
         try:
             results = run_experiments(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
                                       lambda index, row: trial_done(grid[index], row), progress, cluster,
-                                      checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid])
+                                      checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
+                                      until_settled)
         except Stopped as stop:  # every setting's trials finished so far
             write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
             raise SweepStopped(stop.signal_number) from None

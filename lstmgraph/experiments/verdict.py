@@ -196,6 +196,19 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     return REPRODUCED if rates == {REPRODUCED} and not has_mean else None
 
 
+def settled_outcome(results: dict[str, Any], trials_left: int, published: dict[str, Any] | None = None,
+                    paper_trials: int | None = None) -> str | None:
+    """Reproduced or differs, where no outcome of ``trials_left`` more trials can change it
+    (`settled_verdict`); else None (not judged, or still open). Trials capped short of the
+    paper's limits (``budget_steps``) never settle "differs": a net stopped early might still
+    have learned. How a tested change is judged (`causes`) and when `reproduce --until-settled`
+    stops."""
+    verdict = settled_verdict(results, trials_left, published, paper_trials)
+    if verdict == DIFFERS and results.get("budget_steps"):
+        return None
+    return verdict if verdict in (REPRODUCED, DIFFERS) else None
+
+
 def trials_left_note(results: dict[str, Any], trials_left: int, published: dict[str, Any] | None = None,
                      paper_trials: int | None = None) -> str:
     """Whether a row's ``trials_left`` trials not finished (not started, or checkpointed part way)

@@ -51,6 +51,10 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert (out / "results.png").read_bytes().startswith(b"\x89PNG")
     other = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "3000", "--out", str(out))
     assert other.returncode == 2 and "other settings" in other.stderr
+    again = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "2000", "--until-settled",
+                "--out", str(out))
+    assert again.returncode == 0 and "settled at" not in again.stdout  # both trials run: nothing to settle
+    assert json.loads((out / "results.json").read_text())["trials"] == results["trials"]
 
 
 def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):

@@ -234,3 +234,32 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
         finally:
             for run in runs:
                 run.release()
+
+
+def test_until_settled_starts_no_trial_once_the_verdict_is_settled(tmp_path, monkeypatch):
+    """`--until-settled`: once the verdict of the finished trials is settled (here: made so
+    from the second on), no more trials start; the folder holds the two and is let go; the
+    same run finds it settled and runs none; without the flag the rest run."""
+    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments.folder import ResultsFolder
+
+    monkeypatch.setattr(schedule, "settled_outcome",
+                        lambda results, left, published, paper: "differs" if len(results["trials"]) >= 2 else None)
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    results = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000, until_settled=True)
+    assert [row["seed"] for row in results["trials"]] == [0, 1]
+    assert json.loads((tmp_path / "results.json").read_text())["summary"]["trials"] == 2
+    assert ResultsFolder(tmp_path).holder() is None
+    seen = []
+    again = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000, until_settled=True, trial_done=seen.append)
+    assert [row["seed"] for row in seen] == [0, 1]  # the stored trials reported, none run
+    assert again["trials"] == results["trials"] and len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2
+    rest = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000)
+    assert [row["seed"] for row in rest["trials"]] == [0, 1, 2, 3, 4]
+
+
+def test_until_settled_runs_on_while_the_verdict_is_open(tmp_path):
+    """Capped trials never settle "differs" (`verdict.settled_outcome`), so here every trial runs."""
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    results = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, until_settled=True)
+    assert [row["seed"] for row in results["trials"]] == [0, 1, 2]

@@ -271,3 +271,16 @@ def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_s
     assert f"the figure {figure}" in regenerate(docs, write=False).stale
     figure.write_bytes(b"not a png")
     assert summary_digest(figure) is None
+
+
+def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_never_differ():
+    from lstmgraph.experiments.verdict import settled_outcome
+
+    experiment = {"unit": "training streams", "published": {"perfect_percent": 37}, "trials": 100}
+    rows = [{"seed": seed, "solved": seed < 3, "to_success": 1000 if seed < 3 else None} for seed in range(76)]
+    results = {"experiment": experiment, "summary": {"trials": 76}, "trials": rows}
+    assert settled_outcome(results, 24) == "differs"   # 3 of 76: 27 of 100 at most, 37 % outside
+    assert settled_outcome(results, 30) is None        # 33 of 106 could still include it
+    assert settled_outcome({**results, "budget_steps": 2000}, 24) is None  # a capped net might still learn
+    unpublished = {**results, "experiment": {**experiment, "published": {}}}
+    assert settled_outcome(unpublished, 24) is None    # not judged: never settled
