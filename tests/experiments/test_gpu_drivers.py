@@ -132,7 +132,7 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
         experiment = replace(experiment, protocol=replace(experiment.protocol, train_limit=12, test_limit=8))
     settings = grid(experiment, varied, add_own=False)
     runs = tuple(PieceRun(s.experiment.task, s.experiment.task_options, s.experiment.protocol,
-                          s.experiment.spec_data()[0], 200, "interpreter") for s in settings)
+                          s.experiment.spec_data()[0], 100, "interpreter") for s in settings)
     trials = tuple((index, seed) for index in range(len(runs)) for seed in (0, 1))
     sizes = []
     population = gpu_drivers._population

@@ -246,20 +246,20 @@ def test_until_settled_starts_no_trial_once_the_verdict_is_settled(tmp_path, mon
     monkeypatch.setattr(schedule, "settled_outcome",
                         lambda results, left, published, paper: "differs" if len(results["trials"]) >= 2 else None)
     experiment = find_experiment("hochreiter1997-adding-t100")
-    results = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000, until_settled=True)
+    results = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, until_settled=True)
     assert [row["seed"] for row in results["trials"]] == [0, 1]
     assert json.loads((tmp_path / "results.json").read_text())["summary"]["trials"] == 2
     assert ResultsFolder(tmp_path).holder() is None
     seen = []
-    again = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000, until_settled=True, trial_done=seen.append)
+    again = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, until_settled=True, trial_done=seen.append)
     assert [row["seed"] for row in seen] == [0, 1]  # the stored trials reported, none run
     assert again["trials"] == results["trials"] and len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2
-    rest = run_experiment(experiment, 5, 1, tmp_path, budget_steps=2000)
-    assert [row["seed"] for row in rest["trials"]] == [0, 1, 2, 3, 4]
+    rest = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000)
+    assert [row["seed"] for row in rest["trials"]] == [0, 1, 2]
 
 
 def test_until_settled_runs_on_while_the_verdict_is_open(tmp_path):
     """Capped trials never settle "differs" (`verdict.settled_outcome`), so here every trial runs."""
     experiment = find_experiment("hochreiter1997-adding-t100")
-    results = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, until_settled=True)
-    assert [row["seed"] for row in results["trials"]] == [0, 1, 2]
+    results = run_experiment(experiment, 2, 1, tmp_path, budget_steps=2000, until_settled=True)
+    assert [row["seed"] for row in results["trials"]] == [0, 1]
