@@ -80,11 +80,10 @@ def first_difference(network: CompiledNetwork, weights, inputs: np.ndarray, targ
     operation in program order that writes one (`written_by`): where the arithmetic parted."""
     cpu = network.population(weights, 0.1)
     gpu = GpuPopulation(network, weights, 0.1, threads=threads, slots_in=slots_in, fused=fused)
-    every = slice(None)
     for t in range(len(inputs)):
         cpu.run(inputs[t:t + 1], targets[t:t + 1], momentum=0.9)
         gpu.run(inputs[t:t + 1], targets[t:t + 1], momentum=0.9)
-        differ = np.flatnonzero((cpu._get(every) != gpu._get(every)).any(axis=0))
+        differ = np.flatnonzero((cpu.every_slot() != gpu.every_slot()).any(axis=0))
         if len(differ):
             return {"step": t, "slots": len(differ), "operation": written_by(network.program, differ)}
     return None

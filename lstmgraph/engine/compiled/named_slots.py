@@ -16,6 +16,10 @@ from ..weights import Weights
 class NamedSlots:
     """By-name access for a population with ``program``, ``trials``, ``_get`` and ``_set``."""
 
+    def every_slot(self) -> np.ndarray:
+        """Every slot of every trial, (trials, slots): to compare two executors slot by slot."""
+        return self._get(slice(None))
+
     def weights(self) -> Weights:
         return {c.name: self._get(self.program.weight_slots(c)).reshape((self.trials,) + c.shape)
                 for c in self.program.plan.connections}
