@@ -234,8 +234,8 @@ def source(flat: FlatProgram, n_slots: int, layout: Layout, part_lines: int | No
 
     ``step`` calls the operations in parts (`PART_LINES`), each a device function that NVVM
     inlines (``forceinline``), so the code is that of one function. numba's analyses of a
-    function's blocks grow faster than its length: one part per few dozen lines compiles the
-    CERG kernel in a fraction of the time (docs/gpu.md, "Compile time")."""
+    function's blocks grow faster than its length, so parts of a few dozen lines compile faster:
+    the GRU kernel in three fifths of the time (docs/gpu.md, "Compile time")."""
     part_lines = PART_LINES if part_lines is None else part_lines
     store = "W[{}, c]"
     body = _Writer(1, layout.threads)
@@ -256,12 +256,14 @@ def source(flat: FlatProgram, n_slots: int, layout: Layout, part_lines: int | No
         functions.append(f"\n\n#PART_JIT\ndef part_{number}({_STEP_ARGUMENTS}):\n" + "\n".join(lines) + "\n")
         calls.append(f"    {'if learning: ' if learns else ''}part_{number}({_STEP_ARGUMENTS})")
     text = _HEADER.replace("#MATH\n", math_import()) + "".join(functions) + _STEP + _RUN
-    text = text.replace("#STEP\n", "\n".join(calls + ["    return"]) + "\n").replace("#STEP_ARGUMENTS", _STEP_ARGUMENTS)
-    return finish(text, layout, n_slots, len(flat.runs))
+    text = text.replace("#STEP\n", "\n".join(calls + ["    return"]) + "\n")
+    return finish(text.replace("#STEP_ARGUMENTS", _STEP_ARGUMENTS), layout, n_slots, len(flat.runs))
 
 
-#: Lines of a part of the step (`source`): the CERG kernel's step has about 750.
+#: A part of the step (`source`) ends at the first operation after this many lines, or at a
+#: phase's edge: a CERG warp kernel's step is 16 parts.
 PART_LINES = 40
+
 
 def finish(text: str, layout: Layout, n_slots: int, runs: int) -> str:
     """A kernel text with the layout's placeholders filled in: ``#ENTER`` (the trial's index
