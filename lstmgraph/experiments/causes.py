@@ -111,6 +111,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("exact RTRL", "sweeps/hochreiter1997-adding-t100/exact-rtrl")),
     "hochreiter1997-adding-t500": (
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate"),),
+    "hochreiter1997-adding-t1000": (
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum"),),
     "gers2000-cerg-state-decay": (
         TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
