@@ -252,7 +252,7 @@ def test_no_sentence_or_table_cell_of_the_readme_runs_over_40_words():
 #: hold (2026-11-27): each count may only fall, and every other page holds none.
 LONG_SENTENCES_LEFT = {
     "docs/api.md": 11, "docs/architecture.md": 3, "docs/performance.md": 28,
-    "docs/plots.md": 6, "docs/results.md": 38, "docs/spec.md": 7, "docs/results/adding-logistic-output.md": 6,
+    "docs/plots.md": 6, "docs/results.md": 38, "docs/spec.md": 4, "docs/results/adding-logistic-output.md": 6,
     "docs/results/cerg-input-shortcut.md": 4, "docs/results/cerg-test-streams-1e5.md": 11,
     "docs/results/cerg-training-stream-start.md": 4, "docs/results/erg-gap.md": 2, "docs/results/forget-bias.md": 1,
     "docs/results/gts-cue-delay.md": 2,
