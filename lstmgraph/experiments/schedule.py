@@ -202,8 +202,9 @@ class _Schedule:
         once if none is left."""
         run = self.runs[index]
         run.open()
-        self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in run.waiting])
-        if not run.waiting:
+        waiting = run.waiting
+        self.ready = sorted([key for key in self.ready if key[0] != index] + [(index, seed) for seed in waiting])
+        if not waiting:
             run.close()
 
     def fill(self, workers: Workers) -> None:
