@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
+from .pcg64 import is_pcg64
+
 
 @dataclass(frozen=True)
 class Sequence:
@@ -89,9 +91,11 @@ def draw(task: Task, rng: np.random.Generator, count: int) -> Sequences:
     """``count`` sequences of ``task`` end to end: what ``count`` calls of ``task.sample`` give,
     the same draws from ``rng``, through the task's ``sample_many`` where it has one. A stream
     trial draws millions of sequences of about ten steps, where a Python call per sequence
-    costs more than the compiled net's steps (benchmarks/task_sampling.py)."""
+    costs more than the compiled net's steps (benchmarks/task_sampling.py). Compiled draws
+    (`draws_in_threads`) follow numpy's PCG64 (`pcg64`): on another generator the task samples
+    one sequence at a time."""
     many = getattr(task, "sample_many", None)
-    if many is not None:
+    if many is not None and (is_pcg64(rng) or not draws_in_threads(task)):
         return many(rng, count)
     return Sequences.of([task.sample(rng) for _ in range(count)], task.n_inputs, task.n_outputs)
 

@@ -2,10 +2,10 @@
 
 A stream trial draws millions of short sequences, and one Python `sample` call per sequence cost
 more than the compiled net's steps (docs/performance.md, "Drawing the data"). These functions
-make the same calls on the same numpy generator as `sample` does, one sequence after another:
-numba's ``Generator.integers`` is numpy's algorithm on the generator's own state, so the draws
-and the state after them are the same (tests/tasks/test_tasks.py holds every task's
-`sample_many` to its `sample`, array for array and state for state).
+make the draws `sample` makes on its numpy generator, one sequence after another, on the
+generator's state (`pcg64`: numpy's algorithm, inline), so the draws and the state after them
+are the same (tests/tasks/test_tasks.py holds every task's `sample_many` to its `sample`, array
+for array and state for state).
 """
 
 from __future__ import annotations
@@ -13,34 +13,38 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .pcg64 import integers
+
 
 @numba.njit(cache=True, nogil=True)
-def walk_strings(degree, edges, successors, start, final, rng, count):
+def walk_strings(state, degree, edges, successors, start, final, count):
     """``count`` strings of an automaton, from ``start`` to ``final``, as `Automaton.walk`
-    draws them: at each state of ``degree`` 2 one ``rng.integers(2)`` picks the edge
+    draws them from a generator's ``state`` (`pcg64.state_of`): at each state of ``degree`` 2
+    one ``integers(2)`` picks the edge
     (``edges``/``successors``: per state, the numbers of its edges and their next states).
     Returns the edge numbers end to end and each string's length."""
     path = np.empty(max(64, 32 * count), dtype=np.int64)
     lengths = np.empty(count, dtype=np.int64)
     written = 0
     for string in range(count):
-        state, first = start, written
-        while state != final:
-            choice = rng.integers(0, 2) if degree[state] == 2 else 0
+        node, first = start, written
+        while node != final:
+            choice = integers(state, 0, 2) if degree[node] == 2 else 0
             if written == path.shape[0]:
                 grown = np.empty(2 * path.shape[0], dtype=np.int64)
                 grown[:written] = path[:written]
                 path = grown
-            path[written] = edges[state, choice]
+            path[written] = edges[node, choice]
             written += 1
-            state = successors[state, choice]
+            node = successors[node, choice]
         lengths[string] = written - first
     return path[:written], lengths
 
 
 @numba.njit(cache=True, nogil=True)
-def temporal_orders(rng, count, min_length, max_length, distractors, first, last, windows, x, y):
-    """``count`` sequences of the temporal order task as `TemporalOrder.sample` draws them: a
+def temporal_orders(state, count, min_length, max_length, distractors, first, last, windows, x, y):
+    """``count`` sequences of the temporal order task as `TemporalOrder.sample` draws them from a
+    generator's ``state`` (`pcg64.state_of`): a
     length uniform in [min_length, max_length], a distractor at every step, then for each
     window (1-based first and last step) a step in it and X or Y. Returns the symbol codes end
     to end, each sequence's length and its class (the X/Y string read as binary, X = 0)."""
@@ -49,14 +53,14 @@ def temporal_orders(rng, count, min_length, max_length, distractors, first, last
     codes = np.empty(count * max_length, dtype=np.int64)
     at = 0
     for sequence in range(count):
-        length = rng.integers(min_length, max_length + 1)
+        length = integers(state, min_length, max_length + 1)
         for step in range(length):
-            codes[at + step] = distractors[rng.integers(0, distractors.shape[0])]
+            codes[at + step] = distractors[integers(state, 0, distractors.shape[0])]
         codes[at], codes[at + length - 1] = first, last
         label = 0
         for window in range(windows.shape[0]):
-            step = rng.integers(windows[window, 0], windows[window, 1] + 1)
-            is_y = rng.integers(0, 2)
+            step = integers(state, windows[window, 0], windows[window, 1] + 1)
+            is_y = integers(state, 0, 2)
             codes[at + step - 1] = y if is_y else x
             label = 2 * label + is_y
         lengths[sequence], labels[sequence] = length, label

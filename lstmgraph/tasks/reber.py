@@ -18,6 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from ..success import SuccessTest
+from .pcg64 import draw_with
 from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("B", "T", "P", "S", "X", "V", "E")
@@ -139,8 +140,8 @@ class Automaton:
         (`draws.walk_strings`)."""
         from .draws import walk_strings
 
-        return walk_strings(self._degrees, self._edge_table, self._next_table, self._start_number,
-                            self._final_number, rng, count)
+        return draw_with(rng, walk_strings, self._degrees, self._edge_table, self._next_table, self._start_number,
+                         self._final_number, count)
 
     def generate(self, rng: np.random.Generator) -> str:
         """One random string; each edge of a branching state is equally likely (`walk`)."""

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
+from .pcg64 import draw_with
 
 SYMBOLS: tuple[str, ...] = ("a", "b", "c", "d", "X", "Y", "E", "B")
 INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
@@ -111,8 +112,8 @@ class TemporalOrder:
         compiled code (`draws.temporal_orders`)."""
         from .draws import temporal_orders
 
-        codes, lengths, labels = temporal_orders(
-            rng, count, MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
+        codes, lengths, labels = draw_with(
+            rng, temporal_orders, count, MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
             np.array(self.windows, dtype=np.int64), INDEX["X"], INDEX["Y"])
         return self._coded(codes, lengths, labels)
 

@@ -88,6 +88,17 @@ def test_draw_gives_the_sequences_and_generator_state_of_as_many_sample_calls(na
             assert many.bit_generator.state == one_by_one.bit_generator.state
 
 
+@pytest.mark.parametrize("name", ["continual_embedded_reber", "temporal_order"])
+def test_compiled_draws_on_another_generator_sample_one_by_one(name):
+    """Compiled draws follow PCG64 (`tasks.pcg64`); on Philox `draw` samples as `sample` does."""
+    task = make_task(name)
+    many, one_by_one = (np.random.Generator(np.random.Philox(3)) for _ in range(2))
+    got = draw(task, many, 20)
+    want = Sequences.of([task.sample(one_by_one) for _ in range(20)], task.n_inputs, task.n_outputs)
+    assert np.array_equal(got.inputs, want.inputs) and np.array_equal(got.lengths, want.lengths)
+    assert np.array_equal(many.bit_generator.random_raw(4), one_by_one.bit_generator.random_raw(4))  # same place
+
+
 def test_every_registered_task_has_the_interface():
     assert set(TASKS) == {"embedded_reber", "reber", "continual_embedded_reber", "adding",
                           "multiplication", "temporal_order", "periodic_function",
