@@ -14,8 +14,6 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
-from .pcg64 import is_pcg64
-
 
 @dataclass(frozen=True)
 class Sequence:
@@ -94,6 +92,8 @@ def draw(task: Task, rng: np.random.Generator, count: int) -> Sequences:
     costs more than the compiled net's steps (benchmarks/task_sampling.py). Compiled draws
     (`draws_in_threads`) follow numpy's PCG64 (`pcg64`): on another generator the task samples
     one sequence at a time."""
+    from .pcg64 import is_pcg64  # numba: only where data are drawn
+
     many = getattr(task, "sample_many", None)
     if many is not None and (is_pcg64(rng) or not draws_in_threads(task)):
         return many(rng, count)

@@ -18,7 +18,6 @@ from typing import Iterable
 import numpy as np
 
 from ..success import SuccessTest
-from .pcg64 import draw_with
 from .base import Sequence, Sequences, register
 
 SYMBOLS: tuple[str, ...] = ("B", "T", "P", "S", "X", "V", "E")
@@ -139,6 +138,7 @@ class Automaton:
         and the generator state of ``count`` calls of `walk`, in compiled code
         (`draws.walk_strings`)."""
         from .draws import walk_strings
+        from .pcg64 import draw_with
 
         return draw_with(rng, walk_strings, self._degrees, self._edge_table, self._next_table, self._start_number,
                          self._final_number, count)

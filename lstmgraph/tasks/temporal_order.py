@@ -32,7 +32,6 @@ import numpy as np
 
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
-from .pcg64 import draw_with
 
 SYMBOLS: tuple[str, ...] = ("a", "b", "c", "d", "X", "Y", "E", "B")
 INDEX: dict[str, int] = {symbol: i for i, symbol in enumerate(SYMBOLS)}
@@ -111,6 +110,7 @@ class TemporalOrder:
         """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them, in
         compiled code (`draws.temporal_orders`)."""
         from .draws import temporal_orders
+        from .pcg64 import draw_with
 
         codes, lengths, labels = draw_with(
             rng, temporal_orders, count, MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
