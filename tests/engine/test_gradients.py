@@ -100,9 +100,11 @@ def test_truncated_trace_storage_is_linear_in_the_weights(blocks, cells):
     # A cell's traces: its own row of the cell input and its block's input- and forget-gate rows.
     columns = 3 + blocks * cells
     assert stored == blocks * cells * 3 * columns
-    # Exact RTRL: every traced value depends on every weight that reaches it.
-    exact = lower(plan, full_gradient=True)
-    assert sum(len(units) for units, _ in exact.trace_entries.values()) > stored or blocks * cells == 1
+    # Exact RTRL: every traced value depends on every weight that reaches it (lowered for the
+    # small nets only: its traces grow with the square of the cells, 11 s of the suite at 32).
+    if 1 < blocks * cells <= 8:
+        exact = lower(plan, full_gradient=True)
+        assert sum(len(units) for units, _ in exact.trace_entries.values()) > stored
 
 
 def test_online_rtrl_gradient_of_each_step_matches_bptt_of_that_step():
