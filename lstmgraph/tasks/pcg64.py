@@ -3,8 +3,8 @@ compiled functions on a state array.
 
 Every trial draws its data from a numpy ``Generator`` on PCG64 (`experiments.data.data_rng`);
 results and checkpoints depend on exactly those draws. numba's ``Generator.integers`` makes
-them through a call into numpy per draw (about 80 ns here, most of a CERG string's cost:
-benchmarks/draw_rate.py). These functions run the same algorithm inline on the generator's own
+them through a call into numpy per draw (about 45 ns a draw here, against 1.4 ns inline:
+benchmarks/generator_rate.py). These functions run the same algorithm inline on the generator's own
 state, copied out (`state_of`) and back (`set_state`): the same numbers, and the same state after
 them (tests/tasks/test_pcg64.py). Written as scalar code on one array, they also compile as GPU
 device code (`engine.gpu.device_code`), where a trial's state is one row of an array.
@@ -24,7 +24,6 @@ import numpy as np
 #: The slots of a state array (uint64): the 128-bit state and increment in halves, then the
 #: buffered half of the last 64-bit draw and whether it is waiting (numpy's bit generator state).
 STATE_HIGH, STATE_LOW, INCREMENT_HIGH, INCREMENT_LOW, HAS_UINT32, UINTEGER = range(6)
-SLOTS = 6
 
 _MULTIPLIER_HIGH = np.uint64(2549297995355413924)
 _MULTIPLIER_LOW = np.uint64(4865540595714422341)
