@@ -104,7 +104,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         lines = []
         for setting in settings:
             note = (" (the subject's own, added as the paired tests' reference; --no-own-setting leaves it out)"
-                    if setting.added else " (the own setting: the paired tests' reference)" if setting.own else "")
+                    if setting.added else " (the own setting: the paired tests' reference)"
+                    if setting.own and len(settings) > 1 else "")  # (one setting: nothing to pair it with)
             lines.append(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
         for line in shortened(lines, "settings: sweep --status --json lists them all"):
             click.echo(line)

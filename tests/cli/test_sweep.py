@@ -117,6 +117,7 @@ def test_a_log_file_shows_each_running_trial_with_its_setting_and_each_finished_
     result = run("sweep", "gers2000-cerg-standard", "--vary", "learning_rate=0.1", "--no-own-setting", "--trials", "1",
                  "--jobs", "1", "--max-steps", "60000", "--log-every", "0", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
+    assert "setting 0: learning_rate=0.1 -> " in result.stdout  # one setting: not called a reference
     assert "0 of 1 done, 1 running, 0 waiting; setting 0, trial 0: " in result.stdout
     assert "  setting 0, trial 0: not solved in " in result.stdout and "[1/1]" in result.stdout
 
