@@ -136,7 +136,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-temporal-order-6b": (
         TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate"),
         TriedChange("the 2000 wiring (input shortcut, cell outputs the only recurrent sources)",
-                    "sweeps/hochreiter1997-temporal-order-6b/wiring")),
+                    "sweeps/hochreiter1997-temporal-order-6b/wiring"),
+        TriedChange("the input shortcut", "sweeps/hochreiter1997-temporal-order-6b/input-shortcut"),
+        TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only")),
     "gers2002-pfg-tri-f25-peephole": (
         TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open"),),
     "gers2002-pfg-rec-f25-peephole": (
