@@ -110,7 +110,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output"),
         TriedChange("exact RTRL", "sweeps/hochreiter1997-adding-t100/exact-rtrl")),
     "hochreiter1997-adding-t500": (
-        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate"),),
+        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate"),
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum")),
     "hochreiter1997-adding-t1000": (
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum"),),
     "gers2000-cerg-state-decay": (
