@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -104,11 +105,11 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
 def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
     """A progress bar on standard error, fed by the run's `ProgressReport`s; only where someone
     watches it."""
-    if quiet or not click.get_text_stream("stderr").isatty():
+    if quiet or not sys.stderr.isatty():
         yield None
         return
     with click.progressbar(length=run.trainer.training.steps or 0, label=f"training {run.plan.name}",
-                           show_pos=True, file=click.get_text_stream("stderr")) as bar:
+                           show_pos=True, file=sys.stderr) as bar:
         done = [run.trainer.steps]
 
         def progress(report: ProgressReport) -> None:

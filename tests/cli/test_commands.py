@@ -1,12 +1,15 @@
-"""The installed `lstmgraph` console script, run as a user runs it (subprocess)."""
+"""The `lstmgraph` command as a user runs it: in-process through click's runner (`run`), and
+as the installed console script where a process of its own is the point (`run_installed`)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -25,10 +28,29 @@ GUARD_SECONDS = 1800
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The command line in this process, through click's runner (a process start and the imports
+    saved per call): its exit code, stdout and stderr. An exception that escapes the command is
+    printed to stderr with exit code 1, as the console script would. `run_installed` runs the
+    installed script itself (imports, signals and packaging are tested that way)."""
+    from click.testing import CliRunner
+    from lstmgraph_cli.main import main
+    before = Path.cwd()
+    os.chdir(cwd or before)
+    try:
+        result = CliRunner().invoke(main, [str(arg) for arg in args], prog_name="lstmgraph")
+    finally:
+        os.chdir(before)
+    code, stderr = result.exit_code, result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        code, stderr = 1, stderr + "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["lstmgraph", *args], code, result.stdout, stderr)
+
+
+def run_installed(*args: str) -> subprocess.CompletedProcess:
+    """The installed console script in a process of its own, as a user runs it."""
     executable = str(SCRIPT) if SCRIPT.exists() else shutil.which("lstmgraph")
     assert executable, "the lstmgraph console script is not installed (run bash setup.sh)"
-    return subprocess.run([executable, *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=GUARD_SECONDS)
+    return subprocess.run([executable, *args], capture_output=True, text=True, timeout=GUARD_SECONDS)
 
 
 def wait_for(condition: Callable[[], bool]) -> None:
@@ -41,7 +63,7 @@ def wait_for(condition: Callable[[], bool]) -> None:
 
 
 def test_version():
-    result = run("--version")
+    result = run_installed("--version")
     assert result.returncode == 0 and lstmgraph.__version__ in result.stdout
 
 
