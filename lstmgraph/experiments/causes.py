@@ -12,6 +12,11 @@ its verdict; fewer trials, the verdict no outcome of the trials not run could ch
 open. So a sweep setting of 10 trials rules out a change only when 20 more trials could not
 bring a 30-trial row back (issue 38: "enough trials that the interval separates").
 
+Issue 38 names the suspects a differing row is swept over (`SUSPECTS`); `ROW_SUSPECTS` lists those
+our results name for each row, and each `TriedChange` the suspects it tests. A suspect stays
+untested until a change testing it is settled (`Cause.untested`), so the cause column shows what
+is left to run.
+
 `row_cause` gives a row's `Cause`; docs/results.md and README.md show it in the paper rows' tables
 (`paper_rows`), and the tally counts the rows a named change reproduces.
 """
@@ -29,16 +34,23 @@ from .verdict import DIFFERS, REPRODUCED, settled_outcome
 #: What a tested change's trials say of the paper row.
 REPRODUCES, RULED_OUT, OPEN = "reproduces", "ruled out", "open"
 
+#: Issue 38's suspects for a differing row, in its order (its words).
+FORGET_BIAS, INIT_RANGE, TARGETS, WIRING = "forget-gate bias", "initial weight range", "target coding", "the 1997 wiring"
+TEST_STREAMS, RATE, MOMENTUM, EXACT = "test streams", "learning rate", "momentum", "exact RTRL"
+SUSPECTS = (FORGET_BIAS, INIT_RANGE, TARGETS, WIRING, TEST_STREAMS, RATE, MOMENTUM, EXACT)
+
 
 @dataclass(frozen=True)
 class TriedChange:
     """A change to a paper row as the seeds define it, and the folder under docs/ holding its
     trials (a results folder, or a sweep folder whose settings are each one change).
-    ``departure``: where the change contradicts a seed, the seed's words against it."""
+    ``departure``: where the change contradicts a seed, the seed's words against it;
+    ``suspects``: those of `SUSPECTS` it tests (a change of several tests each)."""
 
     change: str
     folder: str
     departure: str = ""
+    suspects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,7 @@ class Cause:
     """What the changes tested on a row say: those that reproduce it, rule out, or leave open."""
 
     results: tuple[ChangeResult, ...]
+    untested: tuple[str, ...] = ()  # the row's suspects that no settled change tests
 
     def with_outcome(self, outcome: str) -> list[ChangeResult]:
         return [result for result in self.results if result.outcome == outcome]
@@ -68,15 +81,19 @@ class Cause:
 
 
 def _wiring(row: str) -> TriedChange:
-    return TriedChange("the 2000 wiring, legal-set targets", f"results/{row}-2000-wiring")
+    return TriedChange("the 2000 wiring, legal-set targets", f"results/{row}-2000-wiring", suspects=(WIRING, TARGETS))
 
 
 def _exact(row: str) -> TriedChange:
-    return TriedChange("exact RTRL", f"results/exact-rtrl/{row}")
+    return TriedChange("exact RTRL", f"results/exact-rtrl/{row}", suspects=(EXACT,))
+
+
+def _exact_sweep(row: str) -> TriedChange:
+    return TriedChange("exact RTRL", f"sweeps/{row}/exact-rtrl", suspects=(EXACT,))
 
 
 def _forget_open(row: str) -> TriedChange:
-    return TriedChange("forget-gate bias +2", f"results/{row}-forget-open")
+    return TriedChange("forget-gate bias +2", f"results/{row}-forget-open", suspects=(FORGET_BIAS,))
 
 
 _SHORTCUT = "seed 000 gives the shortcut and 424 weights (lines 834-847)"
@@ -91,10 +108,10 @@ def _no_shortcut(row: str, change: str = "no input-output shortcut (375 weights)
 def _erg(row: str, wiring_sweep: bool = False) -> tuple[TriedChange, ...]:
     """Table 1: the 2000 wiring with legal-set targets; the targets alone; for the rows the wiring
     leaves unexplained, the wiring at other initial weight ranges."""
-    tested = (_wiring(row), TriedChange("legal-set targets", f"sweeps/{row}/targets"))
+    tested = (_wiring(row), TriedChange("legal-set targets", f"sweeps/{row}/targets", suspects=(TARGETS,)))
     if wiring_sweep:
         tested += (TriedChange("the 2000 wiring, legal-set targets, init range",
-                                f"sweeps/{row}/wiring-init-range"),)
+                                f"sweeps/{row}/wiring-init-range", suspects=(WIRING, TARGETS, INIT_RANGE)),)
     return tested
 
 
@@ -107,17 +124,18 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-erg-3x2-lr0.5": _erg("hochreiter1997-erg-3x2-lr0.5") + (_exact("hochreiter1997-erg-3x2-lr0.5"),),
     "hochreiter1997-adding-t100": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
-        TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output"),
-        TriedChange("exact RTRL", "sweeps/hochreiter1997-adding-t100/exact-rtrl")),
+        TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output",
+                    suspects=(RATE, MOMENTUM)),
+        _exact_sweep("hochreiter1997-adding-t100")),
     "hochreiter1997-adding-t500": (
-        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate"),
-        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum")),
+        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,))),
     "hochreiter1997-adding-t1000": (
-        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum"),),
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),),
     "gers2000-cerg-state-decay": (
-        TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay"),
+        TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay", suspects=(TEST_STREAMS,)),
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
-    **{row: (_no_shortcut(row), TriedChange(_TESTS_1E5, f"results/test-streams-1e5/{row}"))
+    **{row: (_no_shortcut(row), TriedChange(_TESTS_1E5, f"results/test-streams-1e5/{row}", suspects=(TEST_STREAMS,)))
        for row in ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")},
     "gers2000-cnto-forget-decay": (_no_shortcut("gers2000-cnto-forget-decay"),),
     "gers2000-cnto-forget": (
@@ -129,30 +147,54 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         "gers2002-pfg-cos-f10-peephole", "gers2002-pfg-cos-f25-peephole", "gers2002-pfg-tri-f10-peephole")},
     "gers2002-pfg-rec-f10-peephole": (
         _exact("gers2002-pfg-rec-f10-peephole"), _forget_open("gers2002-pfg-rec-f10-peephole"),
-        TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open")),
+        TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open",
+                    suspects=(EXACT, FORGET_BIAS))),
     "hochreiter1997-multiplication-t100-nseq140": (
         TriedChange("learning rate 0.5 (the adding problem's)",
-                    "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate"),
-        TriedChange("learning rate", "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate-between")),
+                    "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate", suspects=(RATE,)),
+        TriedChange("learning rate", "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate-between",
+                    suspects=(RATE,))),
     "hochreiter1997-temporal-order-6b": (
-        TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate"),
+        TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate",
+                    suspects=(RATE,)),
         TriedChange("the 2000 wiring (input shortcut, cell outputs the only recurrent sources)",
-                    "sweeps/hochreiter1997-temporal-order-6b/wiring"),
-        TriedChange("the input shortcut", "sweeps/hochreiter1997-temporal-order-6b/input-shortcut"),
-        TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only")),
+                    "sweeps/hochreiter1997-temporal-order-6b/wiring", suspects=(WIRING,)),
+        TriedChange("the input shortcut", "sweeps/hochreiter1997-temporal-order-6b/input-shortcut", suspects=(WIRING,)),
+        TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only",
+                    suspects=(WIRING,))),
     "gers2002-pfg-tri-f25-peephole": (
-        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open"),),
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),),
     "gers2002-pfg-rec-f25-peephole": (
-        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-rec-f25-peephole/forget-open"),
-        TriedChange("exact RTRL", "sweeps/gers2002-pfg-rec-f25-peephole/exact-rtrl")),
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-rec-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),
+        _exact_sweep("gers2002-pfg-rec-f25-peephole")),
     "gers2002-pfg-cos-f10-no-peephole": (
         _forget_open("gers2002-pfg-cos-f10-no-peephole"),
-        TriedChange("exact RTRL", "sweeps/gers2002-pfg-cos-f10-no-peephole/exact-rtrl")),
+        _exact_sweep("gers2002-pfg-cos-f10-no-peephole")),
     "gers2002-gts-no-peephole": (
-        TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-peephole"),),
+        TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-peephole", suspects=(TEST_STREAMS,)),),
     "gers2002-gts-no-forget": (
-        TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-forget"),
+        TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-forget", suspects=(TEST_STREAMS,)),
         TriedChange("the former coding: the delay as the cue", "sweeps/gers2002-gts-no-forget/cue-delay")),
+}
+
+
+_ERG_SUSPECTS = (TARGETS, WIRING, INIT_RANGE, EXACT)  # results/erg-gap.md
+_LONG_LAGS = (RATE, MOMENTUM, EXACT)  # issue 38: "learning rate and momentum at long lags"
+
+#: The suspects of issue 38's list that our results name for each paper row that may differ.
+ROW_SUSPECTS: dict[str, tuple[str, ...]] = {
+    **{row: _ERG_SUSPECTS for row in (
+        "hochreiter1997-erg-4x1-lr0.1", "hochreiter1997-erg-3x2-lr0.1", "hochreiter1997-erg-3x2-lr0.2",
+        "hochreiter1997-erg-4x1-lr0.5", "hochreiter1997-erg-3x2-lr0.5")},
+    **{f"hochreiter1997-adding-t{length}": _LONG_LAGS for length in (100, 500, 1000)},
+    "hochreiter1997-multiplication-t100-nseq140": (RATE,),
+    "hochreiter1997-temporal-order-6b": (RATE, WIRING, EXACT),
+    **{row: (TEST_STREAMS, EXACT) for row in ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")},
+    **{row: (FORGET_BIAS, EXACT) for row in ("gers2000-cnto-forget", "gers2000-cnto-forget-decay")},
+    **{f"gers2002-pfg-{wave}-peephole": (EXACT, FORGET_BIAS) for wave in (
+        "cos-f10", "cos-f25", "tri-f10", "rec-f10", "tri-f25", "rec-f25")},
+    "gers2002-pfg-cos-f10-no-peephole": (EXACT, FORGET_BIAS),
+    **{row: (TEST_STREAMS,) for row in ("gers2002-gts-no-peephole", "gers2002-gts-no-forget")},
 }
 
 
@@ -212,4 +254,5 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
             results.append(ChangeResult(change, path.relative_to(docs).as_posix(),
                                         _outcome(found, published, paper_trials), found["summary"]["trials"],
                                         tested))
-    return Cause(tuple(results))
+    settled = {suspect for result in results if result.outcome != OPEN for suspect in result.tested.suspects}
+    return Cause(tuple(results), tuple(suspect for suspect in ROW_SUSPECTS.get(row, ()) if suspect not in settled))

@@ -94,12 +94,15 @@ def paper_rows(collected: list[Row], docs: Path) -> list[PaperRow]:
 
 def tally(rows: list[PaperRow]) -> str:
     """"N of M paper rows reproduced as the seeds define them; K more with a named change; L
-    unexplained", then how many are not judged, not judged yet and not run."""
+    unexplained" (and how many of those have a suspect not yet tested: `Cause.untested`), then how
+    many are not judged, not judged yet and not run."""
     count = {result: sum(row.verdict == result for row in rows)
              for result in (REPRODUCED, DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, NOT_RUN)}
     named = sum(row.named for row in rows)
+    untested = sum(row.verdict == DIFFERS and not row.named and bool(row.cause.untested) for row in rows)
     text = (f"**{count[REPRODUCED]} of {len(rows)} paper rows reproduced as the seeds define them**; "
-            f"{named} more with a named change; {count[DIFFERS] - named} unexplained; "
+            f"{named} more with a named change; {count[DIFFERS] - named} unexplained"
+            + (f" ({untested} with a listed suspect not yet tested)" if untested else "") + "; "
             f"{count[NOT_JUDGED]} not judged (a finding in words only)")
     if count[NOT_JUDGED_YET]:
         text += f", {count[NOT_JUDGED_YET]} not judged yet (trials still to run could change the verdict)"
@@ -133,8 +136,8 @@ def _link(text: str, folder: str, prefix: str) -> str:
 
 def cause_cell(paper_row: PaperRow, prefix: str) -> str:
     """The cause column: for a differing row, the change that reproduces it, or "none of" the
-    changes tested (a sweep as one link with its count of settings), and those still open; for
-    every row, where it departs from the seeds. Links start with ``prefix`` (the path to docs/)."""
+    changes tested (a sweep as one link with its count of settings), those still open and the
+    listed suspects not yet tested; for every row, where it departs from the seeds. Links start with ``prefix`` (the path to docs/)."""
     parts = []
     if paper_row.verdict == DIFFERS:
         cause = paper_row.cause
@@ -150,6 +153,8 @@ def cause_cell(paper_row: PaperRow, prefix: str) -> str:
                     parts.append(f"{words}: " + ", ".join(_group_link(group, prefix) for group in groups.values()))
             if not cause.results:
                 parts.append("no change tested yet")
+            if cause.untested:
+                parts.append("not yet tested: " + ", ".join(cause.untested))
     if paper_row.departures:
         parts.append("departs from the seed: " + "; ".join(paper_row.departures))
     return "; ".join(parts) if parts else "-"

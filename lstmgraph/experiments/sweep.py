@@ -123,7 +123,8 @@ def subject_of(argument: str, trials: int | None) -> Subject:
 @dataclass(frozen=True)
 class Setting:
     """One setting of the grid: its index, its values (key -> value), its experiment, and
-    whether it is the subject's own setting."""
+    whether it is the own setting (the paired tests' reference: the subject's values, and the
+    value of each key given one; the subject itself only where no key is given one value)."""
 
     index: int
     values: dict[str, Any]

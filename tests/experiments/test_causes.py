@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from lstmgraph.experiments import EXPERIMENTS, find_experiment
-from lstmgraph.experiments.causes import OPEN, REPRODUCES, RULED_OUT, TESTED, CauseError, TriedChange, row_cause
+from lstmgraph.experiments.causes import (EXACT, OPEN, REPRODUCES, ROW_SUSPECTS, RULED_OUT, SUSPECTS, TARGETS, TESTED,
+                                          CauseError, TriedChange, row_cause)
 from lstmgraph.experiments.paper_rows import cause_cell, is_paper_row, paper_rows, tally
 from lstmgraph.experiments.results_table import collect
 from lstmgraph.experiments.summary import summarise
@@ -98,7 +99,8 @@ def test_the_cause_cell_names_what_reproduces_else_what_does_not_and_the_departu
     _folder(docs / "results" / ROW, ROW, [None] * 30)
     (row,) = [r for r in paper_rows(collect(docs / "results"), docs) if r.name == ROW]
     assert row.verdict == "differs" and not row.named
-    assert cause_cell(row, "docs/") == "none of: [sweep B](docs/sweeps/b) (2 settings)"
+    assert cause_cell(row, "docs/") == ("none of: [sweep B](docs/sweeps/b) (2 settings); not yet tested: "
+                                        "target coding, the 1997 wiring, initial weight range, exact RTRL")
     _folder(docs / "results" / "a", ROW, [6_990 + 100 * seed for seed in range(30)])
     rows = paper_rows(collect(docs / "results"), docs)
     (row,) = [r for r in rows if r.name == ROW]
@@ -116,3 +118,32 @@ def test_every_tested_change_is_of_a_paper_row_and_its_folder_is_committed():
         for change in tested:
             folder = ROOT / "docs" / change.folder
             assert (folder / "results.json").is_file() or (folder / "sweep.json").is_file(), change.folder
+
+
+def test_a_suspect_is_untested_until_a_settled_change_tests_it(docs, monkeypatch):
+    """ROW's suspects: the ERG rows'. A ruled-out change crosses its suspects off, an open one
+    does not; the tally counts the unexplained rows with a suspect left."""
+    monkeypatch.setitem(TESTED, ROW, (TriedChange("targets", "results/a", suspects=(TARGETS,)),
+                                      TriedChange("exact", "results/b", suspects=(EXACT,))))
+    monkeypatch.setitem(ROW_SUSPECTS, ROW, (TARGETS, EXACT))
+    _folder(docs / "results" / "a", f"{ROW} [x]", [None] * 10)  # 0 of 10: settled, ruled out
+    _folder(docs / "results" / "b", f"{ROW} [y]", [9_000] * 9 + [None])  # 9 of 10: open
+    _folder(docs / "results" / ROW, ROW, [None] * 30)
+    (row,) = [r for r in paper_rows(collect(docs / "results"), docs) if r.name == ROW]
+    assert [r.outcome for r in row.cause.results] == [RULED_OUT, OPEN] and row.cause.untested == (EXACT,)
+    assert cause_cell(row, "") == "none of: [targets](results/a); open: [exact](results/b); not yet tested: exact RTRL"
+    rows = paper_rows(collect(docs / "results"), docs)
+    assert "1 unexplained (1 with a listed suspect not yet tested); " in tally(rows)
+    _folder(docs / "results" / "b2", f"{ROW} [y]", [None] * 10)
+    monkeypatch.setitem(TESTED, ROW, TESTED[ROW] + (TriedChange("exact again", "results/b2", suspects=(EXACT,)),))
+    (row,) = [r for r in paper_rows(collect(docs / "results"), docs) if r.name == ROW]
+    assert row.cause.untested == () and "not yet tested" not in cause_cell(row, "")
+
+
+def test_every_suspect_named_is_one_of_the_issue_s_and_every_row_a_paper_row():
+    for row, suspects in ROW_SUSPECTS.items():
+        assert row in EXPERIMENTS and is_paper_row(EXPERIMENTS[row]), row
+        assert suspects and set(suspects) <= set(SUSPECTS), row
+    for tested in TESTED.values():
+        for change in tested:
+            assert set(change.suspects) <= set(SUSPECTS), change
