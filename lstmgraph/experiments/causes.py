@@ -120,7 +120,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "hochreiter1997-erg-4x1-lr0.1": _erg("hochreiter1997-erg-4x1-lr0.1"),
     "hochreiter1997-erg-3x2-lr0.1": _erg("hochreiter1997-erg-3x2-lr0.1", wiring_sweep=True),
     "hochreiter1997-erg-3x2-lr0.2": _erg("hochreiter1997-erg-3x2-lr0.2"),
-    "hochreiter1997-erg-4x1-lr0.5": _erg("hochreiter1997-erg-4x1-lr0.5", wiring_sweep=True),
+    "hochreiter1997-erg-4x1-lr0.5": _erg("hochreiter1997-erg-4x1-lr0.5", wiring_sweep=True)
+    + (_exact_sweep("hochreiter1997-erg-4x1-lr0.5"),),
     "hochreiter1997-erg-3x2-lr0.5": _erg("hochreiter1997-erg-3x2-lr0.5") + (_exact("hochreiter1997-erg-3x2-lr0.5"),),
     "hochreiter1997-adding-t100": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
