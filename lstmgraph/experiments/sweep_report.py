@@ -107,8 +107,10 @@ def _show(value: Any, digits: int = 0) -> str:
 
 
 def table_lines(document: dict[str, Any]) -> list[str]:
-    """The table `lstmgraph sweep` prints: a line per setting."""
+    """The table `lstmgraph sweep` prints: a line per setting, the own one marked where others are
+    paired with it (a sweep of one setting has nothing to pair)."""
     keys = list(document["keys"])
+    paired_sweep = len(document["settings"]) > 1
     head = ["#", *keys, "trials", document["rate_label"], "95 % interval", f"mean {document['unit']} to success",
             "95 % interval", "CPU s", "p vs own"]
     lines = []
@@ -116,7 +118,7 @@ def table_lines(document: dict[str, Any]) -> list[str]:
         rate = setting["rate_interval_percent"]
         mean = setting["mean_interval"]
         test = setting["paired_with_own"]
-        lines.append([str(setting["index"]) + (" (own)" if setting["own"] else ""),
+        lines.append([str(setting["index"]) + (" (own)" if setting["own"] and paired_sweep else ""),
                       *(json.dumps(setting["values"][key]) for key in keys), str(setting["trials"]),
                       f"{setting['solved']} = {_show(setting['rate_percent'])} %" if setting["trials"] else "-",
                       f"{rate[0]:.0f}-{rate[1]:.0f} %" if rate else "-", _show(setting["mean_to_success"]),
