@@ -137,7 +137,8 @@ def _link(text: str, folder: str, prefix: str) -> str:
 def cause_cell(paper_row: PaperRow, prefix: str) -> str:
     """The cause column: for a differing row, the change that reproduces it, or "none of" the
     changes tested (a sweep as one link with its count of settings), those still open and the
-    listed suspects not yet tested; for every row, where it departs from the seeds. Links start with ``prefix`` (the path to docs/)."""
+    listed suspects not yet tested; for every row, where it departs from the seeds. Links start
+    with ``prefix`` (the path to docs/)."""
     parts = []
     if paper_row.verdict == DIFFERS:
         cause = paper_row.cause
