@@ -11,9 +11,10 @@ recursion limit on the GRU net's kernel. Not found this way (seen on an H200's P
 not here on 3.11): numba-cuda refusing IntEnum members as indices.
 
 For each bundled spec named (default: all), the population kernel of three layouts (or the
-first, ``--warp-only``), its step in parts of ``--part-lines`` (docs/gpu.md, "Compile time"); with
-``--drivers``, the drive kernels of the protocol drivers' GPU tests. Each kernel prints its PTX
-size, compile seconds and fused multiply-adds; a failure prints its error and the others go on.
+first, ``--warp-only``), its step in parts of ``--part-lines`` (docs/gpu.md, "Compile time"), its
+exact-RTRL program with ``--exact``; with ``--drivers``, the drive kernels of the protocol drivers'
+GPU tests. Each kernel prints its PTX size, compile seconds and fused multiply-adds; a failure
+prints its error and the others go on.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def stand_in_for_the_gpu() -> None:
     dispatcher.CUDADispatcher.__getitem__ = _compile_at_launch
 
 
-def check_specs(names: list[str], layouts: tuple = LAYOUTS) -> int:
+def check_specs(names: list[str], layouts: tuple = LAYOUTS, exact: bool = False) -> int:
     from lstmgraph import compile_spec
     from lstmgraph.benchmark import stream
     from lstmgraph.engine import initial_weights
@@ -95,7 +96,7 @@ def check_specs(names: list[str], layouts: tuple = LAYOUTS) -> int:
 
     failures = 0
     for spec in [BUNDLED_SPECS / f"{name}.yaml" for name in names] or sorted(BUNDLED_SPECS.glob("*.yaml")):
-        network = CompiledNetwork(compile_spec(spec), kernel="interpreter")
+        network = CompiledNetwork(compile_spec(spec), kernel="interpreter", full_gradient=exact)
         inputs, targets = stream(network.n_inputs, network.n_outputs, 4)
         for threads, slots_in in layouts:
             print(f"{spec.stem}, {threads} threads a trial, slots {slots_in}:", flush=True)
@@ -117,13 +118,14 @@ def main() -> None:
     parser.add_argument("--drivers", action="store_true", help="also the drive kernels of the driver tests")
     parser.add_argument("--warp-only", action="store_true", help="only the first layout: a warp a trial, slots auto")
     parser.add_argument("--part-lines", type=int, help="lines of a part of the step (default: source.PART_LINES)")
+    parser.add_argument("--exact", action="store_true", help="the exact-RTRL programs instead of the truncated ones")
     options = parser.parse_args()
     if options.part_lines:
         from lstmgraph.engine.gpu import source
 
         source.PART_LINES = options.part_lines
     stand_in_for_the_gpu()
-    failures = check_specs(options.specs, LAYOUTS[:1] if options.warp_only else LAYOUTS)
+    failures = check_specs(options.specs, LAYOUTS[:1] if options.warp_only else LAYOUTS, options.exact)
     if options.drivers:
         import pytest
 
