@@ -6,7 +6,8 @@
 # 0. how fast the host's cores draw the rows' data (which bounds rows and sweeps on the GPU);
 # 1. the bench nets' agreement with the CPU (benchmarks/gpu_check.py, their 5 kernels compiled
 #    side by side), then `bench --device cuda`;
-# 2. every other bundled spec's agreement, the gpu-marked tests, the paper row gers2000-cerg-forget;
+# 2. every other bundled spec's agreement, the gpu-marked tests, the paper row gers2000-cerg-forget,
+#    100 short exact-RTRL CERG trials (issue 38);
 # 3. the 1,000-setting sweep beside the row's last nets, each cut at the deadline (both resume).
 # Wheels for what the machine lacks lie in .whl/ (docs/gpu.md). Everything lands in OUT.
 set -u
@@ -38,6 +39,11 @@ grep -E '^(gers|agreement)' "$OUT/agreement.log"
 (time timeout -k 5 240 $LSTMGRAPH sweep gers2000-cerg-forget --vary learning_rate=0.5 --no-own-setting --trials 1 \
     --max-steps 1000 --device cuda --out /tmp/prewarm) > "$OUT/row.log" 2>&1 &
 PREWARM=$!
+# Issue 38's exact-RTRL rows (docs/gpu.md, "Exact RTRL rows"): the CERG net's exact kernel compiled
+# (about 2 minutes of one core) and 100 short trials run, beside the bench on a light load.
+(time timeout -k 5 300 $LSTMGRAPH sweep gers2000-cerg-forget-decay --vary learning_rule=rtrl --no-own-setting \
+    --trials 100 --max-steps 20000 --device cuda --out "$OUT/exact-rtrl") > "$OUT/exact.log" 2>&1 &
+EXACT=$!
 note "bench --device cuda"
 timeout -k 5 200 python3 benchmarks/gpu_check.py "$OUT/bench" --stage bench 2>&1 | grep -v Warning
 
@@ -56,6 +62,7 @@ note "the paper row on the device (100 nets), until the deadline"
 ROW=$!
 wait $TESTS; note "tests:"; tail -15 "$OUT/pytest.log"
 wait $AGREEMENT; note "agreement:"; tail -1 "$OUT/agreement.log"
+wait $EXACT; note "exact RTRL, 100 CERG trials of 20,000 training steps:"; tail -8 "$OUT/exact.log"
 note "the 1,000-setting sweep beside the row's last nets, until the deadline"
 (time timeout -k 10 "$(left)" $LSTMGRAPH sweep gers2000-cerg-forget --vary learning_rate=0.1:1:100 \
     --vary momentum=0:0.9:10 --trials 10 --max-steps 100000 --no-own-setting --device cuda --out /tmp/sweep \
