@@ -10,7 +10,9 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 #: Whether the gpu tests run in the simulator (the CPU's arithmetic: results equal bit for bit).
 SIMULATED = os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
 
+import subprocess
 import textwrap
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -30,14 +32,30 @@ def hostile(max_examples: int):
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def invoke(*args) -> tuple[int, str]:
-    """The CLI in-process: its exit code and output, asserting that no traceback escaped."""
+def run(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The command line in this process, through click's runner (a process start and the imports
+    saved per call): its exit code, stdout and stderr. An exception that escapes the command is
+    printed to stderr with exit code 1, as the console script would (tests/cli/test_commands.py
+    runs the installed script itself where a process of its own is the point)."""
     from click.testing import CliRunner
     from lstmgraph_cli.main import main
-    result = CliRunner().invoke(main, [str(arg) for arg in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
+    before = Path.cwd()
+    os.chdir(cwd or before)
+    try:
+        result = CliRunner().invoke(main, [str(arg) for arg in args], prog_name="lstmgraph")
+    finally:
+        os.chdir(before)
+    code, stderr = result.exit_code, result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        code, stderr = 1, stderr + "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["lstmgraph", *map(str, args)], code, result.stdout, stderr)
+
+
+def invoke(*args) -> tuple[int, str]:
+    """The CLI in-process (`run`): its exit code and output, asserting that no traceback escaped."""
+    result = run(*args)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    return result.returncode, result.stdout + result.stderr
 
 
 @pytest.fixture

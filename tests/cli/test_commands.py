@@ -4,12 +4,10 @@ as the installed console script where a process of its own is the point (`run_in
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -17,7 +15,7 @@ import pytest
 
 import lstmgraph
 
-from conftest import SPECS
+from conftest import SPECS, run  # (other CLI test files import run from here)
 
 SCRIPT = Path(sys.executable).with_name("lstmgraph")
 
@@ -25,25 +23,6 @@ SCRIPT = Path(sys.executable).with_name("lstmgraph")
 #: A guard against a hung command, not a measure of speed: a first run compiles kernels (10-60 s
 #: each), and the machine may be loaded.
 GUARD_SECONDS = 1800
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The command line in this process, through click's runner (a process start and the imports
-    saved per call): its exit code, stdout and stderr. An exception that escapes the command is
-    printed to stderr with exit code 1, as the console script would. `run_installed` runs the
-    installed script itself (imports, signals and packaging are tested that way)."""
-    from click.testing import CliRunner
-    from lstmgraph_cli.main import main
-    before = Path.cwd()
-    os.chdir(cwd or before)
-    try:
-        result = CliRunner().invoke(main, [str(arg) for arg in args], prog_name="lstmgraph")
-    finally:
-        os.chdir(before)
-    code, stderr = result.exit_code, result.stderr
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        code, stderr = 1, stderr + "".join(traceback.format_exception(*result.exc_info))
-    return subprocess.CompletedProcess(["lstmgraph", *args], code, result.stdout, stderr)
 
 
 def run_installed(*args: str) -> subprocess.CompletedProcess:

@@ -42,8 +42,10 @@ def rows_and_weights(trials):
 
 
 def run_on(device: str, name: str, seeds: list[int], changes: dict, budget: int, piece: int | None,
-           rule: str = "truncated_rtrl"):
-    experiment = KEYS["learning_rule"].apply(find_experiment(name), "learning_rule", rule)
+           rule: str | None = None):
+    experiment = find_experiment(name)
+    if rule is not None:  # (another learning rule: a sweep key's change)
+        experiment = KEYS["learning_rule"].apply(experiment, "learning_rule", rule)
     experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
     plan = experiment.plan()
     trials = [experiment.trial(plan, seed, budget, "interpreter", device) for seed in seeds]
