@@ -4,7 +4,7 @@ since each trial's streams are drawn on the host from its seed (docs/gpu.md).
     python benchmarks/draw_rate.py [--seconds 3] [--trials 64]
 
 For each stream row, ``--trials`` trials' training data refilled as the GPU drivers refill them
-(`streams.refill`: `StreamData.ensure` of `streams.REFILL` steps each, `data.draw_all`), on one
+(`streams.refill`: `StreamData.ensure` of `data.REFILL` steps each, `data.draw_all`), on one
 thread and on every core (`data.GPU_DRAW_THREADS`), for about ``--seconds`` each: trial-steps
 drawn a second, and the bytes a step takes (inputs and targets, float64), which each GPU launch
 copies to the device; and whether the drivers use the threads for the task
@@ -19,7 +19,7 @@ from functools import partial
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.data import GPU_DRAW_THREADS, StreamData, data_rng, draw_all, gpu_draw_threads
-from lstmgraph.experiments.streams import REFILL
+from lstmgraph.experiments.data import REFILL
 
 ROWS = ("gers2000-cerg-forget", "gers2002-gts-peephole", "gers2002-pfg-cos-f10-peephole")
 

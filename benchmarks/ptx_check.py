@@ -13,7 +13,8 @@ not here on 3.11): numba-cuda refusing IntEnum members as indices.
 For each bundled spec named (default: all), the population kernel of three layouts (or the
 first, ``--warp-only``), its step in parts of ``--part-lines`` (docs/gpu.md, "Compile time"), its
 exact-RTRL program with ``--exact``; with ``--drivers``, the drive kernels of the protocol drivers'
-GPU tests. Each kernel prints its PTX size, compile seconds and fused multiply-adds; a failure
+GPU tests; with ``--draws``, only the kernels that draw CERG streams on the device. Each kernel
+prints its PTX size, compile seconds and fused multiply-adds; a failure
 prints its error and the others go on.
 """
 
@@ -100,16 +101,35 @@ def check_specs(names: list[str], layouts: tuple = LAYOUTS, exact: bool = False)
         inputs, targets = stream(network.n_inputs, network.n_outputs, 4)
         for threads, slots_in in layouts:
             print(f"{spec.stem}, {threads} threads a trial, slots {slots_in}:", flush=True)
-            try:
-                population = GpuPopulation(network, initial_weights(network.plan, [0, 1]), 0.1, threads=threads,
-                                           slots_in=slots_in)
-                population.run(inputs, targets)
-            except Compiled:
-                pass
-            except Exception:  # noqa: BLE001 (report each failure, go on)
-                failures += 1
-                print("  FAILED: " + traceback.format_exc().strip().splitlines()[-1], flush=True)
+            failures += _failed(lambda: GpuPopulation(network, initial_weights(network.plan, [0, 1]), 0.1,
+                                                      threads=threads, slots_in=slots_in).run(inputs, targets))
     return failures
+
+
+def _failed(launch) -> bool:
+    """Whether ``launch()`` failed before its kernel compiled (its error printed: the others go on)."""
+    try:
+        launch()
+    except Compiled:
+        return False
+    except Exception:  # noqa: BLE001 (report each failure, go on)
+        print("  FAILED: " + traceback.format_exc().strip().splitlines()[-1], flush=True)
+        return True
+    return False
+
+
+def check_draws() -> int:
+    """The kernels that draw CERG streams on the device (`experiments.gpu_data`): refill, cursor."""
+    from lstmgraph.experiments.data import StreamData, data_rng
+    from lstmgraph.experiments.gpu_data import DeviceStreams
+    from lstmgraph.tasks import make_task
+
+    task = make_task("continual_embedded_reber")
+    streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.automaton,
+                            ["steps", "sequences"])
+    print("CERG streams drawn on the device:", flush=True)
+    return (_failed(lambda: streams.refill(np.ones(2, dtype=bool), np.zeros(2, dtype=np.int64)))
+            + _failed(lambda: streams.give_back(np.zeros(2, dtype=np.int64))))
 
 
 def main() -> None:
@@ -119,12 +139,15 @@ def main() -> None:
     parser.add_argument("--warp-only", action="store_true", help="only the first layout: a warp a trial, slots auto")
     parser.add_argument("--part-lines", type=int, help="lines of a part of the step (default: source.PART_LINES)")
     parser.add_argument("--exact", action="store_true", help="the exact-RTRL programs instead of the truncated ones")
+    parser.add_argument("--draws", action="store_true", help="only the kernels that draw CERG streams on the device")
     options = parser.parse_args()
     if options.part_lines:
         from lstmgraph.engine.gpu import source
 
         source.PART_LINES = options.part_lines
     stand_in_for_the_gpu()
+    if options.draws:
+        sys.exit(1 if check_draws() else 0)
     failures = check_specs(options.specs, LAYOUTS[:1] if options.warp_only else LAYOUTS, options.exact)
     if options.drivers:
         import pytest

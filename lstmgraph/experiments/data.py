@@ -18,6 +18,11 @@ from ..tasks import Task, draw
 from ..tasks.base import draws_in_threads
 
 
+#: Steps or sequences drawn at a time when a stream trial's data runs out mid-stream
+#: (`StreamData.ensure`, on the host or the GPU: `gpu_data`).
+REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
+
+
 def data_rng(seed: int, purpose: int) -> np.random.Generator:
     """The generator of one data stream of a trial (purposes: 0 training, 1 test, 2 sets)."""
     return np.random.default_rng(np.random.SeedSequence([seed, 1997, purpose]))

@@ -140,13 +140,16 @@ def _sequence_data(staged: _Staged, laid: list[tuple]) -> tuple:
 
 
 def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
-                   threads: int | None = None) -> None:
+                   threads: int | None = None, draws_on_device: bool = True) -> None:
     """Run the stream ``trials`` on the GPU until each has stopped (ended, paused at its
     budget, or diverged), each by its own ``rules`` entry (`stream_driver.Rule`: a sweep's
     settings may differ in their protocols); ``counters`` and ``scores`` as the CPU driver
-    leaves them, and the networks and rates back in the trials' engines. ``refill(counters)``
-    draws more data for the trials that ran out (`streams.refill`)."""
+    leaves them, and the networks and rates back in the trials' engines. The trials' data are
+    drawn on the device where their task allows it (`gpu_data`, unless ``draws_on_device`` is
+    false), else ``refill(counters)`` draws more on the host for the trials that ran out
+    (`streams.refill`)."""
     from . import stream_driver
+    from .gpu_data import DeviceStreams, device_automaton
 
     population = _population(trials, threads)
     cuda = population.cuda
@@ -163,18 +166,39 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
     training, testing = _Staged(cuda), _Staged(cuda)
+    automaton, device_sources = device_automaton(trials) if draws_on_device else None, []
+    if automaton is not None:  # each source at its cursor, its rows on the device from there
+        units = [trial.protocol.unit for trial in trials]
+        device_sources = [(DeviceStreams(cuda, [getattr(trial, which) for trial in trials], automaton, units), need, column)
+                          for which, need, column in (("training", Status.NEED_TRAINING, StreamCounter.TRAIN_POSITION),
+                                                      ("testing", Status.NEED_TEST, StreamCounter.TEST_POSITION))]
+        counters[:, [StreamCounter.TRAIN_POSITION, StreamCounter.TEST_POSITION]] = 0
+    status = counters[:, StreamCounter.STATUS]
     while True:
-        planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
+        if device_sources:
+            data = device_sources[0][0].arrays() + device_sources[1][0].arrays()
+        else:
+            planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
+            data = (*_stream_data(training, [t.training for t in trials], planes),
+                    *_stream_data(testing, [t.testing for t in trials], planes))
         d_counters = cuda.to_device(counters)
         with launching(population.layout):
             drive[blocks, population.layout.block_threads](
                 population.R, population.V, population.rates, momenta, tolerances, rate_decays, settings,
-                cuda.to_device(slot_rows(population.program)), *_stream_data(training, [t.training for t in trials], planes),
-                *_stream_data(testing, [t.testing for t in trials], planes), d_counters, d_scores, *scratch, WORK)
+                cuda.to_device(slot_rows(population.program)), *data, d_counters, d_scores, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
-        refill(counters)
-        if not (counters[:, StreamCounter.STATUS] == Status.RUNNING).any():
+        if not device_sources:
+            refill(counters)
+        for source, need, column in device_sources:
+            wanted = status == need
+            if wanted.any():
+                counters[:, column] = source.refill(wanted, counters[:, column])
+                status[wanted] = Status.RUNNING
+        if not (status == Status.RUNNING).any():
             break
+    for source, _, column in device_sources:
+        source.give_back(counters[:, column])  # the host's sources at the cursors, with empty arrays
+        counters[:, column] = 0
     scores[:] = d_scores.copy_to_host()
     _give_back(population, trials)
 

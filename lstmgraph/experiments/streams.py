@@ -31,7 +31,7 @@ from ..success import SuccessTest
 from ..tasks import Task
 from .counters import (CHUNK, NOT_RUN, STREAM_COUNTERS, STREAM_SAVED, STREAM_SETTINGS, WORK, Status,
                        StreamCounter as Counter, StreamSetting as Setting)
-from .data import StreamData, data_rng, draw_all, gpu_draw_threads, next_start
+from .data import REFILL, StreamData, data_rng, draw_all, gpu_draw_threads, next_start
 from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
@@ -216,10 +216,6 @@ def _finish(protocol: StreamProtocol, seed: int, solved: bool, streams: int, ste
     row = result_row(seed, solved, streams, steps, score=score)
     row["class"] = "perfect" if solved else ("good" if score >= protocol.good_score else "rest")
     return row
-
-
-#: Steps or sequences drawn at a time when a trial's data runs out mid-stream.
-REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
 
 
 @trial_of(StreamProtocol)

@@ -42,6 +42,36 @@ def walk_strings(state, degree, edges, successors, start, final, count):
 
 
 @numba.njit(cache=True, nogil=True)
+def continual_rows(state, degree, edges, successors, start, final, symbols, legal, restart, count, inputs, targets,
+                   ends, at):
+    """``count`` strings of a continual grammar stream (`reber.prediction_sequence`, continual)
+    written in place from row ``at``: each step's input ``symbols[edge]``, its target
+    ``legal[edge]`` (``restart``, the start's successors, at a string's last symbol) and whether a
+    string ends there, drawn from ``state`` as `walk_strings` draws. ``inputs`` is
+    (rows, inputs, 1) and ``targets`` (rows, planes, outputs, 1), plane 0 written: the layout the
+    GPU drivers read. No allocation, so it runs as GPU device code too (`experiments.gpu_data`).
+    Returns the row after the last string, or -1 where the rows run out (``state`` is then part
+    way through: the caller keeps a copy)."""
+    row = at
+    for string in range(count):
+        node = start
+        while node != final:
+            if row == inputs.shape[0]:
+                return -1
+            choice = integers(state, 0, 2) if degree[node] == 2 else 0
+            edge = edges[node, choice]
+            node = successors[node, choice]
+            last = node == final
+            for k in range(symbols.shape[1]):
+                inputs[row, k, 0] = symbols[edge, k]
+            for k in range(legal.shape[1]):
+                targets[row, 0, k, 0] = restart[k] if last else legal[edge, k]
+            ends[row] = last
+            row += 1
+    return row
+
+
+@numba.njit(cache=True, nogil=True)
 def temporal_orders(state, count, min_length, max_length, distractors, first, last, windows, x, y):
     """``count`` sequences of the temporal order task as `TemporalOrder.sample` draws them from a
     generator's ``state`` (`pcg64.state_of`): a

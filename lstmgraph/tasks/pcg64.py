@@ -52,12 +52,17 @@ def state_of(rng: np.random.Generator) -> np.ndarray:
                      state["has_uint32"], state["uinteger"]], dtype=np.uint64)
 
 
+def as_bit_generator_state(state: np.ndarray) -> dict:
+    """A state array as numpy's ``PCG64.state`` dictionary (what `StreamData` anchors hold)."""
+    high, low, increment_high, increment_low, has_uint32, uinteger = (int(value) for value in state)
+    return {"bit_generator": "PCG64",
+            "state": {"state": (high << 64) | low, "inc": (increment_high << 64) | increment_low},
+            "has_uint32": has_uint32, "uinteger": uinteger}
+
+
 def set_state(rng: np.random.Generator, state: np.ndarray) -> None:
     """Put a state array back into the generator it came from (`state_of`)."""
-    high, low, increment_high, increment_low, has_uint32, uinteger = (int(value) for value in state)
-    rng.bit_generator.state = {"bit_generator": "PCG64",
-                               "state": {"state": (high << 64) | low, "inc": (increment_high << 64) | increment_low},
-                               "has_uint32": has_uint32, "uinteger": uinteger}
+    rng.bit_generator.state = as_bit_generator_state(state)
 
 
 def draw_with(rng: np.random.Generator, draws, *arguments):

@@ -143,6 +143,43 @@ class Automaton:
         return draw_with(rng, walk_strings, self._degrees, self._edge_table, self._next_table, self._start_number,
                          self._final_number, count)
 
+    def continual_stream(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` random strings as one continual stream (`prediction_sequence`, continual):
+        the draws and generator state of ``count`` calls of `walk`, coded in compiled code
+        (`draws.continual_rows`, which the GPU runs too)."""
+        from .draws import continual_rows
+        from .pcg64 import set_state, state_of
+
+        rows, width = max(64, 13 * count), len(SYMBOLS)
+        while True:  # room for strings of 13 symbols on average (CERG: 12), else twice as much from the same state
+            inputs, targets, ends = np.empty((rows, width, 1)), np.empty((rows, 1, width, 1)), np.zeros(rows, np.bool_)
+            state = state_of(rng)
+            end = continual_rows(state, *self.tables, count, inputs, targets, ends, 0)
+            if end >= 0:
+                break
+            rows *= 2
+        set_state(rng, state)
+        legal = targets[:end, 0, :, 0]
+        return Sequences(inputs[:end, :, 0], legal, legal, np.diff(np.flatnonzero(ends[:end]) + 1, prepend=0))
+
+    @property
+    def tables(self) -> tuple:
+        """What `draws.continual_rows` walks and codes before its count: per state its
+        out-degree, edges and next states; the start and final states; per edge its symbol's
+        and legal successors' rows; the start's successors."""
+        return (self._degrees, self._edge_table, self._next_table, self._start_number, self._final_number,
+                self.edge_symbols, self.edge_successors, self.successor_row(self.start))
+
+    @property
+    def shortest(self) -> int:
+        """The fewest symbols a string has (breadth first from ``start``): it bounds how many
+        strings fit in a trial's rows on the GPU (`experiments.gpu_data`)."""
+        reached, length = {self._start_number}, 0
+        while self._final_number not in reached:
+            reached = {target for state in reached for _, target in self._leaving[state]}
+            length += 1
+        return length
+
     def generate(self, rng: np.random.Generator) -> str:
         """One random string; each edge of a branching state is equally likely (`walk`)."""
         return "".join(self.numbered[edge][1] for edge in self.walk(rng))
@@ -255,15 +292,12 @@ def path_sequence(automaton: Automaton, path: list[int], continual: bool, target
     return Sequence(inputs, legal)
 
 
-def paths_sequences(automaton: Automaton, edges: np.ndarray, lengths: np.ndarray, continual: bool,
-                    targets: str = "legal") -> Sequences:
-    """`prediction_sequence` of each string, laid end to end: ``edges`` the strings' edge
-    numbers end to end, ``lengths`` their lengths (`Automaton.walks`)."""
+def paths_sequences(automaton: Automaton, edges: np.ndarray, lengths: np.ndarray, targets: str = "legal") -> Sequences:
+    """`prediction_sequence` of each independent string, laid end to end: ``edges`` the
+    strings' edge numbers end to end, ``lengths`` their lengths (`Automaton.walks`). A continual
+    stream is coded as it is drawn (`Automaton.continual_stream`)."""
     ends = np.cumsum(lengths)
     legal = automaton.edge_successors.take(edges, axis=0)
-    if continual:
-        legal[ends - 1] = automaton.successor_row(automaton.start)
-        return Sequences(automaton.edge_symbols.take(edges, axis=0), legal, legal, lengths)
     read = np.ones(len(edges), dtype=bool)  # every symbol but each string's last is an input
     read[ends - 1] = False
     inputs, legal = automaton.edge_symbols.take(edges[read], axis=0), legal[read]
@@ -302,7 +336,9 @@ class _GrammarTask:
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
         """``count`` samples end to end, as ``count`` calls of `sample` draw them."""
-        return paths_sequences(self.automaton, *self.automaton.walks(rng, count), self.continual, self.targets)
+        if self.continual:
+            return self.automaton.continual_stream(rng, count)
+        return paths_sequences(self.automaton, *self.automaton.walks(rng, count), self.targets)
 
 
 class _IndependentGrammarTask(_GrammarTask):

@@ -13,14 +13,22 @@ import numpy as np
 import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
-from lstmgraph.experiments import find_experiment, gpu_drivers
+from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers, streams
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.trial import DeviceError, advance_together
 
 from conftest import SIMULATED, invoke
 
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu,  # (the simulator's numpy scalars warn where PCG64 wraps around on the device)
+              pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")]
+
+
+@pytest.fixture(autouse=True)
+def small_device_refills(monkeypatch):
+    """CERG data drawn on the device (`gpu_data`) a few steps at a time: the simulator runs
+    each thread in Python. Where the rows lie does not change a trial (what these tests check)."""
+    monkeypatch.setattr(gpu_data, "DEVICE_REFILL", {"steps": 64, "sequences": 8})
 
 # Streams counted in sequences with test phases (GTS, PFG), and counted in steps with the rate
 # decay (CERG: a small budget, the simulator runs each step in Python); 1997 sequences with a
@@ -99,6 +107,24 @@ def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
     short = dict(train_limit=2, test_limit=2)
     assert_same(run_on("cpu", "gers2002-gts-peephole", [4], short, 3, None),
                 run_on("cuda", "gers2002-gts-peephole", [4], short, 3, None))
+
+
+def test_cerg_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_host(monkeypatch):
+    """CERG draws its streams on the device (`gpu_data`): every refill there, none on the host;
+    drawn on the host instead (``draws_on_device=False``), the trials end the same."""
+    name, seed, changes, budget = CASES[-1]
+    refills = []
+    monkeypatch.setattr(gpu_data.DeviceStreams, "refill",
+                        lambda self, *args, real=gpu_data.DeviceStreams.refill: refills.append(1) or real(self, *args))
+    host_refill = streams.refill
+    monkeypatch.setattr(streams, "refill", lambda *args: pytest.fail("drawn on the host"))
+    on_device = run_on("cuda", name, [seed], changes, budget, budget // 2)
+    assert refills
+    monkeypatch.setattr(streams, "refill", host_refill)
+    monkeypatch.setattr(gpu_drivers, "advance_on_gpu", partial(gpu_drivers.advance_on_gpu, draws_on_device=False))
+    before = len(refills)
+    assert_same(on_device, run_on("cuda", name, [seed], changes, budget, budget // 2))
+    assert len(refills) == before
 
 
 def test_an_unknown_device_is_refused():

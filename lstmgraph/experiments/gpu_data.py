@@ -1,0 +1,238 @@
+"""Stream data drawn on the GPU: each trial's training or test stream of a continual grammar
+task (CERG), drawn from the trial's own generator and coded into its rows of the arrays the
+stream kernel reads (`gpu_drivers`), so that a population's data never cross from the host.
+
+The refill kernel is `StreamData.ensure` as device code, one thread a trial: the rows after the
+cursor move to the front, then strings are drawn up to each anchor (`StreamData.ANCHOR_EVERY`
+sequences apart, where the generator's state is kept) until a quarter more than the amount asked
+for lies after the cursor. The strings are walked and coded by `tasks.draws.continual_rows`, the
+function the host's draws run, from numpy's PCG64 as device code (`tasks.pcg64`). So a trial
+sees the host's sequences, and its outcome is the host-drawn trial's (tests/experiments/test_gpu_data.py).
+
+The host keeps each `StreamData`'s place only. A run starts every source at its cursor
+(`StreamData.go_to`, as a restored checkpoint does) and ends by putting it at its new cursor,
+from the last anchor the device kept before it: checkpoints and resumes are the host's.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..engine.gpu.device_code import device_version
+from ..tasks.pcg64 import as_bit_generator_state, state_of
+from .data import REFILL, StreamData
+
+ANCHOR = StreamData.ANCHOR_EVERY
+STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
+#: What a refill draws, by unit, at the least: the host's amounts. (The layout of a trial's rows
+#: does not change its outcome; tests in numba's CUDA simulator, which runs each thread in
+#: Python, set fewer.)
+DEVICE_REFILL = REFILL
+#: What the refill kernel leaves in ``failed``: the trial's rows, or its anchors, ran out.
+ROWS_FULL, ANCHORS_FULL = 1, 2
+#: ``numba.cuda``, set when the kernels are built (`_refill_kernel`): the kernels read it as a
+#: global, which numba's CUDA simulator replaces with its own while they run.
+cuda = None
+
+
+def device_automaton(trials: list):
+    """The automaton whose continual strings every trial's task draws, where all draw the same
+    one and none judges other values than its targets; else None (the host draws)."""
+    automata = {id(getattr(trial.task, "automaton", None)): getattr(trial.task, "automaton", None) for trial in trials}
+    automaton = next(iter(automata.values()))
+    same = len(automata) == 1 and automaton is not None
+    if not (same and all(getattr(trial.task, "continual", False) for trial in trials)):
+        return None
+    if any(source.apart for trial in trials for source in (trial.training, trial.testing)):
+        return None
+    return automaton
+
+
+class DeviceStreams:
+    """One stream source of every trial (its training or its test data) on the device: rows
+    (inputs, targets, sequence ends, counts) at a stride a trial, each trial's generator state,
+    the sequences drawn and the number of the sequence at its row 0, and its anchors."""
+
+    def __init__(self, cuda, sources: list[StreamData], automaton, units: list[str], stride: int | None = None) -> None:
+        self.cuda, self.sources, self.automaton = cuda, sources, automaton
+        amounts = [DEVICE_REFILL[unit] for unit in units]
+        self.amounts = cuda.to_device(np.array(amounts, dtype=np.int64))
+        self.steps_unit = cuda.to_device(np.array([unit == "steps" for unit in units], dtype=np.bool_))
+        self.tables = tuple(cuda.to_device(np.ascontiguousarray(table)) if isinstance(table, np.ndarray) else table
+                            for table in automaton.tables)
+        count, wanted = len(sources), max(amounts)
+        for source in sources:  # each at its cursor, its generator there (as a restored checkpoint)
+            source.go_to(source.where())
+        self.states = cuda.to_device(np.stack([state_of(source.rng) for source in sources]))
+        self.first = cuda.to_device(np.array([source.drawn for source in sources], dtype=np.int64))
+        self.drawn = cuda.to_device(np.array([source.drawn for source in sources], dtype=np.int64))
+        self.failed = cuda.to_device(np.zeros(count, dtype=np.int64))
+        self.saved = cuda.to_device(np.zeros((count, STATE_WORDS), dtype=np.uint64))
+        # Rows (``stride`` a trial) for what is kept (less than the amount) and what is drawn (to a
+        # quarter more, and one more anchor's strings of 16 symbols): more when a trial's run out.
+        self._allocate(stride or wanted + wanted + wanted // 4 + 16 * ANCHOR)
+        anchors = np.zeros((count, self.capacity), dtype=np.int64)
+        anchors[:, 0] = [source.drawn for source in sources]
+        states = np.zeros((count, self.capacity, STATE_WORDS), dtype=np.uint64)
+        states[:, 0] = self.states.copy_to_host()
+        self.anchor_sequences, self.anchor_states = cuda.to_device(anchors), cuda.to_device(states)
+        self.anchors = cuda.to_device(np.ones(count, dtype=np.int64))
+
+    def _allocate(self, stride: int) -> None:
+        """Empty rows at ``stride`` a trial, and room for the anchors they can hold."""
+        cuda, count = self.cuda, len(self.sources)
+        width_in, width_out = self.automaton.edge_symbols.shape[1], self.automaton.edge_successors.shape[1]
+        self.stride = stride
+        self.capacity = stride // (ANCHOR * self.automaton.shortest) + 3
+        self.inputs = cuda.device_array((count * stride, width_in, 1))
+        self.targets = cuda.device_array((count * stride, 1, width_out, 1))
+        self.ends = cuda.to_device(np.zeros(count * stride, dtype=np.bool_))
+        self.counts = cuda.to_device(np.zeros(count * (stride + 1), dtype=np.int64))
+        trials = np.arange(count, dtype=np.int64)
+        self.at = cuda.to_device(np.stack([trials * stride, trials * (stride + 1), np.zeros(count, np.int64)], axis=1))
+
+    def arrays(self) -> tuple:
+        """What the stream kernel reads of this source: inputs, targets, ends, counts and per
+        trial (first row, first count, rows)."""
+        return self.inputs, self.targets, self.ends, self.counts, self.at
+
+    def refill(self, need: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """More rows for the trials in ``need``, as `StreamData.ensure` of `DEVICE_REFILL` of
+        their unit at the cursor rows ``positions``; the cursors after it (0 where rows moved)."""
+        cuda, kernel = self.cuda, _refill_kernel(self.cuda)
+        d_need, d_positions = cuda.to_device(need.astype(np.bool_)), cuda.to_device(positions.astype(np.int64))
+        while True:
+            threads = 64
+            kernel[-(-len(need) // threads), threads](
+                d_need, d_positions, self.amounts, self.steps_unit, self.stride, self.inputs, self.targets, self.ends,
+                self.counts, self.at, self.states, self.saved, self.first, self.drawn, self.anchor_sequences,
+                self.anchor_states, self.anchors, self.failed, *self.tables)
+            failed = self.failed.copy_to_host()
+            if not failed.any():
+                return d_positions.copy_to_host()
+            self._grow()  # each failed trial goes on from where it stopped, in more rows
+            d_need = cuda.to_device(failed != 0)
+
+    def _grow(self) -> None:
+        """Twice the rows a trial, and the anchors they can hold, each trial's kept."""
+        old = (self.stride, self.inputs, self.targets, self.ends, self.counts, self.at.copy_to_host())
+        sequences, states, capacity = self.anchor_sequences.copy_to_host(), self.anchor_states.copy_to_host(), self.capacity
+        self._allocate(2 * self.stride)
+        stride, inputs, targets, ends, counts, at = old
+        for trial in range(len(self.sources)):
+            rows, new = int(at[trial, 2]), trial * self.stride
+            if rows:
+                for device, before in ((self.inputs, inputs), (self.targets, targets), (self.ends, ends)):
+                    device[new:new + rows].copy_to_device(before[trial * stride:trial * stride + rows])
+            self.counts[trial * (self.stride + 1):trial * (self.stride + 1) + rows + 1].copy_to_device(
+                counts[trial * (stride + 1):trial * (stride + 1) + rows + 1])
+        grown_at = self.at.copy_to_host()
+        grown_at[:, 2] = at[:, 2]
+        self.at = self.cuda.to_device(grown_at)
+        grown_sequences = np.zeros((len(self.sources), self.capacity), dtype=np.int64)
+        grown_states = np.zeros((len(self.sources), self.capacity, STATE_WORDS), dtype=np.uint64)
+        grown_sequences[:, :capacity], grown_states[:, :capacity] = sequences, states
+        self.anchor_sequences, self.anchor_states = self.cuda.to_device(grown_sequences), self.cuda.to_device(grown_states)
+
+    def give_back(self, positions: np.ndarray) -> None:
+        """Each host source put at its trial's cursor (row ``positions``), from the last anchor
+        before it: with empty arrays, as `StreamData.go_to` leaves it."""
+        count = len(self.sources)
+        cursors = self.cuda.to_device(np.zeros(count, dtype=np.int64))
+        _cursor_kernel(self.cuda)[-(-count // 64), 64](self.cuda.to_device(positions.astype(np.int64)), self.stride,
+                                                       self.counts, self.first, cursors)
+        cursors = cursors.copy_to_host()
+        sequences, states, anchors = (array.copy_to_host() for array in (self.anchor_sequences, self.anchor_states,
+                                                                         self.anchors))
+        for trial, source in enumerate(self.sources):
+            held = sequences[trial, :anchors[trial]]
+            last = int(np.flatnonzero(held <= cursors[trial])[-1])
+            source.go_to({"sequence": int(cursors[trial]), "anchor": int(held[last]),
+                          "state": as_bit_generator_state(states[trial, last])})
+
+
+@functools.cache
+def _refill_kernel(module):
+    """`StreamData.ensure` as a CUDA kernel, one thread a trial (module docstring)."""
+    from ..engine.gpu.population import simulated
+    from ..tasks.draws import continual_rows
+
+    global cuda
+    cuda = module
+    rows_of = device_version(continual_rows, (lambda function: function) if simulated(cuda) else cuda.jit(device=True))
+
+    @cuda.jit
+    def refill(need, positions, amounts, steps_unit, stride, inputs, targets, ends, counts, at, states, saved, first,
+               drawn, anchor_sequences, anchor_states, anchors, failed, degree, edges, successors, start, final,
+               symbols, legal, restart):
+        g = cuda.grid(1)
+        if g >= need.shape[0] or not need[g]:
+            return
+        base, counted = g * stride, g * (stride + 1)
+        rows, position, amount = at[g, 2], positions[g], amounts[g]
+        have = rows - position if steps_unit[g] else counts[counted + rows] - counts[counted + position]
+        if have >= amount and failed[g] == 0:  # enough (a failed trial goes on drawing)
+            return
+        failed[g] = 0
+        first[g] += counts[counted + position]  # the steps before the cursor are dropped
+        for row in range(rows - position):
+            for k in range(inputs.shape[1]):
+                inputs[base + row, k, 0] = inputs[base + position + row, k, 0]
+            for k in range(targets.shape[2]):
+                targets[base + row, 0, k, 0] = targets[base + position + row, 0, k, 0]
+            ends[base + row] = ends[base + position + row]
+            counts[counted + row + 1] = counts[counted + row] + ends[base + row]
+        rows, positions[g] = rows - position, 0
+        kept = 0
+        for anchor in range(anchors[g]):  # those before the new row 0 but the last one
+            if anchor + 1 == anchors[g] or anchor_sequences[g, anchor + 1] > first[g]:
+                anchor_sequences[g, kept] = anchor_sequences[g, anchor]
+                for word in range(states.shape[1]):
+                    anchor_states[g, kept, word] = anchor_states[g, anchor, word]
+                kept += 1
+        anchors[g] = kept
+        own_inputs, own_targets, own_ends = inputs[base:base + stride], targets[base:base + stride], ends[base:base + stride]
+        while have < amount + amount // 4 + 1:
+            sequence = drawn[g]
+            if sequence % ANCHOR == 0 and anchor_sequences[g, anchors[g] - 1] != sequence:
+                if anchors[g] == anchor_sequences.shape[1]:
+                    failed[g] = ANCHORS_FULL
+                    break
+                anchor_sequences[g, anchors[g]] = sequence
+                for word in range(states.shape[1]):
+                    anchor_states[g, anchors[g], word] = states[g, word]
+                anchors[g] += 1
+            count = ANCHOR - sequence % ANCHOR
+            for word in range(states.shape[1]):
+                saved[g, word] = states[g, word]
+            end = rows_of(states[g], degree, edges, successors, start, final, symbols, legal, restart, count,
+                          own_inputs, own_targets, own_ends, rows)
+            if end < 0:  # out of rows: this anchor's strings again, in more (`DeviceStreams._grow`)
+                for word in range(states.shape[1]):
+                    states[g, word] = saved[g, word]
+                failed[g] = ROWS_FULL
+                break
+            for row in range(rows, end):
+                counts[counted + row + 1] = counts[counted + row] + own_ends[row]
+            have += end - rows if steps_unit[g] else count
+            rows, drawn[g] = end, sequence + count
+        at[g, 2] = rows
+
+    return refill
+
+
+@functools.cache
+def _cursor_kernel(module):
+    """Each trial's sequence number at its cursor row: its row 0's plus the ends before it."""
+    global cuda
+    cuda = module
+
+    @cuda.jit
+    def cursor(positions, stride, counts, first, out):
+        g = cuda.grid(1)
+        if g < positions.shape[0]:
+            out[g] = first[g] + counts[g * (stride + 1) + positions[g]]
+
+    return cursor

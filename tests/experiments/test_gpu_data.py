@@ -1,0 +1,117 @@
+"""Stream data drawn on the device (`gpu_data`) against the host's `StreamData`: the same rows,
+sequence counts, anchors and generator states after every refill, in more rows where a
+trial's run out, and the host's place after a run (what checkpoints save)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lstmgraph.engine.gpu.population import cuda_module
+from lstmgraph.experiments import gpu_data
+from lstmgraph.experiments.data import StreamData, data_rng
+from lstmgraph.experiments.gpu_data import DeviceStreams, device_automaton
+from lstmgraph.tasks import make_task
+from lstmgraph.tasks.pcg64 import state_of
+
+pytestmark = [pytest.mark.gpu, pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")]
+
+AMOUNTS = {"steps": 300, "sequences": 300}  # (300 sequences: more than one anchor's)
+
+
+@pytest.fixture(autouse=True)
+def small_refills(monkeypatch):
+    monkeypatch.setattr(gpu_data, "DEVICE_REFILL", AMOUNTS)
+
+
+def sources(task, seeds):
+    return [StreamData(task, data_rng(seed, 0)) for seed in seeds]
+
+
+def assert_as_host(device: DeviceStreams, trial: int, host: StreamData) -> None:
+    """Trial ``trial``'s rows, counts, place and anchors on the device are ``host``'s."""
+    at = device.at.copy_to_host()[trial]
+    rows = int(at[2])
+    assert rows == len(host.inputs)
+    inputs, targets = device.inputs.copy_to_host(), device.targets.copy_to_host()
+    np.testing.assert_array_equal(inputs[at[0]:at[0] + rows, :, 0], host.inputs)
+    np.testing.assert_array_equal(targets[at[0]:at[0] + rows, 0, :, 0], host.targets)
+    np.testing.assert_array_equal(device.ends.copy_to_host()[at[0]:at[0] + rows], host.ends)
+    np.testing.assert_array_equal(device.counts.copy_to_host()[at[1]:at[1] + rows + 1], host.counts)
+    assert device.first.copy_to_host()[trial] == host.first and device.drawn.copy_to_host()[trial] == host.drawn
+    anchors = int(device.anchors.copy_to_host()[trial])
+    assert device.anchor_sequences.copy_to_host()[trial, :anchors].tolist() == [seq for seq, _ in host.anchors]
+    for state, (_, want) in zip(device.anchor_states.copy_to_host()[trial, :anchors], host.anchors):
+        mirror = np.random.default_rng(0)
+        mirror.bit_generator.state = want
+        assert state.tolist() == state_of(mirror).tolist()
+    assert device.states.copy_to_host()[trial].tolist() == state_of(host.rng).tolist()
+
+
+def refill_both(device, hosts, units, positions):
+    """One refill of every trial at its cursor row, on the device and on the hosts' copies."""
+    moved = device.refill(np.ones(len(hosts), dtype=bool), np.array(positions))
+    for host, unit, position in zip(hosts, units, positions):
+        host.position = position
+        host.ensure(AMOUNTS[unit], unit)
+    assert moved.tolist() == [host.position for host in hosts]
+    return moved
+
+
+@pytest.mark.parametrize("rows, anchors", [(None, None), (100, None), (None, 1)],
+                         ids=["room enough", "rows grown", "anchors grown"])
+def test_device_refills_lay_out_the_host_s_rows_and_anchors(rows, anchors):
+    """Trials counted in steps and in sequences; cursors part way, at the end, and where enough
+    is left (no refill). With 100 rows a trial, or room for one anchor, they run out and grow."""
+    cuda = cuda_module()
+    task, seeds, units = make_task("continual_embedded_reber"), [3, 8], ["steps", "sequences"]
+    device = DeviceStreams(cuda, sources(task, seeds), task.automaton, units, stride=rows)
+    if anchors is not None:
+        device.anchor_sequences = cuda.to_device(np.ascontiguousarray(device.anchor_sequences.copy_to_host()[:, :anchors]))
+        device.anchor_states = cuda.to_device(np.ascontiguousarray(device.anchor_states.copy_to_host()[:, :anchors]))
+        device.capacity = anchors
+    hosts = sources(task, seeds)
+    positions = [0, 0]
+    for step in range(3):
+        positions = refill_both(device, hosts, units, positions)
+        for trial, host in enumerate(hosts):
+            assert_as_host(device, trial, host)
+        # The next cursors: within the last amount (a refill; the second trial's first at an
+        # anchor's sequence, the case where the anchor before it is dropped), then where enough is left.
+        steps, sequences = hosts
+        at_anchor = int(np.searchsorted(sequences.counts, sequences.anchors[-1][0] - sequences.first))
+        positions = [len(steps.inputs) - 7, at_anchor if step == 0 else int(np.searchsorted(
+            sequences.counts, sequences.counts[-1] - 3))] if step < 2 else [5, 5]
+    if rows is not None:
+        assert device.stride > rows
+    if anchors is not None:
+        assert device.capacity > anchors
+
+
+def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
+    cuda = cuda_module()
+    task, seeds = make_task("continual_embedded_reber"), [1, 2]
+    placed = sources(task, seeds)
+    device, hosts = DeviceStreams(cuda, placed, task.automaton, ["steps"] * 2), sources(task, seeds)
+    positions = refill_both(device, hosts, ["steps"] * 2, [0, 0])
+    positions = refill_both(device, hosts, ["steps"] * 2, [len(host.inputs) - 3 for host in hosts])
+    cursors = [11, 250]  # rows into the arrays: sequences past an anchor or two
+    device.give_back(np.array(cursors))
+    for source, host, cursor in zip(placed, hosts, cursors):
+        host.position = cursor
+        want = host.where()
+        assert source.where()["sequence"] == want["sequence"] and len(source.inputs) == 0
+        host.go_to(want)
+        assert source.rng.bit_generator.state == host.rng.bit_generator.state
+
+
+def test_only_continual_grammar_tasks_of_one_automaton_draw_on_the_device():
+    class Trial:
+        def __init__(self, task):
+            self.task, self.training, self.testing = task, *sources(task, [0, 1])
+
+    cerg = make_task("continual_embedded_reber")
+    assert device_automaton([Trial(cerg), Trial(make_task("continual_embedded_reber"))]) is cerg.automaton
+    assert device_automaton([Trial(cerg), Trial(make_task("continual_embedded_reber", {"without_begin_end": True}))]) is None
+    assert device_automaton([Trial(make_task("embedded_reber"))]) is None  # independent strings
+    assert device_automaton([Trial(make_task("temporal_order", {"continual": True}))]) is None
