@@ -13,7 +13,7 @@ not here on 3.11): numba-cuda refusing IntEnum members as indices.
 For each bundled spec named (default: all), the population kernel of three layouts (or the
 first, ``--warp-only``), its step in parts of ``--part-lines`` (docs/gpu.md, "Compile time"), its
 exact-RTRL program with ``--exact``; with ``--drivers``, the drive kernels of the protocol drivers'
-GPU tests; with ``--draws``, only the kernels that draw CERG streams on the device. Each kernel
+GPU tests; with ``--draws``, only the kernels that draw streams on the device. Each kernel
 prints its PTX size, compile seconds and fused multiply-adds; a failure
 prints its error and the others go on.
 """
@@ -119,17 +119,21 @@ def _failed(launch) -> bool:
 
 
 def check_draws() -> int:
-    """The kernels that draw CERG streams on the device (`experiments.gpu_data`): refill, cursor."""
+    """The kernels that draw CERG and CNTO streams on the device (`experiments.gpu_data`)."""
     from lstmgraph.experiments.data import StreamData, data_rng
     from lstmgraph.experiments.gpu_data import DeviceStreams
     from lstmgraph.tasks import make_task
 
-    task = make_task("continual_embedded_reber")
-    streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.automaton,
-                            ["steps", "sequences"])
-    print("CERG streams drawn on the device:", flush=True)
-    return (_failed(lambda: streams.refill(np.ones(2, dtype=bool), np.zeros(2, dtype=np.int64)))
-            + _failed(lambda: streams.give_back(np.zeros(2, dtype=np.int64))))
+    failures = 0
+    for name, options in (("continual_embedded_reber", {}), ("temporal_order", {"variant": "6b", "continual": True,
+                                                                                "idle_target": 0, "idle_judged": False})):
+        task = make_task(name, options)
+        streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.stream_rows,
+                                ["steps", "sequences"])
+        print(f"{name} streams drawn on the device:", flush=True)
+        failures += (_failed(lambda: streams.refill(np.ones(2, dtype=bool), np.zeros(2, dtype=np.int64)))
+                     + _failed(lambda: streams.give_back(np.zeros(2, dtype=np.int64))))
+    return failures
 
 
 def main() -> None:
@@ -139,7 +143,7 @@ def main() -> None:
     parser.add_argument("--warp-only", action="store_true", help="only the first layout: a warp a trial, slots auto")
     parser.add_argument("--part-lines", type=int, help="lines of a part of the step (default: source.PART_LINES)")
     parser.add_argument("--exact", action="store_true", help="the exact-RTRL programs instead of the truncated ones")
-    parser.add_argument("--draws", action="store_true", help="only the kernels that draw CERG streams on the device")
+    parser.add_argument("--draws", action="store_true", help="only the kernels that draw streams on the device")
     options = parser.parse_args()
     if options.part_lines:
         from lstmgraph.engine.gpu import source

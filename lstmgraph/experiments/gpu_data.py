@@ -1,6 +1,6 @@
-"""Stream data drawn on the GPU: each trial's training or test stream of a continual grammar
-task (CERG), drawn from the trial's own generator and coded into its rows of the arrays the
-stream kernel reads (`gpu_drivers`), so that a population's data never cross from the host.
+"""Stream data drawn on the GPU: each trial's training or test stream (CERG, CNTO), drawn from
+the trial's own generator and coded into its rows of the arrays the stream kernel reads
+(`gpu_drivers`), so that a population's data never cross from the host.
 
 The refill kernel is `StreamData.ensure` as device code, one thread a trial: the rows after the
 cursor move to the front, then strings are drawn up to each anchor (`StreamData.ANCHOR_EVERY`
@@ -17,14 +17,15 @@ from the last anchor the device kept before it: checkpoints and resumes are the 
 from __future__ import annotations
 
 import functools
+import hashlib
+from pathlib import Path
 
 import numpy as np
 
-from ..engine.gpu.device_code import device_version
+from ..engine.compiled.interpreter import load_source
 from ..tasks.pcg64 import as_bit_generator_state, state_of
 from .data import REFILL, StreamData
 
-ANCHOR = StreamData.ANCHOR_EVERY
 STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
 #: What a refill draws, by unit, at the least: the host's amounts. (The layout of a trial's rows
 #: does not change its outcome; tests in numba's CUDA simulator, which runs each thread in
@@ -32,36 +33,31 @@ STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
 DEVICE_REFILL = REFILL
 #: What the refill kernel leaves in ``failed``: the trial's rows, or its anchors, ran out.
 ROWS_FULL, ANCHORS_FULL = 1, 2
-#: ``numba.cuda``, set when the kernels are built (`_refill_kernel`): the kernels read it as a
-#: global, which numba's CUDA simulator replaces with its own while they run.
-cuda = None
 
 
-def device_automaton(trials: list):
-    """The automaton whose continual strings every trial's task draws, where all draw the same
-    one and none judges other values than its targets; else None (the host draws)."""
-    automata = {id(getattr(trial.task, "automaton", None)): getattr(trial.task, "automaton", None) for trial in trials}
-    automaton = next(iter(automata.values()))
-    same = len(automata) == 1 and automaton is not None
-    if not (same and all(getattr(trial.task, "continual", False) for trial in trials)):
+def device_rows(trials: list):
+    """How every trial's task draws its stream in place (`tasks.draws.StreamRows`), where all
+    draw alike; else None (the host draws)."""
+    rows = [getattr(trial.task, "stream_rows", None) for trial in trials]
+    if any(draw is None for draw in rows) or len({draw.key for draw in rows}) != 1:
         return None
-    if any(source.apart for trial in trials for source in (trial.training, trial.testing)):
-        return None
-    return automaton
+    return rows[0]
 
 
 class DeviceStreams:
-    """One stream source of every trial (its training or its test data) on the device: rows
-    (inputs, targets, sequence ends, counts) at a stride a trial, each trial's generator state,
-    the sequences drawn and the number of the sequence at its row 0, and its anchors."""
+    """One stream source of every trial (its training or its test data) on the device, drawn by
+    ``draws`` (`device_rows`): rows (inputs, targets, sequence ends, counts) at a stride a trial,
+    each trial's generator state, the sequences drawn and the number of the sequence at its row
+    0, and its anchors."""
 
-    def __init__(self, cuda, sources: list[StreamData], automaton, units: list[str], stride: int | None = None) -> None:
-        self.cuda, self.sources, self.automaton = cuda, sources, automaton
+    def __init__(self, cuda, sources: list[StreamData], draws, units: list[str], stride: int | None = None) -> None:
+        self.cuda, self.sources, self.draws = cuda, sources, draws
+        self.kernels = _kernels(cuda, draws.function, len(draws.arguments), StreamData.ANCHOR_EVERY)
         amounts = [DEVICE_REFILL[unit] for unit in units]
         self.amounts = cuda.to_device(np.array(amounts, dtype=np.int64))
         self.steps_unit = cuda.to_device(np.array([unit == "steps" for unit in units], dtype=np.bool_))
-        self.tables = tuple(cuda.to_device(np.ascontiguousarray(table)) if isinstance(table, np.ndarray) else table
-                            for table in automaton.tables)
+        self.arguments = tuple(cuda.to_device(np.ascontiguousarray(argument)) if isinstance(argument, np.ndarray)
+                               else argument for argument in draws.arguments)
         count, wanted = len(sources), max(amounts)
         for source in sources:  # each at its cursor, its generator there (as a restored checkpoint)
             source.go_to(source.where())
@@ -72,7 +68,7 @@ class DeviceStreams:
         self.saved = cuda.to_device(np.zeros((count, STATE_WORDS), dtype=np.uint64))
         # Rows (``stride`` a trial) for what is kept (less than the amount) and what is drawn (to a
         # quarter more, and one more anchor's strings of 16 symbols): more when a trial's run out.
-        self._allocate(stride or wanted + wanted + wanted // 4 + 16 * ANCHOR)
+        self._allocate(stride or wanted + wanted + wanted // 4 + 16 * StreamData.ANCHOR_EVERY)
         anchors = np.zeros((count, self.capacity), dtype=np.int64)
         anchors[:, 0] = [source.drawn for source in sources]
         states = np.zeros((count, self.capacity, STATE_WORDS), dtype=np.uint64)
@@ -82,12 +78,11 @@ class DeviceStreams:
 
     def _allocate(self, stride: int) -> None:
         """Empty rows at ``stride`` a trial, and room for the anchors they can hold."""
-        cuda, count = self.cuda, len(self.sources)
-        width_in, width_out = self.automaton.edge_symbols.shape[1], self.automaton.edge_successors.shape[1]
+        cuda, count, task = self.cuda, len(self.sources), self.sources[0].task
         self.stride = stride
-        self.capacity = stride // (ANCHOR * self.automaton.shortest) + 3
-        self.inputs = cuda.device_array((count * stride, width_in, 1))
-        self.targets = cuda.device_array((count * stride, 1, width_out, 1))
+        self.capacity = stride // (StreamData.ANCHOR_EVERY * self.draws.shortest) + 3
+        self.inputs = cuda.device_array((count * stride, task.n_inputs, 1))
+        self.targets = cuda.device_array((count * stride, self.draws.planes, task.n_outputs, 1))
         self.ends = cuda.to_device(np.zeros(count * stride, dtype=np.bool_))
         self.counts = cuda.to_device(np.zeros(count * (stride + 1), dtype=np.int64))
         trials = np.arange(count, dtype=np.int64)
@@ -101,14 +96,14 @@ class DeviceStreams:
     def refill(self, need: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """More rows for the trials in ``need``, as `StreamData.ensure` of `DEVICE_REFILL` of
         their unit at the cursor rows ``positions``; the cursors after it (0 where rows moved)."""
-        cuda, kernel = self.cuda, _refill_kernel(self.cuda)
+        cuda, kernel = self.cuda, self.kernels.refill
         d_need, d_positions = cuda.to_device(need.astype(np.bool_)), cuda.to_device(positions.astype(np.int64))
         while True:
             threads = 64
             kernel[-(-len(need) // threads), threads](
                 d_need, d_positions, self.amounts, self.steps_unit, self.stride, self.inputs, self.targets, self.ends,
                 self.counts, self.at, self.states, self.saved, self.first, self.drawn, self.anchor_sequences,
-                self.anchor_states, self.anchors, self.failed, *self.tables)
+                self.anchor_states, self.anchors, self.failed, *self.arguments)
             failed = self.failed.copy_to_host()
             if not failed.any():
                 return d_positions.copy_to_host()
@@ -141,8 +136,8 @@ class DeviceStreams:
         before it: with empty arrays, as `StreamData.go_to` leaves it."""
         count = len(self.sources)
         cursors = self.cuda.to_device(np.zeros(count, dtype=np.int64))
-        _cursor_kernel(self.cuda)[-(-count // 64), 64](self.cuda.to_device(positions.astype(np.int64)), self.stride,
-                                                       self.counts, self.first, cursors)
+        self.kernels.cursor[-(-count // 64), 64](self.cuda.to_device(positions.astype(np.int64)), self.stride,
+                                                 self.counts, self.first, cursors)
         cursors = cursors.copy_to_host()
         sequences, states, anchors = (array.copy_to_host() for array in (self.anchor_sequences, self.anchor_states,
                                                                          self.anchors))
@@ -154,85 +149,97 @@ class DeviceStreams:
 
 
 @functools.cache
-def _refill_kernel(module):
-    """`StreamData.ensure` as a CUDA kernel, one thread a trial (module docstring)."""
+def _kernels(cuda, function, arguments: int, anchor: int):
+    """The refill and cursor kernels (`_KERNELS`) for a task's in-place draws ``function`` of
+    ``arguments`` arguments before its count, anchors ``anchor`` sequences apart, built once per
+    process. Their text names the function and a hash of its module's source: numba never
+    serves them compiled from an older one."""
     from ..engine.gpu.population import simulated
-    from ..tasks.draws import continual_rows
 
-    global cuda
-    cuda = module
-    rows_of = device_version(continual_rows, (lambda function: function) if simulated(cuda) else cuda.jit(device=True))
+    module = __import__(function.__module__, fromlist=[function.__name__])
+    digest = hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()[:16]
+    arguments = ", ".join(f"argument{index}" for index in range(arguments))
+    text = (_KERNELS.replace("#MODULE", module.__name__).replace("#FUNCTION", function.__name__)
+            .replace("#DIGEST", digest).replace("#ARGUMENTS", arguments).replace("#ANCHOR", str(anchor))
+            .replace("#FULL", f"{ROWS_FULL}, {ANCHORS_FULL}")
+            .replace("#DEVICE_WRAP", "lambda function: function" if simulated(cuda) else "cuda.jit(device=True)"))
+    key = hashlib.sha256(text.encode()).hexdigest()[:20]
+    return load_source(f"lstmgraph_gpu_draws_{key}", text)
 
-    @cuda.jit
-    def refill(need, positions, amounts, steps_unit, stride, inputs, targets, ends, counts, at, states, saved, first,
-               drawn, anchor_sequences, anchor_states, anchors, failed, degree, edges, successors, start, final,
-               symbols, legal, restart):
-        g = cuda.grid(1)
-        if g >= need.shape[0] or not need[g]:
-            return
-        base, counted = g * stride, g * (stride + 1)
-        rows, position, amount = at[g, 2], positions[g], amounts[g]
-        have = rows - position if steps_unit[g] else counts[counted + rows] - counts[counted + position]
-        if have >= amount and failed[g] == 0:  # enough (a failed trial goes on drawing)
-            return
-        failed[g] = 0
-        first[g] += counts[counted + position]  # the steps before the cursor are dropped
-        for row in range(rows - position):
-            for k in range(inputs.shape[1]):
-                inputs[base + row, k, 0] = inputs[base + position + row, k, 0]
+
+#: `StreamData.ensure` as a CUDA kernel, one thread a trial (module docstring), and each trial's
+#: sequence number at its cursor row.
+_KERNELS = '''"""Generated by lstmgraph (experiments/gpu_data.py) for one task's draws; do not edit."""
+from numba import cuda
+
+from lstmgraph.engine.gpu.device_code import device_version
+from #MODULE import #FUNCTION  # its source: #DIGEST
+
+draw_rows = device_version(#FUNCTION, #DEVICE_WRAP)
+ANCHOR = #ANCHOR
+ROWS_FULL, ANCHORS_FULL = #FULL
+
+
+@cuda.jit
+def refill(need, positions, amounts, steps_unit, stride, inputs, targets, ends, counts, at, states, saved, first, drawn,
+           anchor_sequences, anchor_states, anchors, failed, #ARGUMENTS):
+    g = cuda.grid(1)
+    if g >= need.shape[0] or not need[g]:
+        return
+    base, counted = g * stride, g * (stride + 1)
+    rows, position, amount = at[g, 2], positions[g], amounts[g]
+    have = rows - position if steps_unit[g] else counts[counted + rows] - counts[counted + position]
+    if have >= amount and failed[g] == 0:  # enough (a failed trial goes on drawing)
+        return
+    failed[g] = 0
+    first[g] += counts[counted + position]  # the steps before the cursor are dropped
+    for row in range(rows - position):
+        for k in range(inputs.shape[1]):
+            inputs[base + row, k, 0] = inputs[base + position + row, k, 0]
+        for plane in range(targets.shape[1]):
             for k in range(targets.shape[2]):
-                targets[base + row, 0, k, 0] = targets[base + position + row, 0, k, 0]
-            ends[base + row] = ends[base + position + row]
-            counts[counted + row + 1] = counts[counted + row] + ends[base + row]
-        rows, positions[g] = rows - position, 0
-        kept = 0
-        for anchor in range(anchors[g]):  # those before the new row 0 but the last one
-            if anchor + 1 == anchors[g] or anchor_sequences[g, anchor + 1] > first[g]:
-                anchor_sequences[g, kept] = anchor_sequences[g, anchor]
-                for word in range(states.shape[1]):
-                    anchor_states[g, kept, word] = anchor_states[g, anchor, word]
-                kept += 1
-        anchors[g] = kept
-        own_inputs, own_targets, own_ends = inputs[base:base + stride], targets[base:base + stride], ends[base:base + stride]
-        while have < amount + amount // 4 + 1:
-            sequence = drawn[g]
-            if sequence % ANCHOR == 0 and anchor_sequences[g, anchors[g] - 1] != sequence:
-                if anchors[g] == anchor_sequences.shape[1]:
-                    failed[g] = ANCHORS_FULL
-                    break
-                anchor_sequences[g, anchors[g]] = sequence
-                for word in range(states.shape[1]):
-                    anchor_states[g, anchors[g], word] = states[g, word]
-                anchors[g] += 1
-            count = ANCHOR - sequence % ANCHOR
+                targets[base + row, plane, k, 0] = targets[base + position + row, plane, k, 0]
+        ends[base + row] = ends[base + position + row]
+        counts[counted + row + 1] = counts[counted + row] + ends[base + row]
+    rows, positions[g] = rows - position, 0
+    kept = 0
+    for anchor in range(anchors[g]):  # those before the new row 0 but the last one
+        if anchor + 1 == anchors[g] or anchor_sequences[g, anchor + 1] > first[g]:
+            anchor_sequences[g, kept] = anchor_sequences[g, anchor]
             for word in range(states.shape[1]):
-                saved[g, word] = states[g, word]
-            end = rows_of(states[g], degree, edges, successors, start, final, symbols, legal, restart, count,
-                          own_inputs, own_targets, own_ends, rows)
-            if end < 0:  # out of rows: this anchor's strings again, in more (`DeviceStreams._grow`)
-                for word in range(states.shape[1]):
-                    states[g, word] = saved[g, word]
-                failed[g] = ROWS_FULL
+                anchor_states[g, kept, word] = anchor_states[g, anchor, word]
+            kept += 1
+    anchors[g] = kept
+    own_inputs, own_targets, own_ends = inputs[base:base + stride], targets[base:base + stride], ends[base:base + stride]
+    while have < amount + amount // 4 + 1:
+        sequence = drawn[g]
+        if sequence % ANCHOR == 0 and anchor_sequences[g, anchors[g] - 1] != sequence:
+            if anchors[g] == anchor_sequences.shape[1]:
+                failed[g] = ANCHORS_FULL
                 break
-            for row in range(rows, end):
-                counts[counted + row + 1] = counts[counted + row] + own_ends[row]
-            have += end - rows if steps_unit[g] else count
-            rows, drawn[g] = end, sequence + count
-        at[g, 2] = rows
+            anchor_sequences[g, anchors[g]] = sequence
+            for word in range(states.shape[1]):
+                anchor_states[g, anchors[g], word] = states[g, word]
+            anchors[g] += 1
+        count = ANCHOR - sequence % ANCHOR
+        for word in range(states.shape[1]):
+            saved[g, word] = states[g, word]
+        end = draw_rows(states[g], #ARGUMENTS, count, own_inputs, own_targets, own_ends, rows)
+        if end < 0:  # out of rows: this anchor's sequences again, in more (`DeviceStreams._grow`)
+            for word in range(states.shape[1]):
+                states[g, word] = saved[g, word]
+            failed[g] = ROWS_FULL
+            break
+        for row in range(rows, end):
+            counts[counted + row + 1] = counts[counted + row] + own_ends[row]
+        have += end - rows if steps_unit[g] else count
+        rows, drawn[g] = end, sequence + count
+    at[g, 2] = rows
 
-    return refill
 
-
-@functools.cache
-def _cursor_kernel(module):
-    """Each trial's sequence number at its cursor row: its row 0's plus the ends before it."""
-    global cuda
-    cuda = module
-
-    @cuda.jit
-    def cursor(positions, stride, counts, first, out):
-        g = cuda.grid(1)
-        if g < positions.shape[0]:
-            out[g] = first[g] + counts[g * (stride + 1) + positions[g]]
-
-    return cursor
+@cuda.jit
+def cursor(positions, stride, counts, first, out):
+    g = cuda.grid(1)
+    if g < positions.shape[0]:
+        out[g] = first[g] + counts[g * (stride + 1) + positions[g]]
+'''

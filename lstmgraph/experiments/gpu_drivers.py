@@ -149,7 +149,7 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     false), else ``refill(counters)`` draws more on the host for the trials that ran out
     (`streams.refill`)."""
     from . import stream_driver
-    from .gpu_data import DeviceStreams, device_automaton
+    from .gpu_data import DeviceStreams, device_rows
 
     population = _population(trials, threads)
     cuda = population.cuda
@@ -166,10 +166,10 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
     training, testing = _Staged(cuda), _Staged(cuda)
-    automaton, device_sources = device_automaton(trials) if draws_on_device else None, []
-    if automaton is not None:  # each source at its cursor, its rows on the device from there
+    draws, device_sources = device_rows(trials) if draws_on_device else None, []
+    if draws is not None:  # each source at its cursor, its rows on the device from there
         units = [trial.protocol.unit for trial in trials]
-        device_sources = [(DeviceStreams(cuda, [getattr(trial, which) for trial in trials], automaton, units), need, column)
+        device_sources = [(DeviceStreams(cuda, [getattr(trial, which) for trial in trials], draws, units), need, column)
                           for which, need, column in (("training", Status.NEED_TRAINING, StreamCounter.TRAIN_POSITION),
                                                       ("testing", Status.NEED_TEST, StreamCounter.TEST_POSITION))]
         counters[:, [StreamCounter.TRAIN_POSITION, StreamCounter.TEST_POSITION]] = 0

@@ -10,10 +10,19 @@ for array and state for state).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
 from .pcg64 import integers
+
+#: How a task's stream is drawn in place (what the GPU runs: `experiments.gpu_data`): its
+#: ``function`` (``function(state, *arguments, count, inputs, targets, ends, at)``, as
+#: `continual_rows`), the ``arguments`` before the count, the fewest steps a sequence has, the
+#: target planes (2 where what is judged differs from the targets) and a ``key`` equal for
+#: tasks that draw alike.
+StreamRows = namedtuple("StreamRows", "function arguments shortest planes key")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -72,27 +81,40 @@ def continual_rows(state, degree, edges, successors, start, final, symbols, lega
 
 
 @numba.njit(cache=True, nogil=True)
-def temporal_orders(state, count, min_length, max_length, distractors, first, last, windows, x, y):
-    """``count`` sequences of the temporal order task as `TemporalOrder.sample` draws them from a
-    generator's ``state`` (`pcg64.state_of`): a
-    length uniform in [min_length, max_length], a distractor at every step, then for each
-    window (1-based first and last step) a step in it and X or Y. Returns the symbol codes end
-    to end, each sequence's length and its class (the X/Y string read as binary, X = 0)."""
-    lengths = np.empty(count, dtype=np.int64)
-    labels = np.empty(count, dtype=np.int64)
-    codes = np.empty(count * max_length, dtype=np.int64)
-    at = 0
+def temporal_order_rows(state, min_length, max_length, distractors, first, last, windows, x, y, idle, idle_judged,
+                        count, inputs, targets, ends, at):
+    """``count`` sequences of the temporal order task, drawn from ``state`` as
+    `TemporalOrder.sample` draws them (a length in [min_length, max_length], a distractor at
+    every step, then for each window, 1-based first and last step, a step in it and X or Y), and
+    written in place from row ``at`` as its ``_coded`` codes them: inputs one-hot; targets plane 0
+    ``idle`` before each sequence's last step (NaN: none) and the class one-hot at it (the X/Y
+    string read as binary, X = 0); the last plane, where there are two, what is judged (NaN
+    before the last step unless ``idle_judged``); ``ends``. Layout and return value as
+    `continual_rows`."""
+    row, planes = at, targets.shape[1]
     for sequence in range(count):
         length = integers(state, min_length, max_length + 1)
+        if row + length > inputs.shape[0]:
+            return -1
         for step in range(length):
-            codes[at + step] = distractors[integers(state, 0, distractors.shape[0])]
-        codes[at], codes[at + length - 1] = first, last
+            code = distractors[integers(state, 0, distractors.shape[0])]
+            code = first if step == 0 else (last if step == length - 1 else code)
+            for k in range(inputs.shape[1]):
+                inputs[row + step, k, 0] = 1.0 if k == code else 0.0
+            for k in range(targets.shape[2]):
+                targets[row + step, 0, k, 0] = idle
+                targets[row + step, planes - 1, k, 0] = idle if idle_judged else np.nan
+            ends[row + step] = False
         label = 0
         for window in range(windows.shape[0]):
-            step = integers(state, windows[window, 0], windows[window, 1] + 1)
+            step = integers(state, windows[window, 0], windows[window, 1] + 1) - 1
             is_y = integers(state, 0, 2)
-            codes[at + step - 1] = y if is_y else x
+            for k in range(inputs.shape[1]):
+                inputs[row + step, k, 0] = 1.0 if k == (y if is_y else x) else 0.0
             label = 2 * label + is_y
-        lengths[sequence], labels[sequence] = length, label
-        at += length
-    return codes[:at], lengths, labels
+        for plane in range(planes):
+            for k in range(targets.shape[2]):
+                targets[row + length - 1, plane, k, 0] = 1.0 if k == label else 0.0
+        ends[row + length - 1] = True
+        row += length
+    return row

@@ -401,6 +401,13 @@ class ContinualEmbeddedReber(_GrammarTask):
     success_test = SuccessTest("tolerance", 0.49)
     continual = True
 
+    @property
+    def stream_rows(self):
+        """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
+        from .draws import StreamRows, continual_rows
+
+        return StreamRows(continual_rows, self.automaton.tables, self.automaton.shortest, 1, (self.name, self.automaton.name))
+
     def __init__(self, without_begin_end: bool = False) -> None:
         if not isinstance(without_begin_end, bool):
             raise ValueError(f"without_begin_end must be true or false, not {without_begin_end!r}")

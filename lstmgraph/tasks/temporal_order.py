@@ -65,7 +65,7 @@ class TemporalOrder:
     #: 1997 Exp. 6 and 2000 NTO/CNTO: every output within 0.3 of its target.
     success_test = SuccessTest("tolerance", 0.3)
     n_inputs = len(SYMBOLS)
-    draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.temporal_orders`)
+    draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.temporal_order_rows`)
     input_symbols = SYMBOLS
 
     def __init__(self, variant: str = "6a", continual: bool = False,
@@ -107,15 +107,30 @@ class TemporalOrder:
         return Sequence(coded.inputs, coded.targets, None if coded.judged is coded.targets else coded.judged)
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
-        """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them, in
-        compiled code (`draws.temporal_orders`)."""
-        from .draws import temporal_orders
+        """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them and
+        coded as it codes them, in compiled code (`draws.temporal_order_rows`, which the GPU
+        runs too)."""
         from .pcg64 import draw_with
 
-        codes, lengths, labels = draw_with(
-            rng, temporal_orders, count, MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
-            np.array(self.windows, dtype=np.int64), INDEX["X"], INDEX["Y"])
-        return self._coded(codes, lengths, labels)
+        draws, rows = self.stream_rows, count * MAX_LENGTH
+        inputs, targets = np.empty((rows, len(SYMBOLS), 1)), np.empty((rows, draws.planes, self.n_outputs, 1))
+        ends = np.zeros(rows, dtype=np.bool_)
+        end = draw_with(rng, draws.function, *draws.arguments, count, inputs, targets, ends, 0)
+        coded = targets[:end, 0, :, 0]
+        return Sequences(inputs[:end, :, 0], coded, targets[:end, -1, :, 0] if draws.planes == 2 else coded,
+                         np.diff(np.flatnonzero(ends[:end]) + 1, prepend=0))
+
+    @property
+    def stream_rows(self):
+        """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
+        from .draws import StreamRows, temporal_order_rows
+
+        # the lengths, distractors, first and last symbols, windows, X and Y, the coding between classifications
+        arguments = (MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
+                     np.array(self.windows, dtype=np.int64), INDEX["X"], INDEX["Y"],
+                     np.nan if self.idle_target is None else self.idle_target, self.idle_judged)
+        return StreamRows(temporal_order_rows, arguments, MIN_LENGTH, 1 if self.idle_judged else 2,
+                          (self.name, self.variant, self.idle_target, self.idle_judged))
 
     def _coded(self, codes: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> Sequences:
         """Sequences of symbol ``codes`` (end to end) of ``lengths`` and classes ``labels``: inputs

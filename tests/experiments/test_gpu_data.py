@@ -10,7 +10,7 @@ import pytest
 from lstmgraph.engine.gpu.population import cuda_module
 from lstmgraph.experiments import gpu_data
 from lstmgraph.experiments.data import StreamData, data_rng
-from lstmgraph.experiments.gpu_data import DeviceStreams, device_automaton
+from lstmgraph.experiments.gpu_data import DeviceStreams, device_rows
 from lstmgraph.tasks import make_task
 from lstmgraph.tasks.pcg64 import state_of
 
@@ -36,6 +36,7 @@ def assert_as_host(device: DeviceStreams, trial: int, host: StreamData) -> None:
     inputs, targets = device.inputs.copy_to_host(), device.targets.copy_to_host()
     np.testing.assert_array_equal(inputs[at[0]:at[0] + rows, :, 0], host.inputs)
     np.testing.assert_array_equal(targets[at[0]:at[0] + rows, 0, :, 0], host.targets)
+    np.testing.assert_array_equal(targets[at[0]:at[0] + rows, -1, :, 0], host.judged)
     np.testing.assert_array_equal(device.ends.copy_to_host()[at[0]:at[0] + rows], host.ends)
     np.testing.assert_array_equal(device.counts.copy_to_host()[at[1]:at[1] + rows + 1], host.counts)
     assert device.first.copy_to_host()[trial] == host.first and device.drawn.copy_to_host()[trial] == host.drawn
@@ -58,14 +59,24 @@ def refill_both(device, hosts, units, positions):
     return moved
 
 
-@pytest.mark.parametrize("rows, anchors", [(None, None), (100, None), (None, 1)],
-                         ids=["room enough", "rows grown", "anchors grown"])
-def test_device_refills_lay_out_the_host_s_rows_and_anchors(rows, anchors):
+CERG, CNTO = ("continual_embedded_reber", {}), ("temporal_order", dict(variant="6b", continual=True, idle_target=0,
+                                                                      idle_judged=False))
+
+
+@pytest.mark.parametrize("task, rows, anchors", [(CERG, None, None), (CERG, 100, None), (CERG, None, 1),
+                                                 (CNTO, None, None)],
+                         ids=["CERG", "CERG, rows grown", "CERG, anchors grown", "CNTO, judged apart"])
+def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors, monkeypatch):
     """Trials counted in steps and in sequences; cursors part way, at the end, and where enough
-    is left (no refill). With 100 rows a trial, or room for one anchor, they run out and grow."""
+    is left (no refill). With 100 rows a trial, or room for one anchor, they run out and grow.
+    CNTO's second target plane holds what is judged (`Sequence.legal`); its sequences of about
+    105 steps come anchored 8 apart, 30 a refill (the simulator runs each thread in Python)."""
+    if task == CNTO:
+        monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+        monkeypatch.setitem(AMOUNTS, "sequences", 30)
     cuda = cuda_module()
-    task, seeds, units = make_task("continual_embedded_reber"), [3, 8], ["steps", "sequences"]
-    device = DeviceStreams(cuda, sources(task, seeds), task.automaton, units, stride=rows)
+    task, seeds, units = make_task(*task), [3, 8], ["steps", "sequences"]
+    device = DeviceStreams(cuda, sources(task, seeds), task.stream_rows, units, stride=rows)
     if anchors is not None:
         device.anchor_sequences = cuda.to_device(np.ascontiguousarray(device.anchor_sequences.copy_to_host()[:, :anchors]))
         device.anchor_states = cuda.to_device(np.ascontiguousarray(device.anchor_states.copy_to_host()[:, :anchors]))
@@ -92,7 +103,7 @@ def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
     cuda = cuda_module()
     task, seeds = make_task("continual_embedded_reber"), [1, 2]
     placed = sources(task, seeds)
-    device, hosts = DeviceStreams(cuda, placed, task.automaton, ["steps"] * 2), sources(task, seeds)
+    device, hosts = DeviceStreams(cuda, placed, task.stream_rows, ["steps"] * 2), sources(task, seeds)
     positions = refill_both(device, hosts, ["steps"] * 2, [0, 0])
     positions = refill_both(device, hosts, ["steps"] * 2, [len(host.inputs) - 3 for host in hosts])
     cursors = [11, 250]  # rows into the arrays: sequences past an anchor or two
@@ -105,13 +116,17 @@ def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
         assert source.rng.bit_generator.state == host.rng.bit_generator.state
 
 
-def test_only_continual_grammar_tasks_of_one_automaton_draw_on_the_device():
+def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
     class Trial:
-        def __init__(self, task):
-            self.task, self.training, self.testing = task, *sources(task, [0, 1])
+        def __init__(self, name, options=None):
+            self.task = make_task(name, options)
 
-    cerg = make_task("continual_embedded_reber")
-    assert device_automaton([Trial(cerg), Trial(make_task("continual_embedded_reber"))]) is cerg.automaton
-    assert device_automaton([Trial(cerg), Trial(make_task("continual_embedded_reber", {"without_begin_end": True}))]) is None
-    assert device_automaton([Trial(make_task("embedded_reber"))]) is None  # independent strings
-    assert device_automaton([Trial(make_task("temporal_order", {"continual": True}))]) is None
+    def rows(*trials):
+        draws = device_rows(list(trials))
+        return None if draws is None else draws.function.__name__
+
+    assert rows(Trial(*CERG), Trial(*CERG)) == "continual_rows"
+    assert rows(Trial(*CNTO), Trial(*CNTO)) == "temporal_order_rows"
+    assert rows(Trial(*CERG), Trial("continual_embedded_reber", {"without_begin_end": True})) is None
+    assert rows(Trial(*CNTO), Trial("temporal_order", {"variant": "6b", "continual": True})) is None
+    assert rows(Trial("generating_timed_spikes")) is None  # drawn in Python, on the host

@@ -14,6 +14,7 @@ import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers, streams
+from lstmgraph.experiments.data import StreamData
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.trial import DeviceError, advance_together
 
@@ -50,8 +51,10 @@ def rows_and_weights(trials):
 
 
 def run_on(device: str, name: str, seeds: list[int], changes: dict, budget: int, piece: int | None,
-           rule: str | None = None):
+           rule: str | None = None, task_options: dict | None = None):
     experiment = find_experiment(name)
+    if task_options is not None:
+        experiment = replace(experiment, task_options={**experiment.task_options, **task_options})
     if rule is not None:  # (another learning rule: a sweep key's change)
         experiment = KEYS["learning_rule"].apply(experiment, "learning_rule", rule)
     experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
@@ -125,6 +128,20 @@ def test_cerg_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_hos
     before = len(refills)
     assert_same(on_device, run_on("cuda", name, [seed], changes, budget, budget // 2))
     assert len(refills) == before
+
+
+def test_cnto_trials_drawn_on_the_device_end_as_on_the_cpu(monkeypatch):
+    """CNTO (temporal order) draws on the device too, its judged values a second plane where
+    outputs between classifications are not judged. Anchors 8 sequences apart: the simulator
+    draws in Python (a trial's outcome does not depend on them)."""
+    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+    name, short, apart = "gers2000-cnto-forget", dict(train_limit=1, test_limit=1, test_streams=2), {"idle_judged": False}
+    refills = []
+    monkeypatch.setattr(gpu_data.DeviceStreams, "refill",
+                        lambda self, *args, real=gpu_data.DeviceStreams.refill: refills.append(1) or real(self, *args))
+    assert_same(run_on("cpu", name, [5], short, 300, None, task_options=apart),
+                run_on("cuda", name, [5], short, 300, 150, task_options=apart))
+    assert refills
 
 
 def test_an_unknown_device_is_refused():
