@@ -3,11 +3,12 @@ the trial's own generator and coded into its rows of the arrays the stream kerne
 (`gpu_drivers`), so that a population's data never cross from the host.
 
 The refill kernel is `StreamData.ensure` as device code, one thread a trial: the rows after the
-cursor move to the front, then strings are drawn up to each anchor (`StreamData.ANCHOR_EVERY`
+cursor move to the front, then sequences are drawn up to each anchor (`StreamData.ANCHOR_EVERY`
 sequences apart, where the generator's state is kept) until a quarter more than the amount asked
-for lies after the cursor. The strings are walked and coded by `tasks.draws.continual_rows`, the
-function the host's draws run, from numpy's PCG64 as device code (`tasks.pcg64`). So a trial
-sees the host's sequences, and its outcome is the host-drawn trial's (tests/experiments/test_gpu_data.py).
+for lies after the cursor. The task's in-place function draws and codes them
+(`tasks.draws.StreamRows`: `continual_rows`, `temporal_order_rows`), the one the host's draws
+run, on numpy's PCG64 as device code (`tasks.pcg64`). So a trial sees the host's sequences, and
+its outcome is the host-drawn trial's (tests/experiments/test_gpu_data.py).
 
 The host keeps each `StreamData`'s place only. A run starts every source at its cursor
 (`StreamData.go_to`, as a restored checkpoint does) and ends by putting it at its new cursor,
@@ -24,13 +25,15 @@ import numpy as np
 
 from ..engine.compiled.interpreter import load_source
 from ..tasks.pcg64 import as_bit_generator_state, state_of
-from .data import REFILL, StreamData
+from .data import StreamData
 
 STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
-#: What a refill draws, by unit, at the least: the host's amounts. (The layout of a trial's rows
-#: does not change its outcome; tests in numba's CUDA simulator, which runs each thread in
-#: Python, set fewer.)
-DEVICE_REFILL = REFILL
+#: What a refill draws, by unit, at the least: fewer than the host's (`data.REFILL`: 2^15 steps,
+#: 2^11 sequences), since every trial holds its rows on the device at once. A trial's rows then
+#: take 5.5 MB for CERG and 11-16 MB for CNTO (both sources; docs/gpu.md). The layout of a
+#: trial's rows does not change its outcome (tests in numba's CUDA simulator, which runs each
+#: thread in Python, set fewer still).
+DEVICE_REFILL = {"steps": 1 << 13, "sequences": 1 << 6}
 #: What the refill kernel leaves in ``failed``: the trial's rows, or its anchors, ran out.
 ROWS_FULL, ANCHORS_FULL = 1, 2
 
@@ -58,7 +61,7 @@ class DeviceStreams:
         self.steps_unit = cuda.to_device(np.array([unit == "steps" for unit in units], dtype=np.bool_))
         self.arguments = tuple(cuda.to_device(np.ascontiguousarray(argument)) if isinstance(argument, np.ndarray)
                                else argument for argument in draws.arguments)
-        count, wanted = len(sources), max(amounts)
+        count = len(sources)
         for source in sources:  # each at its cursor, its generator there (as a restored checkpoint)
             source.go_to(source.where())
         self.states = cuda.to_device(np.stack([state_of(source.rng) for source in sources]))
@@ -67,8 +70,11 @@ class DeviceStreams:
         self.failed = cuda.to_device(np.zeros(count, dtype=np.int64))
         self.saved = cuda.to_device(np.zeros((count, STATE_WORDS), dtype=np.uint64))
         # Rows (``stride`` a trial) for what is kept (less than the amount) and what is drawn (to a
-        # quarter more, and one more anchor's strings of 16 symbols): more when a trial's run out.
-        self._allocate(stride or wanted + wanted + wanted // 4 + 16 * StreamData.ANCHOR_EVERY)
+        # quarter more, and one more anchor's sequences of 16 steps or the task's fewest): more
+        # when a trial's run out.
+        rows = [(amount + amount + amount // 4) * (1 if unit == "steps" else draws.shortest)
+                for amount, unit in zip(amounts, units)]
+        self._allocate(stride or max(rows) + StreamData.ANCHOR_EVERY * max(16, draws.shortest))
         anchors = np.zeros((count, self.capacity), dtype=np.int64)
         anchors[:, 0] = [source.drawn for source in sources]
         states = np.zeros((count, self.capacity, STATE_WORDS), dtype=np.uint64)
