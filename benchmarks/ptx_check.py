@@ -59,6 +59,10 @@ class _Device:
     compute_capability = (9, 0)
     name = "PTX check (no GPU)"
 
+    @staticmethod
+    def get_memory_info():  # (free, total) bytes: an H100's
+        return 80 * 10**9, 80 * 10**9
+
 
 def _typeof(value):
     return numba.typeof(np.ascontiguousarray(value.view(np.ndarray)) if isinstance(value, np.ndarray) else value)
@@ -83,6 +87,7 @@ def stand_in_for_the_gpu() -> None:
     cuda.to_device = lambda values, *a, **k: np.array(values).view(_HostArray)
     cuda.device_array = lambda shape, dtype=np.float64, **k: np.zeros(shape, dtype).view(_HostArray)
     cuda.get_current_device = lambda: _Device()
+    cuda.current_context = lambda: _Device()
     dispatcher.get_current_device = lambda: _Device()
     dispatcher.CUDADispatcher.__getitem__ = _compile_at_launch
 

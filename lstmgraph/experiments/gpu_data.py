@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.compiled.interpreter import load_source
+from ..engine.gpu.population import GpuUnavailable
 from ..tasks.pcg64 import as_bit_generator_state, state_of
 from .data import StreamData
 
@@ -36,6 +37,13 @@ STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
 DEVICE_REFILL = {"steps": 1 << 13, "sequences": 1 << 6}
 #: What the refill kernel leaves in ``failed``: the trial's rows, or its anchors, ran out.
 ROWS_FULL, ANCHORS_FULL = 1, 2
+
+
+def free_bytes(cuda) -> int | None:
+    """The device's free memory in bytes (None in numba's CUDA simulator)."""
+    from ..engine.gpu.population import simulated
+
+    return None if simulated(cuda) else int(cuda.current_context().get_memory_info()[0])
 
 
 def device_rows(trials: list):
@@ -83,10 +91,17 @@ class DeviceStreams:
         self.anchors = cuda.to_device(np.ones(count, dtype=np.int64))
 
     def _allocate(self, stride: int) -> None:
-        """Empty rows at ``stride`` a trial, and room for the anchors they can hold."""
+        """Empty rows at ``stride`` a trial, and room for the anchors they can hold; first
+        `GpuUnavailable` where the device has not the memory for them."""
         cuda, count, task = self.cuda, len(self.sources), self.sources[0].task
-        self.stride = stride
-        self.capacity = stride // (StreamData.ANCHOR_EVERY * self.draws.shortest) + 3
+        capacity = stride // (StreamData.ANCHOR_EVERY * self.draws.shortest) + 3
+        needed = count * (stride * (8 * task.n_inputs + 8 * self.draws.planes * task.n_outputs + 9)
+                          + capacity * 8 * (STATE_WORDS + 1))
+        free = free_bytes(cuda)
+        if free is not None and needed > free:
+            raise GpuUnavailable(f"drawing {count:,} trials' streams on the GPU needs {needed / 1e6:,.1f} MB more, and "
+                                 f"{free / 1e6:,.1f} MB is free; run fewer trials or settings at a time")
+        self.stride, self.capacity = stride, capacity
         self.inputs = cuda.device_array((count * stride, task.n_inputs, 1))
         self.targets = cuda.device_array((count * stride, self.draws.planes, task.n_outputs, 1))
         self.ends = cuda.to_device(np.zeros(count * stride, dtype=np.bool_))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lstmgraph.engine.gpu.population import cuda_module
+from lstmgraph.engine.gpu.population import GpuUnavailable, cuda_module
 from lstmgraph.experiments import gpu_data
 from lstmgraph.experiments.data import StreamData, data_rng
 from lstmgraph.experiments.gpu_data import DeviceStreams, device_rows
@@ -130,3 +130,11 @@ def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
     assert rows(Trial(*CERG), Trial("continual_embedded_reber", {"without_begin_end": True})) is None
     assert rows(Trial(*CNTO), Trial("temporal_order", {"variant": "6b", "continual": True})) is None
     assert rows(Trial("generating_timed_spikes")) is None  # drawn in Python, on the host
+
+
+def test_streams_the_device_has_no_room_for_are_refused_before_allocating(monkeypatch):
+    """A clear `GpuUnavailable` (the CLI's exit 2), not the device's out-of-memory error."""
+    task = make_task(*CERG)
+    monkeypatch.setattr(gpu_data, "free_bytes", lambda cuda: 10**5)
+    with pytest.raises(GpuUnavailable, match=r"drawing 2 trials' streams on the GPU needs \d\.\d MB more, and 0\.1 MB is free"):
+        DeviceStreams(cuda_module(), sources(task, [0, 1]), task.stream_rows, ["steps"] * 2)
