@@ -124,14 +124,14 @@ def _failed(launch) -> bool:
 
 
 def check_draws() -> int:
-    """The kernels that draw CERG and CNTO streams on the device (`experiments.gpu_data`)."""
+    """The kernels that draw streams on the device (`experiments.gpu_data`), one task of each draw function."""
     from lstmgraph.experiments.data import StreamData, data_rng
     from lstmgraph.experiments.gpu_data import DeviceStreams
     from lstmgraph.tasks import make_task
 
     failures = 0
-    for name, options in (("continual_embedded_reber", {}), ("temporal_order", {"variant": "6b", "continual": True,
-                                                                                "idle_target": 0, "idle_judged": False})):
+    for name, options in (("continual_embedded_reber", {}), ("generating_timed_spikes", {}), ("periodic_function", {}),
+                          ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0, "idle_judged": False})):
         task = make_task(name, options)
         streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.stream_rows,
                                 ["steps", "sequences"])

@@ -25,6 +25,27 @@ from .pcg64 import integers
 StreamRows = namedtuple("StreamRows", "function arguments shortest planes key")
 
 
+def draw_rows(rng: np.random.Generator, draws: StreamRows, count: int, rows: int, n_inputs: int, n_outputs: int):
+    """``count`` sequences drawn in place on the host (`StreamRows`, on ``rng``'s state, which
+    is left after them) into ``rows`` rows, twice as many from the same state where they do
+    not fit; as `Sequences` (what is judged: the last target plane)."""
+    from .base import Sequences
+    from .pcg64 import set_state, state_of
+
+    while True:
+        inputs, targets = np.empty((rows, n_inputs, 1)), np.empty((rows, draws.planes, n_outputs, 1))
+        ends = np.zeros(rows, dtype=np.bool_)
+        state = state_of(rng)
+        end = draws.function(state, *draws.arguments, count, inputs, targets, ends, 0)
+        if end >= 0:
+            break
+        rows = max(2 * rows, 64)
+    set_state(rng, state)
+    coded = targets[:end, 0, :, 0]
+    return Sequences(inputs[:end, :, 0], coded, targets[:end, -1, :, 0] if draws.planes == 2 else coded,
+                     np.diff(np.flatnonzero(ends[:end]) + 1, prepend=0))
+
+
 @numba.njit(cache=True, nogil=True)
 def walk_strings(state, degree, edges, successors, start, final, count):
     """``count`` strings of an automaton, from ``start`` to ``final``, as `Automaton.walk`
@@ -116,5 +137,59 @@ def temporal_order_rows(state, min_length, max_length, distractors, first, last,
             for k in range(targets.shape[2]):
                 targets[row + length - 1, plane, k, 0] = 1.0 if k == label else 0.0
         ends[row + length - 1] = True
+        row += length
+    return row
+
+
+#: What the first input of a generated-timed-spikes interval carries (`spikes.CUES`): its length
+#: F + I(n), its delay I(n), or 1; and measuring spike delays' coding (no cue).
+CUE_LENGTH, CUE_DELAY, CUE_SPIKE, MEASURED = range(4)
+
+
+@numba.njit(cache=True, nogil=True)
+def interval_rows(state, period, delays, coding, count, inputs, targets, ends, at):
+    """``count`` intervals of the 2002 spike-timing tasks, drawn from ``state`` as
+    `spikes._Intervals.sample` draws them (one ``integers(len(delays))`` each for its delay I),
+    F + I steps long, written in place from row ``at`` as ``_coded`` codes them. ``coding``
+    `MEASURED` (MSD): input 1 at the spike (the last step), target I there and NaN elsewhere; a
+    GTS cue (`CUE_LENGTH` ...): the cue at the first step, 0 elsewhere, target 1 at the spike and
+    0 elsewhere. Layout and return value as `continual_rows`."""
+    row = at
+    for interval in range(count):
+        delay = delays[integers(state, 0, delays.shape[0])]
+        length = period + delay
+        if row + length > inputs.shape[0]:
+            return -1
+        cue = float(period + delay) if coding == CUE_LENGTH else (float(delay) if coding == CUE_DELAY else 1.0)
+        for step in range(length):
+            spike = step == length - 1
+            if coding == MEASURED:
+                inputs[row + step, 0, 0] = 1.0 if spike else 0.0
+                target = float(delay) if spike else np.nan
+            else:
+                inputs[row + step, 0, 0] = cue if step == 0 else 0.0
+                target = 1.0 if spike else 0.0
+            for plane in range(targets.shape[1]):
+                targets[row + step, plane, 0, 0] = target
+            ends[row + step] = spike
+        row += length
+    return row
+
+
+@numba.njit(cache=True, nogil=True)
+def repeated_rows(state, sequence_inputs, sequence_targets, count, inputs, targets, ends, at):
+    """``count`` copies of one fixed sequence (PFG's whole periods: no draws, ``state`` unused),
+    written in place from row ``at``. Layout and return value as `continual_rows`."""
+    length, row = sequence_inputs.shape[0], at
+    for sequence in range(count):
+        if row + length > inputs.shape[0]:
+            return -1
+        for step in range(length):
+            for k in range(inputs.shape[1]):
+                inputs[row + step, k, 0] = sequence_inputs[step, k]
+            for plane in range(targets.shape[1]):
+                for k in range(targets.shape[2]):
+                    targets[row + step, plane, k, 0] = sequence_targets[step, k]
+            ends[row + step] = step == length - 1
         row += length
     return row

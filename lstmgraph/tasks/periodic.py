@@ -75,6 +75,14 @@ class PeriodicFunction:
     def sample(self, rng: np.random.Generator) -> Sequence:
         return Sequence(self._sequence.inputs.copy(), self._sequence.targets.copy())
 
+    @property
+    def stream_rows(self):
+        """How its stream is drawn in place on the GPU (`draws.StreamRows`): one sample repeated."""
+        from .draws import StreamRows, repeated_rows
+
+        return StreamRows(repeated_rows, (self._sequence.inputs, self._sequence.targets), self.length, 1,
+                          (self.name, self.shape, self.period, self.length))
+
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
         """``count`` samples end to end (no draws)."""
         targets = np.tile(self._sequence.targets, (count, 1))

@@ -143,28 +143,9 @@ class Automaton:
         return draw_with(rng, walk_strings, self._degrees, self._edge_table, self._next_table, self._start_number,
                          self._final_number, count)
 
-    def continual_stream(self, rng: np.random.Generator, count: int) -> Sequences:
-        """``count`` random strings as one continual stream (`prediction_sequence`, continual):
-        the draws and generator state of ``count`` calls of `walk`, coded in compiled code
-        (`draws.continual_rows`, which the GPU runs too)."""
-        from .draws import continual_rows
-        from .pcg64 import set_state, state_of
-
-        rows, width = max(64, 13 * count), len(SYMBOLS)
-        while True:  # room for strings of 13 symbols on average (CERG: 12), else twice as much from the same state
-            inputs, targets, ends = np.empty((rows, width, 1)), np.empty((rows, 1, width, 1)), np.zeros(rows, np.bool_)
-            state = state_of(rng)
-            end = continual_rows(state, *self.tables, count, inputs, targets, ends, 0)
-            if end >= 0:
-                break
-            rows *= 2
-        set_state(rng, state)
-        legal = targets[:end, 0, :, 0]
-        return Sequences(inputs[:end, :, 0], legal, legal, np.diff(np.flatnonzero(ends[:end]) + 1, prepend=0))
-
     @property
     def tables(self) -> tuple:
-        """What `draws.continual_rows` walks and codes before its count: per state its
+        """What `draws.continual_rows` walks and codes before its count (the GPU's draws too): per state its
         out-degree, edges and next states; the start and final states; per edge its symbol's
         and legal successors' rows; the start's successors."""
         return (self._degrees, self._edge_table, self._next_table, self._start_number, self._final_number,
@@ -336,8 +317,10 @@ class _GrammarTask:
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
         """``count`` samples end to end, as ``count`` calls of `sample` draw them."""
-        if self.continual:
-            return self.automaton.continual_stream(rng, count)
+        if self.continual:  # coded as drawn (`draws.continual_rows`), in room for strings of 13 symbols on average
+            from .draws import draw_rows
+
+            return draw_rows(rng, self.stream_rows, count, 13 * count, len(SYMBOLS), len(SYMBOLS))
         return paths_sequences(self.automaton, *self.automaton.walks(rng, count), self.targets)
 
 

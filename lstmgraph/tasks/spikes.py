@@ -69,6 +69,7 @@ class _Intervals:
 
     n_inputs = 1
     n_outputs = 1
+    draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.interval_rows`)
     period: int
     delays: tuple[int, ...]
 
@@ -77,12 +78,6 @@ class _Intervals:
         """Every sample the same interval: true only with a single delay value."""
         return len(self.delays) == 1
 
-    def draw_delays(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """I(n) of ``count`` intervals, each uniform over ``delays``: one
-        ``rng.integers(len(delays))`` each, drawn as one vector (numpy draws it as the same
-        calls one after another; tests/tasks/test_spikes.py holds the data to its digests)."""
-        return np.asarray(self.delays, dtype=np.int64)[rng.integers(len(self.delays), size=count)]
-
     def sample(self, rng: np.random.Generator) -> Sequence:
         """One interval."""
         delay = self.delays[int(rng.integers(len(self.delays)))]
@@ -90,12 +85,22 @@ class _Intervals:
         return Sequence(*self._coded(length, 0, length - 1, delay))
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
-        """``count`` intervals end to end, as ``count`` calls of `sample` would draw them."""
-        delays = self.draw_delays(rng, count)
-        lengths = self.period + delays
-        ends = np.cumsum(lengths)
-        inputs, targets = self._coded(int(ends[-1]) if count else 0, ends - lengths, ends - 1, delays)
-        return Sequences(inputs, targets, targets, lengths)
+        """``count`` intervals end to end, as ``count`` calls of `sample` would draw them, in
+        compiled code (`draws.interval_rows`, which the GPU runs too; tests/tasks/test_spikes.py
+        holds the data to its digests)."""
+        from .draws import draw_rows
+
+        return draw_rows(rng, self.stream_rows, count, count * (self.period + self.delays[-1]), 1, 1)
+
+    @property
+    def stream_rows(self):
+        """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
+        from .draws import CUE_DELAY, CUE_LENGTH, CUE_SPIKE, MEASURED, StreamRows, interval_rows
+
+        cue = getattr(self, "cue", None)
+        coding = {"length": CUE_LENGTH, "delay": CUE_DELAY, "spike": CUE_SPIKE, None: MEASURED}[cue]
+        return StreamRows(interval_rows, (self.period, np.array(self.delays, dtype=np.int64), coding),
+                          self.period + self.delays[0], 1, (self.name, self.period, self.delays, cue))
 
     def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
         """(inputs, targets) of intervals starting at steps ``starts`` with delays ``delays`` and

@@ -110,15 +110,9 @@ class TemporalOrder:
         """``count`` sequences end to end, drawn as ``count`` calls of `sample` draw them and
         coded as it codes them, in compiled code (`draws.temporal_order_rows`, which the GPU
         runs too)."""
-        from .pcg64 import draw_with
+        from .draws import draw_rows
 
-        draws, rows = self.stream_rows, count * MAX_LENGTH
-        inputs, targets = np.empty((rows, len(SYMBOLS), 1)), np.empty((rows, draws.planes, self.n_outputs, 1))
-        ends = np.zeros(rows, dtype=np.bool_)
-        end = draw_with(rng, draws.function, *draws.arguments, count, inputs, targets, ends, 0)
-        coded = targets[:end, 0, :, 0]
-        return Sequences(inputs[:end, :, 0], coded, targets[:end, -1, :, 0] if draws.planes == 2 else coded,
-                         np.diff(np.flatnonzero(ends[:end]) + 1, prepend=0))
+        return draw_rows(rng, self.stream_rows, count, count * MAX_LENGTH, len(SYMBOLS), self.n_outputs)
 
     @property
     def stream_rows(self):

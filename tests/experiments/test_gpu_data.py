@@ -63,15 +63,22 @@ CERG, CNTO = ("continual_embedded_reber", {}), ("temporal_order", dict(variant="
                                                                       idle_judged=False))
 
 
+GTS, MSD, PFG = (("generating_timed_spikes", {}), ("measuring_spike_delays", {"delays": [0, 3, 7]}),
+                 ("periodic_function", {"shape": "triangle", "period": 25}))
+
+
 @pytest.mark.parametrize("task, rows, anchors", [(CERG, None, None), (CERG, 100, None), (CERG, None, 1),
-                                                 (CNTO, None, None)],
-                         ids=["CERG", "CERG, rows grown", "CERG, anchors grown", "CNTO, judged apart"])
+                                                 (CNTO, None, None), (GTS, None, None), (MSD, None, None),
+                                                 (PFG, None, None)],
+                         ids=["CERG", "CERG, rows grown", "CERG, anchors grown", "CNTO, judged apart", "GTS", "MSD",
+                              "PFG"])
 def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors, monkeypatch):
     """Trials counted in steps and in sequences; cursors part way, at the end, and where enough
     is left (no refill). With 100 rows a trial, or room for one anchor, they run out and grow.
-    CNTO's second target plane holds what is judged (`Sequence.legal`); its sequences of about
-    105 steps come anchored 8 apart, 30 a refill (the simulator runs each thread in Python)."""
-    if task == CNTO:
+    CNTO's second target plane holds what is judged (`Sequence.legal`). Its sequences of about
+    105 steps, and PFG's of 100, come anchored 8 apart, 30 a refill (the simulator runs each
+    thread in Python)."""
+    if task in (CNTO, PFG):
         monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
         monkeypatch.setitem(AMOUNTS, "sequences", 30)
     cuda = cuda_module()
@@ -129,7 +136,10 @@ def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
     assert rows(Trial(*CNTO), Trial(*CNTO)) == "temporal_order_rows"
     assert rows(Trial(*CERG), Trial("continual_embedded_reber", {"without_begin_end": True})) is None
     assert rows(Trial(*CNTO), Trial("temporal_order", {"variant": "6b", "continual": True})) is None
-    assert rows(Trial("generating_timed_spikes")) is None  # drawn in Python, on the host
+    assert rows(Trial(*GTS), Trial(*GTS)) == "interval_rows"
+    assert rows(Trial(*GTS), Trial(*MSD)) is None
+    assert rows(Trial(*PFG)) == "repeated_rows"
+    assert rows(Trial("adding")) is None  # a 1997 task: drawn on the host
 
 
 def test_streams_the_device_has_no_room_for_are_refused_before_allocating(monkeypatch):
