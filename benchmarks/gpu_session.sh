@@ -3,7 +3,7 @@
 #
 #   bash benchmarks/gpu_session.sh OUT
 #
-# 0. how fast the host's cores draw the rows' data (which bounds rows and sweeps on the GPU);
+# (The rows' and sweeps' streams are drawn on the device: experiments/gpu_data.py.)
 # 1. the bench nets' agreement with the CPU (benchmarks/gpu_check.py, their 5 kernels compiled
 #    side by side), then `bench --device cuda`;
 # 2. every other bundled spec's agreement, the gpu-marked tests, the paper row gers2000-cerg-forget,
@@ -25,9 +25,6 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 python3 -c 'import numpy; numpy.row_stack = numpy.vstack; import numba, numba_cuda; from numba import cuda
 print("numba", numba.__version__, "numba-cuda", numba_cuda.__version__, "numpy", numpy.__version__, cuda.get_current_device().name)'
 nproc
-
-note "the host's data draws on its cores (benchmarks/draw_rate.py)"
-python3 benchmarks/draw_rate.py --seconds 2
 
 # Measured on an H200 (2026-11-27): a CERG kernel compiles in 50-90 s of one core, and a kernel
 # compiled in one process was compiled again in the next. So the bench nets' five kernels
