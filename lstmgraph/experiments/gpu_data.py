@@ -134,7 +134,8 @@ class DeviceStreams:
     def _grow(self) -> None:
         """Twice the rows a trial, and the anchors they can hold, each trial's kept."""
         old = (self.stride, self.inputs, self.targets, self.ends, self.counts, self.at.copy_to_host())
-        sequences, states, capacity = self.anchor_sequences.copy_to_host(), self.anchor_states.copy_to_host(), self.capacity
+        sequences, states = self.anchor_sequences.copy_to_host(), self.anchor_states.copy_to_host()
+        capacity = self.capacity
         self._allocate(2 * self.stride)
         stride, inputs, targets, ends, counts, at = old
         for trial in range(len(self.sources)):
@@ -150,7 +151,8 @@ class DeviceStreams:
         grown_sequences = np.zeros((len(self.sources), self.capacity), dtype=np.int64)
         grown_states = np.zeros((len(self.sources), self.capacity, STATE_WORDS), dtype=np.uint64)
         grown_sequences[:, :capacity], grown_states[:, :capacity] = sequences, states
-        self.anchor_sequences, self.anchor_states = self.cuda.to_device(grown_sequences), self.cuda.to_device(grown_states)
+        self.anchor_sequences = self.cuda.to_device(grown_sequences)
+        self.anchor_states = self.cuda.to_device(grown_states)
 
     def give_back(self, positions: np.ndarray) -> None:
         """Each host source put at its trial's cursor (row ``positions``), from the last anchor
@@ -231,7 +233,8 @@ def refill(need, positions, amounts, steps_unit, stride, inputs, targets, ends, 
                 anchor_states[g, kept, word] = anchor_states[g, anchor, word]
             kept += 1
     anchors[g] = kept
-    own_inputs, own_targets, own_ends = inputs[base:base + stride], targets[base:base + stride], ends[base:base + stride]
+    own_inputs, own_targets = inputs[base:base + stride], targets[base:base + stride]
+    own_ends = ends[base:base + stride]
     while have < amount + amount // 4 + 1:
         sequence = drawn[g]
         if sequence % ANCHOR == 0 and anchor_sequences[g, anchors[g] - 1] != sequence:

@@ -145,9 +145,9 @@ class Automaton:
 
     @property
     def tables(self) -> tuple:
-        """What `draws.continual_rows` walks and codes before its count (the GPU's draws too): per state its
-        out-degree, edges and next states; the start and final states; per edge its symbol's
-        and legal successors' rows; the start's successors."""
+        """What `draws.continual_rows` walks and codes before its count (the GPU's draws too):
+        per state its out-degree, edges and next states; the start and final states; per edge
+        its symbol's and legal successors' rows; the start's successors."""
         return (self._degrees, self._edge_table, self._next_table, self._start_number, self._final_number,
                 self.edge_symbols, self.edge_successors, self.successor_row(self.start))
 
@@ -276,7 +276,7 @@ def path_sequence(automaton: Automaton, path: list[int], continual: bool, target
 def paths_sequences(automaton: Automaton, edges: np.ndarray, lengths: np.ndarray, targets: str = "legal") -> Sequences:
     """`prediction_sequence` of each independent string, laid end to end: ``edges`` the
     strings' edge numbers end to end, ``lengths`` their lengths (`Automaton.walks`). A continual
-    stream is coded as it is drawn (`Automaton.continual_stream`)."""
+    stream is coded as it is drawn (`draws.continual_rows`)."""
     ends = np.cumsum(lengths)
     legal = automaton.edge_successors.take(edges, axis=0)
     read = np.ones(len(edges), dtype=bool)  # every symbol but each string's last is an input
@@ -389,7 +389,8 @@ class ContinualEmbeddedReber(_GrammarTask):
         """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
         from .draws import StreamRows, continual_rows
 
-        return StreamRows(continual_rows, self.automaton.tables, self.automaton.shortest, 1, (self.name, self.automaton.name))
+        return StreamRows(continual_rows, self.automaton.tables, self.automaton.shortest, 1,
+                          (self.name, self.automaton.name))
 
     def __init__(self, without_begin_end: bool = False) -> None:
         if not isinstance(without_begin_end, bool):

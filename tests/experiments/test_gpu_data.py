@@ -85,8 +85,8 @@ def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors,
     task, seeds, units = make_task(*task), [3, 8], ["steps", "sequences"]
     device = DeviceStreams(cuda, sources(task, seeds), task.stream_rows, units, stride=rows)
     if anchors is not None:
-        device.anchor_sequences = cuda.to_device(np.ascontiguousarray(device.anchor_sequences.copy_to_host()[:, :anchors]))
-        device.anchor_states = cuda.to_device(np.ascontiguousarray(device.anchor_states.copy_to_host()[:, :anchors]))
+        for name in ("anchor_sequences", "anchor_states"):
+            setattr(device, name, cuda.to_device(np.ascontiguousarray(getattr(device, name).copy_to_host()[:, :anchors])))
         device.capacity = anchors
     hosts = sources(task, seeds)
     positions = [0, 0]
@@ -146,5 +146,6 @@ def test_streams_the_device_has_no_room_for_are_refused_before_allocating(monkey
     """A clear `GpuUnavailable` (the CLI's exit 2), not the device's out-of-memory error."""
     task = make_task(*CERG)
     monkeypatch.setattr(gpu_data, "free_bytes", lambda cuda: 10**5)
-    with pytest.raises(GpuUnavailable, match=r"drawing 2 trials' streams on the GPU needs \d\.\d MB more, and 0\.1 MB is free"):
+    refused = r"drawing 2 trials' streams on the GPU needs \d\.\d MB more, and 0\.1 MB is free"
+    with pytest.raises(GpuUnavailable, match=refused):
         DeviceStreams(cuda_module(), sources(task, [0, 1]), task.stream_rows, ["steps"] * 2)

@@ -135,7 +135,8 @@ def test_cnto_trials_drawn_on_the_device_end_as_on_the_cpu(monkeypatch):
     outputs between classifications are not judged. Anchors 8 sequences apart: the simulator
     draws in Python (a trial's outcome does not depend on them)."""
     monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
-    name, short, apart = "gers2000-cnto-forget", dict(train_limit=1, test_limit=1, test_streams=2), {"idle_judged": False}
+    name, apart = "gers2000-cnto-forget", {"idle_judged": False}
+    short = dict(train_limit=1, test_limit=1, test_streams=2)
     refills = []
     monkeypatch.setattr(gpu_data.DeviceStreams, "refill",
                         lambda self, *args, real=gpu_data.DeviceStreams.refill: refills.append(1) or real(self, *args))
