@@ -1,5 +1,6 @@
-"""How fast the host draws a stream protocol's data: the bound on a GPU population's speed,
-since each trial's streams are drawn on the host from its seed (docs/gpu.md).
+"""How fast the host draws a stream protocol's data: a CPU trial's share of drawing, and what
+bounded a GPU population while its streams were drawn on the host (now drawn on the device,
+`experiments.gpu_data`; the host still draws where ``draws_on_device`` is off: docs/gpu.md).
 
     python benchmarks/draw_rate.py [--seconds 3] [--trials 64]
 
