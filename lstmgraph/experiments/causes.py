@@ -97,6 +97,9 @@ def _forget_open(row: str) -> TriedChange:
 
 
 _SHORTCUT = "seed 000 gives the shortcut and 424 weights (lines 834-847)"
+# The CNTO rows' forget-gate biases are +5 (the NTO net: seed 000, lines 907 and 932); the CERG
+# net's, line 847, are the other the seed gives.
+_CERG_BIASES = "the CERG net's forget-gate biases 0.5, 1, 1.5, 2"
 _TESTS_1E5 = "test streams of 10^5 symbols"
 _TESTS_10 = "10 test streams after each training stream"
 
@@ -141,6 +144,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2000-cnto-forget-decay": (_no_shortcut("gers2000-cnto-forget-decay"),),
     "gers2000-cnto-forget": (
         TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
+        TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),
         TriedChange("the most active output judged", "results/gers2000-cnto-forget-most-active"),
         TriedChange("no target between classifications", "results/gers2000-cnto-forget-no-idle-target"),
         _no_shortcut("gers2000-cnto-forget-no-idle-target", "no target between classifications, no shortcut")),
