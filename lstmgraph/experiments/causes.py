@@ -141,7 +141,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
     **{row: (_no_shortcut(row), TriedChange(_TESTS_1E5, f"results/test-streams-1e5/{row}", suspects=(TEST_STREAMS,)))
        for row in ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")},
-    "gers2000-cnto-forget-decay": (_no_shortcut("gers2000-cnto-forget-decay"),),
+    "gers2000-cnto-forget-decay": (
+        _no_shortcut("gers2000-cnto-forget-decay"),
+        TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget-decay/forget-gate-bias", suspects=(FORGET_BIAS,))),
     "gers2000-cnto-forget": (
         TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),
