@@ -320,7 +320,7 @@ class _GrammarTask:
         if self.continual:  # coded as drawn (`draws.continual_rows`), in room for strings of 13 symbols on average
             from .draws import draw_rows
 
-            return draw_rows(rng, self.stream_rows, count, 13 * count, len(SYMBOLS), len(SYMBOLS))
+            return draw_rows(rng, self.stream_rows, count, 13 * count, self.n_inputs, self.n_outputs)
         return paths_sequences(self.automaton, *self.automaton.walks(rng, count), self.targets)
 
 

@@ -72,6 +72,7 @@ class _Intervals:
     draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.interval_rows`)
     period: int
     delays: tuple[int, ...]
+    cue: str | None = None  # GTS's (`CUES`); MSD has none
 
     @property
     def deterministic(self) -> bool:
@@ -90,21 +91,22 @@ class _Intervals:
         holds the data to its digests)."""
         from .draws import draw_rows
 
-        return draw_rows(rng, self.stream_rows, count, count * (self.period + self.delays[-1]), 1, 1)
+        return draw_rows(rng, self.stream_rows, count, count * (self.period + self.delays[-1]), self.n_inputs,
+                         self.n_outputs)
 
     @property
     def stream_rows(self):
         """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
         from .draws import CUE_DELAY, CUE_LENGTH, CUE_SPIKE, MEASURED, StreamRows, interval_rows
 
-        cue = getattr(self, "cue", None)
-        coding = {"length": CUE_LENGTH, "delay": CUE_DELAY, "spike": CUE_SPIKE, None: MEASURED}[cue]
+        coding = {"length": CUE_LENGTH, "delay": CUE_DELAY, "spike": CUE_SPIKE, None: MEASURED}[self.cue]
         return StreamRows(interval_rows, (self.period, np.array(self.delays, dtype=np.int64), coding),
-                          self.period + self.delays[0], 1, (self.name, self.period, self.delays, cue))
+                          self.period + self.delays[0], 1, (self.name, self.period, self.delays, self.cue))
 
     def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(inputs, targets) of intervals starting at steps ``starts`` with delays ``delays`` and
-        spikes at steps ``spikes`` (one interval: numbers; many: arrays)."""
+        """(inputs, targets) of one interval of ``steps`` steps, starting at step ``starts`` with
+        delay ``delays`` and its spike at step ``spikes`` (`sample`; `sample_many` codes many in
+        compiled code)."""
         raise NotImplementedError
 
 

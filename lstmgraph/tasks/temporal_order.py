@@ -112,7 +112,7 @@ class TemporalOrder:
         runs too)."""
         from .draws import draw_rows
 
-        return draw_rows(rng, self.stream_rows, count, count * MAX_LENGTH, len(SYMBOLS), self.n_outputs)
+        return draw_rows(rng, self.stream_rows, count, count * MAX_LENGTH, self.n_inputs, self.n_outputs)
 
     @property
     def stream_rows(self):
