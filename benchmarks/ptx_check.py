@@ -126,11 +126,14 @@ def _failed(launch) -> bool:
 def check_draws() -> int:
     """The kernels that draw streams on the device (`experiments.gpu_data`), one task of each draw function."""
     from lstmgraph.experiments.data import StreamData, data_rng
+    from lstmgraph.engine.gpu.population import cuda_module
     from lstmgraph.experiments.gpu_data import DeviceStreams
     from lstmgraph.tasks import make_task
 
+    cuda_module()  # (as a run gets numba.cuda: its arithmetic installed)
     failures = 0
     for name, options in (("continual_embedded_reber", {}), ("generating_timed_spikes", {}), ("periodic_function", {}),
+                          ("adding", {}),
                           ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0, "idle_judged": False})):
         task = make_task(name, options)
         streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.stream_rows,

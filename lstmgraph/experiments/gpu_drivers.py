@@ -3,14 +3,14 @@ rule run on the device, its network on the chip, by the per-lane code of the CPU
 
 `advance_on_gpu` (streams) and `advance_sequences_on_gpu` (the 1997 sequences) are the trials'
 ``_advance_all`` for trials whose device is ``cuda``. The trials' slots go to the device once
-(`GpuPopulation.from_slots`); the data each trial has drawn (the CPU's draws, from its seed) go
-there flattened, one array for all trials. A kernel generated per program, layout and protocol
-(``drive``) runs for every trial at once the CPU driver's loop: its per-lane begin function
-(`stream_driver.lane_begin`, `sequence_driver.sequence_begin`: the next stream or sequence, or
-stop), the program's steps (`engine.gpu` ``step``), its per-lane after function (`lane_after`,
-`sequence_after`: scores, windows, test sets, success). A trial whose data run out stops with
-`Status.NEED_TRAINING` or `NEED_TEST`; the host draws more for it (the caller's ``refill``) and
-launches again. A trial's outcome depends neither on its neighbours nor on where the launches
+(`GpuPopulation.from_slots`); each trial's data, the CPU's draws from its seed, are drawn there
+(`gpu_data`) or staged from the host, one array for all trials. A kernel generated per program,
+layout and protocol (``drive``) runs for every trial at once the CPU driver's loop: its per-lane
+begin function (`stream_driver.lane_begin`, `sequence_driver.sequence_begin`: the next stream or
+sequence, or stop), the program's steps (`engine.gpu` ``step``), its per-lane after function
+(`lane_after`, `sequence_after`: scores, windows, test sets, success). A trial whose data run
+out stops with `Status.NEED_TRAINING` or `NEED_TEST`; more are drawn for it (on the device, or
+the caller's ``refill`` on the host) and the kernel is launched again. A trial's outcome depends neither on its neighbours nor on where the launches
 end, so it is the CPU driver's wherever the arithmetic is.
 """
 
@@ -24,13 +24,13 @@ import numpy as np
 from ..engine.compiled.interpreter import load_source
 from ..engine.compiled.lanes import slot_rows
 from ..engine.gpu import GpuPopulation
-from ..engine.gpu.population import launching
+from ..engine.gpu.population import ensure_room, launching
 from ..engine.gpu.source import finish
 from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 
-DRIVER_VERSION = "6"
+DRIVER_VERSION = "7"
 
 
 def _population(trials: list, threads: int | None) -> GpuPopulation:
@@ -96,7 +96,10 @@ class _Staged:
         built = {changed[0]: parts(changed[0])} if changed else {}
         layout = [(array.shape[1:], array.dtype) for array in built[changed[0]]] if changed else self.layout
         if max(rows) > self.stride or layout != self.layout:  # room for the longest: every trial copied anew
-            self.stride, self.layout = max(max(rows) + max(rows) // 4, 1), layout
+            stride = max(max(rows) + max(rows) // 4, 1)
+            held = len(self.copied) * self.stride * _row_bytes(self.layout)
+            ensure_room(self.cuda, len(keys) * stride * _row_bytes(layout) - held, f"staging {len(keys):,} trials' data")
+            self.stride, self.layout = stride, layout
             self.arrays = tuple(self.cuda.device_array((len(keys) * self.stride,) + shape, dtype=dtype)
                                 for shape, dtype in layout)
             self.copied, changed = [None] * len(keys), list(range(len(keys)))
@@ -108,6 +111,11 @@ class _Staged:
             self.copied[trial] = keys[trial]
         self.form = form
         return self.arrays, np.arange(len(keys), dtype=np.int64) * self.stride
+
+
+def _row_bytes(layout: list) -> int:
+    """The bytes of one row of every array of a `_Staged` layout ((shape after the rows, dtype) each)."""
+    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in layout)
 
 
 def _stream_data(staged: _Staged, sources: list, planes: int) -> tuple:
@@ -126,16 +134,20 @@ def _stream_data(staged: _Staged, sources: list, planes: int) -> tuple:
 
 
 def _sequence_data(staged: _Staged, laid: list[tuple]) -> tuple:
-    """The trials' 1997 data, each (inputs, targets, judged, ends), as the sequence kernel reads
-    them: inputs (rows, columns, 1), targets (rows, 1, outputs, 1), judged, ends, and per trial
-    (first row, rows)."""
+    """The trials' 1997 data drawn on the host, each (inputs, targets, judged, ends), as the
+    sequence kernel reads them: inputs (rows, columns, 1), targets (rows, planes, outputs, 1),
+    what is judged the last plane (a second one where it differs from the targets), ends, and
+    per trial (first row, first row, rows), as `DeviceStreams` lays them out."""
+    planes = 1 if all(part[2] is part[1] for part in laid) else 2
+
     def parts(trial: int) -> tuple:
         inputs, targets, judged, ends = laid[trial]
-        rows = len(inputs)
-        return inputs.reshape(rows, inputs.shape[1], 1), targets.reshape(rows, 1, targets.shape[1], 1), judged, ends
+        rows, outputs = len(inputs), targets.shape[1]
+        stacked = np.stack([targets, judged][:planes], axis=1)
+        return inputs.reshape(rows, inputs.shape[1], 1), stacked.reshape(rows, planes, outputs, 1), ends
 
-    arrays, first = staged.on_device([part[0] for part in laid], [len(part[0]) for part in laid], parts)
-    at = np.stack([first, [len(part[0]) for part in laid]], axis=1).astype(np.int64)
+    arrays, first = staged.on_device([part[0] for part in laid], [len(part[0]) for part in laid], parts, planes)
+    at = np.stack([first, first, [len(part[0]) for part in laid]], axis=1).astype(np.int64)
     return (*arrays, staged.cuda.to_device(at))
 
 
@@ -166,7 +178,7 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
     training, testing = _Staged(cuda), _Staged(cuda)
-    draws, device_sources = device_rows(trials) if draws_on_device else None, []
+    draws, device_sources = device_rows([trial.training for trial in trials]) if draws_on_device else None, []
     if draws is not None:  # each source at its cursor, its rows on the device from there
         units = [trial.protocol.unit for trial in trials]
         device_sources = [(DeviceStreams(cuda, [getattr(trial, which) for trial in trials], draws, units), need, column)
@@ -204,12 +216,16 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
 
 
 def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, test_errors: np.ndarray,
-                             frozen: list, refill, threads: int | None = None) -> None:
+                             frozen: list, refill, threads: int | None = None, draws_on_device: bool = True) -> None:
     """Run the 1997 sequence ``trials`` on the GPU until each has stopped or paused; the
     counters, windows (``recent``) and test errors as the CPU driver leaves them, and the
     networks and rates back in the engines. ``frozen``: each trial's fixed strings or test set
-    (as `sequences._advance_all` keeps them); ``refill()`` draws what the trials asked for."""
+    (as `sequences._advance_all` keeps them). The training sequences are drawn on the device
+    where every trial's source draws alike in place and its sequences' length is bounded
+    (`gpu_data`, unless ``draws_on_device`` is false); ``refill(training)`` draws on the host
+    what the trials asked for: the test sets, and the training sequences where ``training``."""
     from . import sequence_driver
+    from .gpu_data import DeviceStreams, device_rows
 
     population = _population(trials, threads)
     cuda = population.cuda
@@ -225,14 +241,25 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
                cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros(count, dtype=np.bool_)))
     blocks = -(-count // population.layout.trials)
     status = counters[:, SequenceCounter.STATUS]
+    position = counters[:, SequenceCounter.POSITION]
     momenta = _momenta(cuda, trials)
     staged_training, staged_frozen = _Staged(cuda), _Staged(cuda)
+    draws = device_rows([trial.training for trial in trials]) if draws_on_device else None
+    source = None
+    if draws is not None and draws.longest is not None:  # each trial's sequences on the device from its cursor
+        source = DeviceStreams(cuda, [trial.training for trial in trials], draws, ["sequences"] * count)
+        position[:] = 0  # (no rows yet: each asks for them)
     while True:
-        refill()
-        longest = max([longest_sequence(trial.training.ends) for trial in trials] + [longest_sequence(data[3]) for data in frozen])
-        sources = [(trial.training.inputs, trial.training.targets, trial.training.judged, trial.training.ends)
-                   for trial in trials]
-        data = (*_sequence_data(staged_training, sources), *_sequence_data(staged_frozen, frozen))
+        refill(source is None)
+        if source is not None:
+            inputs, targets, ends, _, at = source.arrays()
+            training, longest = (inputs, targets, ends, at), draws.longest
+        else:
+            training = _sequence_data(staged_training, [(trial.training.inputs, trial.training.targets,
+                                                         trial.training.judged, trial.training.ends) for trial in trials])
+            longest = max(longest_sequence(trial.training.ends) for trial in trials)
+        longest = max([longest] + [longest_sequence(data[3]) for data in frozen])
+        data = (*training, *_sequence_data(staged_frozen, frozen))
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         with launching(population.layout):
@@ -242,8 +269,15 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
                 cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
                 cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
+        wanted = status == Status.NEED_TRAINING
+        if source is not None and wanted.any():
+            position[:] = source.refill(wanted, position)
+            status[wanted] = Status.RUNNING
         if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
             break
+    if source is not None:
+        source.give_back(position)  # the host's sources at the cursors, with empty arrays
+        position[:] = 0
     recent.right[:], recent.error[:] = d_recent[0].copy_to_host(), d_recent[1].copy_to_host()
     test_errors[:] = d_test_errors.copy_to_host()[:, :tests]
     _give_back(population, trials)
@@ -323,16 +357,18 @@ _SEQUENCE_DRIVE = _HEADER.replace(
 
 @cuda.jit(cache=True)
 def drive(R, V, rates, momenta, tolerance, max_error, not_judged, settings, rows, train_inputs, train_targets,
-          train_judged, train_ends, train_at, frozen_inputs, frozen_targets, frozen_judged, frozen_ends, frozen_at,
-          counters, recent_right, recent_error, test_errors, outputs, errors, tasks, held, sums, wrong, work):
+          train_ends, train_at, frozen_inputs, frozen_targets, frozen_ends, frozen_at, counters, recent_right,
+          recent_error, test_errors, outputs, errors, tasks, held, sums, wrong, work):
     """The CPU sequence driver's loop for trial g until it stops or has run ``work`` steps: its
     sequence begun (`sequence_begin`, by the trial's first thread), the sequence's steps, its
-    outputs in ``outputs[g]``, then its judgement (`sequence_after`)."""
+    outputs in ``outputs[g]``, then its judgement (`sequence_after`: what is judged is the last
+    target plane)."""
 #ENTER
     counter = counters[g]
     room_box = cuda.shared.array(TRIALS, int64)
-    r0, n0 = train_at[g, 0], train_at[g, 1]
-    r1, n1 = frozen_at[g, 0], frozen_at[g, 1]
+    r0, n0 = train_at[g, 0], train_at[g, 2]
+    r1, n1 = frozen_at[g, 0], frozen_at[g, 2]
+    judged0, judged1 = train_targets.shape[1] - 1, frozen_targets.shape[1] - 1
     done = 0
     while done < work:
         if lane == 0:
@@ -354,8 +390,9 @@ def drive(R, V, rates, momenta, tolerance, max_error, not_judged, settings, rows
         #BARRIER
         if lane == 0:
             sequence_after(counter, settings, tolerance, max_error, room, outputs[g], train_targets[r0:r0 + n0, 0, :, 0],
-                           train_judged[r0:r0 + n0], frozen_targets[r1:r1 + n1, 0, :, 0], frozen_judged[r1:r1 + n1],
-                           n1, recent_right[g], recent_error[g], test_errors[g], W, c, errors[g], tasks[g], held[g])
+                           train_targets[r0:r0 + n0, judged0, :, 0], frozen_targets[r1:r1 + n1, 0, :, 0],
+                           frozen_targets[r1:r1 + n1, judged1, :, 0], n1, recent_right[g], recent_error[g],
+                           test_errors[g], W, c, errors[g], tasks[g], held[g])
         #BARRIER
         done += room
 #LEAVE

@@ -272,7 +272,7 @@ class SequenceTrial(Trial):
 
             threads = gpu_draw_threads([trial.task for trial in trials])
             advance_sequences_on_gpu(trials, rule, counters, recent, test_errors, frozen,
-                                     lambda: _refill_sequences(trials, counters, frozen, threads))
+                                     lambda training: _refill_sequences(trials, counters, frozen, threads, training))
         else:
             _advance_on_cpu(trials, rule, counters, recent, test_errors, frozen)
         status = counters[:, Counter.STATUS]
@@ -301,11 +301,13 @@ class SequenceTrial(Trial):
 
 
 def _laid_end_to_end(strings: list[Sequence], task: Task) -> tuple[np.ndarray, ...]:
-    """(inputs, targets, judged, ends) of ``strings`` one after another."""
+    """(inputs, targets, judged, ends) of ``strings`` one after another; ``judged`` is the
+    targets array itself where it equals it (the GPU then stages one target plane)."""
     laid = Sequences.of(strings, task.n_inputs, task.n_outputs)
     ends = np.zeros(len(laid.inputs), dtype=np.bool_)
     ends[np.cumsum(laid.lengths) - 1] = True
-    return laid.inputs, laid.targets, laid.judged, ends
+    same = np.array_equal(laid.judged, laid.targets, equal_nan=True)
+    return laid.inputs, laid.targets, laid.targets if same else laid.judged, ends
 
 
 def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
@@ -318,14 +320,16 @@ def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
     return grown
 
 
-def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list, threads: int = 1) -> None:
+def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list, threads: int = 1,
+                      training_too: bool = True) -> None:
     """The data the driver asked for: more training sequences (`Status.NEED_TRAINING`, or none
-    drawn yet), or the test set in place of the frozen strings (`NEED_TEST`), drawn ``threads``
-    trials at a time (`data.draw_all`); those lanes run again."""
+    drawn yet; unless not ``training_too``: the GPU draws them), or the test set in place of the
+    frozen strings (`NEED_TEST`), drawn ``threads`` trials at a time (`data.draw_all`); those
+    lanes run again."""
     status = counters[:, Counter.STATUS]
     training, tests = [], []
     for lane, trial in enumerate(trials):
-        if status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0:
+        if training_too and (status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0):
             trial.training.position = int(counters[lane, Counter.POSITION])
             training.append(lane)
         elif status[lane] == Status.NEED_TEST:
@@ -339,7 +343,7 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
              + [partial(test_set, lane) for lane in tests], threads)
     for lane in training:
         counters[lane, Counter.POSITION] = trials[lane].training.position
-    status[(status == Status.NEED_TRAINING) | (status == Status.NEED_TEST)] = Status.RUNNING
+    status[(status == Status.NEED_TEST) | ((status == Status.NEED_TRAINING) & training_too)] = Status.RUNNING
 
 
 def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, recent, test_errors: np.ndarray,

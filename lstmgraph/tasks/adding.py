@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..success import SuccessTest
-from .base import Sequence, register
+from .base import Sequence, Sequences, register
 
 FIRST_WINDOW = 10
 
@@ -29,9 +29,11 @@ class _MarkedPairs:
     n_inputs = 2
     n_outputs = 1
     continual = False
+    draws_in_threads = True  # `base.draws_in_threads`: compiled draws (`draws.marked_pairs_rows`)
     low: float
     high: float
     neutral: float
+    adding: bool  # the target: 0.5 + (X1 + X2) / 4, else X1 * X2
 
     def __init__(self, length: int = 100) -> None:
         if isinstance(length, bool) or not isinstance(length, int) or length < 2 * FIRST_WINDOW:
@@ -62,6 +64,23 @@ class _MarkedPairs:
         targets[L - 1, 0] = self.combine(float(values[first]), float(values[second]))
         return Sequence(inputs, targets)
 
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        """``count`` sequences end to end, drawn and coded as ``count`` calls of `sample`, in
+        compiled code (`draws.marked_pairs_rows`, which the GPU runs too)."""
+        from .draws import draw_rows
+
+        return draw_rows(rng, self.stream_rows, count, count * (self.length + self.length // 10),
+                         self.n_inputs, self.n_outputs)
+
+    @property
+    def stream_rows(self):
+        """How its sequences are drawn in place (`draws.StreamRows`): the GPU's draws."""
+        from .draws import StreamRows, marked_pairs_rows
+
+        arguments = (self.length, FIRST_WINDOW, self.low, self.high - self.low, self.neutral, self.adding)
+        return StreamRows(marked_pairs_rows, arguments, self.length, self.length + self.length // 10, 1,
+                          (self.name, self.length))
+
 
 @register("adding")
 class Adding(_MarkedPairs):
@@ -71,7 +90,7 @@ class Adding(_MarkedPairs):
     name = "adding"
     #: 1997 Exp. 4: the absolute error at the sequence end below 0.04.
     success_test = SuccessTest("tolerance", 0.04)
-    low, high, neutral = -1.0, 1.0, 0.0
+    low, high, neutral, adding = -1.0, 1.0, 0.0, True
 
     def combine(self, x1: float, x2: float) -> float:
         return 0.5 + (x1 + x2) / 4.0
@@ -85,7 +104,7 @@ class Multiplication(_MarkedPairs):
     name = "multiplication"
     #: 1997 Exp. 5: as the adding problem.
     success_test = SuccessTest("tolerance", 0.04)
-    low, high, neutral = 0.0, 1.0, 1.0
+    low, high, neutral, adding = 0.0, 1.0, 1.0, False
 
     def combine(self, x1: float, x2: float) -> float:
         return x1 * x2

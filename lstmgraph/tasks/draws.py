@@ -15,14 +15,14 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .pcg64 import integers
+from .pcg64 import integers, next_double
 
 #: How a task's stream is drawn in place (what the GPU runs: `experiments.gpu_data`): its
 #: ``function`` (``function(state, *arguments, count, inputs, targets, ends, at)``, as
-#: `continual_rows`), the ``arguments`` before the count, the fewest steps a sequence has, the
-#: target planes (2 where what is judged differs from the targets) and a ``key`` equal for
-#: tasks that draw alike.
-StreamRows = namedtuple("StreamRows", "function arguments shortest planes key")
+#: `continual_rows`), the ``arguments`` before the count, the fewest and the most steps a
+#: sequence has (None: no bound), the target planes (2 where what is judged differs from the
+#: targets) and a ``key`` equal for tasks that draw alike.
+StreamRows = namedtuple("StreamRows", "function arguments shortest longest planes key")
 
 
 def draw_rows(rng: np.random.Generator, draws: StreamRows, count: int, rows: int, n_inputs: int, n_outputs: int):
@@ -192,4 +192,41 @@ def repeated_rows(state, sequence_inputs, sequence_targets, count, inputs, targe
                     targets[row + step, plane, k, 0] = sequence_targets[step, k]
             ends[row + step] = step == length - 1
         row += length
+    return row
+
+
+@numba.njit(cache=True, nogil=True)
+def marked_pairs_rows(state, length, first_window, low, span, neutral, adding, count, inputs, targets, ends, at):
+    """``count`` sequences of the 1997 adding (``adding``) or multiplication problem, drawn from
+    ``state`` as `adding._MarkedPairs.sample` draws them (a length in [T, T + T // 10], the first
+    mark among the first ``first_window`` pairs, the second among pairs 0 .. T // 2 - 2 other
+    than the first, then the values ``low + span * u``), and written in place from row ``at``:
+    input 0 the values (pair 0's the ``neutral`` element where it is marked), input 1 the
+    markers; the target only at the last step (NaN before it). Layout and return value as
+    `continual_rows`."""
+    row = at
+    for sequence in range(count):
+        steps = integers(state, length, length + length // 10 + 1)
+        first = integers(state, 0, first_window)
+        skip = first < length // 2 - 1
+        second = integers(state, 0, length // 2 - 1 - (1 if skip else 0))
+        if skip and second >= first:
+            second += 1
+        if row + steps > inputs.shape[0]:
+            return -1
+        for step in range(steps):
+            inputs[row + step, 0, 0] = low + span * next_double(state)
+            inputs[row + step, 1, 0] = 0.0
+            for plane in range(targets.shape[1]):
+                targets[row + step, plane, 0, 0] = np.nan
+            ends[row + step] = False
+        if first == 0 or second == 0:
+            inputs[row, 0, 0] = neutral
+        inputs[row, 1, 0] = inputs[row + steps - 1, 1, 0] = -1.0
+        inputs[row + first, 1, 0] = inputs[row + second, 1, 0] = 1.0
+        x1, x2 = inputs[row + first, 0, 0], inputs[row + second, 0, 0]
+        for plane in range(targets.shape[1]):
+            targets[row + steps - 1, plane, 0, 0] = 0.5 + (x1 + x2) / 4.0 if adding else x1 * x2
+        ends[row + steps - 1] = True
+        row += steps
     return row

@@ -13,7 +13,7 @@ The algorithm is numpy's ``pcg64.h`` and ``distributions.c``: the 128-bit state 
 ``s * MULTIPLIER + increment``; a 64-bit draw is the new state's halves xor-ed and rotated by
 its top six bits; a 32-bit draw is the low half of a 64-bit draw, whose high half is kept for
 the next (``has_uint32``, ``uinteger``); ``integers(low, high)`` below 2^32 apart is Lemire's
-bounded draw on 32-bit draws.
+bounded draw on 32-bit draws; a double in [0, 1) is a 64-bit draw's top 53 bits.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ _ROTATION = np.uint64(58)
 _63 = np.uint64(63)
 _64 = np.uint64(64)
 _MASK = (1 << 64) - 1
+_ELEVEN = np.uint64(11)
+_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 
 
 def is_pcg64(rng: np.random.Generator) -> bool:
@@ -97,6 +99,13 @@ def next_uint64(state):
     rotation = new_high >> _ROTATION
     mixed = new_high ^ new_low
     return (mixed >> rotation) | (mixed << ((_64 - rotation) & _63))
+
+
+@numba.njit(cache=True, nogil=True)
+def next_double(state):
+    """numpy's ``pcg64_next_double``: a uniform double in [0, 1), the top 53 bits of a 64-bit
+    draw times 2^-53 (exact: no rounding, so the device's arithmetic gives the same)."""
+    return np.float64(next_uint64(state) >> _ELEVEN) * _TWO_TO_MINUS_53
 
 
 @numba.njit(cache=True, nogil=True)

@@ -80,7 +80,7 @@ class PeriodicFunction:
         """How its stream is drawn in place on the GPU (`draws.StreamRows`): one sample repeated."""
         from .draws import StreamRows, repeated_rows
 
-        return StreamRows(repeated_rows, (self._sequence.inputs, self._sequence.targets), self.length, 1,
+        return StreamRows(repeated_rows, (self._sequence.inputs, self._sequence.targets), self.length, self.length, 1,
                           (self.name, self.shape, self.period, self.length))
 
     def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:

@@ -389,7 +389,7 @@ class ContinualEmbeddedReber(_GrammarTask):
         """How its stream is drawn in place (`draws.StreamRows`): the GPU's draws."""
         from .draws import StreamRows, continual_rows
 
-        return StreamRows(continual_rows, self.automaton.tables, self.automaton.shortest, 1,
+        return StreamRows(continual_rows, self.automaton.tables, self.automaton.shortest, None, 1,
                           (self.name, self.automaton.name))
 
     def __init__(self, without_begin_end: bool = False) -> None:

@@ -101,7 +101,7 @@ class _Intervals:
 
         coding = {"length": CUE_LENGTH, "delay": CUE_DELAY, "spike": CUE_SPIKE, None: MEASURED}[self.cue]
         return StreamRows(interval_rows, (self.period, np.array(self.delays, dtype=np.int64), coding),
-                          self.period + self.delays[0], 1, (self.name, self.period, self.delays, self.cue))
+                          self.period + self.delays[0], self.period + self.delays[-1], 1, (self.name, self.period, self.delays, self.cue))
 
     def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:
         """(inputs, targets) of one interval of ``steps`` steps, starting at step ``starts`` with

@@ -123,7 +123,7 @@ class TemporalOrder:
         arguments = (MIN_LENGTH, MAX_LENGTH, np.array(DISTRACTORS, dtype=np.int64), INDEX["E"], INDEX["B"],
                      np.array(self.windows, dtype=np.int64), INDEX["X"], INDEX["Y"],
                      np.nan if self.idle_target is None else self.idle_target, self.idle_judged)
-        return StreamRows(temporal_order_rows, arguments, MIN_LENGTH, 1 if self.idle_judged else 2,
+        return StreamRows(temporal_order_rows, arguments, MIN_LENGTH, MAX_LENGTH, 1 if self.idle_judged else 2,
                           (self.name, self.variant, self.idle_target, self.idle_judged))
 
     def _coded(self, codes: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> Sequences:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lstmgraph.engine.gpu import population
 from lstmgraph.engine.gpu.population import GpuUnavailable, cuda_module
 from lstmgraph.experiments import gpu_data
 from lstmgraph.experiments.data import StreamData, data_rng
 from lstmgraph.experiments.gpu_data import DeviceStreams, device_rows
+from lstmgraph.experiments.sequences import FixedSet
 from lstmgraph.tasks import make_task
 from lstmgraph.tasks.pcg64 import state_of
 
@@ -65,20 +67,22 @@ CERG, CNTO = ("continual_embedded_reber", {}), ("temporal_order", dict(variant="
 
 GTS, MSD, PFG = (("generating_timed_spikes", {}), ("measuring_spike_delays", {"delays": [0, 3, 7]}),
                  ("periodic_function", {"shape": "triangle", "period": 25}))
+ADDING, MULTIPLICATION = ("adding", {"length": 20}), ("multiplication", {"length": 20})  # (1997 sequences)
 
 
 @pytest.mark.parametrize("task, rows, anchors", [(CERG, None, None), (CERG, 100, None), (CERG, None, 1),
                                                  (CNTO, None, None), (GTS, None, None), (MSD, None, None),
-                                                 (PFG, None, None)],
+                                                 (PFG, None, None), (ADDING, None, None),
+                                                 (MULTIPLICATION, None, None)],
                          ids=["CERG", "CERG, rows grown", "CERG, anchors grown", "CNTO, judged apart", "GTS", "MSD",
-                              "PFG"])
+                              "PFG", "adding", "multiplication"])
 def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors, monkeypatch):
     """Trials counted in steps and in sequences; cursors part way, at the end, and where enough
     is left (no refill). With 100 rows a trial, or room for one anchor, they run out and grow.
     CNTO's second target plane holds what is judged (`Sequence.legal`). Its sequences of about
-    105 steps, and PFG's of 100, come anchored 8 apart, 30 a refill (the simulator runs each
-    thread in Python)."""
-    if task in (CNTO, PFG):
+    105 steps, PFG's of 100 and the 1997 marked pairs' of 20-22 come anchored 8 apart, 30 a
+    refill (the simulator runs each thread in Python)."""
+    if task in (CNTO, PFG, ADDING, MULTIPLICATION):
         monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
         monkeypatch.setitem(AMOUNTS, "sequences", 30)
     cuda = cuda_module()
@@ -124,12 +128,12 @@ def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
 
 
 def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
-    class Trial:
+    class Trial:  # (a trial's training source: its task's draws)
         def __init__(self, name, options=None):
             self.task = make_task(name, options)
 
-    def rows(*trials):
-        draws = device_rows(list(trials))
+    def rows(*sources):
+        draws = device_rows(list(sources))
         return None if draws is None else draws.function.__name__
 
     assert rows(Trial(*CERG), Trial(*CERG)) == "continual_rows"
@@ -139,13 +143,17 @@ def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
     assert rows(Trial(*GTS), Trial(*GTS)) == "interval_rows"
     assert rows(Trial(*GTS), Trial(*MSD)) is None
     assert rows(Trial(*PFG)) == "repeated_rows"
-    assert rows(Trial("adding")) is None  # a 1997 task: drawn on the host
+    assert rows(Trial("adding"), Trial("adding")) == "marked_pairs_rows"
+    assert rows(Trial("adding"), Trial("adding", {"length": 500})) is None
+    fixed = Trial("embedded_reber")
+    fixed.task = FixedSet(fixed.task, [])  # 1997 ERG's fixed training set: the host draws
+    assert rows(fixed) is None
 
 
 def test_streams_the_device_has_no_room_for_are_refused_before_allocating(monkeypatch):
     """A clear `GpuUnavailable` (the CLI's exit 2), not the device's out-of-memory error."""
     task = make_task(*CERG)
-    monkeypatch.setattr(gpu_data, "free_bytes", lambda cuda: 10**5)
+    monkeypatch.setattr(population, "free_bytes", lambda cuda: 10**5)
     refused = r"drawing 2 trials' streams on the GPU needs \d\.\d MB more, and 0\.1 MB is free"
     with pytest.raises(GpuUnavailable, match=refused):
         DeviceStreams(cuda_module(), sources(task, [0, 1]), task.stream_rows, ["steps"] * 2)

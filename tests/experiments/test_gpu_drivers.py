@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
-from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers, streams
+from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers
 from lstmgraph.experiments.data import StreamData
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.trial import DeviceError, advance_together
@@ -27,9 +27,11 @@ pytestmark = [pytest.mark.gpu,  # (the simulator's numpy scalars warn where PCG6
 
 @pytest.fixture(autouse=True)
 def small_device_refills(monkeypatch):
-    """CERG data drawn on the device (`gpu_data`) a few steps at a time: the simulator runs
-    each thread in Python. Where the rows lie does not change a trial (what these tests check)."""
+    """Data drawn on the device (`gpu_data`) a few steps at a time, anchored 8 sequences apart
+    (a refill draws to the next anchor): the simulator runs each thread in Python. Where the
+    rows and anchors lie does not change a trial (what these tests check)."""
     monkeypatch.setattr(gpu_data, "DEVICE_REFILL", {"steps": 64, "sequences": 8})
+    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
 
 # Streams counted in sequences with test phases (GTS, PFG), and counted in steps with the rate
 # decay (CERG: a small budget, the simulator runs each step in Python); 1997 sequences with a
@@ -112,19 +114,22 @@ def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
                 run_on("cuda", "gers2002-gts-peephole", [4], short, 3, None))
 
 
-def test_cerg_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_host(monkeypatch):
-    """CERG draws its streams on the device (`gpu_data`): every refill there, none on the host;
-    drawn on the host instead (``draws_on_device=False``), the trials end the same."""
-    name, seed, changes, budget = CASES[-1]
+@pytest.mark.parametrize("case, advance", [(CASES[-1], "advance_on_gpu"), (CASES[0], "advance_sequences_on_gpu")],
+                         ids=["CERG streams", "1997 adding"])
+def test_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_host(monkeypatch, case, advance):
+    """CERG streams and 1997 adding sequences are drawn on the device (`gpu_data`): every
+    refill there, none on the host; drawn on the host instead (``draws_on_device=False``), the
+    trials end the same."""
+    name, seed, changes, budget = case
     refills = []
     monkeypatch.setattr(gpu_data.DeviceStreams, "refill",
                         lambda self, *args, real=gpu_data.DeviceStreams.refill: refills.append(1) or real(self, *args))
-    host_refill = streams.refill
-    monkeypatch.setattr(streams, "refill", lambda *args: pytest.fail("drawn on the host"))
+    host_ensure = StreamData.ensure
+    monkeypatch.setattr(StreamData, "ensure", lambda *args: pytest.fail("drawn on the host"))
     on_device = run_on("cuda", name, [seed], changes, budget, budget // 2)
     assert refills
-    monkeypatch.setattr(streams, "refill", host_refill)
-    monkeypatch.setattr(gpu_drivers, "advance_on_gpu", partial(gpu_drivers.advance_on_gpu, draws_on_device=False))
+    monkeypatch.setattr(StreamData, "ensure", host_ensure)
+    monkeypatch.setattr(gpu_drivers, advance, partial(getattr(gpu_drivers, advance), draws_on_device=False))
     before = len(refills)
     assert_same(on_device, run_on("cuda", name, [seed], changes, budget, budget // 2))
     assert len(refills) == before
@@ -132,9 +137,7 @@ def test_cerg_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_hos
 
 def test_cnto_trials_drawn_on_the_device_end_as_on_the_cpu(monkeypatch):
     """CNTO (temporal order) draws on the device too, its judged values a second plane where
-    outputs between classifications are not judged. Anchors 8 sequences apart: the simulator
-    draws in Python (a trial's outcome does not depend on them)."""
-    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+    outputs between classifications are not judged."""
     name, apart = "gers2000-cnto-forget", {"idle_judged": False}
     short = dict(train_limit=1, test_limit=1, test_streams=2)
     refills = []
@@ -143,6 +146,18 @@ def test_cnto_trials_drawn_on_the_device_end_as_on_the_cpu(monkeypatch):
     assert_same(run_on("cpu", name, [5], short, 300, None, task_options=apart),
                 run_on("cuda", name, [5], short, 300, 150, task_options=apart))
     assert refills
+
+
+def test_1997_trials_judged_apart_from_their_targets_end_as_on_the_cpu():
+    """A 1997 row whose outputs between classifications have a target (5, out of a unit's
+    reach) but are not judged: what is judged is a second target plane, drawn on the device
+    for training and staged from the host for the test set. Judged by the targets, no training
+    sequence would be right (tolerance 2) and all 3 test sequences would be wrong."""
+    name, apart = "hochreiter1997-temporal-order-6a", {"idle_target": 5.0, "idle_judged": False}
+    changes = dict(window=4, max_error=20.0, tolerance=2.0, test_sequences=3)
+    cpu = run_on("cpu", name, [3, 4], changes, 500, None, task_options=apart)
+    assert_same(cpu, run_on("cuda", name, [3, 4], changes, 500, 250, task_options=apart))
+    assert [(row["solved"], row["presented"], row["test_wrong"]) for row in cpu[0]] == [(True, 4, 0)] * 2
 
 
 def test_an_unknown_device_is_refused():
@@ -273,12 +288,38 @@ def test_staging_builds_only_the_arrays_of_trials_drawn_anew():
     assert sorted(built) == [0, 1, 2]
 
 
+def test_staged_data_the_device_has_no_room_for_are_refused_before_allocating(monkeypatch):
+    """A clear `GpuUnavailable` (the CLI's exit 2) before the device's out-of-memory error; the
+    room the staged arrays already hold counts as free."""
+    from lstmgraph.engine.gpu import cuda_module, population
+
+    data = [np.zeros((5000, 2)), np.zeros((5000, 2))]  # 2 trials x 6,250 rows (a quarter more) x 16 bytes
+    staged = gpu_drivers._Staged(cuda_module())
+    monkeypatch.setattr(population, "free_bytes", lambda cuda: 10**5)
+    with pytest.raises(population.GpuUnavailable, match=r"staging 2 trials' data on the GPU needs 0\.2 MB more, "
+                                                        r"and 0\.1 MB is free; run fewer trials"):
+        staged.on_device(data, [5000, 5000], lambda trial: (data[trial],))
+    assert staged.arrays == ()  # nothing allocated
+    monkeypatch.setattr(population, "free_bytes", lambda cuda: 2 * 10**5)
+    staged.on_device(data, [5000, 5000], lambda trial: (data[trial],))
+    data[0] = np.zeros((7000, 2))  # a longer stride: 0.28 MB in all, of which 0.2 MB held already
+    monkeypatch.setattr(population, "free_bytes", lambda cuda: 10**5)
+    staged.on_device(data, [7000, 5000], lambda trial: (data[trial],))
+    assert staged.stride == 8750
+
+
 def test_staged_1997_data_include_an_empty_test_set():
+    """Host-drawn 1997 data staged as `DeviceStreams` lays them out: what is judged the last
+    target plane, a second plane only where some trial's judged values are not its targets."""
     from lstmgraph.engine.gpu import cuda_module
 
-    laid = [(np.ones((5, 2)), np.zeros((5, 1)), np.zeros((5, 1)), np.ones(5, dtype=np.bool_)),
-            (np.ones((0, 2)), np.zeros((0, 1)), np.zeros((0, 1)), np.ones(0, dtype=np.bool_))]
-    inputs, targets, judged, ends, at = (a.copy_to_host() for a in gpu_drivers._sequence_data(
+    targets, none = np.arange(5.0)[:, None], np.zeros((0, 1))
+    laid = [(np.ones((5, 2)), targets, targets, np.ones(5, dtype=np.bool_)),
+            (np.ones((0, 2)), none, none, np.ones(0, dtype=np.bool_))]
+    inputs, staged, ends, at = (a.copy_to_host() for a in gpu_drivers._sequence_data(
         gpu_drivers._Staged(cuda_module()), laid))
-    assert at.tolist() == [[0, 5], [6, 0]] and inputs.shape == (12, 2, 1) and targets.shape == (12, 1, 1, 1)
-    assert (inputs[:5] == 1.0).all() and ends[:5].all()
+    assert at.tolist() == [[0, 0, 5], [6, 6, 0]] and inputs.shape == (12, 2, 1) and staged.shape == (12, 1, 1, 1)
+    assert (inputs[:5] == 1.0).all() and ends[:5].all() and (staged[:5, 0, :, 0] == targets).all()
+    laid[0] = laid[0][:2] + (np.full((5, 1), np.nan), laid[0][3])  # judged apart: a second plane
+    staged = gpu_drivers._sequence_data(gpu_drivers._Staged(cuda_module()), laid)[1].copy_to_host()
+    assert staged.shape == (12, 2, 1, 1) and (staged[:5, 0, :, 0] == targets).all() and np.isnan(staged[:5, 1]).all()

@@ -158,5 +158,5 @@ def test_only_tasks_with_compiled_draws_are_drawn_in_threads():
     from lstmgraph.tasks.base import draws_in_threads
 
     threaded = {name for name in TASKS if draws_in_threads(make_task(name, {}))}
-    assert threaded == {"embedded_reber", "reber", "continual_embedded_reber", "temporal_order", "measuring_spike_delays",
-                        "generating_timed_spikes"}
+    assert threaded == {"embedded_reber", "reber", "continual_embedded_reber", "adding", "multiplication",
+                        "temporal_order", "measuring_spike_delays", "generating_timed_spikes"}

@@ -31,7 +31,22 @@ from .source import GPU_SOURCE_VERSION, Layout, choose_layout, source
 
 
 class GpuUnavailable(RuntimeError):
-    """``--device cuda`` was asked for where no CUDA GPU (or no numba-cuda) is present."""
+    """``--device cuda`` was asked for where no CUDA GPU (or no numba-cuda) is present, or
+    where the device has not the memory a run asks for."""
+
+
+def free_bytes(cuda) -> int | None:
+    """The device's free memory in bytes (None in numba's CUDA simulator)."""
+    return None if simulated(cuda) else int(cuda.current_context().get_memory_info()[0])
+
+
+def ensure_room(cuda, needed: int, what: str) -> None:
+    """`GpuUnavailable` (the CLI's exit 2) where ``what`` needs more than the device's free
+    memory: checked before allocating, not the device's out-of-memory error."""
+    free = free_bytes(cuda)
+    if free is not None and needed > free:
+        raise GpuUnavailable(f"{what} on the GPU needs {needed / 1e6:,.1f} MB more, and {free / 1e6:,.1f} MB is free; "
+                             "run fewer trials or settings at a time")
 
 
 def cuda_module(allow_simulator: bool = True) -> ModuleType:
