@@ -124,21 +124,26 @@ def _failed(launch) -> bool:
 
 
 def check_draws() -> int:
-    """The kernels that draw streams on the device (`experiments.gpu_data`), one task of each draw function."""
-    from lstmgraph.experiments.data import StreamData, data_rng
+    """The kernels that draw on the device (`experiments.gpu_data`), one task of each draw
+    function; the 1997 ERG's fixed sets with each trial's own set (arguments a trial's own)."""
     from lstmgraph.engine.gpu.population import cuda_module
-    from lstmgraph.experiments.gpu_data import DeviceStreams
+    from lstmgraph.experiments import find_experiment
+    from lstmgraph.experiments.data import StreamData, data_rng
+    from lstmgraph.experiments.gpu_data import DeviceStreams, device_rows
+    from lstmgraph.experiments.sequences import _sequence_data
     from lstmgraph.tasks import make_task
 
     cuda_module()  # (as a run gets numba.cuda: its arithmetic installed)
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+    tasks = {name: [make_task(name, options)] * 2 for name, options in (
+        ("continual_embedded_reber", {}), ("generating_timed_spikes", {}), ("periodic_function", {}), ("adding", {}),
+        ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0, "idle_judged": False}))}
+    tasks["1997 ERG fixed sets"] = [_sequence_data(erg.make_task(), erg.protocol, seed)[0] for seed in (0, 1)]
     failures = 0
-    for name, options in (("continual_embedded_reber", {}), ("generating_timed_spikes", {}), ("periodic_function", {}),
-                          ("adding", {}),
-                          ("temporal_order", {"variant": "6b", "continual": True, "idle_target": 0, "idle_judged": False})):
-        task = make_task(name, options)
-        streams = DeviceStreams(cuda, [StreamData(task, data_rng(seed, 0)) for seed in (0, 1)], task.stream_rows,
-                                ["steps", "sequences"])
-        print(f"{name} streams drawn on the device:", flush=True)
+    for name, both in tasks.items():
+        sources = [StreamData(task, data_rng(seed, 0)) for seed, task in enumerate(both)]
+        streams = DeviceStreams(cuda, sources, device_rows(sources), ["steps", "sequences"])
+        print(f"{name} drawn on the device:", flush=True)
         failures += (_failed(lambda: streams.refill(np.ones(2, dtype=bool), np.zeros(2, dtype=np.int64)))
                      + _failed(lambda: streams.give_back(np.zeros(2, dtype=np.int64))))
     return failures

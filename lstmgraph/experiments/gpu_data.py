@@ -26,6 +26,7 @@ import numpy as np
 from ..engine.compiled.interpreter import load_source
 from ..engine.gpu.arithmetic import contraction
 from ..engine.gpu.population import ensure_room
+from ..tasks.draws import population_rows
 from ..tasks.pcg64 import as_bit_generator_state, state_of
 from .data import StreamData
 
@@ -42,11 +43,10 @@ ROWS_FULL, ANCHORS_FULL = 1, 2
 
 def device_rows(sources: list[StreamData]):
     """How every trial's source (its task, or a 1997 fixed set) draws in place
-    (`tasks.draws.StreamRows`), where all draw alike; else None (the host draws)."""
+    (`tasks.draws.population_rows`), where all draw alike or with arguments of their own; else
+    None (the host draws)."""
     rows = [getattr(source.task, "stream_rows", None) for source in sources]
-    if any(draw is None for draw in rows) or len({draw.key for draw in rows}) != 1:
-        return None
-    return rows[0]
+    return None if any(draw is None for draw in rows) else population_rows(rows)
 
 
 class DeviceStreams:
@@ -57,7 +57,7 @@ class DeviceStreams:
 
     def __init__(self, cuda, sources: list[StreamData], draws, units: list[str], stride: int | None = None) -> None:
         self.cuda, self.sources, self.draws = cuda, sources, draws
-        self.kernels = _kernels(cuda, draws.function, len(draws.arguments), StreamData.ANCHOR_EVERY)
+        self.kernels = _kernels(cuda, draws.function, len(draws.arguments), draws.per_trial, StreamData.ANCHOR_EVERY)
         amounts = [DEVICE_REFILL[unit] for unit in units]
         self.amounts = cuda.to_device(np.array(amounts, dtype=np.int64))
         self.steps_unit = cuda.to_device(np.array([unit == "steps" for unit in units], dtype=np.bool_))
@@ -164,18 +164,20 @@ class DeviceStreams:
 
 
 @functools.cache
-def _kernels(cuda, function, arguments: int, anchor: int):
+def _kernels(cuda, function, arguments: int, per_trial: tuple, anchor: int):
     """The refill and cursor kernels (`_KERNELS`) for a task's in-place draws ``function`` of
-    ``arguments`` arguments before its count, anchors ``anchor`` sequences apart, built once per
-    process. Their text names the function and a hash of its module's source: numba never
-    serves them compiled from an older one."""
+    ``arguments`` arguments before its count (those at ``per_trial`` a trial's own: row g of
+    each), anchors ``anchor`` sequences apart, built once per process. Their text names the
+    function and a hash of its module's source: numba never serves them compiled from an older one."""
     from ..engine.gpu.population import simulated
 
     module = __import__(function.__module__, fromlist=[function.__name__])
     digest = hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()[:16]
-    arguments = ", ".join(f"argument{index}" for index in range(arguments))
+    names = [f"argument{index}" for index in range(arguments)]
+    passed = ", ".join(f"{name}[g]" if index in per_trial else name for index, name in enumerate(names))
     text = (_KERNELS.replace("#MODULE", module.__name__).replace("#FUNCTION", function.__name__)
-            .replace("#DIGEST", digest).replace("#ARGUMENTS", arguments).replace("#ANCHOR", str(anchor))
+            .replace("#DIGEST", digest).replace("#ARGUMENTS", ", ".join(names)).replace("#PASSED", passed)
+            .replace("#ANCHOR", str(anchor))
             .replace("#FULL", f"{ROWS_FULL}, {ANCHORS_FULL}").replace("@cuda.jit", _JIT[simulated(cuda)])
             .replace("#DEVICE_WRAP", "lambda function: function" if simulated(cuda) else "cuda.jit(device=True)"))
     key = hashlib.sha256(text.encode()).hexdigest()[:20]
@@ -243,7 +245,7 @@ def refill(need, positions, amounts, steps_unit, stride, inputs, targets, ends, 
         count = ANCHOR - sequence % ANCHOR
         for word in range(states.shape[1]):
             saved[g, word] = states[g, word]
-        end = draw_rows(states[g], #ARGUMENTS, count, own_inputs, own_targets, own_ends, rows)
+        end = draw_rows(states[g], #PASSED, count, own_inputs, own_targets, own_ends, rows)
         if end < 0:  # out of rows: this anchor's sequences again, in more (`DeviceStreams._grow`)
             for word in range(states.shape[1]):
                 states[g, word] = saved[g, word]

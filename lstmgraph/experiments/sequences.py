@@ -23,6 +23,7 @@ import numpy as np
 
 from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
+from ..tasks.fixed_set import FixedSet
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
 from .data import StreamData, data_rng, draw_all, gpu_draw_threads, longest_sequence
@@ -124,18 +125,6 @@ def _present(engine, protocol: SequenceProtocol, sequence: Sequence, learn: bool
     _, outputs = engine.present(sequence.inputs, sequence.targets, learn)
     return (_sequence_correct(protocol, outputs, sequence.judged),
             squared_error(outputs, sequence.targets))
-
-
-class FixedSet:
-    """A fixed training set as a sequence source: each draw one of its strings, chosen by
-    ``rng.integers(len(strings))`` (1997 Exp. 1: training strings drawn from the set)."""
-
-    def __init__(self, task: Task, strings: list[Sequence]):
-        self.strings = strings
-        self.n_inputs, self.n_outputs = task.n_inputs, task.n_outputs
-
-    def sample(self, rng: np.random.Generator) -> Sequence:
-        return self.strings[int(rng.integers(len(self.strings)))]
 
 
 def _sequence_data(task: Task, protocol: SequenceProtocol, seed: int) -> tuple[Any, list[Sequence]]:

@@ -21,8 +21,35 @@ from .pcg64 import integers, next_double
 #: ``function`` (``function(state, *arguments, count, inputs, targets, ends, at)``, as
 #: `continual_rows`), the ``arguments`` before the count, the fewest and the most steps a
 #: sequence has (None: no bound), the target planes (2 where what is judged differs from the
-#: targets) and a ``key`` equal for tasks that draw alike.
-StreamRows = namedtuple("StreamRows", "function arguments shortest longest planes key")
+#: targets), a ``key`` equal for tasks that draw alike, and the positions of the arguments that
+#: may differ between trials drawing with the same function (`population_rows`).
+StreamRows = namedtuple("StreamRows", "function arguments shortest longest planes key per_trial", defaults=((),))
+
+
+def population_rows(rows: list[StreamRows]) -> StreamRows | None:
+    """One way to draw a population's streams on the device, from each trial's `StreamRows`:
+    where all draw alike, theirs (no argument per trial); where they differ only in their
+    ``per_trial`` arguments, those stacked, a trial's along the first axis (zeros past its own
+    length: the function reads only its own); else None (the host draws)."""
+    first = rows[0]
+    if all(row.key == first.key for row in rows):
+        return first._replace(per_trial=())
+    if not first.per_trial or any(row.function is not first.function or row.per_trial != first.per_trial
+                                  or row.planes != first.planes for row in rows):
+        return None
+    shared = [index for index in range(len(first.arguments)) if index not in first.per_trial]
+    if any(not np.array_equal(row.arguments[index], first.arguments[index]) for row in rows for index in shared):
+        return None
+    arguments = list(first.arguments)
+    for index in first.per_trial:
+        own = [np.asarray(row.arguments[index]) for row in rows]
+        stacked = np.zeros((len(own),) + tuple(np.max([array.shape for array in own], axis=0)), dtype=own[0].dtype)
+        for trial, array in enumerate(own):
+            stacked[(trial,) + tuple(slice(0, length) for length in array.shape)] = array
+        arguments[index] = stacked
+    longest = None if any(row.longest is None for row in rows) else max(row.longest for row in rows)
+    return first._replace(arguments=tuple(arguments), shortest=min(row.shortest for row in rows), longest=longest,
+                          key=tuple(row.key for row in rows))
 
 
 def draw_rows(rng: np.random.Generator, draws: StreamRows, count: int, rows: int, n_inputs: int, n_outputs: int):
@@ -229,4 +256,28 @@ def marked_pairs_rows(state, length, first_window, low, span, neutral, adding, c
             targets[row + steps - 1, plane, 0, 0] = 0.5 + (x1 + x2) / 4.0 if adding else x1 * x2
         ends[row + steps - 1] = True
         row += steps
+    return row
+
+
+@numba.njit(cache=True, nogil=True)
+def picked_rows(state, string_inputs, string_targets, starts, count, inputs, targets, ends, at):
+    """``count`` strings picked from a fixed set, each by one ``integers(len(set))`` as
+    `fixed_set.FixedSet.sample` picks them, and written in place from row ``at``: the
+    strings lie end to end in ``string_inputs`` (rows, inputs) and ``string_targets`` (rows,
+    planes, outputs), string i from row ``starts[i]`` to ``starts[i + 1]``. Layout and return
+    value as `continual_rows`."""
+    row = at
+    for string in range(count):
+        pick = integers(state, 0, starts.shape[0] - 1)
+        first, length = starts[pick], starts[pick + 1] - starts[pick]
+        if row + length > inputs.shape[0]:
+            return -1
+        for step in range(length):
+            for k in range(inputs.shape[1]):
+                inputs[row + step, k, 0] = string_inputs[first + step, k]
+            for plane in range(targets.shape[1]):
+                for k in range(targets.shape[2]):
+                    targets[row + step, plane, k, 0] = string_targets[first + step, plane, k]
+            ends[row + step] = step == length - 1
+        row += length
     return row

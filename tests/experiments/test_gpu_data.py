@@ -9,10 +9,11 @@ import pytest
 
 from lstmgraph.engine.gpu import population
 from lstmgraph.engine.gpu.population import GpuUnavailable, cuda_module
-from lstmgraph.experiments import gpu_data
+from lstmgraph.experiments import find_experiment, gpu_data
 from lstmgraph.experiments.data import StreamData, data_rng
 from lstmgraph.experiments.gpu_data import DeviceStreams, device_rows
-from lstmgraph.experiments.sequences import FixedSet
+from lstmgraph.experiments.sequences import _sequence_data
+from lstmgraph.tasks.fixed_set import FixedSet
 from lstmgraph.tasks import make_task
 from lstmgraph.tasks.pcg64 import state_of
 
@@ -110,6 +111,27 @@ def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors,
         assert device.capacity > anchors
 
 
+def test_trials_pick_from_their_own_fixed_sets_on_the_device_as_on_the_host(monkeypatch):
+    """1997 ERG: each trial picks strings from its own fixed set (seed % 3), passed to the refill
+    kernel stacked, a trial's set its row (`draws.population_rows`)."""
+    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+    monkeypatch.setitem(AMOUNTS, "sequences", 30)
+    experiment, seeds, units = find_experiment("hochreiter1997-erg-3x2-lr0.5"), [4, 5], ["sequences"] * 2
+    sets = [_sequence_data(experiment.make_task(), experiment.protocol, seed)[0] for seed in seeds]
+    placed = [StreamData(fixed, data_rng(seed, 0)) for fixed, seed in zip(sets, seeds)]
+    draws = device_rows(placed)
+    assert draws.function.__name__ == "picked_rows" and draws.per_trial == (0, 1, 2)
+    device = DeviceStreams(cuda_module(), placed, draws, units)
+    hosts = [StreamData(fixed, data_rng(seed, 0)) for fixed, seed in zip(sets, seeds)]
+    positions = [0, 0]
+    for _ in range(2):
+        positions = refill_both(device, hosts, units, positions)
+        for trial, host in enumerate(hosts):
+            assert_as_host(device, trial, host)
+        positions = [int(np.searchsorted(host.counts, host.counts[-1] - 3)) for host in hosts]
+    assert not np.array_equal(hosts[0].inputs[:50], hosts[1].inputs[:50])
+
+
 def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
     cuda = cuda_module()
     task, seeds = make_task("continual_embedded_reber"), [1, 2]
@@ -146,8 +168,8 @@ def test_trials_draw_on_the_device_where_every_task_draws_alike_in_place():
     assert rows(Trial("adding"), Trial("adding")) == "marked_pairs_rows"
     assert rows(Trial("adding"), Trial("adding", {"length": 500})) is None
     fixed = Trial("embedded_reber")
-    fixed.task = FixedSet(fixed.task, [])  # 1997 ERG's fixed training set: the host draws
-    assert rows(fixed) is None
+    fixed.task = FixedSet(fixed.task, [fixed.task.sample(np.random.default_rng(0))])  # 1997 ERG's fixed set
+    assert rows(fixed, fixed) == "picked_rows"
 
 
 def test_streams_the_device_has_no_room_for_are_refused_before_allocating(monkeypatch):

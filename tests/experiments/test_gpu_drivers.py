@@ -114,12 +114,13 @@ def test_a_warp_a_trial_drives_as_the_cpu(monkeypatch):
                 run_on("cuda", "gers2002-gts-peephole", [4], short, 3, None))
 
 
-@pytest.mark.parametrize("case, advance", [(CASES[-1], "advance_on_gpu"), (CASES[0], "advance_sequences_on_gpu")],
-                         ids=["CERG streams", "1997 adding"])
+@pytest.mark.parametrize("case, advance", [(CASES[-1], "advance_on_gpu"), (CASES[0], "advance_sequences_on_gpu"),
+                                           (CASES[1], "advance_sequences_on_gpu")],
+                         ids=["CERG streams", "1997 adding", "1997 ERG fixed sets"])
 def test_trials_end_alike_with_their_data_drawn_on_the_device_or_on_the_host(monkeypatch, case, advance):
-    """CERG streams and 1997 adding sequences are drawn on the device (`gpu_data`): every
-    refill there, none on the host; drawn on the host instead (``draws_on_device=False``), the
-    trials end the same."""
+    """CERG streams, 1997 adding sequences and ERG strings picked from fixed sets are drawn on
+    the device (`gpu_data`): every refill there, none on the host; drawn on the host instead
+    (``draws_on_device=False``), the trials end the same."""
     name, seed, changes, budget = case
     refills = []
     monkeypatch.setattr(gpu_data.DeviceStreams, "refill",

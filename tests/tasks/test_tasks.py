@@ -160,3 +160,19 @@ def test_only_tasks_with_compiled_draws_are_drawn_in_threads():
     threaded = {name for name in TASKS if draws_in_threads(make_task(name, {}))}
     assert threaded == {"embedded_reber", "reber", "continual_embedded_reber", "adding", "multiplication",
                         "temporal_order", "measuring_spike_delays", "generating_timed_spikes"}
+
+
+def test_a_population_draws_alike_or_with_its_trials_own_arguments_stacked():
+    from lstmgraph.tasks.draws import StreamRows, population_rows, repeated_rows
+
+    def rows(table, key, shared=7, per_trial=(0,), longest=5):
+        return StreamRows(repeated_rows, (np.asarray(table, dtype=float), shared), 2, longest, 1, key, per_trial)
+
+    one, same, other = rows([1, 2], "a"), rows([1, 2], "a"), rows([3, 4, 5], "b", longest=9)
+    assert population_rows([one, same]) == one._replace(per_trial=())  # alike: nothing stacked
+    stacked = population_rows([one, other])
+    np.testing.assert_array_equal(stacked.arguments[0], [[1, 2, 0], [3, 4, 5]])  # each trial's own row, zeros past it
+    assert stacked.arguments[1] == 7 and stacked.per_trial == (0,) and stacked.longest == 9
+    assert stacked.key == ("a", "b")
+    assert population_rows([one, rows([3], "b", shared=8)]) is None  # a shared argument differs
+    assert population_rows([one, rows([3], "b", per_trial=())]) is None  # nothing of its own to stack
