@@ -24,11 +24,12 @@ import numpy as np
 from ..engine.compiled.interpreter import load_source
 from ..engine.compiled.lanes import slot_rows
 from ..engine.gpu import GpuPopulation
-from ..engine.gpu.population import ensure_room, launching
+from ..engine.gpu.population import launching
 from ..engine.gpu.source import finish
 from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
+from .gpu_staging import Staged, sequence_data, stream_data
 
 DRIVER_VERSION = "7"
 
@@ -71,86 +72,6 @@ def _load(population: GpuPopulation, template: str, driver_module, counters: dic
     return load_source(f"lstmgraph_gpu_{name}_{key}", text).drive
 
 
-class _Staged:
-    """Per-trial arrays on the device (a stream source, or the 1997 training or frozen data), as
-    the drive kernels read them: array k of every trial in one device array, each trial's rows
-    at its own stride. A launch copies only the trials whose data changed since the last, straight
-    from their arrays (laying every trial's data end to end each launch took as long as drawing
-    it: docs/gpu.md)."""
-
-    def __init__(self, cuda) -> None:
-        self.cuda = cuda
-        self.stride = 0
-        self.layout: list = []
-        self.arrays: tuple = ()
-        self.copied: list = []  # per trial, the key of the data on the device now
-        self.form: object = None
-
-    def on_device(self, keys: list, rows: list[int], parts, form: object = None) -> tuple[tuple, np.ndarray]:
-        """``keys``: per trial, an object replaced when its data change (its inputs array);
-        ``rows``: its longest array's rows; ``parts(trial)``: its arrays, rows first; ``form``:
-        what else shapes them (the target planes). The device arrays, and each trial's first row.
-        Only changed trials' arrays are built (one gives the layout), unless ``form`` changed."""
-        changed = [trial for trial, key in enumerate(keys)
-                   if form != self.form or len(self.copied) != len(keys) or self.copied[trial] is not key]
-        built = {changed[0]: parts(changed[0])} if changed else {}
-        layout = [(array.shape[1:], array.dtype) for array in built[changed[0]]] if changed else self.layout
-        if max(rows) > self.stride or layout != self.layout:  # room for the longest: every trial copied anew
-            stride = max(max(rows) + max(rows) // 4, 1)
-            held = len(self.copied) * self.stride * _row_bytes(self.layout)
-            ensure_room(self.cuda, len(keys) * stride * _row_bytes(layout) - held, f"staging {len(keys):,} trials' data")
-            self.stride, self.layout = stride, layout
-            self.arrays = tuple(self.cuda.device_array((len(keys) * self.stride,) + shape, dtype=dtype)
-                                for shape, dtype in layout)
-            self.copied, changed = [None] * len(keys), list(range(len(keys)))
-        for trial in changed:
-            first = trial * self.stride
-            for device, array in zip(self.arrays, built.pop(trial, None) or parts(trial)):
-                if len(array):
-                    device[first:first + len(array)].copy_to_device(array)
-            self.copied[trial] = keys[trial]
-        self.form = form
-        return self.arrays, np.arange(len(keys), dtype=np.int64) * self.stride
-
-
-def _row_bytes(layout: list) -> int:
-    """The bytes of one row of every array of a `_Staged` layout ((shape after the rows, dtype) each)."""
-    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in layout)
-
-
-def _stream_data(staged: _Staged, sources: list, planes: int) -> tuple:
-    """The trials' stream data (`StreamData`) as the stream kernel reads them: inputs (rows,
-    columns, 1), targets (rows, planes, columns, 1), sequence ends, counts, and per trial (first
-    row, first count, rows). Reshaped, not ``[..., None]``: numba's copies drop zero-stride axes."""
-    def parts(trial: int) -> tuple:
-        source = sources[trial]
-        rows, columns, outputs = len(source.inputs), source.inputs.shape[1], source.targets.shape[1]
-        targets = np.stack([source.targets, source.judged][:planes], axis=1)
-        return source.inputs.reshape(rows, columns, 1), targets.reshape(rows, planes, outputs, 1), source.ends, source.counts
-
-    arrays, first = staged.on_device([s.inputs for s in sources], [len(s.counts) for s in sources], parts, planes)
-    at = np.stack([first, first, [len(s.inputs) for s in sources]], axis=1).astype(np.int64)
-    return (*arrays, staged.cuda.to_device(at))
-
-
-def _sequence_data(staged: _Staged, laid: list[tuple]) -> tuple:
-    """The trials' 1997 data drawn on the host, each (inputs, targets, judged, ends), as the
-    sequence kernel reads them: inputs (rows, columns, 1), targets (rows, planes, outputs, 1),
-    what is judged the last plane (a second one where it differs from the targets), ends, and
-    per trial (first row, first row, rows), as `DeviceStreams` lays them out."""
-    planes = 1 if all(part[2] is part[1] for part in laid) else 2
-
-    def parts(trial: int) -> tuple:
-        inputs, targets, judged, ends = laid[trial]
-        rows, outputs = len(inputs), targets.shape[1]
-        stacked = np.stack([targets, judged][:planes], axis=1)
-        return inputs.reshape(rows, inputs.shape[1], 1), stacked.reshape(rows, planes, outputs, 1), ends
-
-    arrays, first = staged.on_device([part[0] for part in laid], [len(part[0]) for part in laid], parts, planes)
-    at = np.stack([first, first, [len(part[0]) for part in laid]], axis=1).astype(np.int64)
-    return (*arrays, staged.cuda.to_device(at))
-
-
 def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
                    threads: int | None = None, draws_on_device: bool = True) -> None:
     """Run the stream ``trials`` on the GPU until each has stopped (ended, paused at its
@@ -177,7 +98,7 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
     tolerances = cuda.to_device(np.array([rule.tolerance for rule in rules], dtype=np.float64))
     rate_decays = cuda.to_device(np.array([rule.rate_decay for rule in rules], dtype=np.float64))
     momenta = _momenta(cuda, trials)
-    training, testing = _Staged(cuda), _Staged(cuda)
+    training, testing = Staged(cuda), Staged(cuda)
     draws, device_sources = device_rows([trial.training for trial in trials]) if draws_on_device else None, []
     if draws is not None:  # each source at its cursor, its rows on the device from there
         units = [trial.protocol.unit for trial in trials]
@@ -191,8 +112,8 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
             data = device_sources[0][0].arrays() + device_sources[1][0].arrays()
         else:
             planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
-            data = (*_stream_data(training, [t.training for t in trials], planes),
-                    *_stream_data(testing, [t.testing for t in trials], planes))
+            data = (*stream_data(training, [t.training for t in trials], planes),
+                    *stream_data(testing, [t.testing for t in trials], planes))
         d_counters = cuda.to_device(counters)
         with launching(population.layout):
             drive[blocks, population.layout.block_threads](
@@ -220,10 +141,10 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
     """Run the 1997 sequence ``trials`` on the GPU until each has stopped or paused; the
     counters, windows (``recent``) and test errors as the CPU driver leaves them, and the
     networks and rates back in the engines. ``frozen``: each trial's fixed strings or test set
-    (as `sequences._advance_all` keeps them). The training sequences are drawn on the device
-    where every trial's source draws alike in place and its sequences' length is bounded
-    (`gpu_data`, unless ``draws_on_device`` is false); ``refill(training)`` draws on the host
-    what the trials asked for: the test sets, and the training sequences where ``training``."""
+    (as `sequences._advance_all` keeps them). The training sequences, and the test sets, are
+    drawn on the device where every trial's source draws in place and its sequences' length is
+    bounded (`gpu_data`, unless ``draws_on_device`` is false); ``refill(training, tests)`` draws
+    on the host what the trials asked for of the others."""
     from . import sequence_driver
     from .gpu_data import DeviceStreams, device_rows
 
@@ -241,25 +162,31 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
                cuda.to_device(np.zeros(count)), cuda.to_device(np.zeros(count, dtype=np.bool_)))
     blocks = -(-count // population.layout.trials)
     status = counters[:, SequenceCounter.STATUS]
-    position = counters[:, SequenceCounter.POSITION]
     momenta = _momenta(cuda, trials)
-    staged_training, staged_frozen = _Staged(cuda), _Staged(cuda)
+    staged_training, staged_frozen = Staged(cuda), Staged(cuda)
+    # Sources drawn on the device (`DeviceStreams`): each with the status that asks for more and
+    # its cursor's counter. A test set runs whole within a call: its source starts anew, once a
+    # trial asks for it.
+    device = {}
     draws = device_rows([trial.training for trial in trials]) if draws_on_device else None
-    source = None
-    if draws is not None and draws.longest is not None:  # each trial's sequences on the device from its cursor
-        source = DeviceStreams(cuda, [trial.training for trial in trials], draws, ["sequences"] * count)
-        position[:] = 0  # (no rows yet: each asks for them)
+    if draws is not None and draws.longest is not None:
+        device["training"] = (DeviceStreams(cuda, [trial.training for trial in trials], draws, ["sequences"] * count),
+                              Status.NEED_TRAINING, SequenceCounter.POSITION)
+        counters[:, SequenceCounter.POSITION] = 0  # (no rows yet: each trial asks for them)
+    tests_on_device = bool(device) and tests > 0
     while True:
-        refill(source is None)
-        if source is not None:
-            inputs, targets, ends, _, at = source.arrays()
-            training, longest = (inputs, targets, ends, at), draws.longest
-        else:
-            training = _sequence_data(staged_training, [(trial.training.inputs, trial.training.targets,
-                                                         trial.training.judged, trial.training.ends) for trial in trials])
-            longest = max(longest_sequence(trial.training.ends) for trial in trials)
-        longest = max([longest] + [longest_sequence(data[3]) for data in frozen])
-        data = (*training, *_sequence_data(staged_frozen, frozen))
+        refill("training" not in device, not tests_on_device)
+        longest = [draws.longest] if device else [longest_sequence(trial.training.ends) for trial in trials]
+        longest = max(longest + [longest_sequence(data[3]) for data in frozen])
+        data = []
+        for name, laid, staged in (("training", [(trial.training.inputs, trial.training.targets, trial.training.judged,
+                                                  trial.training.ends) for trial in trials], staged_training),
+                                   ("tests", frozen, staged_frozen)):
+            if name in device:
+                inputs, targets, ends, _, at = device[name][0].arrays()
+                data += [inputs, targets, ends, at]
+            else:
+                data += sequence_data(staged, laid)
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         with launching(population.layout):
@@ -269,15 +196,20 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
                 cuda.to_device(slot_rows(population.program)), *data, d_counters, *d_recent, d_test_errors,
                 cuda.to_device(np.zeros((count, longest, n_outputs))), errors, *scratch, WORK)
         counters[:] = d_counters.copy_to_host()
-        wanted = status == Status.NEED_TRAINING
-        if source is not None and wanted.any():
-            position[:] = source.refill(wanted, position)
-            status[wanted] = Status.RUNNING
+        if tests_on_device and "tests" not in device and (status == Status.NEED_TEST).any():
+            sources = [trial.test_source() for trial in trials]
+            device["tests"] = (DeviceStreams(cuda, sources, device_rows(sources), ["sequences"] * count),
+                               Status.NEED_TEST, SequenceCounter.FROZEN_POSITION)
+        for source, need, column in device.values():
+            wanted = status == need
+            if wanted.any():
+                counters[:, column] = source.refill(wanted, counters[:, column])
+                status[wanted] = Status.RUNNING
         if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
             break
-    if source is not None:
-        source.give_back(position)  # the host's sources at the cursors, with empty arrays
-        position[:] = 0
+    if "training" in device:
+        device["training"][0].give_back(counters[:, SequenceCounter.POSITION])  # the host's at the cursors
+        counters[:, SequenceCounter.POSITION] = 0
     recent.right[:], recent.error[:] = d_recent[0].copy_to_host(), d_recent[1].copy_to_host()
     test_errors[:] = d_test_errors.copy_to_host()[:, :tests]
     _give_back(population, trials)

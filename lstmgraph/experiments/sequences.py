@@ -141,11 +141,17 @@ def _window(protocol: SequenceProtocol) -> int:
 
 
 def _test_set(task: Task, protocol: SequenceProtocol, seed: int) -> list[Sequence]:
-    """A trial's frozen test set (independent sequences only)."""
+    """A trial's frozen test set (independent sequences only): the first sequences of its
+    `_test_source`."""
     if protocol.fixed_sets or not protocol.test_sequences:
         return []
-    test_rng = data_rng(seed, 1)
+    test_rng = _test_source(task, seed).rng
     return [task.sample(test_rng) for _ in range(protocol.test_sequences)]
+
+
+def _test_source(task: Task, seed: int) -> StreamData:
+    """A trial's test sequences in order, from their own generator (purpose 1, `data_rng`)."""
+    return StreamData(task, data_rng(seed, 1))
 
 
 def _sequences_row(seed: int, solved: bool, sequences: int, steps: int, test_wrong: int,
@@ -261,7 +267,8 @@ class SequenceTrial(Trial):
 
             threads = gpu_draw_threads([trial.task for trial in trials])
             advance_sequences_on_gpu(trials, rule, counters, recent, test_errors, frozen,
-                                     lambda training: _refill_sequences(trials, counters, frozen, threads, training))
+                                     lambda training, tests: _refill_sequences(trials, counters, frozen, threads,
+                                                                               training, tests))
         else:
             _advance_on_cpu(trials, rule, counters, recent, test_errors, frozen)
         status = counters[:, Counter.STATUS]
@@ -276,6 +283,10 @@ class SequenceTrial(Trial):
                 trial.row = _sequences_row(trial.seed, bool(status[lane] == Status.SOLVED), trial.presented(),
                                            trial.steps_trained(), int(counters[lane, Counter.TEST_WRONG]),
                                            test_errors[lane])
+
+    def test_source(self) -> StreamData:
+        """Its test set's sequences in order, as `_test_set` draws them (the GPU draws them there)."""
+        return _test_source(self.task, self.seed)
 
     def _state(self) -> dict[str, np.ndarray]:
         return {"counters": self.counters.copy(), "training_data": json_array(self.training.where()),
@@ -310,18 +321,18 @@ def _room_for(outputs: np.ndarray, *lengths: int) -> np.ndarray:
 
 
 def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen: list, threads: int = 1,
-                      training_too: bool = True) -> None:
+                      training_too: bool = True, tests_too: bool = True) -> None:
     """The data the driver asked for: more training sequences (`Status.NEED_TRAINING`, or none
-    drawn yet; unless not ``training_too``: the GPU draws them), or the test set in place of the
-    frozen strings (`NEED_TEST`), drawn ``threads`` trials at a time (`data.draw_all`); those
-    lanes run again."""
+    drawn yet), or the test set in place of the frozen strings (`NEED_TEST`), drawn ``threads``
+    trials at a time (`data.draw_all`); those lanes run again. Not ``training_too`` or
+    ``tests_too``: those the GPU draws."""
     status = counters[:, Counter.STATUS]
     training, tests = [], []
     for lane, trial in enumerate(trials):
         if training_too and (status[lane] == Status.NEED_TRAINING or len(trial.training.inputs) == 0):
             trial.training.position = int(counters[lane, Counter.POSITION])
             training.append(lane)
-        elif status[lane] == Status.NEED_TEST:
+        elif tests_too and status[lane] == Status.NEED_TEST:
             tests.append(lane)
 
     def test_set(lane: int) -> None:
@@ -332,7 +343,7 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
              + [partial(test_set, lane) for lane in tests], threads)
     for lane in training:
         counters[lane, Counter.POSITION] = trials[lane].training.position
-    status[(status == Status.NEED_TEST) | ((status == Status.NEED_TRAINING) & training_too)] = Status.RUNNING
+    status[((status == Status.NEED_TEST) & tests_too) | ((status == Status.NEED_TRAINING) & training_too)] = Status.RUNNING
 
 
 def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, recent, test_errors: np.ndarray,
