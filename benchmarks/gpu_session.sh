@@ -6,8 +6,8 @@
 # (The rows' and sweeps' streams are drawn on the device: experiments/gpu_data.py.)
 # 1. the bench nets' agreement with the CPU (benchmarks/gpu_check.py, their 5 kernels compiled
 #    side by side), then `bench --device cuda`;
-# 2. every other bundled spec's agreement, the gpu-marked tests, the paper row gers2000-cerg-forget,
-#    100 short exact-RTRL CERG trials (issue 38);
+# 2. every other bundled spec's agreement, the gpu-marked tests, the draws' speed on the device,
+#    the paper row gers2000-cerg-forget, 100 short exact-RTRL CERG trials (issue 38);
 # 3. the 1,000-setting sweep beside the row's last nets, each cut at the deadline (both resume).
 # Wheels for what the machine lacks lie in .whl/ (docs/gpu.md). Everything lands in OUT.
 set -u
@@ -52,12 +52,16 @@ AGREEMENT=$!
 timeout -k 5 300 python3 -m pytest -q -n 3 -m gpu -p no:cacheprovider tests/engine/gpu tests/experiments/test_gpu_drivers.py \
     tests/training/test_gpu_training.py > "$OUT/pytest.log" 2>&1 &
 TESTS=$!
+# The speed of the draws on the device (docs/gpu.md, "Generators on the device"), 2,000 trials a row.
+timeout -k 5 150 python3 benchmarks/gpu_draws.py --trials 2000 > "$OUT/draws.log" 2>&1 &
+DRAWS=$!
 wait $PREWARM; note "the row's driver compiled:"; tail -3 "$OUT/row.log"
 note "the paper row on the device (100 nets), until the deadline"
 (time timeout -k 10 "$(left)" $LSTMGRAPH reproduce gers2000-cerg-forget --device cuda --out /tmp/row --log-every 20) \
     >> "$OUT/row.log" 2>&1 &
 ROW=$!
 wait $TESTS; note "tests:"; tail -15 "$OUT/pytest.log"
+wait $DRAWS; note "draws on the device:"; tail -8 "$OUT/draws.log"
 wait $AGREEMENT; note "agreement:"; tail -1 "$OUT/agreement.log"
 wait $EXACT; note "exact RTRL, 100 CERG trials of 20,000 training steps:"; tail -8 "$OUT/exact.log"
 note "the 1,000-setting sweep beside the row's last nets, until the deadline"
