@@ -50,7 +50,8 @@ timeout -k 5 300 python3 benchmarks/gpu_check.py "$OUT/others" --stage agreement
     >> "$OUT/agreement.log" 2>&1 &
 AGREEMENT=$!
 timeout -k 5 300 python3 -m pytest -q -n 3 -m gpu -p no:cacheprovider tests/engine/gpu tests/experiments/test_gpu_drivers.py \
-    tests/training/test_gpu_training.py > "$OUT/pytest.log" 2>&1 &
+    tests/experiments/test_gpu_data.py tests/experiments/test_gpu_staging.py tests/training/test_gpu_training.py \
+    > "$OUT/pytest.log" 2>&1 &
 TESTS=$!
 # The speed of the draws on the device (docs/gpu.md, "Generators on the device"), 2,000 trials a row.
 timeout -k 5 150 python3 benchmarks/gpu_draws.py --trials 2000 > "$OUT/draws.log" 2>&1 &
