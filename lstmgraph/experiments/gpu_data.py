@@ -1,14 +1,14 @@
-"""Stream data drawn on the GPU: each trial's training or test stream (CERG, CNTO), drawn from
-the trial's own generator and coded into its rows of the arrays the stream kernel reads
-(`gpu_drivers`), so that a population's data never cross from the host.
+"""Data drawn on the GPU: each trial's training or test stream (CERG, CNTO, GTS, MSD, PFG) or
+1997 sequences, drawn from the trial's own generator and coded into its rows of the arrays the
+drive kernels read (`gpu_drivers`), so that a population's data never cross from the host.
 
 The refill kernel is `StreamData.ensure` as device code, one thread a trial: the rows after the
-cursor move to the front, then sequences are drawn up to each anchor (`StreamData.ANCHOR_EVERY`
+cursor move to the front, then sequences are drawn up to each anchor (`DEVICE_ANCHOR_EVERY`
 sequences apart, where the generator's state is kept) until a quarter more than the amount asked
 for lies after the cursor. The task's in-place function draws and codes them
-(`tasks.draws.StreamRows`: `continual_rows`, `temporal_order_rows`), the one the host's draws
-run, on numpy's PCG64 as device code (`tasks.pcg64`). So a trial sees the host's sequences, and
-its outcome is the host-drawn trial's (tests/experiments/test_gpu_data.py).
+(`tasks.draws.StreamRows`), the one the host's draws run, on numpy's PCG64 as device code
+(`tasks.pcg64`). So a trial sees the host's sequences, and its outcome is the host-drawn
+trial's (tests/experiments/test_gpu_data.py).
 
 The host keeps each `StreamData`'s place only. A run starts every source at its cursor
 (`StreamData.go_to`, as a restored checkpoint does) and ends by putting it at its new cursor,
@@ -37,6 +37,11 @@ STATE_WORDS = 6  # a PCG64 state array (`pcg64.state_of`)
 #: trial's rows does not change its outcome (tests in numba's CUDA simulator, which runs each
 #: thread in Python, set fewer still).
 DEVICE_REFILL = {"steps": 1 << 13, "sequences": 1 << 6}
+#: Sequences between two generator states a trial keeps on the device (the host's
+#: `StreamData.ANCHOR_EVERY` is 256). A refill draws to the next anchor, so fewer apart means fewer
+#: rows a trial: half a CNTO trial's (docs/gpu.md). Anchors only say where the host's source is
+#: drawn again from (`give_back`), so their spacing changes no trial's data.
+DEVICE_ANCHOR_EVERY = 64
 #: What the refill kernel leaves in ``failed``: the trial's rows, or its anchors, ran out.
 ROWS_FULL, ANCHORS_FULL = 1, 2
 
@@ -57,7 +62,7 @@ class DeviceStreams:
 
     def __init__(self, cuda, sources: list[StreamData], draws, units: list[str], stride: int | None = None) -> None:
         self.cuda, self.sources, self.draws = cuda, sources, draws
-        self.kernels = _kernels(cuda, draws.function, len(draws.arguments), draws.per_trial, StreamData.ANCHOR_EVERY)
+        self.kernels = _kernels(cuda, draws.function, len(draws.arguments), draws.per_trial, DEVICE_ANCHOR_EVERY)
         amounts = [DEVICE_REFILL[unit] for unit in units]
         self.amounts = cuda.to_device(np.array(amounts, dtype=np.int64))
         self.steps_unit = cuda.to_device(np.array([unit == "steps" for unit in units], dtype=np.bool_))
@@ -76,7 +81,7 @@ class DeviceStreams:
         # when a trial's run out.
         rows = [(amount + amount + amount // 4) * (1 if unit == "steps" else draws.shortest)
                 for amount, unit in zip(amounts, units)]
-        self._allocate(stride or max(rows) + StreamData.ANCHOR_EVERY * max(16, draws.shortest))
+        self._allocate(stride or max(rows) + DEVICE_ANCHOR_EVERY * max(16, draws.shortest))
         anchors = np.zeros((count, self.capacity), dtype=np.int64)
         anchors[:, 0] = [source.drawn for source in sources]
         states = np.zeros((count, self.capacity, STATE_WORDS), dtype=np.uint64)
@@ -88,7 +93,7 @@ class DeviceStreams:
         """Empty rows at ``stride`` a trial, and room for the anchors they can hold; first
         `GpuUnavailable` where the device has not the memory for them."""
         cuda, count, task = self.cuda, len(self.sources), self.sources[0].task
-        capacity = stride // (StreamData.ANCHOR_EVERY * self.draws.shortest) + 3
+        capacity = stride // (DEVICE_ANCHOR_EVERY * self.draws.shortest) + 3
         needed = count * (stride * (8 * task.n_inputs + 8 * self.draws.planes * task.n_outputs + 9)
                           + capacity * 8 * (STATE_WORDS + 1))
         ensure_room(cuda, needed, f"drawing {count:,} trials' streams")

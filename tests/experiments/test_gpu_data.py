@@ -24,7 +24,15 @@ AMOUNTS = {"steps": 300, "sequences": 300}  # (300 sequences: more than one anch
 
 @pytest.fixture(autouse=True)
 def small_refills(monkeypatch):
+    """Refills of `AMOUNTS`, the device's anchors as far apart as the host's (so its rows are
+    laid out as the host's `StreamData.ensure` lays them out)."""
     monkeypatch.setattr(gpu_data, "DEVICE_REFILL", AMOUNTS)
+    anchors_every(monkeypatch, StreamData.ANCHOR_EVERY)
+
+
+def anchors_every(monkeypatch, sequences: int, on_the_device: int | None = None) -> None:
+    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", sequences)
+    monkeypatch.setattr(gpu_data, "DEVICE_ANCHOR_EVERY", on_the_device or sequences)
 
 
 def sources(task, seeds):
@@ -84,7 +92,7 @@ def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors,
     105 steps, PFG's of 100 and the 1997 marked pairs' of 20-22 come anchored 8 apart, 30 a
     refill (the simulator runs each thread in Python)."""
     if task in (CNTO, PFG, ADDING, MULTIPLICATION):
-        monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+        anchors_every(monkeypatch, 8)
         monkeypatch.setitem(AMOUNTS, "sequences", 30)
     cuda = cuda_module()
     task, seeds, units = make_task(*task), [3, 8], ["steps", "sequences"]
@@ -114,7 +122,7 @@ def test_device_refills_lay_out_the_host_s_rows_and_anchors(task, rows, anchors,
 def test_trials_pick_from_their_own_fixed_sets_on_the_device_as_on_the_host(monkeypatch):
     """1997 ERG: each trial picks strings from its own fixed set (seed % 3), passed to the refill
     kernel stacked, a trial's set its row (`draws.population_rows`)."""
-    monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
+    anchors_every(monkeypatch, 8)
     monkeypatch.setitem(AMOUNTS, "sequences", 30)
     experiment, seeds, units = find_experiment("hochreiter1997-erg-3x2-lr0.5"), [4, 5], ["sequences"] * 2
     sets = [_sequence_data(experiment.make_task(), experiment.protocol, seed)[0] for seed in seeds]
@@ -132,13 +140,24 @@ def test_trials_pick_from_their_own_fixed_sets_on_the_device_as_on_the_host(monk
     assert not np.array_equal(hosts[0].inputs[:50], hosts[1].inputs[:50])
 
 
-def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says():
+@pytest.mark.parametrize("device_anchors", [256, 5], ids=["the host's anchors", "anchors of its own"])
+def test_after_a_run_each_host_source_is_at_its_cursor_as_a_checkpoint_says(monkeypatch, device_anchors):
+    """With anchors of its own, the device's rows lie otherwise than the host's; the sequences
+    from each cursor on, and the host's place after the run, are the same."""
+    anchors_every(monkeypatch, StreamData.ANCHOR_EVERY, device_anchors)
     cuda = cuda_module()
     task, seeds = make_task("continual_embedded_reber"), [1, 2]
     placed = sources(task, seeds)
     device, hosts = DeviceStreams(cuda, placed, task.stream_rows, ["steps"] * 2), sources(task, seeds)
-    positions = refill_both(device, hosts, ["steps"] * 2, [0, 0])
-    positions = refill_both(device, hosts, ["steps"] * 2, [len(host.inputs) - 3 for host in hosts])
+    positions = device.refill(np.ones(2, dtype=bool), np.zeros(2, dtype=np.int64))
+    for host in hosts:
+        host.ensure(AMOUNTS["steps"], "steps")
+    inputs, at = device.inputs.copy_to_host(), device.at.copy_to_host()
+    for trial, host in enumerate(hosts):  # from the cursor on, as many rows as both hold
+        rows = min(int(at[trial, 2]) - positions[trial], len(host.inputs))
+        np.testing.assert_array_equal(inputs[at[trial, 0] + positions[trial]:][:rows, :, 0], host.inputs[:rows])
+    if device_anchors == 256:
+        positions = refill_both(device, hosts, ["steps"] * 2, [len(host.inputs) - 3 for host in hosts])
     cursors = [11, 250]  # rows into the arrays: sequences past an anchor or two
     device.give_back(np.array(cursors))
     for source, host, cursor in zip(placed, hosts, cursors):

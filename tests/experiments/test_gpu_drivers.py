@@ -27,10 +27,11 @@ pytestmark = [pytest.mark.gpu,  # (the simulator's numpy scalars warn where PCG6
 
 @pytest.fixture(autouse=True)
 def small_device_refills(monkeypatch):
-    """Data drawn on the device (`gpu_data`) a few steps at a time, anchored 8 sequences apart
-    (a refill draws to the next anchor): the simulator runs each thread in Python. Where the
-    rows and anchors lie does not change a trial (what these tests check)."""
+    """Data drawn on the device (`gpu_data`) a few steps at a time, anchored 5 sequences apart
+    there and 8 on the host (a refill draws to the next anchor): the simulator runs each thread
+    in Python. Where the rows and anchors lie does not change a trial (what these tests check)."""
     monkeypatch.setattr(gpu_data, "DEVICE_REFILL", {"steps": 64, "sequences": 8})
+    monkeypatch.setattr(gpu_data, "DEVICE_ANCHOR_EVERY", 5)
     monkeypatch.setattr(StreamData, "ANCHOR_EVERY", 8)
 
 # Streams counted in sequences with test phases (GTS, PFG), and counted in steps with the rate
