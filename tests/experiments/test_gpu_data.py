@@ -1,6 +1,6 @@
-"""Stream data drawn on the device (`gpu_data`) against the host's `StreamData`: the same rows,
-sequence counts, anchors and generator states after every refill, in more rows where a
-trial's run out, and the host's place after a run (what checkpoints save)."""
+"""Data drawn on the device (`gpu_data`), streams and 1997 sequences, against the host's
+`StreamData`: the same rows, sequence counts, anchors and generator states after every refill,
+in more rows where a trial's run out, and the host's place after a run (what checkpoints save)."""
 
 from __future__ import annotations
 
