@@ -29,7 +29,7 @@ from ..engine.gpu.source import finish
 from ..success import NOT_JUDGED
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
-from .gpu_staging import Staged, sequence_data, stream_data
+from .gpu_staging import Staged, staged_rows
 
 DRIVER_VERSION = "7"
 
@@ -72,6 +72,11 @@ def _load(population: GpuPopulation, template: str, driver_module, counters: dic
     return load_source(f"lstmgraph_gpu_{name}_{key}", text).drive
 
 
+def _laid(source) -> tuple:
+    """A `StreamData`'s arrays as `gpu_staging.staged_rows` takes them."""
+    return source.inputs, source.targets, source.judged, source.ends, source.counts
+
+
 def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.ndarray, refill,
                    threads: int | None = None, draws_on_device: bool = True) -> None:
     """Run the stream ``trials`` on the GPU until each has stopped (ended, paused at its
@@ -112,8 +117,8 @@ def advance_on_gpu(trials: list, rules: list, counters: np.ndarray, scores: np.n
             data = device_sources[0][0].arrays() + device_sources[1][0].arrays()
         else:
             planes = 2 if any(trial.training.apart or trial.testing.apart for trial in trials) else 1
-            data = (*stream_data(training, [t.training for t in trials], planes),
-                    *stream_data(testing, [t.testing for t in trials], planes))
+            data = tuple(array for staged, which in ((training, "training"), (testing, "testing"))
+                         for array in staged_rows(staged, [_laid(getattr(trial, which)) for trial in trials], planes))
         d_counters = cuda.to_device(counters)
         with launching(population.layout):
             drive[blocks, population.layout.block_threads](
@@ -179,14 +184,14 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         longest = [draws.longest] if device else [longest_sequence(trial.training.ends) for trial in trials]
         longest = max(longest + [longest_sequence(data[3]) for data in frozen])
         data = []
-        for name, laid, staged in (("training", [(trial.training.inputs, trial.training.targets, trial.training.judged,
-                                                  trial.training.ends) for trial in trials], staged_training),
+        # (the 1997 kernel reads no sequence counts: the first four arrays)
+        for name, laid, staged in (("training", [_laid(trial.training)[:4] for trial in trials], staged_training),
                                    ("tests", frozen, staged_frozen)):
             if name in device:
                 inputs, targets, ends, _, at = device[name][0].arrays()
                 data += [inputs, targets, ends, at]
             else:
-                data += sequence_data(staged, laid)
+                data += staged_rows(staged, laid)
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         with launching(population.layout):

@@ -57,34 +57,21 @@ def row_bytes(layout: list) -> int:
     return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in layout)
 
 
-def stream_data(staged: Staged, sources: list, planes: int) -> tuple:
-    """The trials' stream data (`StreamData`) as the stream kernel reads them: inputs (rows,
-    columns, 1), targets (rows, planes, columns, 1), sequence ends, counts, and per trial (first
-    row, first count, rows). Reshaped, not ``[..., None]``: numba's copies drop zero-stride axes."""
-    def parts(trial: int) -> tuple:
-        source = sources[trial]
-        rows, columns, outputs = len(source.inputs), source.inputs.shape[1], source.targets.shape[1]
-        targets = np.stack([source.targets, source.judged][:planes], axis=1)
-        return source.inputs.reshape(rows, columns, 1), targets.reshape(rows, planes, outputs, 1), source.ends, source.counts
-
-    arrays, first = staged.on_device([s.inputs for s in sources], [len(s.counts) for s in sources], parts, planes)
-    at = np.stack([first, first, [len(s.inputs) for s in sources]], axis=1).astype(np.int64)
-    return (*arrays, staged.cuda.to_device(at))
-
-
-def sequence_data(staged: Staged, laid: list[tuple]) -> tuple:
-    """The trials' 1997 data drawn on the host, each (inputs, targets, judged, ends), as the
-    sequence kernel reads them: inputs (rows, columns, 1), targets (rows, planes, outputs, 1),
-    what is judged the last plane (a second one where it differs from the targets), ends, and
-    per trial (first row, first row, rows), as `DeviceStreams` lays them out."""
-    planes = 1 if all(part[2] is part[1] for part in laid) else 2
+def staged_rows(staged: Staged, laid: list[tuple], planes: int | None = None) -> tuple:
+    """The trials' host-drawn data, each (inputs, targets, judged, ends, and for streams counts),
+    as the drive kernels read them and `DeviceStreams` lays them out: inputs (rows, columns, 1),
+    targets (rows, planes, outputs, 1), what is judged the last plane (a second where it differs
+    from the targets: ``planes``, else where some trial's judged array is not its targets), ends
+    (and counts), and per trial (first row, first count, rows). Reshaped, not ``[..., None]``:
+    numba's copies drop zero-stride axes."""
+    planes = planes or (1 if all(part[2] is part[1] for part in laid) else 2)
 
     def parts(trial: int) -> tuple:
-        inputs, targets, judged, ends = laid[trial]
+        inputs, targets, judged, *rest = laid[trial]
         rows, outputs = len(inputs), targets.shape[1]
         stacked = np.stack([targets, judged][:planes], axis=1)
-        return inputs.reshape(rows, inputs.shape[1], 1), stacked.reshape(rows, planes, outputs, 1), ends
+        return (inputs.reshape(rows, inputs.shape[1], 1), stacked.reshape(rows, planes, outputs, 1), *rest)
 
-    arrays, first = staged.on_device([part[0] for part in laid], [len(part[0]) for part in laid], parts, planes)
+    arrays, first = staged.on_device([part[0] for part in laid], [max(map(len, part)) for part in laid], parts, planes)
     at = np.stack([first, first, [len(part[0]) for part in laid]], axis=1).astype(np.int64)
     return (*arrays, staged.cuda.to_device(at))

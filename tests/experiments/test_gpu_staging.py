@@ -15,7 +15,7 @@ from lstmgraph.experiments import gpu_staging
 pytestmark = pytest.mark.gpu
 
 
-def test_staged_data_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride():
+def test_staged_streams_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride():
     def source(rows: int, value: float):
         ends = np.zeros(rows, dtype=np.bool_)
         ends[1::2] = True
@@ -23,9 +23,12 @@ def test_staged_data_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride
                                judged=np.full((rows, 2), 2 * value), ends=ends,
                                counts=np.concatenate([[0], np.cumsum(ends)]).astype(np.int64))
 
+    def staged_rows(staged, sources, planes):
+        laid = [(one.inputs, one.targets, one.judged, one.ends, one.counts) for one in sources]
+        return gpu_staging.staged_rows(staged, laid, planes)
+
     def read(staged, sources, planes):
-        inputs, targets, ends, counts, at = (array.copy_to_host()
-                                             for array in gpu_staging.stream_data(staged, sources, planes))
+        inputs, targets, ends, counts, at = (array.copy_to_host() for array in staged_rows(staged, sources, planes))
         for trial, one in enumerate(sources):
             row, count, rows = at[trial]
             assert rows == len(one.inputs) and row == count == trial * staged.stride
@@ -42,7 +45,7 @@ def test_staged_data_copy_only_the_trials_drawn_anew_and_keep_each_at_its_stride
     read(staged, sources, 1)
     sources[0].inputs[:] = 9.0  # changed in place, not drawn anew: not copied again
     sources[1] = source(7, 3.0)  # drawn anew, within the stride: copied
-    inputs = gpu_staging.stream_data(staged, sources, 1)[0].copy_to_host()
+    inputs = staged_rows(staged, sources, 1)[0].copy_to_host()
     assert (inputs[:8] == 1.0).all() and (inputs[staged.stride:staged.stride + 7] == 3.0).all()
     sources[0] = source(40, 4.0)  # longer than the stride: every trial copied anew at a new stride
     read(staged, sources, 1)
@@ -96,10 +99,10 @@ def test_staged_1997_data_include_an_empty_test_set():
     targets, none = np.arange(5.0)[:, None], np.zeros((0, 1))
     laid = [(np.ones((5, 2)), targets, targets, np.ones(5, dtype=np.bool_)),
             (np.ones((0, 2)), none, none, np.ones(0, dtype=np.bool_))]
-    inputs, staged, ends, at = (a.copy_to_host() for a in gpu_staging.sequence_data(
+    inputs, staged, ends, at = (a.copy_to_host() for a in gpu_staging.staged_rows(
         gpu_staging.Staged(cuda_module()), laid))
     assert at.tolist() == [[0, 0, 5], [6, 6, 0]] and inputs.shape == (12, 2, 1) and staged.shape == (12, 1, 1, 1)
     assert (inputs[:5] == 1.0).all() and ends[:5].all() and (staged[:5, 0, :, 0] == targets).all()
     laid[0] = laid[0][:2] + (np.full((5, 1), np.nan), laid[0][3])  # judged apart: a second plane
-    staged = gpu_staging.sequence_data(gpu_staging.Staged(cuda_module()), laid)[1].copy_to_host()
+    staged = gpu_staging.staged_rows(gpu_staging.Staged(cuda_module()), laid)[1].copy_to_host()
     assert staged.shape == (12, 2, 1, 1) and (staged[:5, 0, :, 0] == targets).all() and np.isnan(staged[:5, 1]).all()
