@@ -135,7 +135,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,))),
     "hochreiter1997-adding-t1000": (
-        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),),
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
+        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t1000/learning-rate", suspects=(RATE,))),
     "gers2000-cerg-state-decay": (
         TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay", suspects=(TEST_STREAMS,)),
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
