@@ -184,14 +184,13 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         longest = [draws.longest] if device else [longest_sequence(trial.training.ends) for trial in trials]
         longest = max(longest + [longest_sequence(data[3]) for data in frozen])
         data = []
-        # (the 1997 kernel reads no sequence counts: the first four arrays)
-        for name, laid, staged in (("training", [_laid(trial.training)[:4] for trial in trials], staged_training),
-                                   ("tests", frozen, staged_frozen)):
+        for name, staged in (("training", staged_training), ("tests", staged_frozen)):
             if name in device:
                 inputs, targets, ends, _, at = device[name][0].arrays()
                 data += [inputs, targets, ends, at]
-            else:
-                data += staged_rows(staged, laid)
+            else:  # (the 1997 kernel reads no sequence counts: a source's first four arrays)
+                data += staged_rows(staged, frozen if name == "tests" else
+                                    [_laid(trial.training)[:4] for trial in trials])
         d_counters = cuda.to_device(counters)
         errors = cuda.to_device(np.zeros((count, max(longest * n_outputs, int(rule.settings[SequenceSetting.WINDOW])))))
         with launching(population.layout):
