@@ -49,6 +49,9 @@ MAX_JOBS = 4096
 MAX_SEED = 2**63 - 1
 #: Bytes of a JSON file the tool wrote and reads back (run.json, summary.json, experiment.json).
 MAX_JSON_BYTES = 1 << 24
+#: Bytes of the values BPTT keeps for one window or sequence (its tape: steps x slots x trials);
+#: `bptt_window` bounds it.
+MAX_TAPE_BYTES = 1 << 30
 #: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most.
 MAX_ROW_BYTES = 1 << 24
 #: Where an error over one of these limits points to.

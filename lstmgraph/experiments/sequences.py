@@ -218,6 +218,7 @@ class SequenceTrial(Trial):
 
 
     DEVICES = ("cpu", "cuda")
+    WHOLE_SEQUENCES = True
 
     def __init__(self, engine, task: Task, protocol: SequenceProtocol, seed: int,
                  budget_steps: int | None = None):
@@ -349,10 +350,18 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
 def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, recent, test_errors: np.ndarray,
                     frozen: list) -> None:
     """The trials side by side in one block of lanes, the compiled driver (`sequence_driver.drive`)
-    called until every lane has stopped; the networks and rates scattered back."""
+    called until every lane has stopped; the networks and rates scattered back. Trials learning
+    by BPTT run one at a time: a kernel call is then one segment, and the driver's calls end at
+    the end of a sequence of the lane alone (staged whole)."""
     from ..engine.compiled.lanes import LaneBlock
     from . import sequence_driver as driver
 
+    segments = trials[0].engine.segments
+    if segments and len(trials) > 1:
+        for lane, trial in enumerate(trials):
+            _advance_on_cpu([trial], rule, counters[lane:lane + 1], type(recent)(*(r[lane:lane + 1] for r in recent)),
+                            test_errors[lane:lane + 1], frozen[lane:lane + 1])
+        return
     program = trials[0].engine.network.program
     engines = [trial.engine for trial in trials]
     block = LaneBlock.gather(engines)
@@ -362,8 +371,12 @@ def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, rec
     status = counters[:, Counter.STATUS]
     while True:
         _refill_sequences(trials, counters, frozen)
-        outputs = _room_for(outputs, *(longest_sequence(trial.training.ends) for trial in trials),
-                            *(longest_sequence(data[3]) for data in frozen))
+        longest = max([longest_sequence(trial.training.ends) for trial in trials]
+                      + [longest_sequence(data[3]) for data in frozen])
+        outputs = _room_for(outputs, longest)
+        if segments and longest > len(stage_inputs):
+            stage_inputs = np.zeros((longest, program.n_inputs, block.width))
+            stage_targets = np.zeros((longest, 1, program.n_outputs, block.width))
         training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
                                           for field in driver.LaneSequences._fields))
         driver.drive(block, trials[0].engine.training.momentum, rule, training, driver.LaneSequences(*zip(*frozen)),

@@ -23,8 +23,9 @@ from ..tasks import TASKS, TaskError
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
 from .sweep_values import SweepError
-from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES,
-                       STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay, state_decays)
+from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
+                       OUTPUT_BIASES, STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay,
+                       state_decays)
 
 @dataclass(frozen=True)
 class SweepKey:
@@ -211,7 +212,7 @@ VARIANTS: dict[str, Variant] = {
     "without_forget_gate": WITHOUT_FORGET_GATE, "without_peepholes": WITHOUT_PEEPHOLES,
     "state_decay": STATE_DECAY, "identity_output": IDENTITY_OUTPUT, "eight_symbols": EIGHT_SYMBOLS,
     "output_biases": OUTPUT_BIASES, "input_shortcut": INPUT_OUTPUT_SHORTCUT,
-    "cell_sources_only": CELL_SOURCES_ONLY, "forget_open": FORGET_OPEN,
+    "cell_sources_only": CELL_SOURCES_ONLY, "forget_open": FORGET_OPEN, "full_gradient": FULL_GRADIENT,
 }
 
 
@@ -251,13 +252,16 @@ def _state_decay_current(row: Experiment, name: str) -> Any:
     return decays.pop() if len(decays) == 1 else None
 
 
-#: The online learning rules a trial can run (BPTT needs whole sequences, not online updates).
-ONLINE_RULES = ("truncated_rtrl", "rtrl")
+#: The learning rules a trial can run: online RTRL, or BPTT over each whole sequence (1997 rows).
+TRIAL_RULES = ("truncated_rtrl", "rtrl", "bptt")
 
 
 def _rule(row: Experiment, name: str, value: Any) -> Experiment:
-    if value not in ONLINE_RULES:
-        raise SweepError(f"learning_rule takes {' or '.join(ONLINE_RULES)} (online rules), not {json.dumps(value)}")
+    if value not in TRIAL_RULES:
+        raise SweepError(f"learning_rule takes {', '.join(TRIAL_RULES)}, not {json.dumps(value)}")
+    if value == "bptt" and not row.protocol.trial_class.WHOLE_SEQUENCES:
+        raise SweepError(f"learning_rule bptt learns over whole sequences; the {row.protocol.kind} protocol of "
+                         f"{row.name} never ends one (use truncated_rtrl or rtrl)")
 
     def change(data: dict[str, Any]) -> None:
         data.setdefault("training", {})["learning_rule"] = value
@@ -269,8 +273,9 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              lambda row, name: row.learning_rate if row.learning_rate is not None else _training(row, "learning_rate")),
     SweepKey("momentum", "a number in [0, 1)", "the momentum of the weight updates", _momentum,
              lambda row, name: row.momentum if row.momentum is not None else _training(row, "momentum")),
-    SweepKey("learning_rule", " or ".join(ONLINE_RULES), "the learning rule: the papers' truncated RTRL, or exact "
-             "RTRL (every gradient path kept: a bound on what the truncation costs)", _rule,
+    SweepKey("learning_rule", ", ".join(TRIAL_RULES), "the learning rule: the papers' truncated RTRL, exact "
+             "RTRL (every gradient path kept: a bound on what the truncation costs), or BPTT over each sequence "
+             "with one update at its end (sequence rows; with `variant.full_gradient` the exact gradient)", _rule,
              lambda row, name: _training(row, "learning_rule") or "truncated_rtrl"),
     SweepKey("state_decay", "a number in (0, 1]", "every cell state's decay per step, s(t) = d s(t-1) + input "
              "(the 2000 paper's state-decay baseline, which gives no d; 1 is the CEC)", _state_decay,

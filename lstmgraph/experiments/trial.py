@@ -121,8 +121,16 @@ class Trial:
     #: Whether its GPU driver reads each trial's protocol settings, so that trials of different
     #: protocols (of this kind) share a population.
     GPU_PROTOCOL_PER_TRIAL = False
+    #: Whether its driver's kernel calls end where a sequence ends, so that a trial can learn by
+    #: BPTT over whole sequences (a stream never ends one).
+    WHOLE_SEQUENCES = False
 
     def __init__(self, engine, task: Task, protocol, seed: int, budget_steps: int | None = None):
+        if getattr(engine, "segments", False) and not self.WHOLE_SEQUENCES:
+            from ..training.engines import EngineError
+
+            raise EngineError(f"the {protocol.kind} protocol's trials learn online by RTRL only: BPTT needs the "
+                              f"end of a sequence, which a stream never reaches (use truncated_rtrl or rtrl)")
         self.engine = engine
         self.task = task
         self.protocol = protocol

@@ -1,6 +1,7 @@
 """Named changes to a bundled spec's data, the catalogue's `Variant`s: without forget gates,
-without peepholes, state decay, an identity output, 8 symbols, a forget-gate bias, and the 2000
-CERG net's wiring (output biases, input-to-output shortcut, cell-only recurrent sources).
+without peepholes, state decay, an identity output, 8 symbols, a forget-gate bias, the 2000
+CERG net's wiring (output biases, input-to-output shortcut, cell-only recurrent sources) and
+no truncation (every connection carrying gradient).
 """
 
 from __future__ import annotations
@@ -101,6 +102,12 @@ def _cell_sources_only(data: dict[str, Any]) -> None:
             connection["from"] = [source for source in sources if source.endswith(".cell_output")]
 
 
+def _full_gradient(data: dict[str, Any]) -> None:
+    """Every connection carries gradient (``gradient: true``): no truncation (docs/spec.md)."""
+    for connection in data["connections"]:
+        connection["gradient"] = True
+
+
 WITHOUT_FORGET_GATE = Variant("without forget gates (standard 1997 LSTM)", _without_forget_gate)
 WITHOUT_PEEPHOLES = Variant("without peephole connections", _without_peepholes)
 STATE_DECAY = state_decay(0.9)
@@ -110,4 +117,6 @@ EIGHT_SYMBOLS = Variant("8 inputs and 8 outputs (2000: NTO, CNTO)", _symbols(8))
 OUTPUT_BIASES = Variant("with output biases", _output_biases)
 INPUT_OUTPUT_SHORTCUT = Variant("with input-to-output shortcut connections", _input_output_shortcut)
 CELL_SOURCES_ONLY = Variant("with only cell outputs as recurrent sources", _cell_sources_only)
+#: With BPTT, the exact gradient (exact RTRL ignores the flags and keeps every path anyway).
+FULL_GRADIENT = Variant("every connection carries gradient (no truncation)", _full_gradient)
 WIRING_2000 = (INPUT_OUTPUT_SHORTCUT, OUTPUT_BIASES, CELL_SOURCES_ONLY)

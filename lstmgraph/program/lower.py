@@ -12,7 +12,11 @@ each a kind from a handful (`Op`) applied to index arrays, in phases:
   (Hochreiter & Schmidhuber 1997, truncation); the error reaching the previous step's values;
 - ``contract``: dE/dw += dE/dy_s(t-1) . T_s(t-1) for every traced value s;
 - ``propagate``: this step's sensitivities dy/dw of the values upstream of the traced ones;
-- ``update``: momentum SGD; ``keep_traces``, ``keep_state``: what the next step reads.
+- ``update``: momentum SGD; ``keep_traces``, ``keep_state``: what the next step reads;
+- BPTT over a segment of steps (`lower` with ``segments``; the interpreter's ``run_segment``):
+  ``tape``, the slots a step's backward pass reads (kept after its loss, restored latest
+  first); ``carry_in``, ``carry_out``, the error a delayed value takes to the step before;
+  ``segment_begin``, ``segment_end``, the gradient summed over the segment.
 
 Which sensitivities exist is decided here, value by value (`sensitivities`): with the papers'
 truncation they are the cell states' traces of their own block's cell-input, input-gate and
@@ -36,7 +40,7 @@ ONE, MINUS_ONE = 0, 1  # constant slots
 #: Operation kinds (`operations.OPERATION_KINDS`; their integer codes are the compiled executor's).
 KINDS = tuple(OPERATION_KINDS)
 PHASES = ("forward", "loss", "backward", "contract", "propagate", "update", "keep_traces",
-          "keep_state")
+          "keep_state", "tape", "segment_begin", "carry_in", "carry_out", "segment_end")
 PHASE_CODE = {name: code for code, name in enumerate(PHASES)}
 
 
@@ -118,7 +122,8 @@ class Slots:
 
 @dataclass(frozen=True)
 class Program:
-    """A plan lowered for one learning rule (truncated or exact RTRL) and one loss."""
+    """A plan lowered for one learning rule (truncated or exact RTRL, or BPTT over segments:
+    ``segments``) and one loss."""
 
     plan: Plan
     ops: tuple[Op, ...]
@@ -130,6 +135,7 @@ class Program:
     trace_entries: dict[str, tuple[np.ndarray, np.ndarray]]
     full_gradient: bool = False
     loss: str = "sum_of_squares"
+    segments: bool = False
 
     @property
     def n_theta(self) -> int:
@@ -301,18 +307,20 @@ class _Lowering:
         return ONE if gate_group is None else self.at("y", gate_group, g)
 
     # -- phases ------------------------------------------------------------------------------
-    def lower(self, traces: bool) -> Program:
+    def lower(self, traces: bool, segments: bool) -> Program:
         self._forward()
         self._loss()
         self._backward()
         self.trace_entries = {}
         if traces:
             self._traces(self._sensitivities())
+        if segments:
+            self._segments()
         self._update_and_keep()
         trace_entries = {group: (_array(units), _array(params)) for group, (units, params)
                          in self.trace_entries.items()}
         return Program(self.plan, tuple(self.ops), self.slots.size, dict(self.slots.regions), trace_entries,
-                       self.full_gradient, self.loss)
+                       self.full_gradient, self.loss, segments)
 
     def _forward(self) -> None:
         columns, start = [], 0
@@ -536,6 +544,32 @@ class _Lowering:
                 a.append(current_slot[(name, i, p)])
         self.emit("copy", "keep_traces", out, a, what="T(t) for the next step")
 
+    def _segments(self) -> None:
+        """BPTT's phases over a segment: a step's values below the weights go on the tape
+        (activations, net inputs, derivatives, the previous step's values); latest step first,
+        each delayed value's error reaching the step before (``perr``) is carried into its
+        ``dy`` there, and each step's gradient is summed (``grad_total``), then becomes ``grad``
+        for the one update after the segment."""
+        n = self.plan.n_parameters
+        theta = self.at("theta", "")
+        self.emit("copy", "tape", range(theta), range(theta), what="a step's values, kept for its backward pass")
+        start = self.slots.region("grad_total", "", n)
+        total = range(start, start + n)
+        carried = [name for name in self.plan.delayed_sources if self.computed(name)]
+        for name in carried:
+            self.slots.region("carry", name, self.units[name].size)
+        carries = [slot for name in carried for slot in self.span("carry", name, self._size(name))]
+        self.emit("zero", "segment_begin", [*total, *carries], what="no error from beyond the segment, no gradient yet")
+        for name in carried:
+            size = self._size(name)
+            self.emit("mac", "carry_in", self.span("dy", name, size), self.span("carry", name, size), [ONE] * size,
+                      [ONE] * size, what=f"dE/d{name} from the step after")
+            self.emit("copy", "carry_out", self.span("carry", name, size), self.span("perr", name, size),
+                      what=f"dE/d{name} for the step before")
+        self.emit("mac", "carry_out", total, self.span("grad", "", n), [ONE] * n, [ONE] * n,
+                  what="the gradient summed over the segment")
+        self.emit("copy", "segment_end", self.span("grad", "", n), total, what="the segment's gradient")
+
     def _update_and_keep(self) -> None:
         n = self.plan.n_parameters
         self.emit("update", "update", self.span("theta", "", n), self.span("velocity", "", n),
@@ -548,8 +582,11 @@ class _Lowering:
 
 
 def lower(plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
-          traces: bool = True) -> Program:
+          traces: bool = True, segments: bool = False) -> Program:
     """The program of a plan: truncated RTRL as the flags say, or (``full_gradient``) exact.
     ``traces=False`` leaves out the sensitivity analysis and the contract, propagate and
-    keep_traces phases (enough to run forward and for BPTT)."""
-    return _Lowering(plan, full_gradient, loss).lower(traces)
+    keep_traces phases (enough to run forward and for BPTT); ``segments`` adds BPTT's phases
+    (tape, carries and the segment's gradient) and needs ``traces=False``."""
+    if segments and traces:
+        raise ValueError("a program learns by BPTT over segments or by RTRL's traces, not both")
+    return _Lowering(plan, full_gradient, loss).lower(traces, segments)

@@ -8,7 +8,8 @@ checkpoint written by one can be restored by the other.
 - `NumpyEngine` (engine/simulator.py, traces.py, bptt.py) does everything: truncated and
   exact RTRL with online or per-sequence updates, and BPTT.
 - `CompiledEngine` runs the program in the compiled interpreter (engine/compiled) a chunk of
-  steps at a time: online truncated or exact RTRL with momentum and the sum-of-squares or
+  steps at a time: online truncated or exact RTRL, or BPTT (a chunk being one window or
+  sequence, the interpreter's ``run_segment``), with momentum and the sum-of-squares or
   cross-entropy loss. The interpreter decays the rate multiplicatively after every update (``decay``); a
   per-sequence schedule sets the rate between sequences, and inverse-time decay after every
   step runs one step per call. Non-finite values are looked for after every chunk;
@@ -26,6 +27,7 @@ from ..engine.devices import DEVICES
 from ..engine.simulator import Simulator
 from ..engine.traces import RealTimeRecurrentLearning
 from ..engine.weights import Weights
+from ..limits import COUNT_LIMITS_HINT, MAX_TAPE_BYTES, LimitError
 from ..plan import Plan
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence
@@ -51,10 +53,8 @@ def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
     """Why the compiled engine cannot train this training section, or None if it can."""
     if training.optimizer.name != "sgd" or training.clip_norm is not None:
         return "the compiled engine updates by momentum SGD only, not adam or clip_norm"
-    if training.learning_rule == "bptt":
-        return "the compiled engine learns by RTRL only, not bptt"
-    if training.update_mode != "online":
-        return "the compiled engine updates online only, not once per sequence (update: sequence)"
+    if training.update_mode != "online" and training.learning_rule != "bptt":
+        return "the compiled engine updates RTRL online only, not once per sequence (update: sequence)"
     if training.loss == "cross_entropy":
         for unit in plan.units:
             if unit.role == "output" and unit.activation not in ("softmax", "logistic"):
@@ -74,6 +74,9 @@ def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto",
         raise EngineError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
     if device != "cpu" and requested == "numpy":
         raise EngineError(f"the numpy engine runs on the CPU only; leave out --engine numpy for --device {device}")
+    if device != "cpu" and training.learning_rule == "bptt":
+        raise EngineError(f"on --device {device} trials learn by RTRL only, not bptt; train it on the CPU "
+                          f"(leave out --device)")
     if requested == "numpy":
         return "numpy", None
     reason = compiled_unsupported(plan, training)
@@ -215,9 +218,11 @@ class CompiledEngine:
         self.trials = trials
         self.optimizer = optimizer
         self.learner = None
+        #: BPTT: one kernel call per window (``bptt_window``) or whole sequence, one update after it.
+        self.segments = training.learning_rule == "bptt"
         try:
             self.network = CompiledNetwork(plan, full_gradient=training.learning_rule == "rtrl",
-                                           loss=training.loss, kernel=kernel)
+                                           loss=training.loss, kernel=kernel, segments=self.segments)
         except KernelChoiceError as error:
             raise EngineError(str(error)) from None
         self.device = device
@@ -228,9 +233,13 @@ class CompiledEngine:
         # The interpreter multiplies the rate by `decay` after every update: multiplicative
         # decay after every step is done inside it; inverse time after every step is not, so it
         # then runs one step per call with the rate set by the optimiser in between.
+        # BPTT updates once a segment, so the optimiser decays the rate after every step there.
         self.interpreter_decay = (schedule.factor if schedule.kind == "multiplicative" and schedule.every == "step"
-                             else 1.0)
-        self.chunk = 1 if schedule.kind == "inverse_time" and schedule.every == "step" else self.CHUNK
+                                  and not self.segments else 1.0)
+        if self.segments:
+            self.chunk = training.bptt_window  # None: the whole sequence
+        else:
+            self.chunk = 1 if schedule.kind == "inverse_time" and schedule.every == "step" else self.CHUNK
 
     @property
     def weights(self) -> Weights:
@@ -278,8 +287,13 @@ class CompiledEngine:
         inputs = np.require(sequence.inputs, np.float64, ["C", "W"])
         targets = np.require(sequence.targets, np.float64, ["C", "W"])
         total = np.zeros(self.trials)
-        for start in range(0, len(inputs), self.chunk):
-            stop = min(start + self.chunk, len(inputs))
+        chunk = self.chunk or max(len(inputs), 1)
+        if self.segments and min(chunk, len(inputs)) * self.network.tape_slots * self.trials * 8 > MAX_TAPE_BYTES:
+            raise LimitError(f"BPTT over {min(chunk, len(inputs)):,} steps of {self.trials:,} trials keeps more than "
+                             f"{MAX_TAPE_BYTES:,} bytes of values ({COUNT_LIMITS_HINT}); set training.bptt_window "
+                             f"to update after fewer steps")
+        for start in range(0, len(inputs), chunk):
+            stop = min(start + chunk, len(inputs))
             total += self._chunk(inputs[start:stop], targets[start:stop], done + start)
         return total
 
@@ -336,7 +350,10 @@ class CompiledEngine:
         return self._diagnose_in_interpreter(inputs, targets, done)
 
     def _diagnose_in_interpreter(self, inputs: np.ndarray, targets: np.ndarray, done: int) -> TrainingDiverged:
-        """Replay the chunk step by step in the interpreter from the current (snapshot) state."""
+        """Replay the chunk step by step in the interpreter from the current (snapshot) state
+        (a BPTT segment learns only at its end: it is named whole)."""
+        if self.segments:
+            return TrainingDiverged(done + len(inputs), f"the BPTT segment of steps {done + 1}-{done + len(inputs)}")
         snapshot = self._snapshot()
         total = np.zeros(self.trials)
         try:

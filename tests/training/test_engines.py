@@ -94,13 +94,12 @@ def test_compiled_and_numpy_trainers_agree(tmp_path, case):
 def test_the_engine_is_chosen_by_the_training_section():
     assert select_engine(*_pair("gers2000_cerg")) == ("compiled", None)
     assert select_engine(*_pair("rnn", learning_rule="rtrl")) == ("compiled", None)
-    engine, note = select_engine(*_pair("rnn"))                                  # bptt
-    assert engine == "numpy" and "bptt" in note
+    assert select_engine(*_pair("rnn")) == ("compiled", None)                    # bptt
     engine, note = select_engine(*_pair("gers2002_timing", update="sequence"))
     assert engine == "numpy" and "update: sequence" in note
     assert select_engine(*_pair("gers2000_cerg"), "numpy") == ("numpy", None)
-    with pytest.raises(EngineError, match="cannot train this spec: .*bptt"):
-        select_engine(*_pair("rnn"), "compiled")
+    with pytest.raises(EngineError, match="cannot train this spec: .*update: sequence"):
+        select_engine(*_pair("rnn", learning_rule="rtrl", update="sequence"), "compiled")
     with pytest.raises(EngineError, match="cannot train this spec"):
         Trainer(_plan("gers2002_timing", update="sequence"), engine="compiled")
 

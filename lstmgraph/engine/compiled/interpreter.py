@@ -28,7 +28,7 @@ from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
 from ...program.lower import PHASE_CODE
 
-INTERPRETER_VERSION = "3"
+INTERPRETER_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,8 @@ def source() -> str:
     return (_TEMPLATE.replace("#MATH\n", math_import()).replace("#CONSTANTS\n", constants)
             .replace("#ENTRIES\n", functions + "\n")
             .replace("#GROUPS\n", group_functions(inline_loss=False))
-            .replace("#DISPATCH\n", "".join(" " * 12 + line + "\n" for line in dispatch)))
+            .replace("#DISPATCH\n", "".join(" " * 12 + line + "\n" for line in dispatch))
+            .replace("#PHASE_DISPATCH\n", "".join(" " * 8 + line + "\n" for line in dispatch)))
 
 
 #: The column of R holding each operand's base (its strides over i and j follow).
@@ -375,4 +376,123 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
 #DISPATCH
         if step_done(t, L, active, wrong, steps_done, stop_all):
             break
+
+
+@numba.njit(cache=True, nogil=True)
+def run_phases(first, last, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+               targets, t, rate, momentum, decay, tolerance, learn, active, sums, record, wrong):
+    """The operations of phases ``first`` to ``last`` at step ``t``, in program order
+    (``ordered``, ``phase_start``: `by_phase`)."""
+    for index in range(phase_start[first], phase_start[last + 1]):
+        op = ordered[index]
+        ph = phase[op]
+        kd = kind[op]
+        rs = run_start[op]
+        re = run_stop[op]
+#PHASE_DISPATCH
+
+
+@numba.njit(cache=True, nogil=True)
+def by_phase(phase):
+    """The operations ordered by phase, each phase's in program order, and where each phase
+    starts in that order (one more entry: the end)."""
+    ordered = np.argsort(phase, kind="mergesort")
+    phase_start = np.zeros(PHASE_SEGMENT_END + 2, dtype=np.int64)
+    for op in range(phase.shape[0]):
+        phase_start[phase[op] + 1] += 1
+    for p in range(1, phase_start.shape[0]):
+        phase_start[p] += phase_start[p - 1]
+    return ordered, phase_start
+
+
+@numba.njit(cache=True, nogil=True)
+def tape_slots(kind, phase, run_start, run_stop, R):
+    """The slots of the ``tape`` phase's operation, in entry order."""
+    count = 0
+    for op in range(kind.shape[0]):
+        if phase[op] == PHASE_TAPE:
+            for r in range(run_start[op], run_stop[op]):
+                count += R[r, 0] * R[r, 1]
+    slots = np.empty(count, dtype=np.int64)
+    k = 0
+    for op in range(kind.shape[0]):
+        if phase[op] == PHASE_TAPE:
+            for r in range(run_start[op], run_stop[op]):
+                for i in range(R[r, 0]):
+                    for j in range(R[r, 1]):
+                        slots[k] = R[r, 2] + i * R[r, 3] + j * R[r, 4]
+                        k += 1
+    return slots
+
+
+@numba.njit(cache=True, nogil=True)
+def run_segment(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
+                tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
+    """``run`` for a program lowered with ``segments``: the call is one segment of BPTT. It
+    runs forward over the steps as ``run`` does (the same outputs, loss sums, success test and
+    final state), keeping each step's values on a tape; then, in the lanes that learn, it runs
+    the backward phase latest step first, carrying each delayed value's error to the step before
+    and summing the gradient, and updates once with that sum. A learning lane must run every
+    step: a success test that stops one inside the segment raises ValueError."""
+    L = V.shape[1]
+    v = V.reshape(V.shape[0] * L)
+    steps = inputs.shape[0]
+    back = np.zeros(L, dtype=np.bool_)  # the lanes that learn from this segment
+    learning = False
+    for l in range(L):
+        wrong[l] = False
+        back[l] = active[l] and learn[l]
+        learning = learning or back[l]
+    slots = tape_slots(kind, phase, run_start, run_stop, R)
+    ordered, phase_start = by_phase(phase)
+    tape = np.empty((steps if learning else 0, slots.shape[0], L))
+    ran = 0
+    for t in range(steps):
+        running = False
+        for l in range(L):
+            running = running or active[l]
+        if not running:
+            break
+        run_phases(PHASE_FORWARD, PHASE_LOSS, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+                   targets, t, rate, momentum, decay, tolerance, learn, active, sums, record, wrong)
+        if learning:
+            for k in range(slots.shape[0]):
+                for l in range(L):
+                    tape[t, k, l] = V[slots[k], l]
+        run_phases(PHASE_KEEP_STATE, PHASE_KEEP_STATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
+                   inputs, targets, t, rate, momentum, decay, tolerance, learn, active, sums, record, wrong)
+        ran = t + 1
+        if step_done(t, L, active, wrong, steps_done, stop_all):
+            break
+    if not learning or ran == 0:
+        return
+    for l in range(L):
+        if back[l] and steps_done[l] != steps:
+            raise ValueError("a lane learning by BPTT stopped inside its segment")
+    scratch_sums = np.zeros(L)
+    scratch_wrong = np.zeros(L, dtype=np.bool_)
+    run_phases(PHASE_SEGMENT_BEGIN, PHASE_SEGMENT_BEGIN, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
+               inputs, targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+    for t in range(ran - 1, -1, -1):
+        for k in range(slots.shape[0]):
+            for l in range(L):
+                V[slots[k], l] = tape[t, k, l]
+        run_phases(PHASE_LOSS, PHASE_LOSS, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs, targets,
+                   t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+        run_phases(PHASE_CARRY_IN, PHASE_CARRY_IN, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+        run_phases(PHASE_BACKWARD, PHASE_BACKWARD, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+        run_phases(PHASE_CARRY_OUT, PHASE_CARRY_OUT, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+    run_phases(PHASE_SEGMENT_END, PHASE_SEGMENT_END, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
+               inputs, targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+    run_phases(PHASE_UPDATE, PHASE_UPDATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+               targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
+    # The values after the last step again (the backward pass overwrote them).
+    for k in range(slots.shape[0]):
+        for l in range(L):
+            V[slots[k], l] = tape[ran - 1, k, l]
+    run_phases(PHASE_KEEP_STATE, PHASE_KEEP_STATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
+               targets, ran - 1, rate, momentum, decay, tolerance, learn, active, scratch_sums, record, scratch_wrong)
 '''

@@ -65,7 +65,7 @@ class LaneBlock:
         network = first.network
         together = len(engines) <= specialised.WIDTH and network.uses_specialised(specialised.WIDTH)
         width = specialised.WIDTH if together else len(engines)
-        kernel = network.specialised(width).run if together else network.interpreter.run
+        kernel = network.specialised(width).run if together else network.interpreter_run
         V, rates = np.zeros((network.program.n_slots, width)), np.zeros(width)
         for lane, engine in enumerate(engines):
             V[:, lane] = engine.population.lanes[0].V[:, 0]

@@ -60,7 +60,7 @@ class CompiledNetwork:
     run."""
 
     def __init__(self, plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
-                 threads: int | None = None, kernel: str | None = None):
+                 threads: int | None = None, kernel: str | None = None, segments: bool = False):
         # The environment variable LSTMGRAPH_KERNEL sets the default (e.g. for `lstmgraph train`).
         if kernel is None and os.environ.get("LSTMGRAPH_KERNEL"):
             kernel = os.environ["LSTMGRAPH_KERNEL"]
@@ -72,7 +72,10 @@ class CompiledNetwork:
         self.plan = plan
         self.kernel = kernel
         self.threads = threads or os.cpu_count() or 1
-        self.program: Program = lower(plan, full_gradient, loss)
+        #: Learning by BPTT, a kernel call being one segment (the interpreter's ``run_segment``;
+        #: the specialised kernel runs RTRL only).
+        self.segments = segments
+        self.program: Program = lower(plan, full_gradient, loss, traces=not segments, segments=segments)
         self.flat = flatten(self.program)
         self.interpreter = load()
         self.compiled_before = compiled_before(self.interpreter)
@@ -81,6 +84,16 @@ class CompiledNetwork:
         self.n_inputs = self.program.n_inputs
         self._specialised: dict[int, specialised.Kernel] = {}
         self._cached: dict[int, bool] = {}
+
+    @property
+    def tape_slots(self) -> int:
+        """Slots BPTT keeps per step and trial: every value below the weights."""
+        return self.program.regions[("theta", "")]
+
+    @property
+    def interpreter_run(self):
+        """The interpreter's kernel for this program: ``run``, or ``run_segment`` (BPTT)."""
+        return self.interpreter.run_segment if self.segments else self.interpreter.run
 
     @cached_property
     def program_digest(self) -> str:
@@ -98,7 +111,9 @@ class CompiledNetwork:
 
     def uses_specialised(self, width: int = 1) -> bool:
         """Whether blocks of ``width`` lanes run the specialised kernel (for ``auto``: whether
-        numba's cache holds it, checked once)."""
+        numba's cache holds it, checked once). Never for BPTT, which the interpreter runs."""
+        if self.segments:
+            return False
         if self.kernel == "auto":
             if width not in self._cached:
                 self._cached[width] = width in self._specialised or specialised.cached(self.flat, width)
@@ -138,7 +153,7 @@ class Population(NamedSlots):
         self.width = width if self.kernel == "specialised" else None
         if self.width is not None:
             lanes = width
-        run = network.specialised(width).run if self.kernel == "specialised" else network.interpreter.run
+        run = network.specialised(width).run if self.kernel == "specialised" else network.interpreter_run
         bounds = list(range(0, self.trials, lanes)) + [self.trials]
         self.bounds = list(zip(bounds[:-1], bounds[1:]))
         #: The trials' slots and rates in blocks of lanes, trials ``bounds[i]`` in ``lanes[i]``.
