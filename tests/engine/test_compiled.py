@@ -180,3 +180,62 @@ def test_recorded_outputs_are_the_forward_pass_outputs_and_stop_with_the_trial()
     assert (done < 300).all()  # untrained outputs sit near 0.5: an error comes early
     for trial, steps in enumerate(done):
         assert (outputs[trial, steps:] == -1.0).all() and (outputs[trial, :steps] != -1.0).all()
+
+
+def _sequences(plan, count: int, seed: int = 3) -> list:
+    task = plan.training.task
+    made = make_task(task.name, task.options)
+    rng = np.random.default_rng(seed)
+    return [made.sample(rng) for _ in range(count)]
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_bptt_segments_equal_online_rtrl_where_only_a_sequences_last_step_has_a_target(full):
+    """Temporal order 6b (1997: a target at the last step only, no momentum): online RTRL
+    updates once a sequence, at its end, with the gradient summed over it; so does BPTT over
+    the sequence (the interpreter's ``run_segment``), truncated alike, or exact (every edge
+    carrying). 80 sequences of 2 trials, the weights to 1e-12."""
+    plan = lstmgraph.compile_spec(SPECS / "hochreiter1997_temporal_order_6b.yaml")
+    weights = initial_weights(plan, [0, 1])
+    online = CompiledNetwork(plan, full_gradient=full, kernel="interpreter").population(weights, 0.1)
+    segments = CompiledNetwork(plan, full_gradient=full, segments=True).population(weights, 0.1)
+    for sequence in _sequences(plan, 80):
+        for population in (online, segments):
+            population.reset()
+            done, _ = population.run(sequence.inputs, sequence.targets)
+            assert (done == len(sequence.inputs)).all()
+    learned = max(float(np.abs(values - weights[name]).max()) for name, values in online.weights().items())
+    assert learned > 1e-3
+    for name, values in online.weights().items():
+        np.testing.assert_allclose(segments.weights()[name], values, rtol=0, atol=1e-12 * learned)
+
+
+def test_bptt_segments_of_trials_side_by_side_equal_trials_alone():
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    network = CompiledNetwork(plan, segments=True)
+    sequences = _sequences(plan, 40)
+
+    def run(seeds, lanes=None):
+        population = network.population(initial_weights(plan, seeds), 0.05, lanes=lanes)
+        for sequence in sequences:
+            population.reset()
+            population.run(sequence.inputs, sequence.targets, 0.9)
+        return population.weights(), population.state()
+
+    seeds = [3, 4, 5]
+    together, state = run(seeds, lanes=3)
+    for index, seed in enumerate(seeds):
+        alone, alone_state = run([seed])
+        assert all(np.array_equal(together[k][index], alone[k][0]) for k in alone)
+        assert all(np.array_equal(state[k][index], alone_state[k][0]) for k in alone_state)
+
+
+def test_a_bptt_segment_refuses_a_learning_lane_stopped_inside_it():
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    inputs, targets = _stream(plan, 300)
+    population = CompiledNetwork(plan, segments=True).population(initial_weights(plan, [0]), 0.1)
+    with pytest.raises(ValueError, match="stopped inside its segment"):
+        population.run(inputs, targets, tolerance=0.45)
+    frozen = CompiledNetwork(plan, segments=True).population(initial_weights(plan, [0]), 0.1)
+    done, _ = frozen.run(inputs, targets, tolerance=0.45, learn=False)  # a test: forward only, stopped
+    assert 1 <= done[0] < 300

@@ -104,3 +104,34 @@ def test_the_stream_loop_runs_either_kernel_to_the_same_result():
     assert rows[0] == rows[1] and rows[0]["presented"] > 0
     for key in weights[0]:
         assert np.array_equal(weights[0][key], weights[1][key])
+
+
+def _train_segments(plan, kernel: str, loss: str, inputs, targets, rate: float):
+    """Calls of a BPTT population (each one segment): learning with momentum and a decay, a
+    segment over the call's steps, a frozen call stopped by the success test."""
+    network = CompiledNetwork(plan, loss=loss, kernel=kernel, threads=1, segments=True)
+    population = network.population(initial_weights(plan, [0]), rate)
+    results = []
+    for start in range(0, len(inputs), 37):  # segments of 37 steps (a window), the state carried
+        outputs = np.zeros((1, 37, network.n_outputs))
+        results += population.run(inputs[start:start + 37], targets[start:start + 37], 0.9, 0.999, outputs=outputs)
+        results.append(outputs.copy())
+    weights = initial_weights(plan, [0])
+    assert not all(np.array_equal(population.weights()[key], values) for key, values in weights.items())
+    population.reset()
+    results += population.run(inputs, targets, tolerance=0.4, learn=False)
+    return population.kernel, results + _everything(population)
+
+
+def test_the_specialised_bptt_kernel_is_bit_identical_to_the_interpreter():
+    """The recurrent net of rnn.yaml (softmax outputs, cross-entropy; its kernel compiles in
+    about 20 s; the 6b and adding nets' were checked the same way by hand)."""
+    name, loss = "rnn", "cross_entropy"
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    inputs, targets = _stream(plan, 600)
+    kernel_i, interpreted = _train_segments(plan, "interpreter", loss, inputs, targets, 0.05)
+    kernel_s, specialised_ = _train_segments(plan, "specialised", loss, inputs, targets, 0.05)
+    assert (kernel_i, kernel_s) == ("interpreter", "specialised")
+    assert len(interpreted) == len(specialised_)
+    for a, b in zip(interpreted, specialised_):
+        assert np.array_equal(a, b)

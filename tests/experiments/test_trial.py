@@ -134,3 +134,62 @@ def test_every_protocol_counts_units_presented_and_steps_trained_first():
 
     assert (StreamCounter.STREAMS, StreamCounter.STEPS) == (PRESENTED, STEPS_TRAINED)
     assert (SequenceCounter.SEQUENCES, SequenceCounter.STEPS) == (PRESENTED, STEPS_TRAINED)
+
+
+def _with(row, key: str, name: str, value):
+    from lstmgraph.experiments.sweep_keys import KEYS
+
+    return KEYS[key].apply(row, name, value)
+
+
+def test_a_1997_trial_learning_by_bptt_over_each_sequence_ends_as_by_exact_rtrl():
+    """Temporal order 6a (a target at a sequence's last step only, no momentum): BPTT over each
+    sequence with every connection carrying makes exact RTRL's updates, so its trials end with
+    exact RTRL's rows, the squared errors to rounding. Its trials run one at a time in pieces,
+    and end as each run alone, bit for bit."""
+    row = find_experiment("hochreiter1997-temporal-order-6a")
+    row = replace(row, protocol=replace(row.protocol, max_sequences=300, test_sequences=40))
+    bptt = _with(_with(row, "learning_rule", "learning_rule", "bptt"), "variant.NAME", "full_gradient", True)
+    exact = _with(row, "learning_rule", "learning_rule", "rtrl")
+    seeds = [0, 1]
+    rows = {}
+    for experiment in (bptt, exact):
+        plan = experiment.plan()
+        trials = [experiment.trial(plan, seed) for seed in seeds]
+        assert trials[0].engine.segments == (experiment is bptt)
+        pieces = 0
+        while not all(trial.done for trial in trials):
+            advance_together(trials, 9000)
+            for index, trial in enumerate(trials):
+                if not trial.done:
+                    trials[index] = experiment.trial(plan, seeds[index])
+                    trials[index].restore(_roundtrip(trial.checkpoint()))
+            pieces += 1
+        assert pieces >= 3
+        rows[experiment is bptt] = [dict(trial.row) for trial in trials]
+        if experiment is bptt:
+            for seed, together in zip(seeds, trials):
+                alone = experiment.trial(plan, seed)
+                alone.run()
+                assert {**alone.row, "seconds": 0} == {**together.row, "seconds": 0}
+                for key, values in alone.engine.weights.items():
+                    np.testing.assert_array_equal(together.engine.weights[key], values)
+    for by_bptt, by_rtrl in zip(rows[True], rows[False]):
+        mse = by_bptt.pop("test_mse"), by_rtrl.pop("test_mse")
+        assert mse[0] == pytest.approx(mse[1], rel=1e-9)
+        assert {**by_bptt, "seconds": 0} == {**by_rtrl, "seconds": 0}
+        assert by_bptt["presented"] == 300
+
+
+def test_a_stream_trial_refuses_bptt():
+    from lstmgraph.experiments.sweep_keys import SweepError
+    from lstmgraph.experiments.variants import Variant
+    from lstmgraph.training import EngineError
+
+    row = find_experiment("gers2000-cerg-forget")
+    with pytest.raises(SweepError, match="never ends one"):
+        _with(row, "learning_rule", "learning_rule", "bptt")
+    by_bptt = replace(row, variants=row.variants + (
+        Variant("bptt", lambda data: data["training"].update(learning_rule="bptt")),))
+    with pytest.raises(EngineError, match="learn online by RTRL only"):
+        by_bptt.trial(by_bptt.plan(), 0)

@@ -72,8 +72,8 @@ class CompiledNetwork:
         self.plan = plan
         self.kernel = kernel
         self.threads = threads or os.cpu_count() or 1
-        #: Learning by BPTT, a kernel call being one segment (the interpreter's ``run_segment``;
-        #: the specialised kernel runs RTRL only).
+        #: Learning by BPTT, a kernel call being one segment (the interpreter's ``run_segment``,
+        #: or for one lane the specialised kernel's BPTT form).
         self.segments = segments
         self.program: Program = lower(plan, full_gradient, loss, traces=not segments, segments=segments)
         self.flat = flatten(self.program)
@@ -111,8 +111,8 @@ class CompiledNetwork:
 
     def uses_specialised(self, width: int = 1) -> bool:
         """Whether blocks of ``width`` lanes run the specialised kernel (for ``auto``: whether
-        numba's cache holds it, checked once). Never for BPTT, which the interpreter runs."""
-        if self.segments:
+        numba's cache holds it, checked once). BPTT's specialised kernel runs one lane only."""
+        if self.segments and width != 1:
             return False
         if self.kernel == "auto":
             if width not in self._cached:

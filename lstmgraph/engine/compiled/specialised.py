@@ -201,13 +201,13 @@ _ARGUMENTS = ("v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, ac
 WIDTH = 4
 
 
-def source(flat: FlatProgram, width: int = 1) -> str:
-    """The kernel of ``flat`` for ``width`` lanes (1, or trials side by side): the step's
-    operations written out in sections (small functions called in order), those of the
-    learning phases only while a lane learns."""
-    R = flat.runs
+def _sections(flat: FlatProgram, width: int, ops, prefix: str = "section",
+              renamed: dict[str, str] | None = None) -> tuple[list[str], list[tuple[bool, str]]]:
+    """The operations ``ops`` (in program order) written out in section functions (small
+    functions called in order) named ``prefix_k``: their source, and each one's call with
+    whether it belongs to a learning phase (the call's arguments ``renamed`` as given)."""
     sections: list[tuple[bool, list[str]]] = []  # (learning only, lines)
-    for op in range(len(flat.kind)):
+    for op in ops:
         kind, phase = _KIND[int(flat.kind[op])], int(flat.phase[op])
         learns = _LEARN[0] <= phase <= _LEARN[1]
         w = _Writer()
@@ -226,15 +226,63 @@ def source(flat: FlatProgram, width: int = 1) -> str:
     for k, (learns, lines) in enumerate(sections):
         body = "\n".join(lines)
         # Only the arguments the section reads: every array passed costs its struct's fields.
-        names = ", ".join(name for name in _ARGUMENTS.split(", ") if regex.search(rf"\b{name}\b", body))
+        names = [name for name in _ARGUMENTS.split(", ") if regex.search(rf"\b{name}\b", body)]
         functions.append("@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)\n"
-                         f"def section_{k}({names}):\n" + body + "\n")
-        calls.append(("        if learning:\n    " if learns else "") + f"        section_{k}({names})")
+                         f"def {prefix}_{k}({', '.join(names)}):\n" + body + "\n")
+        arguments = ", ".join((renamed or {}).get(name, name) for name in names)
+        calls.append((learns, f"{prefix}_{k}({arguments})"))
+    return functions, calls
+
+
+def source(flat: FlatProgram, width: int = 1) -> str:
+    """The kernel of ``flat`` for ``width`` lanes (1, or trials side by side): the step's
+    operations written out in sections, those of the learning phases only while a lane learns.
+    A program lowered with ``segments`` (BPTT) gets `segment_source`'s kernel."""
+    if (flat.phase == PHASE_CODE["tape"]).any():
+        return segment_source(flat, width)
+    functions, calls = _sections(flat, width, range(len(flat.kind)))
+    step = [("        if learning:\n    " if learns else "") + "        " + call for learns, call in calls]
     return ((_SINGLE if width == 1 else _SEVERAL).replace("#MATH\n", math_import())
-            .replace("#RUNS", str(len(R))).replace("#WIDTH", str(width))
+            .replace("#RUNS", str(len(flat.runs))).replace("#WIDTH", str(width))
             .replace("#GROUPS\n", group_functions(inline_loss=True))
             .replace("#SECTIONS\n", "\n\n".join(functions) + "\n")
-            .replace("#STEP\n", "\n".join(calls) + "\n"))
+            .replace("#STEP\n", "\n".join(step) + "\n"))
+
+
+#: The parts of `segment_source`'s kernel: its name (placeholders ``#NAME`` in the template,
+#: indented there by ``indent`` levels), the phases it runs, and the arguments its calls pass
+#: instead (the backward pass's loss keeps no sums or judgement).
+_SEGMENT_PARTS = (("step", 2, ("forward", "loss"), {}), ("keep", 2, ("keep_state",), {}),
+                  ("last_keep", 1, ("keep_state",), {}), ("begin", 1, ("segment_begin",), {}),
+                  ("loss", 2, ("loss",), {"sums": "no_sums", "wrong": "no_wrong", "active": "back"}),
+                  ("carry_in", 2, ("carry_in",), {}), ("backward", 2, ("backward",), {}),
+                  ("carry_out", 2, ("carry_out",), {}), ("end", 1, ("segment_end",), {}),
+                  ("update", 1, ("update",), {}))
+
+
+def segment_source(flat: FlatProgram, width: int = 1) -> str:
+    """The interpreter's ``run_segment`` (BPTT, a call being one segment) for ``flat`` and one
+    lane, each part's operations written out in its own sections. The tape is the ``tape``
+    phase's slots, consecutive from the first (`lower`: every slot below the weights)."""
+    if width != 1:
+        raise ValueError("the specialised BPTT kernel runs one trial (width 1)")
+    tape = [op for op in range(len(flat.kind)) if flat.phase[op] == PHASE_CODE["tape"]]
+    slots = sorted(set().union(*(_slots(flat.runs[r], 0) for op in tape
+                                 for r in range(int(flat.run_start[op]), int(flat.run_stop[op])))))
+    if slots != list(range(slots[0], slots[0] + len(slots))):
+        raise ValueError("the specialised BPTT kernel keeps consecutive slots on its tape")
+    text = (_SEGMENT.replace("#MATH\n", math_import()).replace("#RUNS", str(len(flat.runs)))
+            .replace("#TAPE_START", str(slots[0])).replace("#TAPE_SLOTS", str(len(slots)))
+            .replace("#GROUPS\n", group_functions(inline_loss=True)))
+    functions = []
+    for name, indent, phases, renamed in _SEGMENT_PARTS:
+        codes = [PHASE_CODE[phase] for phase in phases]
+        ops = [op for op in range(len(flat.kind)) if int(flat.phase[op]) in codes]
+        part_functions, calls = _sections(flat, 1, ops, name, renamed)
+        functions += part_functions
+        lines = "".join("    " * indent + call + "\n" for _, call in calls) or "    " * indent + "pass\n"
+        text = text.replace(f"#{name.upper()}\n", lines)
+    return text.replace("#SECTIONS\n", "\n\n".join(functions) + "\n")
 
 
 @dataclass(frozen=True)
@@ -330,4 +378,60 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
 #STEP
         if step_done(t, WIDTH, active, wrong, steps_done, stop_all):
             break
+'''
+
+_SEGMENT = _HEADER.replace("WIDTH = #WIDTH", "WIDTH = 1") + '''
+TAPE_START = #TAPE_START
+TAPE = #TAPE_SLOTS
+
+
+@numba.njit(cache=True, nogil=True)
+def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
+        tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
+    """The interpreter's ``run_segment`` (BPTT) for this program only, one lane."""
+    if V.shape[1] != 1 or R.shape[0] != RUNS:
+        raise ValueError("a specialised kernel runs its own program, at its own width")
+    v = V.reshape(V.shape[0])
+    everyone = True
+    learning = active[0] and learn[0]
+    wrong[0] = False
+    steps = inputs.shape[0]
+    tape = np.empty((steps if learning else 0, TAPE))
+    ran = 0
+    for t in range(steps):
+        if not active[0]:
+            break
+#STEP
+        if learning:
+            for k in range(TAPE):
+                tape[t, k] = v[TAPE_START + k]
+#KEEP
+        ran = t + 1
+        steps_done[0] = t + 1
+        if wrong[0]:
+            active[0] = False
+            if stop_all:
+                break
+    if not learning or ran == 0:
+        return
+    if steps_done[0] != steps:
+        raise ValueError("a lane learning by BPTT stopped inside its segment")
+    back = np.ones(1, dtype=np.bool_)
+    no_sums = np.zeros(1)
+    no_wrong = np.zeros(1, dtype=np.bool_)
+    t = 0
+#BEGIN
+    for t in range(ran - 1, -1, -1):
+        for k in range(TAPE):
+            v[TAPE_START + k] = tape[t, k]
+#LOSS
+#CARRY_IN
+#BACKWARD
+#CARRY_OUT
+#END
+#UPDATE
+    t = ran - 1
+    for k in range(TAPE):
+        v[TAPE_START + k] = tape[t, k]
+#LAST_KEEP
 '''
