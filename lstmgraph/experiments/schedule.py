@@ -53,7 +53,8 @@ def settings(experiment: Experiment, budget_steps: int | None, specs: Path, devi
 def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
     """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
     with a cluster; `GpuUnavailable` where no GPU is present (before anything is written)."""
-    check_device(experiment.protocol, device)
+    rule = experiment.plan().training.learning_rule if device != "cpu" else None
+    check_device(experiment.protocol, device, rule)
     if device == "cuda":
         from ..engine.gpu import cuda_module
 

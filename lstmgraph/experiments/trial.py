@@ -73,13 +73,16 @@ class DeviceError(ValueError):
     """A device that is not one of `DEVICES`, or has no driver for the protocol."""
 
 
-def check_device(protocol, device: str) -> None:
-    """`DeviceError` unless ``protocol``'s trials run on ``device``."""
+def check_device(protocol, device: str, learning_rule: str | None = None) -> None:
+    """`DeviceError` unless ``protocol``'s trials learning by ``learning_rule`` run on ``device``."""
     if device not in DEVICES:
         raise DeviceError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     if device != "cpu" and device not in protocol.trial_class.DEVICES:
         raise DeviceError(f"the {protocol.kind} protocol runs on {', '.join(protocol.trial_class.DEVICES)} only; "
                           f"its driver on {device} is not built yet (docs/gpu.md)")
+    if device != "cpu" and learning_rule == "bptt":
+        raise DeviceError(f"trials learning by bptt run on the CPU only (on {device} they learn by RTRL): "
+                          f"leave out --device")
 
 
 def new_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol, seed: int,
@@ -87,7 +90,7 @@ def new_trial(plan: Plan, task: str, task_options: dict[str, Any], protocol, see
     """Trial ``seed`` of ``protocol`` on ``plan`` with a fresh ``task``: weights and data from
     the seed, the compiled engine running ``kernel`` (an experiment's trial, or a worker's from
     the task and protocol its piece carries), its driver on ``device`` (`DEVICES`)."""
-    check_device(protocol, device)
+    check_device(protocol, device, plan.training.learning_rule)
     trial = protocol.make_trial(trial_engine(plan, seed, kernel), make_task(task, task_options), seed, budget_steps)
     trial.device = device
     return trial

@@ -181,8 +181,10 @@ def test_a_1997_trial_learning_by_bptt_over_each_sequence_ends_as_by_exact_rtrl(
         assert by_bptt["presented"] == 300
 
 
-def test_a_stream_trial_refuses_bptt():
+def test_a_stream_trial_and_a_gpu_refuse_bptt():
+    from lstmgraph.experiments.schedule import check_run_device
     from lstmgraph.experiments.sweep_keys import SweepError
+    from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.variants import Variant
     from lstmgraph.training import EngineError
 
@@ -193,3 +195,9 @@ def test_a_stream_trial_refuses_bptt():
         Variant("bptt", lambda data: data["training"].update(learning_rule="bptt")),))
     with pytest.raises(EngineError, match="learn online by RTRL only"):
         by_bptt.trial(by_bptt.plan(), 0)
+    sequences = _with(find_experiment("hochreiter1997-temporal-order-6b"), "learning_rule", "learning_rule", "bptt")
+    with pytest.raises(DeviceError, match="bptt run on the CPU only"):
+        check_run_device(sequences, "cuda", None)
+    with pytest.raises(DeviceError, match="bptt run on the CPU only"):
+        sequences.trial(sequences.plan(), 0, device="cuda")
+    check_run_device(sequences, "cpu", None)
