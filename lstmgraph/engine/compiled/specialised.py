@@ -271,7 +271,7 @@ def segment_source(flat: FlatProgram, width: int = 1) -> str:
                                  for r in range(int(flat.run_start[op]), int(flat.run_stop[op])))))
     if slots != list(range(slots[0], slots[0] + len(slots))):
         raise ValueError("the specialised BPTT kernel keeps consecutive slots on its tape")
-    text = (_SEGMENT.replace("#MATH\n", math_import()).replace("#RUNS", str(len(flat.runs)))
+    text = (_SEGMENT.replace("#MATH\n", math_import()).replace("#RUNS", str(len(flat.runs))).replace("#WIDTH", "1")
             .replace("#TAPE_START", str(slots[0])).replace("#TAPE_SLOTS", str(len(slots)))
             .replace("#GROUPS\n", group_functions(inline_loss=True)))
     functions = []
@@ -380,21 +380,9 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
             break
 '''
 
-_SEGMENT = _HEADER.replace("WIDTH = #WIDTH", "WIDTH = 1") + '''
-TAPE_START = #TAPE_START
-TAPE = #TAPE_SLOTS
-
-
-@numba.njit(cache=True, nogil=True)
-def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
-        tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
-    """The interpreter's ``run_segment`` (BPTT) for this program only, one lane."""
-    if V.shape[1] != 1 or R.shape[0] != RUNS:
-        raise ValueError("a specialised kernel runs its own program, at its own width")
-    v = V.reshape(V.shape[0])
-    everyone = True
-    learning = active[0] and learn[0]
-    wrong[0] = False
+#: The one-lane kernel's head (its checks and set-up), then BPTT over the call's steps.
+_SEGMENT = _SINGLE[:_SINGLE.index("    for t in range")].replace("``run``", "``run_segment`` (BPTT)") + '''    TAPE_START = #TAPE_START
+    TAPE = #TAPE_SLOTS
     steps = inputs.shape[0]
     tape = np.empty((steps if learning else 0, TAPE))
     ran = 0
