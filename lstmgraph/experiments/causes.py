@@ -92,6 +92,13 @@ def _exact_sweep(row: str) -> TriedChange:
     return TriedChange("exact RTRL", f"sweeps/{row}/exact-rtrl", suspects=(EXACT,))
 
 
+def _exact_gradient(row: str) -> TriedChange:
+    """A 1997 sequence row's exact gradient by BPTT over each sequence: exact RTRL's updates
+    where only a sequence's last step has a target (docs/training.md, "Exact RTRL by BPTT")."""
+    return TriedChange("the exact gradient (BPTT over each sequence: exact RTRL's updates)",
+                       f"sweeps/{row}/exact-gradient", suspects=(EXACT,))
+
+
 def _forget_open(row: str) -> TriedChange:
     return TriedChange("forget-gate bias +2", f"results/{row}-forget-open", suspects=(FORGET_BIAS,))
 
@@ -169,7 +176,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
                     "sweeps/hochreiter1997-temporal-order-6b/wiring", suspects=(WIRING,)),
         TriedChange("the input shortcut", "sweeps/hochreiter1997-temporal-order-6b/input-shortcut", suspects=(WIRING,)),
         TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only",
-                    suspects=(WIRING,))),
+                    suspects=(WIRING,)),
+        _exact_gradient("hochreiter1997-temporal-order-6b")),
     "gers2002-pfg-tri-f25-peephole": (
         TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),),
     "gers2002-pfg-rec-f25-peephole": (
