@@ -93,10 +93,10 @@ def test_the_numpy_engine_trains_and_resumes_with_the_engine_it_started_with(tmp
 
 
 def test_engine_choice_is_explained(tmp_path):
-    spec = _short_spec(tmp_path, "rnn", steps=30)
+    spec = _short_spec(tmp_path, "rnn", steps=30, learning_rule="rtrl", update="sequence")
     result = run("train", spec, "--out", str(tmp_path / "auto"))
     assert result.returncode == 0, result.stderr
-    assert "note: training with the numpy engine: the compiled engine learns by RTRL only" in result.stderr
+    assert "note: training with the numpy engine: the compiled engine updates RTRL online only" in result.stderr
     refused = run("train", spec, "--engine", "compiled", "--out", str(tmp_path / "compiled"))
     assert refused.returncode == 2
     assert "error: the compiled engine cannot train this spec" in refused.stderr

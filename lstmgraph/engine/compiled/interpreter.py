@@ -425,15 +425,26 @@ def tape_slots(kind, phase, run_start, run_stop, R):
     return slots
 
 
+#: run_segment's parts, in order, each one call of run_phases (the phases from, to): a step
+#: forward (its tape kept after), its state kept; then, learning, the segment begun, a step
+#: backward (its tape restored before: loss, carry in, backward, carry out), the segment ended,
+#: the update, and the last step's state kept again. One call site keeps the compiled code small.
+PART_FROM = (PHASE_FORWARD, PHASE_KEEP_STATE, PHASE_SEGMENT_BEGIN, PHASE_LOSS, PHASE_CARRY_IN, PHASE_BACKWARD,
+             PHASE_CARRY_OUT, PHASE_SEGMENT_END, PHASE_UPDATE, PHASE_KEEP_STATE)
+PART_TO = (PHASE_LOSS, PHASE_KEEP_STATE, PHASE_SEGMENT_BEGIN, PHASE_LOSS, PHASE_CARRY_IN, PHASE_BACKWARD,
+           PHASE_CARRY_OUT, PHASE_SEGMENT_END, PHASE_UPDATE, PHASE_KEEP_STATE)
+STEP_FORWARD, STEP_KEPT, BEGIN, STEP_LOSS, STEP_CARRY_OUT, LAST_KEPT = 0, 1, 2, 3, 6, 9
+
+
 @numba.njit(cache=True, nogil=True)
 def run_segment(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rate, momentum, decay,
                 tolerance, learn, active, steps_done, sums, record, wrong, stop_all):
     """``run`` for a program lowered with ``segments``: the call is one segment of BPTT. It
-    runs forward over the steps as ``run`` does (the same outputs, loss sums, success test and
-    final state), keeping each step's values on a tape; then, in the lanes that learn, it runs
-    the backward phase latest step first, carrying each delayed value's error to the step before
-    and summing the gradient, and updates once with that sum. A learning lane must run every
-    step: a success test that stops one inside the segment raises ValueError."""
+    runs forward as ``run`` does (the same outputs, loss sums, success test and final state),
+    keeping each step's values on a tape; then, in the lanes that learn, it runs the backward
+    phase latest step first, carrying each delayed value's error to the step before and summing
+    the gradient, and updates once with that sum (its parts: `PART_FROM`). A learning lane must
+    run every step: a success test that stops one inside the segment raises ValueError."""
     L = V.shape[1]
     v = V.reshape(V.shape[0] * L)
     steps = inputs.shape[0]
@@ -446,53 +457,52 @@ def run_segment(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targ
     slots = tape_slots(kind, phase, run_start, run_stop, R)
     ordered, phase_start = by_phase(phase)
     tape = np.empty((steps if learning else 0, slots.shape[0], L))
+    no_sums = np.zeros(L)  # the backward pass's loss: neither summed nor judged again
+    no_wrong = np.zeros(L, dtype=np.bool_)
     ran = 0
-    for t in range(steps):
-        running = False
-        for l in range(L):
-            running = running or active[l]
-        if not running:
-            break
-        run_phases(PHASE_FORWARD, PHASE_LOSS, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-                   targets, t, rate, momentum, decay, tolerance, learn, active, sums, record, wrong)
-        if learning:
+    t = 0
+    halted = False
+    part = STEP_FORWARD
+    while part <= LAST_KEPT:
+        if part == STEP_FORWARD:
+            running = False
+            for l in range(L):
+                running = running or active[l]
+            if halted or t == steps or not running:  # the forward pass is over
+                if not learning or ran == 0:
+                    return
+                for l in range(L):
+                    if back[l] and steps_done[l] != steps:
+                        raise ValueError("a lane learning by BPTT stopped inside its segment")
+                part = BEGIN
+        if part == STEP_LOSS or part == LAST_KEPT:
+            if part == LAST_KEPT:
+                t = ran - 1  # the values after the last step again (the backward pass overwrote them)
             for k in range(slots.shape[0]):
                 for l in range(L):
-                    tape[t, k, l] = V[slots[k], l]
-        run_phases(PHASE_KEEP_STATE, PHASE_KEEP_STATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
-                   inputs, targets, t, rate, momentum, decay, tolerance, learn, active, sums, record, wrong)
-        ran = t + 1
-        if step_done(t, L, active, wrong, steps_done, stop_all):
-            break
-    if not learning or ran == 0:
-        return
-    for l in range(L):
-        if back[l] and steps_done[l] != steps:
-            raise ValueError("a lane learning by BPTT stopped inside its segment")
-    scratch_sums = np.zeros(L)
-    scratch_wrong = np.zeros(L, dtype=np.bool_)
-    run_phases(PHASE_SEGMENT_BEGIN, PHASE_SEGMENT_BEGIN, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
-               inputs, targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-    for t in range(ran - 1, -1, -1):
-        for k in range(slots.shape[0]):
-            for l in range(L):
-                V[slots[k], l] = tape[t, k, l]
-        run_phases(PHASE_LOSS, PHASE_LOSS, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs, targets,
-                   t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-        run_phases(PHASE_CARRY_IN, PHASE_CARRY_IN, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-        run_phases(PHASE_BACKWARD, PHASE_BACKWARD, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-        run_phases(PHASE_CARRY_OUT, PHASE_CARRY_OUT, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-                   targets, t, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-    run_phases(PHASE_SEGMENT_END, PHASE_SEGMENT_END, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L,
-               inputs, targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-    run_phases(PHASE_UPDATE, PHASE_UPDATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-               targets, 0, rate, momentum, decay, tolerance, learn, back, scratch_sums, record, scratch_wrong)
-    # The values after the last step again (the backward pass overwrote them).
-    for k in range(slots.shape[0]):
-        for l in range(L):
-            V[slots[k], l] = tape[ran - 1, k, l]
-    run_phases(PHASE_KEEP_STATE, PHASE_KEEP_STATE, ordered, phase_start, kind, phase, code, mode, run_start, run_stop, R, V, v, L, inputs,
-               targets, ran - 1, rate, momentum, decay, tolerance, learn, active, scratch_sums, record, scratch_wrong)
+                    V[slots[k], l] = tape[t, k, l]
+        forward = part <= STEP_KEPT
+        lanes = active if forward or part == LAST_KEPT else back
+        run_phases(PART_FROM[part], PART_TO[part], ordered, phase_start, kind, phase, code, mode, run_start, run_stop,
+                   R, V, v, L, inputs, targets, t, rate, momentum, decay, tolerance, learn, lanes,
+                   sums if forward else no_sums, record, wrong if forward else no_wrong)
+        if part == STEP_FORWARD:
+            if learning:
+                for k in range(slots.shape[0]):
+                    for l in range(L):
+                        tape[t, k, l] = V[slots[k], l]
+            part = STEP_KEPT
+        elif part == STEP_KEPT:
+            ran = t + 1
+            halted = step_done(t, L, active, wrong, steps_done, stop_all)
+            t += 1
+            part = STEP_FORWARD
+        elif part == BEGIN:
+            t = ran - 1
+            part = STEP_LOSS
+        elif part == STEP_CARRY_OUT:
+            t -= 1
+            part = STEP_LOSS if t >= 0 else STEP_CARRY_OUT + 1
+        else:
+            part += 1
 '''
