@@ -433,7 +433,7 @@ PART_FROM = (PHASE_FORWARD, PHASE_KEEP_STATE, PHASE_SEGMENT_BEGIN, PHASE_LOSS, P
              PHASE_CARRY_OUT, PHASE_SEGMENT_END, PHASE_UPDATE, PHASE_KEEP_STATE)
 PART_TO = (PHASE_LOSS, PHASE_KEEP_STATE, PHASE_SEGMENT_BEGIN, PHASE_LOSS, PHASE_CARRY_IN, PHASE_BACKWARD,
            PHASE_CARRY_OUT, PHASE_SEGMENT_END, PHASE_UPDATE, PHASE_KEEP_STATE)
-STEP_FORWARD, STEP_KEPT, BEGIN, STEP_LOSS, STEP_CARRY_OUT, LAST_KEPT = 0, 1, 2, 3, 6, 9
+STEP_FORWARD, STEP_KEPT, BEGIN, STEP_LOSS, STEP_CARRY_OUT, LAST_KEPT = 0, 1, 2, 3, 6, 9  # (part numbers)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -474,6 +474,7 @@ def run_segment(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targ
                 for l in range(L):
                     if back[l] and steps_done[l] != steps:
                         raise ValueError("a lane learning by BPTT stopped inside its segment")
+                t = ran - 1
                 part = BEGIN
         if part == STEP_LOSS or part == LAST_KEPT:
             if part == LAST_KEPT:
@@ -497,12 +498,9 @@ def run_segment(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targ
             halted = step_done(t, L, active, wrong, steps_done, stop_all)
             t += 1
             part = STEP_FORWARD
-        elif part == BEGIN:
-            t = ran - 1
-            part = STEP_LOSS
-        elif part == STEP_CARRY_OUT:
+        elif part == STEP_CARRY_OUT and t > 0:
             t -= 1
-            part = STEP_LOSS if t >= 0 else STEP_CARRY_OUT + 1
+            part = STEP_LOSS
         else:
             part += 1
 '''
