@@ -1,6 +1,7 @@
 """Committed trials replay: rerun some seeds of a committed results folder and compare rows.
 
     .venv/bin/python benchmarks/replay.py docs/results/hochreiter1997-erg-3x2-lr0.5 --seeds 0 1
+    .venv/bin/python benchmarks/replay.py docs/sweeps/hochreiter1997-temporal-order-6b/exact-gradient/settings/0
 
 Each seed runs straight through in this process from the folder's own experiment.json (its
 spec as run, task and protocol settings, step cap), with the kernel the folder's run chose,
@@ -33,10 +34,12 @@ def committed_rows(folder: Path) -> dict[int, dict]:
 
 
 def protocol_of(settings: dict):
-    """The protocol as the folder ran it: the current catalogue row's, with its recorded options."""
+    """The protocol as the folder ran it: the current catalogue row's, with its recorded options
+    (a sweep setting's folder names its row and then its values: ``ROW [key=value, ...]``)."""
     from lstmgraph.experiments import find_experiment
 
-    experiment = find_experiment(settings["name"]).with_protocol_options(settings.get("protocol_options", {}))
+    row = settings["name"].split(" [")[0]
+    experiment = find_experiment(row).with_protocol_options(settings.get("protocol_options", {}))
     if experiment.protocol.describe() != settings["protocol"]:
         raise SystemExit(f"the catalogue's {settings['name']} protocol is not the one the folder ran:\n"
                          f"  now: {experiment.protocol.describe()}\n  ran: {settings['protocol']}")
