@@ -398,8 +398,6 @@ _SEGMENT = _SINGLE[:_SINGLE.index("    for t in range")].replace("``run``", "``r
         steps_done[0] = t + 1
         if wrong[0]:
             active[0] = False
-            if stop_all:
-                break
     if not learning or ran == 0:
         return
     if steps_done[0] != steps:
