@@ -140,7 +140,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         _exact_sweep("hochreiter1997-adding-t100")),
     "hochreiter1997-adding-t500": (
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
-        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,))),
+        TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,)),
+        _exact_gradient("hochreiter1997-adding-t500")),
     "hochreiter1997-adding-t1000": (
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t1000/learning-rate", suspects=(RATE,))),
