@@ -144,7 +144,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         _exact_gradient("hochreiter1997-adding-t500")),
     "hochreiter1997-adding-t1000": (
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
-        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t1000/learning-rate", suspects=(RATE,))),
+        TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t1000/learning-rate", suspects=(RATE,)),
+        _exact_gradient("hochreiter1997-adding-t1000")),
     "gers2000-cerg-state-decay": (
         TriedChange(_TESTS_1E5, "results/test-streams-1e5/gers2000-cerg-state-decay", suspects=(TEST_STREAMS,)),
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
