@@ -211,6 +211,19 @@ def _array(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
+def _by_slot(out: list[int], *reads: list[int]) -> tuple[np.ndarray, ...]:
+    """A multiply-accumulate's entries ordered by the slot they add into, each slot's entries
+    in their own order (a stable sort). Where no entry reads a slot the operation writes, every
+    slot gets the same sum, added in the same order; a slot's entries then stand together, and
+    an executor keeps its sum in a register (a sensitivity's sum over the sources, exact RTRL:
+    the specialised kernel's step 3 times faster, docs/performance.md). Else as given."""
+    columns = [_array(column) for column in (out, *reads)]
+    if set(columns[0].tolist()) & set(np.concatenate(columns[1:]).tolist()):
+        return tuple(columns)
+    order = np.argsort(columns[0], kind="stable")
+    return tuple(column[order] for column in columns)
+
+
 class _Lowering:
     def __init__(self, plan: Plan, full_gradient: bool, loss: str):
         self.plan = plan
@@ -499,7 +512,7 @@ class _Lowering:
                 out.append(grad + p)
                 a.append(self.at("perr", name, i))
                 b.append(trace_slot[(name, i, p)])
-        self.emit("mac", "contract", out, a, b, [ONE] * len(out), what="dE/dw += dE/dy(t-1) T(t-1)")
+        self.emit("mac", "contract", *_by_slot(out, a, b, [ONE] * len(out)), what="dE/dw += dE/dy(t-1) T(t-1)")
         # Propagation, value by value in step order.
         for name in self.forward_units:
             unit = self.units[name]
@@ -521,7 +534,7 @@ class _Lowering:
                         for p in (sensitivity[(c.source, j)]):
                             out.append(current_slot[(name, i, p)])
                             a.append(weight), b.append(gate), cc.append(held[(c.source, j, p)])
-                self.emit("mac", "propagate", out, a, b, cc, what=f"d{name}/dw via {c.name}")
+                self.emit("mac", "propagate", *_by_slot(out, a, b, cc), what=f"d{name}/dw via {c.name}")
             activation = ACTIVATIONS[unit.activation]
             if activation.elementwise:
                 if unit.activation != "identity":

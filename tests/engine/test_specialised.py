@@ -10,6 +10,7 @@ the stream protocol's compiled loop.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 
@@ -69,6 +70,23 @@ def test_the_specialised_kernel_is_bit_identical_to_the_interpreter(name, full, 
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
         assert np.array_equal(a, b)
+
+
+def test_the_exact_rtrl_case_reads_unchanging_operands_once_before_a_loop():
+    """The bit-identical case of rnn.yaml's exact RTRL runs register sums whose operands that
+    stay the same along the rows are read into locals first (`_accumulate_hoisted`)."""
+    network = CompiledNetwork(lstmgraph.compile_spec(SPECS / "rnn.yaml"), full_gradient=True, kernel="interpreter")
+    text = specialised.source(network.flat, 1)
+    assert len(re.findall(r"^ +h\d+ = v\[\d+\]$", text, re.M)) >= 10
+
+
+def test_a_run_is_hoisted_only_where_its_rows_are_consecutive_and_its_reads_unwritten():
+    #          rows, entries; out: base, i, j; a: base, i, j; b; c
+    row = np.array([4, 2, 10, 1, 0, 30, 0, 1, 0, 0, 0, 40, 1, 4])
+    assert specialised._hoistable(row)
+    assert not specialised._hoistable(np.array([4, 2, 10, 1, 0, 12, 0, 1, 0, 0, 0, 40, 1, 4]))  # reads slot 12 it writes
+    assert not specialised._hoistable(np.array([4, 2, 10, 2, 0, 30, 0, 1, 0, 0, 0, 40, 1, 4]))  # out every other slot
+    assert not specialised._hoistable(np.array([4, 2, 10, 1, 0, 30, 0, 1, 0, 0, 0, 40, 3, 4]))  # c every third
 
 
 def test_auto_takes_the_specialised_kernel_only_once_it_is_compiled(tmp_path, monkeypatch):

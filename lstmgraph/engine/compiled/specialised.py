@@ -7,9 +7,11 @@ activation formula as literal constants: no dispatch per operation, no index ari
 from arrays, and loops LLVM can unroll and vectorise. It reads nothing but the flat program
 and the registry (`lstmgraph.operations`), and it performs the interpreter's floating-point
 operations in the interpreter's order (each multiply-accumulate entry in entry order, the
-same expressions, no fastmath), so its results are bit-identical to the interpreter's; the
-only rewriting is that the constant slots ONE and MINUS_ONE are read as the literals 1.0 and
--1.0 (a product with 1.0 or -1.0 is exact, so LLVM drops or negates it without changing a bit).
+same expressions, no fastmath), so its results are bit-identical to the interpreter's. It
+rewrites two things only: the constant slots ONE and MINUS_ONE are read as the literals 1.0
+and -1.0 (a product with 1.0 or -1.0 is exact, so LLVM drops or negates it without changing a
+bit), and a register sum's operands that stay the same along its rows are read once, before
+its loop, where the run writes none of them (`_accumulate_hoisted`: the same values).
 
 A kernel runs one trial (width 1: it matches the interpreter's single-lane paths) or `WIDTH`
 trials side by side (it matches the interpreter's lane paths; sums kept in one register per
@@ -166,6 +168,9 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
     ni, nj = int(row[0]), int(row[1])
     o0, oi = int(row[2]), int(row[3])
     operands = [tuple(int(x) for x in row[5 + 3 * k:8 + 3 * k]) for k in range(3)]
+    if width == 1 and ni > 1 and nj <= UNROLL and _hoistable(row):
+        _accumulate_hoisted(w, kind, row)
+        return
     lanes = [("acc", "")] if width == 1 else [(f"acc{lane}", f" + {lane}") for lane in range(width)]
     depth = w.depth
     if ni > 1:
@@ -187,6 +192,57 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
     w.depth = depth
 
 
+#: Entries of a register sum written out one by one (`_accumulate_hoisted`) at most.
+UNROLL = 16
+
+
+def _hoistable(row: np.ndarray) -> bool:
+    """Whether a run's rows (i) are consecutive slots in out and in every operand that varies
+    along them (so that LLVM can vectorise over i), and the operands that stay the same read
+    no slot the run writes (so that they may be read once before its loop)."""
+    nj = int(row[1])
+    invariant = set()
+    for k in (1, 2, 3):
+        base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
+        if si == 0:
+            invariant |= {base + j * sj for j in range(nj)}
+        elif si != 1:
+            return False
+    return int(row[3]) == 1 and bool(invariant) and not (invariant & _slots(row, 0))
+
+
+def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> None:
+    """A one-lane run of register sums whose entries are written out (j as literals), the
+    operands that stay the same along its rows read into locals before ``for i``: numba reads
+    them from the slot array otherwise, and LLVM, not knowing that the sums' stores leave them
+    alone, reloads them for every row and leaves the loop scalar. The same reads, products and
+    sums in the same order: bit-identical to `_accumulate`'s."""
+    ni, nj = int(row[0]), int(row[1])
+    o0, oi = int(row[2]), int(row[3])
+    terms, hoisted = [], set()
+    for j in range(nj):
+        values = []
+        for k in (1, 2, 3):
+            base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
+            slot = base + j * sj
+            if si == 0 and slot in (ONE, MINUS_ONE):
+                values.append("1.0" if slot == ONE else "-1.0")
+            elif si == 0:
+                name = f"h{slot}"
+                if name not in hoisted:
+                    w(f"{name} = v[{slot}]")
+                    hoisted.add(name)
+                values.append(name)
+            else:
+                values.append(f"v[{slot} + i * {si}]")
+        terms.append(kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+    w(f"for i in range({ni}):")
+    w(f"    acc = v[{o0} + i * {oi}]")
+    for term in terms:
+        w(f"    acc += {term}")
+    w(f"    v[{o0} + i * {oi}] = acc")
+
+
 #: Lines of a section function at most: numba's analyses grow faster than linearly with a
 #: function's length (one function for the CERG net's step took a minute to compile), and a
 #: call costs a few nanoseconds.
@@ -197,7 +253,7 @@ _ARGUMENTS = ("v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, ac
 #: Lanes of the population kernel (trials side by side): four doubles fill an AVX2 register.
 #: Measured (CPU time per trial-step, SLP vectoriser on, back to back): the timing net about
 #: 0.25 us alone, 0.08 us in 4 lanes; the CERG net 1.55-1.99 us alone, 1.0-1.3 us in 4 lanes;
-#: the CERG net with exact RTRL (20,320 slots) 52 us alone, 25 us in 4 lanes.
+#: the CERG net with exact RTRL (20,320 slots) 12-14 us alone, 9-11 us in 4 lanes (docs/performance.md).
 WIDTH = 4
 
 

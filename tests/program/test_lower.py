@@ -1,0 +1,37 @@
+"""The lowering's order of a multiply-accumulate's entries (`lower._by_slot`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lstmgraph
+from lstmgraph.program import lower
+from lstmgraph.program.lower import _by_slot
+
+from conftest import SPECS
+
+
+def test_entries_are_grouped_by_the_slot_they_add_into_each_slot_s_in_their_order():
+    out, a, b = _by_slot([5, 3, 5, 3, 7], [10, 11, 12, 13, 14], [20, 21, 22, 23, 24])
+    assert out.tolist() == [3, 3, 5, 5, 7]
+    assert a.tolist() == [11, 13, 10, 12, 14]
+    assert b.tolist() == [21, 23, 20, 22, 24]
+
+
+def test_entries_that_read_a_slot_the_operation_writes_keep_their_order():
+    """Slot 3 is read by the first entry and written by the second: moving the second first
+    would change the first's sum."""
+    out, a = _by_slot([5, 3], [3, 7])
+    assert out.tolist() == [5, 3] and a.tolist() == [3, 7]
+
+
+def test_exact_rtrl_sensitivities_add_each_slot_s_terms_together():
+    """In the CERG net's exact-RTRL program every sensitivity and gradient sum is one stretch
+    of entries, so the specialised kernel keeps it in a register."""
+    program = lower(lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml"), full_gradient=True)
+    summed = [op for op in program.ops if op.kind == "mac" and op.phase in ("propagate", "contract")]
+    shared = {op.what for op in summed if not op.distinct}  # sums of several entries
+    assert "dE/dw += dE/dy(t-1) T(t-1)" in shared
+    assert sum("via memory.cell_output->" in what for what in shared) == 4  # the gates and cell inputs: the cell outputs fed back
+    for op in summed:
+        assert (np.diff(op.out) >= 0).all(), op.what
