@@ -60,8 +60,8 @@ class Simulator:
     """Forward steps of a plan with the numpy executor.
 
     ``full_gradient=True`` treats every connection as gradient-carrying (exact RTRL / full
-    BPTT); otherwise each connection's ``gradient`` flag decides. ``program(loss, traces)``
-    gives the lowered program the learning rules run.
+    BPTT); otherwise each connection's ``gradient`` flag decides. ``program(loss, traces,
+    segments)`` gives the lowered program the learning rules run.
     """
 
     def __init__(self, plan: Plan, full_gradient: bool = False):
@@ -70,16 +70,16 @@ class Simulator:
         self.units: dict[str, Unit] = dict(plan.unit)
         self.order = plan.execution_order
         self.delayed = plan.delayed_sources
-        self._programs: dict[tuple[str, bool], Program] = {}
+        self._programs: dict[tuple[str, bool, bool], Program] = {}
         self.inputs = list(self.forward_program.inputs)
         self.outputs = list(self.forward_program.outputs)
         self.n_inputs = self.forward_program.n_inputs
         self.n_outputs = self.forward_program.n_outputs
 
-    def program(self, loss: str = "sum_of_squares", traces: bool = False) -> Program:
-        key = (loss, traces)
+    def program(self, loss: str = "sum_of_squares", traces: bool = False, segments: bool = False) -> Program:
+        key = (loss, traces, segments)
         if key not in self._programs:
-            self._programs[key] = lower(self.plan, self.full_gradient, loss, traces)
+            self._programs[key] = lower(self.plan, self.full_gradient, loss, traces, segments)
         return self._programs[key]
 
     @cached_property
