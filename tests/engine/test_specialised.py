@@ -89,6 +89,14 @@ def test_a_run_is_hoisted_only_where_its_rows_are_consecutive_and_its_reads_unwr
     assert not specialised._hoistable(np.array([4, 2, 10, 1, 0, 30, 0, 1, 0, 0, 0, 40, 3, 4]))  # c every third
 
 
+def test_an_operand_steady_along_a_row_is_read_once_unless_the_run_writes_it():
+    #                     rows, entries; out: base, i, j; a: base, i, j; b; c
+    scale = np.array([4, 312, 6592, 312, 1, 64, 1, 0, 0, 0, 0, 0, 0, 0])  # a row times its unit's f'
+    assert specialised._steady_operands(scale) == ("a",)  # b and c read the constant ONE
+    assert specialised._steady_operands(np.array([2, 3, 10, 3, 1, 12, 1, 0, 0, 0, 0, 0, 0, 0])) == ()  # a written
+    assert specialised._steady_operands(np.array([4, 1, 10, 1, 0, 64, 1, 0, 0, 0, 0, 0, 0, 0])) == ()  # no loop
+
+
 def test_auto_takes_the_specialised_kernel_only_once_it_is_compiled(tmp_path, monkeypatch):
     monkeypatch.setenv("LSTMGRAPH_CACHE", str(tmp_path))
     plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")

@@ -10,8 +10,8 @@ operations in the interpreter's order (each multiply-accumulate entry in entry o
 same expressions, no fastmath), so its results are bit-identical to the interpreter's. It
 rewrites two things only: the constant slots ONE and MINUS_ONE are read as the literals 1.0
 and -1.0 (a product with 1.0 or -1.0 is exact, so LLVM drops or negates it without changing a
-bit), and a register sum's operands that stay the same along its rows are read once, before
-its loop, where the run writes none of them (`_accumulate_hoisted`: the same values).
+bit), and an operand that stays the same along a loop is read once, before it, where the run
+writes no slot it reads (`_accumulate_hoisted`, `_steady_operands`: the same values).
 
 A kernel runs one trial (width 1: it matches the interpreter's single-lane paths) or `WIDTH`
 trials side by side (it matches the interpreter's lane paths; sums kept in one register per
@@ -77,15 +77,18 @@ class _Writer:
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
 
-    def run(self, row: np.ndarray, body) -> None:
+    def run(self, row: np.ndarray, body, before_j=None) -> None:
         """``body(columns)`` inside `for i` / `for j` where the run has more than one row /
-        column; ``columns`` are the four (base, stride_i, stride_j)."""
+        column (``before_j``, if given, just before `for j`); ``columns`` are the four (base,
+        stride_i, stride_j)."""
         ni, nj = int(row[0]), int(row[1])
         columns = [(int(row[2 + 3 * k]), int(row[3 + 3 * k]), int(row[4 + 3 * k])) for k in range(4)]
         depth = self.depth
         if ni > 1:
             self(f"for i in range({ni}):")
             self.depth += 1
+        if before_j:
+            before_j(ni, nj, columns)
         if nj > 1:
             self(f"for j in range({nj}):")
             self.depth += 1
@@ -110,11 +113,19 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
             _accumulate(w, kind, row, width)
             continue
 
+        steady = _steady_operands(row) if width == 1 else ()
+
+        def before_j(ni, nj, columns):
+            for name in steady:
+                base, si, _ = columns[_OPERANDS.index(name)]
+                w(f"{name}_here = v[{_index(base, si, 0, ni, 1)}]")
+
         def body(ni, nj, columns):
             operands = {name: f"v[{_index(*column, ni, nj, width)}{lane}]" for name, column in zip(_OPERANDS, columns)}
             if kind.term:  # the term reads the constant slots as literals
                 operands.update((name, _value(*column, ni, nj, width, lane))
                                 for name, column in zip(_OPERANDS[1:], columns[1:]))
+            operands.update((name, f"{name}_here") for name in steady)
             operands.update(input=f"inputs[t, {_index(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
                             rate="rate[0]" if width == 1 else "rate[l]")
             lines = kind.lines(activation, **operands)
@@ -135,7 +146,7 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
             else:
                 _lanes(w, lines)
 
-        w.run(row, body)
+        w.run(row, body, before_j)
     if kind.after and width == 1:
         w(kind.after.format(rate="rate[0]"))
     elif kind.after:
@@ -153,6 +164,23 @@ def _lanes(w: _Writer, lines: list[str], condition: str = "") -> None:
         indent = "        "
     for line in lines:
         w(indent + line)
+
+
+def _steady_operands(row: np.ndarray) -> tuple[str, ...]:
+    """The operands of a one-lane run (its columns: ``for j``) that stay the same along a row
+    and read neither a constant slot (a literal) nor a slot the run writes: each is read into a
+    local before ``for j`` (the same value), so LLVM need not reload it for every entry."""
+    ni, nj = int(row[0]), int(row[1])
+    if nj == 1:
+        return ()
+    writes = _slots(row, 0)
+    steady = []
+    for k, name in enumerate(_OPERANDS[1:], start=1):
+        base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
+        reads = {base + i * si for i in range(ni)}
+        if sj == 0 and not reads & ({ONE, MINUS_ONE} | writes):
+            steady.append(name)
+    return tuple(steady)
 
 
 def _accumulates(row: np.ndarray, width: int) -> bool:
@@ -253,7 +281,7 @@ _ARGUMENTS = ("v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, ac
 #: Lanes of the population kernel (trials side by side): four doubles fill an AVX2 register.
 #: Measured (CPU time per trial-step, SLP vectoriser on, back to back): the timing net about
 #: 0.25 us alone, 0.08 us in 4 lanes; the CERG net 1.55-1.99 us alone, 1.0-1.3 us in 4 lanes;
-#: the CERG net with exact RTRL (20,320 slots) 12-14 us alone, 9-11 us in 4 lanes (docs/performance.md).
+#: the CERG net with exact RTRL (20,320 slots) 9-11 us alone, 9-11 us in 4 lanes (docs/performance.md).
 WIDTH = 4
 
 
