@@ -170,17 +170,21 @@ def _steady_operands(row: np.ndarray) -> tuple[str, ...]:
     """The operands of a one-lane run (its columns: ``for j``) that stay the same along a row
     and read neither a constant slot (a literal) nor a slot the run writes: each is read into a
     local before ``for j`` (the same value), so LLVM need not reload it for every entry."""
-    ni, nj = int(row[0]), int(row[1])
-    if nj == 1:
+    if int(row[1]) == 1:
         return ()
     writes = _slots(row, 0)
-    steady = []
-    for k, name in enumerate(_OPERANDS[1:], start=1):
-        base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
-        reads = {base + i * si for i in range(ni)}
-        if sj == 0 and not reads & ({ONE, MINUS_ONE} | writes):
-            steady.append(name)
-    return tuple(steady)
+    return tuple(name for k, name in enumerate(_OPERANDS[1:], start=1)
+                 if (reads := _steady_reads(row, k, along=1)) is not None and not reads & ({ONE, MINUS_ONE} | writes))
+
+
+def _steady_reads(row: np.ndarray, k: int, along: int) -> set[int] | None:
+    """The slots operand ``k`` (1-3: a, b, c) of a run reads, if it stays the same along its
+    rows (``along`` 0: i) or its columns (1: j); else None."""
+    ni, nj = int(row[0]), int(row[1])
+    base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
+    if (si, sj)[along]:
+        return None
+    return {base + i * si + j * sj for i in range(ni if along else 1) for j in range(1 if along else nj)}
 
 
 def _accumulates(row: np.ndarray, width: int) -> bool:
@@ -228,14 +232,12 @@ def _hoistable(row: np.ndarray) -> bool:
     """Whether a run's rows (i) are consecutive slots in out and in every operand that varies
     along them (so that LLVM can vectorise over i), and the operands that stay the same read
     no slot the run writes (so that they may be read once before its loop)."""
-    nj = int(row[1])
     invariant = set()
     for k in (1, 2, 3):
-        base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
-        if si == 0:
-            invariant |= {base + j * sj for j in range(nj)}
-        elif si != 1:
+        reads = _steady_reads(row, k, along=0)
+        if reads is None and int(row[3 + 3 * k]) != 1:
             return False
+        invariant |= reads or set()
     return int(row[3]) == 1 and bool(invariant) and not (invariant & _slots(row, 0))
 
 
