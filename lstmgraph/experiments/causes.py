@@ -158,7 +158,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         _exact_sweep("gers2000-cerg-forget-decay"),),
     "gers2000-cnto-forget-decay": (
         _no_shortcut("gers2000-cnto-forget-decay"),
-        TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget-decay/forget-gate-bias", suspects=(FORGET_BIAS,))),
+        TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget-decay/forget-gate-bias", suspects=(FORGET_BIAS,)),
+        _exact_sweep("gers2000-cnto-forget-decay")),
     "gers2000-cnto-forget": (
         TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),

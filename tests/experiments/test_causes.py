@@ -150,8 +150,8 @@ def test_every_suspect_named_is_one_of_the_issue_s_and_every_row_a_paper_row():
 
 
 def test_what_is_left_to_run_in_results_md_lists_every_untested_suspect_and_no_other():
-    """docs/results.md's "What is left to run" table against the generated causes: a run that
-    settles a suspect makes this fail until the table loses it."""
+    """docs/results.md's "What is left to run" table against the generated causes (no rows
+    when nothing is left): a run that settles a suspect makes this fail until the table loses it."""
     text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     section = text[text.index("### What is left to run"):]
     section = section[:section.index("\n## ")]

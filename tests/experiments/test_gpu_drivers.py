@@ -98,8 +98,8 @@ def test_trials_on_the_gpu_end_as_on_the_cpu(name, seed, changes, budget):
 
 @pytest.mark.parametrize("name,seed,changes,budget", [CASES[0][:3] + (200,), CASES[3]], ids=["sequences", "streams"])
 def test_exact_rtrl_trials_on_the_gpu_end_as_on_the_cpu(name, seed, changes, budget):
-    """Exact RTRL (`learning_rule=rtrl`, a sweep key) is another program: the rows issue 38 leaves
-    to a GPU (docs/results.md, "What is left to run") run it there as on the CPU."""
+    """Exact RTRL (`learning_rule=rtrl`, a sweep key) is another program: the stream rows' exact
+    sweeps (issue 38, run on the CPU) run on a GPU as on the CPU."""
     seeds = [seed, seed + 1]
     exact = run_on("cpu", name, seeds, changes, budget, None, "rtrl")
     assert_same(exact, run_on("cuda", name, seeds, changes, budget, budget // 3, "rtrl"))
