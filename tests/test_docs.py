@@ -4,7 +4,8 @@ README's experiment count, its tally of the paper rows and every other number in
 lines against the doc's, and the --specs folders that docs/results.md's commands name; README is
 short (no sentence or table cell over 40 words, a spec of ten lines that compiles); every relative
 link (and #anchor) of README.md, docs/*.md and docs/results/*.md resolves, the bundled-spec counts
-and tables are true, and the error examples list the keys the validator lists."""
+and tables are true, the error examples list the keys the validator lists, and
+docs/architecture.md's module table names every module."""
 
 from __future__ import annotations
 
@@ -311,3 +312,17 @@ def test_every_number_in_the_readme_is_generated_or_checked_here():
     numbers = {int(number.replace(",", "")) for number in re.findall(r"\b\d[\d,]*\b", text)}
     years = {int(year) for paper in (H97, G00, G02) for year in re.findall(r"\d{4}", paper)}
     assert numbers <= years | {len(EXPERIMENTS)}, numbers - years - {len(EXPERIMENTS)}
+
+
+def test_the_architecture_page_names_every_module():
+    """docs/architecture.md's table covers "every module" (README): each lstmgraph/ and cli/ module
+    by its path, or by its file name on a row that names a module of its folder."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    missing = []
+    for path in sorted([*(REPO / "lstmgraph").rglob("*.py"), *(REPO / "cli").glob("*.py")]):
+        name = path.relative_to(REPO).as_posix()
+        folder = name.rsplit("/", 1)[0] + "/"
+        if f"`{name}`" not in text and not any(f"`{path.name}`" in line and f"`{folder}" in line for line in lines):
+            missing.append(name)
+    assert not missing
