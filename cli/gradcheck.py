@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from lstmgraph.limits import MAX_GRADCHECK_STEPS
+
 from .common import SPEC_ARGUMENT, compile_or_exit
 
 
@@ -16,7 +18,7 @@ from .common import SPEC_ARGUMENT, compile_or_exit
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random weights, inputs and targets.")
-@click.option("--steps", type=click.IntRange(min=1), default=8, show_default=True, help="Sequence length.")
+@click.option("--steps", type=click.IntRange(min=1, max=MAX_GRADCHECK_STEPS), default=8, show_default=True, help="Sequence length.")
 def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
     """Check SPEC's gradients: truncated RTRL = BPTT with the same cuts; RTRL = BPTT = finite
     differences with every edge carrying. Exit code 1 when a check exceeds its tolerance.

@@ -94,9 +94,16 @@ class SpecFileError(SpecError):
 class SpecSource:
     """Where a spec came from: its file name and the line/column of every field."""
 
-    def __init__(self, filename: str, positions: dict[SpecPath, tuple[int, int]] | None = None):
+    def __init__(self, filename: str, positions: dict[SpecPath, tuple[int, int]] | None = None,
+                 given: dict[SpecPath, str] | None = None):
         self.filename = filename
         self.positions = positions or {}
+        #: Fields set from outside the file (`Overrides`: ``train --epochs 3``), and by what.
+        self.given = given or {}
+
+    def with_given(self, given: dict[SpecPath, str]) -> "SpecSource":
+        """The same file's source, with ``given`` fields set from outside it."""
+        return SpecSource(self.filename, self.positions, {**self.given, **given})
 
     def position(self, path: SpecPath) -> tuple[int, int] | None:
         """Line and column (1-based) of a field, or of its nearest located ancestor."""
@@ -109,8 +116,12 @@ class SpecSource:
             path = path[:-1]
 
     def describe(self, path: SpecPath) -> str:
+        """Where a problem is: file, line and column, and the field's path; a field set from
+        outside the file (or a section holding one) says what set it, as the file's line did not."""
+        path = tuple(path)
         position = self.position(path)
         location = f"{self.filename}:{position[0]}:{position[1]}" if position else self.filename
         if path:
-            return f"{location}: {format_path(path)}"
-        return location
+            location = f"{location}: {format_path(path)}"
+        given = [what for field, what in self.given.items() if field[:len(path)] == path or path[:len(field)] == field]
+        return f"{location} (with {', '.join(dict.fromkeys(given))} given)" if given else location

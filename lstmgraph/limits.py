@@ -43,6 +43,9 @@ MAX_EPOCHS = 1_000_000
 MAX_EVALUATION_SEQUENCES = 1_000_000
 #: Fresh steps one `plot` traces (every unit group's activations are kept per step).
 MAX_TRACE_STEPS = 1_000_000
+#: Steps of a gradient check's sequence (`gradcheck --steps`): its finite differences rerun the
+#: sequence for every weight, and it holds the sequence's values (a CERG net: 12 s at 1,000).
+MAX_GRADCHECK_STEPS = 10_000
 #: Worker processes on this machine (`reproduce --jobs`).
 MAX_JOBS = 4096
 #: A seed (`--seed`): numpy takes any integer, but a checkpoint and a run.json store it.
@@ -79,3 +82,16 @@ def check_count(label: str, value: int, limit: int, minimum: int = 1) -> int:
         raise LimitError(f"{label} is {shown_count(value)}, more than the limit of {limit:,} "
                          f"({COUNT_LIMITS_HINT}); give a smaller count")
     return value
+
+
+def check_task_integers(options: dict) -> None:
+    """ValueError naming the first integer of a task's options (in lists and mappings too, as
+    ``delays``) beyond `MAX_TASK_INTEGER`: they size the sequences drawn."""
+    for option, value in options.items():
+        values = [value]
+        while values:
+            value = values.pop()
+            if isinstance(value, (list, tuple, dict)):
+                values.extend(value.values() if isinstance(value, dict) else value)
+            elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TASK_INTEGER:
+                raise ValueError(f"option {option}: {value} is beyond {MAX_TASK_INTEGER:,} ({LIMITS_HINT})")

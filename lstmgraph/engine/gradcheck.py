@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import MAX_GRADCHECK_STEPS, check_count
 from ..plan import Plan
 from .bptt import bptt_gradient
 from .executor import run_ops
@@ -179,7 +180,9 @@ def _finite_difference_errors(plan: Plan, gradient: dict[str, np.ndarray], estim
 
 
 def gradient_check(plan: Plan, seed: int = 0, steps: int = 8, weight_range: float = 0.5) -> dict[str, Any]:
-    """Run the three comparisons; returns per-check, per-matrix relative errors."""
+    """Run the three comparisons; returns per-check, per-matrix relative errors. `LimitError` for
+    more than `MAX_GRADCHECK_STEPS` steps (limits.py), before anything is allocated."""
+    check_count("steps", steps, MAX_GRADCHECK_STEPS)
     weights, inputs, targets, loss = random_problem(plan, seed, steps, weight_range)
     truncated = Simulator(plan)
     full = Simulator(plan, full_gradient=True)

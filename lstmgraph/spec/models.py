@@ -9,13 +9,16 @@ The field reference with examples is docs/spec.md.
 
 from __future__ import annotations
 
+import math
+
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator,
                       model_validator)
 
 from ..operations import ALIASES, OUTPUT_ACTIVATIONS, UNIT_ACTIVATIONS, OutputActivation, UnitActivation
-from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_TASK_INTEGER, NAME_PATTERN
+from ..limits import (COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_GROUP_SIZE, MAX_NAME_LENGTH, MAX_STEPS, NAME_PATTERN,
+                      check_task_integers, shown_count)
 
 SPEC_VERSION = 1
 
@@ -78,6 +81,9 @@ class _Model(BaseModel):
 def _check_range(bounds: tuple[float, float] | None) -> None:
     if bounds is not None and bounds[0] > bounds[1]:
         raise ValueError(f"the range's lower bound {bounds[0]} is above its upper bound {bounds[1]}")
+    if bounds is not None and not math.isfinite(bounds[1] - bounds[0]):
+        raise ValueError(f"the range [{bounds[0]}, {bounds[1]}] is wider than a float holds (its width overflows); "
+                         "give bounds of a sensible size, e.g. 0.1")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,10 +281,7 @@ class TaskSpec(BaseModel):
 
     @model_validator(mode="after")
     def _bounded_integers(self) -> "TaskSpec":
-        for option, value in self.options.items():
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TASK_INTEGER:
-                raise ValueError(f"option {option}: {value} is beyond {MAX_TASK_INTEGER:,} "
-                                 f"({LIMITS_HINT})")
+        check_task_integers(self.options)
         return self
 
     @property
@@ -307,6 +310,17 @@ class TrainingSpec(_Model):
     stop_window: Size = 100
     checkpoint_every: Size = 10000
     seed: Annotated[int, Field(strict=True, ge=0)] | None = None
+
+    @field_validator("steps", "epochs")
+    @classmethod
+    def _within_limits(cls, value: int | None, info) -> int | None:
+        """A run's length within `MAX_STEPS` / `MAX_EPOCHS`, checked with the spec (`validate`
+        refuses what `train` would)."""
+        limit, what = (MAX_STEPS, "steps") if info.field_name == "steps" else (MAX_EPOCHS, "passes over the data")
+        if value is not None and value > limit:
+            raise ValueError(f"{shown_count(value)} {what}, more than the limit of {limit:,} "
+                             f"({COUNT_LIMITS_HINT}); give a shorter run")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> "TrainingSpec":

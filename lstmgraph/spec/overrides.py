@@ -45,6 +45,13 @@ class Overrides:
             training["seed"] = init["seed"] = self.seed
         return {section: values for section, values in (("training", training), ("init", init)) if values}
 
+    def given(self) -> dict[tuple[str, ...], str]:
+        """Each field the changes set or remove, and the option that does (for located errors)."""
+        options = {"data": f"--data {self.data}", "task": f"--data {self.data}", "steps": f"--steps {self.steps}",
+                   "epochs": f"--epochs {self.epochs}", "learning_rule": f"--rule {self.learning_rule}",
+                   "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {self.seed}"}
+        return {(section, key): options[key] for section, values in self.changes().items() for key in values}
+
     def apply(self, data: Any) -> Any:
         """A copy of spec data with the changes made. Data that is not a mapping, or a section
         that is not one, is left as it is for validation to report. A spec without a training

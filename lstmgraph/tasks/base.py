@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
+from ..limits import check_task_integers
+
 
 @dataclass(frozen=True)
 class Sequence:
@@ -164,6 +166,7 @@ def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
     options = dict(options or {})
     check_option_names(name, options)
     try:
+        check_task_integers(options)
         return TASKS[name](**options)
     except (TypeError, ValueError) as error:
         raise TaskError(f"task {name!r}: {error}") from None

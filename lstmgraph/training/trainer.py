@@ -27,7 +27,7 @@ from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
-from ..limits import COUNT_LIMITS_HINT, MAX_EPOCHS, MAX_STEPS, MAX_TRIALS, check_count, shown_count
+from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
@@ -62,17 +62,6 @@ def data_source(plan: Plan, training: TrainingSpec):
     return TaskStream(make_task(training.task.name, training.task.options), training.seed)
 
 
-def _check_lengths(plan: Plan, training: TrainingSpec) -> None:
-    """The run's length within its limits (a spec built in Python, or a file, may ask for any)."""
-    problems = [Problem(("training", key), f"{shown_count(value)} {what}, more than the limit of {limit:,}",
-                        expected=f"at most {limit:,} ({COUNT_LIMITS_HINT}); a shorter run")
-                for key, value, limit, what in (("steps", training.steps, MAX_STEPS, "steps"),
-                                                ("epochs", training.epochs, MAX_EPOCHS, "passes over the data"))
-                if value is not None and value > limit]
-    if problems:
-        raise SpecError(problems, plan.source)
-
-
 def _check_memory(plan: Plan, trials: int) -> None:
     """Refuse before allocating when the weights and their gradients alone (a lower bound: the
     optimiser and the traces need more) would not fit in this machine's memory."""
@@ -86,8 +75,8 @@ def _check_memory(plan: Plan, trials: int) -> None:
 
 class Trainer:
     """Trains ``trials`` networks (initialisation seeds init.seed + i) on one data stream.
-    `LimitError` for more than `MAX_TRIALS` trials, a `SpecError` for a run longer than
-    `MAX_STEPS` steps or `MAX_EPOCHS` epochs (limits.py), before anything is allocated.
+    `LimitError` for more than `MAX_TRIALS` trials (limits.py), before anything is allocated; the
+    spec itself bounds a run's steps and epochs (`TrainingSpec`).
 
     ``engine``: ``auto`` (the compiled executor wherever it can train the spec, else numpy; the
     reason is in `engine_note`), ``compiled`` (`EngineError` where it cannot) or ``numpy``.
@@ -102,7 +91,6 @@ class Trainer:
             raise SpecError([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.source)
         check_count("trials", trials, MAX_TRIALS)
-        _check_lengths(plan, training)
         self.trials = trials
         _check_memory(plan, trials)
         self.engine, self.engine_note = select_engine(plan, training, engine, device)

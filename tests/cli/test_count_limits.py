@@ -28,6 +28,7 @@ OPTIONS = [
     (["plot", "somewhere"], "--steps", limits.MAX_TRACE_STEPS),
     (["plot", "somewhere"], "--seed", limits.MAX_SEED),
     (["plot", "somewhere"], "--trial", limits.MAX_TRIALS - 1),
+    (["gradcheck", RNN], "--steps", limits.MAX_GRADCHECK_STEPS),
 ]
 
 

@@ -145,3 +145,9 @@ def test_the_error_bound_is_measured_not_loose(path):
     ratios = np.concatenate(ratios)
     assert 0.2 < np.median(ratios) < 1.5
     assert ratios.max() < ROUNDING_SIGMAS
+
+
+def test_a_sequence_beyond_the_step_limit_is_refused_before_anything_is_allocated():
+    from lstmgraph.limits import MAX_GRADCHECK_STEPS, LimitError
+    with pytest.raises(LimitError, match=f"more than the limit of {MAX_GRADCHECK_STEPS:,}"):
+        gradient_check(lstmgraph.compile_spec(SPECS / "rnn.yaml"), steps=MAX_GRADCHECK_STEPS + 1)

@@ -48,3 +48,17 @@ def test_overridden_specs_are_validated_like_the_file():
     (problem,) = caught.value.problems
     assert problem.path == ("training",) and "epochs count passes over a data file" in problem.message
     assert caught.value.source.filename == str(Path(SPECS / "gers2002_timing.yaml"))
+
+
+def test_an_error_in_a_field_an_option_set_names_the_option_not_only_the_file_s_line(tmp_path):
+    """`train --epochs 3` on a task spec: the located error says --epochs was given, since the
+    line it points to does not hold it."""
+    with pytest.raises(SpecError) as raised:
+        lstmgraph.load_spec(SPECS / "gers2000_cerg.yaml", Overrides(epochs=3))
+    assert "training (with --epochs 3 given): epochs count passes over a data file" in str(raised.value)
+    data = _data("gers2000_cerg")
+    data["training"]["epochs"] = 3  # the same error from the file itself names no option
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError) as raised:
+        lstmgraph.load_spec(tmp_path / "net.yaml")
+    assert "given" not in str(raised.value)

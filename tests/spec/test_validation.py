@@ -221,3 +221,34 @@ def test_integer_task_options_are_bounded(spec_error):
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task", 7)
     assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"
+
+
+def test_an_init_range_whose_width_overflows_is_refused(spec_error):
+    """numpy's uniform draw cannot span [-1e308, 1e308] (its width is inf): a located error, not
+    an OverflowError at the first draw."""
+    error = spec_error("""
+        version: 1
+        init: {uniform: 1e308}
+        groups:
+          - {name: x, kind: input, size: 2}
+        connections:
+          - {from: x, to: x, delay: 1, init: {uniform: [-1.0e308, 1.0e308]}}
+        """)
+    messages = {(path, line): message for path, line, message in located(error)}
+    assert "overflows" in messages[("init", 2)] and "overflows" in messages[("connections[0].init", 6)]
+
+
+def test_integers_inside_a_task_option_s_list_are_bounded(spec_error):
+    """MSD's delays size every interval: 10^12 would allocate terabytes when the stream is drawn."""
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: measuring_spike_delays, delays: [0, 1000000000000]}}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("training.task", 7)
+    assert message == "option delays: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"

@@ -176,3 +176,10 @@ def test_the_intervals_are_those_the_committed_results_were_drawn_with(name, opt
     were drawn with; test_tasks.py holds `sample_many` to `sample`."""
     task = make_task(name, options)
     assert [sampled_digest(task, seed, 700) for seed in range(len(expected))] == expected
+
+
+def test_a_delay_beyond_the_task_limit_is_a_task_error_before_anything_is_drawn():
+    """`reproduce --task-option delays=[0,1000000000000]` reaches `make_task`, not the spec's
+    check: the same bound (`limits.check_task_integers`), not terabytes allocated."""
+    with pytest.raises(TaskError, match=r"option delays: 1000000000000 is beyond 10,000,000"):
+        make_task("measuring_spike_delays", {"delays": [0, 10**12]})
