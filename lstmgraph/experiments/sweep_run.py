@@ -21,7 +21,7 @@ from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from .folder import ResultsFolder, locked_folder
 from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
 from .stops import Stopped
-from .status import FolderError, folder_status
+from .status import FolderError, OtherExperiment, folder_status
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
@@ -156,6 +156,9 @@ def sweep_status(grid: list[Setting], trials: int, out: Path, budget_steps: int 
             status = folder_status(setting.experiment, trials, path, budget_steps, BUNDLED_SPECS)
         except FolderError:
             listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, None))
+            continue
+        except OtherExperiment as other:  # another setting's trials: this one's none
+            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, str(other)))
             continue
         listed.append(SettingStatus(setting.index, setting.values, len(status.results["trials"]),
                                     len(status.checkpointed), len(status.waiting), status.conflict))
