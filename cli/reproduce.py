@@ -170,8 +170,9 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
             fail(f"--task-option: {error}")
     if protocol_options:
         try:
-            chosen = chosen.with_protocol_options(_options("--protocol-option", "success=most_active",
-                                                           protocol_options))
+            given = _options("--protocol-option", "success=most_active", protocol_options)
+            chosen = chosen.with_protocol_options(given)
+            chosen.protocol.check_read(given)
         except ProtocolError as error:
             fail(f"--protocol-option: {error}")
     count = trials or chosen.trials

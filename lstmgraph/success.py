@@ -63,6 +63,8 @@ class SuccessTest:
                              + (f" (did you mean {close[0]!r}?)" if close else ""))
         if self.name == "tolerance" and not (self.tolerance > 0 and math.isfinite(self.tolerance)):
             raise ValueError(f"tolerance must be a finite number > 0, not {self.tolerance}")
+        if not (self.tolerance >= 0 and math.isfinite(self.tolerance)):  # (unread by most_active, never invalid)
+            raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance}")
 
     @property
     def kernel_tolerance(self) -> float:

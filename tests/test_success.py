@@ -37,3 +37,17 @@ def test_squared_error_is_the_mean_over_present_targets():
     targets = np.array([[1.0, NAN], [0.0, NAN]])
     assert squared_error(outputs, targets) == (0.25 + 1.0) / 2
     assert squared_error(outputs, np.full_like(targets, NAN)) == 0.0
+
+
+def test_a_tolerance_below_zero_or_not_finite_is_refused_by_every_test():
+    import math
+
+    import pytest
+
+    from lstmgraph.success import SuccessTest
+
+    for name in ("tolerance", "most_active"):
+        for tolerance in (-1.0, math.nan, math.inf):
+            with pytest.raises(ValueError, match="tolerance must be a finite number"):
+                SuccessTest(name, tolerance)
+    assert SuccessTest("most_active", 0.0).kernel_tolerance < 0  # (most_active reads no tolerance: 0 is its own)

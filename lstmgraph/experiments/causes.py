@@ -235,7 +235,7 @@ def _outcome(results: dict[str, Any], published: dict[str, Any], paper_trials: i
 
 def _read_results(folder: Path) -> dict[str, Any]:
     try:
-        return ResultsFolder(folder).read_results()
+        return ResultsFolder.read_only(folder).read_results()
     except (OSError, ResultsConflict) as error:
         raise CauseError(f"{folder}: a tested change's results cannot be read ({error})") from None
 

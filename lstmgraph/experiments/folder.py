@@ -5,7 +5,8 @@ Only the process running the trials writes it (`schedule.run_experiment`), so a 
 shared filesystem:
 
 - ``experiment.json``: the settings, the spec and the arithmetic (`TRIAL_ARITHMETIC`) as run; a
-  run with other settings is refused, naming the setting that differs;
+  run with other settings is refused, naming the setting that differs, as is a folder of files
+  without one (no run of ours wrote it);
 - ``trials.jsonl``: one row per finished trial, appended and synced as each ends;
 - ``trials/SEED/checkpoint.npz`` while a trial runs, tied to its trial (``trial/seed``,
   ``trial/kind``) and to the folder's settings (``folder/settings``, a digest of
@@ -38,7 +39,8 @@ import yaml
 from ..arrays import MAX_ARCHIVE_BYTES
 from ..files import FolderInUse, FolderLock, OutputError, make_folder
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
-from .folder_files import FolderFileError, append_file, file_exists, parse_json, read_file, remove_file, write_file
+from .folder_files import (FolderFileError, append_file, folder_descriptor, not_written_by,
+                           parse_json, read_file, remove_file, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
 
 #: The arithmetic trials run with, raised whenever a change makes a trial take another path
@@ -53,6 +55,10 @@ SETTINGS_KEY = "folder/settings"
 MAX_ROWS_BYTES = 1 << 30
 MAX_CHECKPOINT_BYTES = 1 << 31
 _DELETE = "delete it to run that trial from the start"
+#: What to do about a damaged file: where the command writes the folder (`reproduce`, `sweep`: its
+#: --out), and where it only reads one another command wrote (`results`, `evaluate`).
+WRITER_ADVICE = "delete it or choose another --out"
+READER_ADVICE = "restore it, or rerun the lstmgraph reproduce (or sweep) that wrote the folder"
 
 
 class ResultsConflict(Exception):
@@ -66,10 +72,34 @@ def settings_digest(settings: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def check_written_by(root: Path, below: str, marks: tuple[str, ...], command: str) -> None:
+    """`ResultsConflict` for a folder (``root``/``below``) holding files but none of ``marks``
+    (`folder_files.not_written_by`): one a run would mix its files into."""
+    try:
+        problem = not_written_by(root, below, marks, command)
+    except OutputError as error:
+        raise ResultsConflict(f"{error.path}: {error.reason}") from None
+    if problem:
+        raise ResultsConflict(problem)
+
+
+def _check_lock_file(path: Path) -> None:
+    """A ``.lock`` with another name for its file (a hard link) would be written through."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(found.st_mode) and found.st_nlink != 1:
+        raise ResultsConflict(f"{path}: not a plain file of its own ({found.st_nlink} links); delete it or choose "
+                              "another --out")
+
+
 @contextmanager
 def locked_folder(path: Path, command: str) -> Iterator[None]:
     """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`files.FolderLock`);
-    `ResultsConflict` naming the holder, or a lock file that cannot be used."""
+    `ResultsConflict` naming the holder, or a lock file that cannot be used (a link, or a file
+    with other hard links)."""
+    _check_lock_file(path / FolderLock.NAME)
     lock = FolderLock(path, f"lstmgraph {command}, process {os.getpid()} on {socket.gethostname()}",
                       "wait for it to end, or choose another --out")
     try:
@@ -85,13 +115,37 @@ def locked_folder(path: Path, command: str) -> Iterator[None]:
 
 
 class ResultsFolder:
-    """The results folder at ``path`` (the folder the user named; nothing below it is a link)."""
+    """The results folder at ``path``: the folder the user named, or one below ``within`` (a
+    sweep's ``DIR/settings/INDEX`` within ``DIR``), reached from there without following a link.
+    No link is followed below either. ``advice``: what a message on a damaged file suggests."""
 
     SETTINGS, ROWS, RESULTS, CSV, FIGURE, LOCK = ("experiment.json", "trials.jsonl", "results.json", "trials.csv",
                                                   "results.png", ".lock")
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, within: str | Path | None = None, advice: str = WRITER_ADVICE):
         self.path = Path(path)
+        self.root = Path(within) if within is not None else self.path
+        self.below = self.path.relative_to(self.root).as_posix() if within is not None else ""
+        self.advice = advice
+
+    @classmethod
+    def read_only(cls, path: str | Path) -> "ResultsFolder":
+        """A folder a command reads and never writes: a damaged file's message says to restore it."""
+        return cls(path, advice=READER_ADVICE)
+
+    def _in(self, relative: str) -> str:  # (a path in the folder as a path in `root`)
+        return f"{self.below}/{relative}" if self.below else relative
+
+    def reach(self, create: bool = False) -> bool:
+        """Whether the folder is there (made, with its parents below `root`, if ``create``);
+        `ResultsConflict` names a folder on the way from `root` that is a link or a file."""
+        if create:
+            make_folder(self.root)
+        try:
+            with folder_descriptor(self.root, tuple(self.below.split("/")) if self.below else (), create) as descriptor:
+                return descriptor is not None
+        except OutputError as error:
+            raise ResultsConflict(f"{error.path}: {error.reason}; {self.advice}") from None
 
     # -- the layout -------------------------------------------------------------------------------
     def file(self, relative: str) -> Path:
@@ -102,9 +156,6 @@ class ResultsFolder:
         """``trials/SEED``: trial ``seed``'s folder, relative to the results folder."""
         return f"trials/{int(seed)}"
 
-    def trial_path(self, seed: int) -> Path:
-        return self.path / self.trial(seed)
-
     def checkpoint_path(self, seed: int) -> Path:
         return self.path / self.trial(seed) / "checkpoint.npz"
 
@@ -112,7 +163,7 @@ class ResultsFolder:
     def of_trial(run_path: Path) -> "ResultsFolder | None":
         """The results folder holding trial folder ``run_path`` (OUT/trials/SEED), else None."""
         parent = Path(run_path).resolve().parent
-        return ResultsFolder(parent.parent) if parent.name == "trials" else None
+        return ResultsFolder.read_only(parent.parent) if parent.name == "trials" else None
 
     # -- the lock ---------------------------------------------------------------------------------
     @contextmanager
@@ -120,35 +171,20 @@ class ResultsFolder:
         """Hold ``.lock`` while the block runs (`files.FolderLock`: opened without following a
         link, never written through one); `ResultsConflict` naming the holder if another process
         holds it, or naming a ``.lock`` that is a link or has other hard links."""
-        make_folder(self.path)
-        self._check_lock_file()
+        self.reach(create=True)
         with locked_folder(self.path, "reproduce"):
             yield
 
     def holder(self) -> str | None:
         """Who holds the lock now (its text), None if no run does: the lock is tried without
         waiting and let go at once, nothing created."""
-        self._check_lock_file()
+        _check_lock_file(self.file(self.LOCK))
         try:
             return FolderLock(self.path, "").holder_of()
         except OutputError as error:
             raise ResultsConflict(f"{error.path}: {error.reason}") from None
 
-    def _check_lock_file(self) -> None:
-        """A ``.lock`` with another name for its file (a hard link) would be written through."""
-        path = self.file(self.LOCK)
-        try:
-            links = os.lstat(path).st_nlink
-        except OSError:
-            return
-        if stat.S_ISREG(os.lstat(path).st_mode) and links != 1:
-            raise ResultsConflict(f"{path}: not a plain file of its own ({links} links); delete it or choose "
-                                  "another --out")
-
     # -- experiment.json ---------------------------------------------------------------------------
-    def has_settings(self) -> bool:
-        return file_exists(self.path, self.SETTINGS)
-
     def stored_settings(self) -> dict[str, Any] | None:
         """experiment.json's content (None if there is none), read with limits: a JSON object."""
         content = self._read(self.SETTINGS, MAX_JSON_BYTES)
@@ -156,14 +192,16 @@ class ResultsFolder:
             return None
         settings = self._json(content, self.file(self.SETTINGS))
         if not isinstance(settings, dict):
-            raise ResultsConflict(f"{self.file(self.SETTINGS)}: expected a JSON object of settings; delete it or "
-                                  "choose another --out")
+            raise ResultsConflict(f"{self.file(self.SETTINGS)}: expected a JSON object of settings; {self.advice}")
         return settings
 
     def check_settings(self, wanted: dict[str, Any], name: str) -> None:
         """`ResultsConflict` if the folder holds trials run with other settings than ``wanted``
-        (which it would mix), naming the settings that differ."""
+        (which it would mix), naming the settings that differ, or if it holds files but no
+        experiment.json (`check_written_by`)."""
         stored = self.stored_settings()
+        if stored is None:
+            check_written_by(self.root, self.below, (self.SETTINGS,), "reproduce")
         expected = json.loads(json.dumps(wanted))  # as read back from the file
         if stored is None or stored == expected:
             return
@@ -177,7 +215,7 @@ class ResultsFolder:
                               "delete it")
 
     def write_settings(self, settings: dict[str, Any]) -> None:
-        write_file(self.path, self.SETTINGS, json.dumps(settings, indent=2).encode())
+        write_file(self.root, self._in(self.SETTINGS), json.dumps(settings, indent=2).encode())
 
     # -- trials.jsonl --------------------------------------------------------------------------------
     def read_rows(self, protocol: Any, limit: int | None = None) -> tuple[list[dict[str, Any]], bool]:
@@ -216,10 +254,10 @@ class ResultsFolder:
         return rows, cut
 
     def write_rows(self, rows: list[dict[str, Any]]) -> None:
-        write_file(self.path, self.ROWS, "".join(json.dumps(row) + "\n" for row in rows).encode())
+        write_file(self.root, self._in(self.ROWS), "".join(json.dumps(row) + "\n" for row in rows).encode())
 
     def append_row(self, row: dict[str, Any]) -> None:
-        append_file(self.path, self.ROWS, (json.dumps(row) + "\n").encode())
+        append_file(self.root, self._in(self.ROWS), (json.dumps(row) + "\n").encode())
 
     # -- trials/SEED ---------------------------------------------------------------------------------
     def read_checkpoint(self, seed: int, kind: str, digest: str) -> tuple[bytes, dict[str, np.ndarray]] | None:
@@ -256,25 +294,25 @@ class ResultsFolder:
             array = io.BytesIO()
             np.lib.format.write_array(array, np.array(digest), allow_pickle=False)
             archive.writestr(f"{SETTINGS_KEY}.npy", array.getvalue())
-        write_file(self.path, f"{self.trial(seed)}/checkpoint.npz", buffer.getvalue())
+        write_file(self.root, self._in(f"{self.trial(seed)}/checkpoint.npz"), buffer.getvalue())
 
     def remove_checkpoint(self, seed: int) -> None:
-        remove_file(self.path, f"{self.trial(seed)}/checkpoint.npz")
+        remove_file(self.root, self._in(f"{self.trial(seed)}/checkpoint.npz"))
 
     def save_trial(self, seed: int, spec_data: dict[str, Any], weights: bytes, row: dict[str, Any]) -> None:
         """A trained trial as a run directory `lstmgraph plot` reads: ``spec.yaml`` (the network
         as run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
         ``summary.json`` (its result row)."""
         folder = self.trial(seed)
-        write_file(self.path, f"{folder}/spec.yaml", yaml.safe_dump(spec_data, sort_keys=False).encode())
-        write_file(self.path, f"{folder}/weights.npz", weights)
-        write_file(self.path, f"{folder}/summary.json", (json.dumps(row, indent=2) + "\n").encode())
+        write_file(self.root, self._in(f"{folder}/spec.yaml"), yaml.safe_dump(spec_data, sort_keys=False).encode())
+        write_file(self.root, self._in(f"{folder}/weights.npz"), weights)
+        write_file(self.root, self._in(f"{folder}/summary.json"), (json.dumps(row, indent=2) + "\n").encode())
 
     # -- results.json, trials.csv, results.png -----------------------------------------------------------
     def write_results(self, results: dict[str, Any], csv_text: str, figure: bytes) -> None:
-        write_file(self.path, self.RESULTS, json.dumps(results, indent=2).encode())
-        write_file(self.path, self.CSV, csv_text.encode())
-        write_file(self.path, self.FIGURE, figure)
+        write_file(self.root, self._in(self.RESULTS), json.dumps(results, indent=2).encode())
+        write_file(self.root, self._in(self.CSV), csv_text.encode())
+        write_file(self.root, self._in(self.FIGURE), figure)
 
     def read_results(self) -> dict[str, Any]:
         """results.json, read with limits and checked (`rows.check_results`)."""
@@ -285,22 +323,21 @@ class ResultsFolder:
         results = self._json(content, path)
         problem = check_results(results)
         if problem:
-            raise ResultsConflict(f"{path}: {problem}")
+            raise ResultsConflict(f"{path}: {problem}; {self.advice}")
         return results
 
     # -- reading -----------------------------------------------------------------------------------------
-    def _read(self, relative: str, limit: int, advice: str = "delete it or choose another --out") -> bytes | None:
+    def _read(self, relative: str, limit: int, advice: str | None = None) -> bytes | None:
         try:
-            return read_file(self.path, relative, limit)
+            return read_file(self.root, self._in(relative), limit)
         except FolderFileError as error:
-            raise ResultsConflict(f"{error}; {advice}") from None
+            raise ResultsConflict(f"{error}; {advice or self.advice}") from None
 
-    @staticmethod
-    def _json(content: bytes, path: Path) -> Any:
+    def _json(self, content: bytes, path: Path) -> Any:
         try:
             return parse_json(content, str(path))
         except FolderFileError as error:
-            raise ResultsConflict(f"{error}; delete it or choose another --out") from None
+            raise ResultsConflict(f"{error}; {self.advice}") from None
 
 
 def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, digest: str) -> str | None:

@@ -173,6 +173,32 @@ def file_exists(root: Path, relative: str) -> bool:
         return False
 
 
+def folder_names(root: Path, relative: str = "") -> list[str] | None:
+    """The names in ``root``/``relative`` (a folder reached without following a link below
+    ``root``), sorted; None if it is missing. `OutputError` names a link on the way."""
+    with folder_descriptor(root, _parts(relative) if relative else (), create=False) as descriptor:
+        if descriptor is None:
+            return None
+        try:
+            return sorted(os.listdir(descriptor))
+        except OSError as error:
+            raise OutputError(root.joinpath(relative), error) from None
+
+
+def not_written_by(root: Path, relative: str, marks: tuple[str, ...], command: str) -> str | None:
+    """Why a run of ``lstmgraph COMMAND`` must not write the folder ``root``/``relative``: it
+    holds files but none of ``marks`` (its own, e.g. experiment.json), so no such run wrote it
+    (a training run's folder, anyone's files); None if it is missing, empty, or marked. A lock
+    and the temporary files a killed write leaves do not count."""
+    names = folder_names(root, relative) or []
+    foreign = [name for name in names if name != ".lock" and not (name.startswith(".") and name.endswith(".tmp"))]
+    if not foreign or any(mark.rstrip("/") in names for mark in marks):
+        return None
+    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")
+    return (f"{root.joinpath(relative)}: holds {shown} but no {' or '.join(marks)}: not a folder lstmgraph {command} "
+            "writes, and this run would mix its files with those; choose an empty or new folder with --out")
+
+
 def read_file(root: Path, relative: str, limit: int) -> bytes | None:
     """The bytes of ``root``/``relative``, None if it is missing. `FolderFileError` names a
     link, a file that is not a regular one, or one over ``limit`` bytes (checked before reading)."""

@@ -147,6 +147,13 @@ class Protocol:
         except (ValueError, TypeError, OverflowError) as error:
             raise ProtocolError(str(error)) from None
 
+    def check_read(self, names: Any) -> None:
+        """`ProtocolError` for a setting among ``names`` (those set otherwise) that this protocol's
+        trials never read: ``tolerance`` where the success test is not ``tolerance``."""
+        if "tolerance" in names and self.success != "tolerance":
+            raise ProtocolError(f"tolerance: this {self.kind} protocol judges by {self.success}, which reads no "
+                                "tolerance; leave it out, or give success=tolerance with it")
+
 
 #: The largest whole number a protocol setting takes (the compiled drivers count in int64).
 LARGEST_COUNT = 2**62

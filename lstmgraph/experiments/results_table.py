@@ -56,7 +56,7 @@ def collect(results_dir: Path) -> list[Row]:
     for path in sorted(results_dir.rglob("results.json")):
         if path.relative_to(results_dir).parts[0] == HISTORY:
             continue
-        results = ResultsFolder(path.parent).read_results()
+        results = ResultsFolder.read_only(path.parent).read_results()
         experiment = results["experiment"]
         current = EXPERIMENTS.get(experiment["name"])
         published = current.published if current else experiment["published"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..engine.compiled.network import kernel_for
-from ..files import BUNDLED_SPECS, make_folder
+from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_STEPS, check_count
 from .catalogue import Experiment
@@ -82,15 +82,16 @@ class _Run:
     rows. Opened when its first piece is due and closed when its last trial ends, so a sweep of
     many settings holds the locks of the few running, not of all."""
 
-    def __init__(self, experiment: Experiment, out: Path, trials: int, budget_steps: int | None, specs: Path,
+    def __init__(self, experiment: Experiment, out: Path | ResultsFolder, trials: int, budget_steps: int | None, specs: Path,
                  device: str, trial_done: TrialDone, until_settled: bool = False):
-        self.experiment, self.folder, self.trials = experiment, ResultsFolder(out), trials
+        self.experiment, self.trials = experiment, trials
+        self.folder = out if isinstance(out, ResultsFolder) else ResultsFolder(out)
         self.budget_steps, self.trial_done, self.until_settled = budget_steps, trial_done, until_settled
         self.stopping = False  # settled (`settled`): no more pieces, closed once none runs
         self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
         self.wanted = settings(experiment, budget_steps, specs, device)
         self.digest = settings_digest(self.wanted)
-        make_folder(self.folder.path)  # (`OutputError` naming a path that cannot be a folder)
+        self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
         self.rows, self.todo = self._read()[2:]
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
@@ -304,8 +305,8 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
         raise
 
 
-def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: int, budget_steps: int | None = None,
-                    specs: Path = BUNDLED_SPECS,
+def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: int, jobs: int,
+                    budget_steps: int | None = None, specs: Path = BUNDLED_SPECS,
                     trial_done: Callable[[int, dict[str, Any]], None] = lambda index, row: None,
                     progress: Progress | None = None, cluster: Any = None,
                     checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
@@ -324,7 +325,7 @@ def run_experiments(targets: list[tuple[Experiment, Path]], trials: int, jobs: i
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     for experiment, _ in targets:
         experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
-    runs = [_Run(experiment, Path(out), trials, budget_steps, specs, device,
+    runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,
                  lambda row, index=index: trial_done(index, row), until_settled)
             for index, (experiment, out) in enumerate(targets)]
     for run, label in zip(runs, labels or []):

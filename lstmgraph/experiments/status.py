@@ -12,6 +12,7 @@ writing it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ from .verdict import judge, settled_verdict, trials_left_note, verdict
 
 class FolderError(Exception):
     """The folder is not a results folder (missing, or no run has recorded its settings there)."""
+
+
+class OtherExperiment(ResultsConflict):
+    """The folder holds another experiment's trials: none of them is judged as this one's."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,12 @@ def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: 
     stored = folder.stored_settings()
     if stored is None:
         raise FolderError(f"{out}: no experiment.json, so no `lstmgraph reproduce` has run there")
+    if stored.get("name") != experiment.name:
+        name = stored.get("name")
+        shown = json.dumps(name)[:200] if isinstance(name, str) else "an experiment without a name"
+        raise OtherExperiment(f"{out} holds trials of {shown}, not of {experiment.name}, so it says nothing "
+                              f"of {experiment.name} (no verdict); name the experiment it holds, or the folder "
+                              f"that holds {experiment.name}'s trials")
     try:
         folder.check_settings(settings(experiment, budget_steps, specs), experiment.name)
         conflict = None
@@ -91,9 +102,9 @@ def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: 
     protocol = experiment.protocol
     try:
         rows, checkpointed, waiting = _trials(folder, protocol, trials, settings_digest(stored))
-    except ResultsConflict:
-        if conflict is not None:  # a folder of another row: its settings say more than its files
-            raise ResultsConflict(conflict) from None
+    except ResultsConflict as damaged:  # a damaged file, named first; then why this command would not run there
+        if conflict is not None:
+            raise ResultsConflict(f"{damaged} (besides, this command would not run there: {conflict})") from None
         raise
     return FolderStatus(out, trials, results_of(experiment, budget_steps, rows), checkpointed, waiting, conflict,
                         protocol.limit, folder.holder())

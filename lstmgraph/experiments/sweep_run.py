@@ -6,7 +6,9 @@ resume after a kill, Dask workers), and the sweep's own files, written at the en
 settings finished so far, at a stop: ``sweep.json`` (`sweep_report.sweep_document`, written
 deterministically), ``sweep.csv`` and ``sweep.png``. ``DIR/.lock`` keeps a second sweep off
 the folder while one runs; every setting's folder is checked against its settings before any
-trial runs, so a sweep that would mix settings is refused with the folder as it was.
+trial runs, so a sweep that would mix settings is refused with the folder as it was, and so is
+a folder of files without sweep.json or settings/ (no sweep wrote it). No link is followed below
+``DIR``: ``settings`` or a setting's folder that is one is refused, its files never written through.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from typing import Any, Callable, Iterator
 
 from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
-from .folder import ResultsFolder, locked_folder
+from .folder import ResultsFolder, check_written_by, locked_folder
 from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
 from .stops import Stopped
-from .status import FolderError, folder_status
+from .status import FolderError, OtherExperiment, folder_status
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
@@ -48,10 +50,17 @@ def _listed(setting: Setting) -> dict[str, Any]:
 
 @contextmanager
 def sweep_locked(out: Path) -> Iterator[None]:
-    """``out/.lock`` held while the block runs; `ResultsConflict` names a sweep holding it."""
+    """``out/.lock`` held while the block runs; `ResultsConflict` names a sweep holding it, or
+    a folder of files no sweep wrote (`folder.check_written_by`)."""
     make_folder(out)
     with locked_folder(out, "sweep"):
+        check_written_by(out, "", (JSON, "settings/"), "sweep")
         yield
+
+
+def setting_folder(out: Path, setting: Setting) -> ResultsFolder:
+    """The results folder of ``setting``, reached from ``out`` without following a link."""
+    return ResultsFolder(out / setting.folder, within=out)
 
 
 def check_plans(grid: list[Setting]) -> None:
@@ -72,10 +81,10 @@ def check_plans(grid: list[Setting]) -> None:
 
 def check_folders(grid: list[Setting], out: Path, budget_steps: int | None, device: str = "cpu") -> None:
     """`ResultsConflict` for a setting's folder holding trials of other settings, or of another
-    device (nothing written)."""
+    device, or reached through a link (nothing written)."""
     for setting in grid:
-        folder = ResultsFolder(out / setting.folder)
-        if folder.path.is_dir():
+        folder = setting_folder(out, setting)
+        if folder.reach():
             folder.check_settings(settings(setting.experiment, budget_steps, BUNDLED_SPECS, device),
                                   setting.experiment.name)
 
@@ -114,7 +123,7 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
     listed = [_listed(setting) for setting in grid]
     with sweep_locked(out):
         check_folders(grid, out, budget_steps, device)
-        targets = [(setting.experiment, out / setting.folder) for setting in grid]
+        targets = [(setting.experiment, setting_folder(out, setting)) for setting in grid]
         try:
             results = run_experiments(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
                                       lambda index, row: trial_done(grid[index], row), progress, cluster,
@@ -152,10 +161,14 @@ def sweep_status(grid: list[Setting], trials: int, out: Path, budget_steps: int 
     listed = []
     for setting in grid:
         path = out / setting.folder
+        setting_folder(out, setting).reach()  # (`ResultsConflict` for a link: nothing read through it)
         try:
             status = folder_status(setting.experiment, trials, path, budget_steps, BUNDLED_SPECS)
         except FolderError:
             listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, None))
+            continue
+        except OtherExperiment as other:  # another setting's trials: this one's none
+            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, str(other)))
             continue
         listed.append(SettingStatus(setting.index, setting.values, len(status.results["trials"]),
                                     len(status.checkpointed), len(status.waiting), status.conflict))

@@ -98,6 +98,20 @@ def test_a_protocol_setting_set_otherwise_is_run_recorded_and_checked(tmp_path):
         assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize("options, message", [
+    (["tolerance=-1"], "--protocol-option: tolerance must be a finite number >= 0, not -1.0"),
+    (["tolerance=NaN"], "--protocol-option: tolerance takes a finite number"),
+    (["tolerance=0.2"], "--protocol-option: tolerance: this sequences protocol judges by most_active, which reads "
+                        "no tolerance; leave it out, or give success=tolerance with it"),
+])
+def test_a_protocol_option_the_row_would_not_read_or_cannot_take_exits_2_writing_nothing(tmp_path, options, message):
+    arguments = [part for option in options for part in ("--protocol-option", option)]
+    result = run("reproduce", "hochreiter1997-erg-3x2-lr0.5", *arguments, "--trials", "1", "--max-steps", "500",
+                 "--jobs", "1", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
 def test_status_says_what_a_results_folder_holds_and_writes_nothing(tmp_path):
     out = tmp_path / "results"
     row = ("reproduce", "gers2002-gts-peephole", "--max-steps", "3000", "--out", str(out))

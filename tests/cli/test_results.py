@@ -33,6 +33,7 @@ def test_a_stale_table_exits_1_until_written_and_a_damaged_results_json_exits_2(
     (docs / "results" / "row" / "results.json").write_text('{"experiment": ' + "[" * 200 + "]" * 200 + "}")
     damaged = run("results", "--check", "--docs", str(docs))
     assert damaged.returncode == 2 and "row/results.json: lists and objects nested 201 deep" in damaged.stderr
+    assert "restore it, or rerun the lstmgraph reproduce" in damaged.stderr and "--out" not in damaged.stderr
     (docs / "results" / "row" / "results.json").unlink()
     stale = run("results", "--check", "--docs", str(docs))
     assert stale.returncode == 1 and "is not current; run lstmgraph results --write" in stale.stderr

@@ -128,7 +128,8 @@ def test_a_trial_of_a_row_no_longer_in_the_catalogue_is_judged_by_its_tasks_test
 
 
 @pytest.mark.parametrize("settings,message", [
-    ("{not json", "cannot read the trial's settings"),
+    ("{not json", "cannot read the trial's settings: "),
+    ("[]", "expected a JSON object of settings; restore it, or rerun the lstmgraph reproduce"),
     (json.dumps({"name": "gers2002-pfg-cos-f10-peephole", "protocol_options": {"tolerans": 0.1}}),
      "has no setting 'tolerans' (did you mean 'tolerance'?)"),
 ])
@@ -136,6 +137,7 @@ def test_a_damaged_experiment_json_beside_a_trial_exits_2_naming_it(runs, tmp_pa
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", settings)
     result = CliRunner().invoke(main, ["evaluate", str(trial), "--sequences", "3"])
     assert result.exit_code == 2 and "experiment.json" in result.output and message in result.output
+    assert "--out" not in result.output  # (evaluate has none)
 
 
 @pytest.mark.parametrize("args,message", [

@@ -338,3 +338,42 @@ def test_the_command_s_bounds_mirror_the_library_s():
     from cli import reproduce
     from lstmgraph.experiments import schedule
     assert reproduce.MAX_CHECKPOINT_SECONDS == schedule.MAX_CHECKPOINT_SECONDS
+
+
+# -- a folder no run of ours wrote ---------------------------------------------------------------------
+@pytest.mark.parametrize("files", [["run.json", "checkpoint.npz"], ["notes.txt"], ["trials.jsonl"]])
+def test_a_folder_of_files_without_experiment_json_is_refused_and_left_as_it_was(tmp_path, files):
+    out = tmp_path / "foreign"
+    out.mkdir()
+    for name in files:  # a `train` run's folder; anyone's notes; a results folder that lost its settings
+        (out / name).write_text("{}\n")
+    before = _snapshot(out)
+    with pytest.raises(ResultsConflict, match=r"foreign: holds .* but no experiment.json: not a folder lstmgraph "
+                                              r"reproduce writes.*choose an empty or new folder with --out"):
+        run_experiment(find_experiment(ADDING), 1, 1, out, 1000)
+    code, output = invoke("reproduce", ADDING, "--trials", "1", "--max-steps", "1000", "--out", out)
+    assert code == 2 and "but no experiment.json" in output
+    assert _snapshot(out) == before and not (out / ".lock").exists()
+
+
+def test_an_empty_folder_or_one_a_killed_run_left_before_its_settings_is_taken(tmp_path):
+    wanted = run_settings(find_experiment(ADDING), 1000, BUNDLED_SPECS)
+    for folder, names in (("empty", []), ("killed", [".lock", ".experiment.json.0123456789ab.tmp"])):
+        (tmp_path / folder).mkdir()
+        for name in names:
+            (tmp_path / folder / name).write_text("")
+        ResultsFolder(tmp_path / folder).check_settings(wanted, ADDING)  # nothing raised
+
+
+def test_a_damaged_file_read_by_a_command_without_out_says_to_restore_it(tmp_path):
+    _, out, _ = _folder(tmp_path)
+    (out / "results.json").write_text("{bad")
+    (out / "experiment.json").write_text("[]")
+    for read in (lambda folder: folder.read_results(), lambda folder: folder.stored_settings()):
+        with pytest.raises(ResultsConflict) as refused:
+            read(ResultsFolder.read_only(out))
+        assert "restore it, or rerun the lstmgraph reproduce" in str(refused.value)
+        assert "--out" not in str(refused.value)
+        with pytest.raises(ResultsConflict, match="delete it or choose another --out"):
+            read(ResultsFolder(out))  # a command that writes the folder: its --out
+    assert ResultsFolder.of_trial(out / "trials" / "0").advice == ResultsFolder.read_only(out).advice

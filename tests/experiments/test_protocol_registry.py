@@ -121,3 +121,13 @@ def test_a_new_protocol_is_one_class_and_its_registration(toy):
     resumed.advance()
     assert {k: v for k, v in resumed.row.items() if k != "seconds"} == {k: v for k, v in row.items() if k != "seconds"}
     assert toy.summary_fields([row]) == {"last_right_percent": 100.0 * row["solved"]}
+
+
+def test_a_setting_the_success_test_does_not_read_is_refused_where_given():
+    row = find_experiment("hochreiter1997-erg-3x2-lr0.5")  # judged by most_active
+    with pytest.raises(ProtocolError, match="tolerance: this sequences protocol judges by most_active, which reads no "
+                                            "tolerance"):
+        row.protocol.check_read({"tolerance": 0.2})
+    options = {"success": "tolerance", "tolerance": 0.2}
+    row.with_protocol_options(options).protocol.check_read(options)  # nothing raised: the test reads it
+    row.protocol.check_read({"max_sequences": 500})

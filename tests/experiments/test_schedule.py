@@ -129,10 +129,14 @@ def test_a_folder_of_another_arithmetic_takes_no_more_trials(tmp_path):
 
 def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_traceback(tmp_path):
     from lstmgraph.arrays import npz_bytes
+    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.files import BUNDLED_SPECS
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    (tmp_path / "experiment.json").write_text(json.dumps(settings(experiment, 1000, BUNDLED_SPECS)))
     (tmp_path / "trials" / "0").mkdir(parents=True)
     (tmp_path / "trials" / "0" / "checkpoint.npz").write_bytes(npz_bytes({"weights": np.zeros(3)}))
     with pytest.raises(ResultsConflict, match=r"trials/0/checkpoint.npz: no trial/seed: not a trial.s checkpoint.*delete it"):
-        run_experiment(find_experiment("hochreiter1997-adding-t100"), 1, 1, tmp_path, budget_steps=1000)
+        run_experiment(experiment, 1, 1, tmp_path, budget_steps=1000)
 
 
 def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):

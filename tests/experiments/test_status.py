@@ -12,8 +12,10 @@ from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, settings_digest
 from lstmgraph.experiments.schedule import run_experiment
-from lstmgraph.experiments.status import Checkpointed, FolderError, folder_status, seed_ranges
+from lstmgraph.experiments.status import Checkpointed, FolderError, OtherExperiment, folder_status, seed_ranges
 from lstmgraph.files import BUNDLED_SPECS
+
+from conftest import invoke
 
 BUDGET = 3000
 
@@ -88,3 +90,25 @@ def test_a_damaged_checkpoint_is_named(folder, tmp_path):
     shutil.copy(out / "trials" / "1" / "checkpoint.npz", copy / "trials" / "2" / "checkpoint.npz")
     with pytest.raises(ResultsConflict, match=r"trials/2/checkpoint.npz: trial 1's checkpoint, not trial 2's"):
         folder_status(experiment, 3, copy, BUDGET, BUNDLED_SPECS)
+
+
+def test_a_folder_of_another_experiment_s_trials_gives_no_verdict(folder):
+    experiment, out, _ = folder
+    other = find_experiment("gers2002-msd-f10-peephole")
+    with pytest.raises(OtherExperiment, match=f'holds trials of "{experiment.name}", not of {other.name}, so it says '
+                                              r"nothing of .* \(no verdict\)"):
+        folder_status(other, 3, out, BUDGET, BUNDLED_SPECS)
+    code, output = invoke("reproduce", other.name, "--status", "--max-steps", str(BUDGET), "--out", out)
+    assert code == 2 and f"holds trials of \"{experiment.name}\"" in output and "verdict:" not in output
+
+
+@pytest.mark.parametrize("budget", [BUDGET, BUDGET + 1])
+def test_a_damaged_line_of_trials_jsonl_is_named_whatever_the_settings(folder, tmp_path, budget):
+    experiment, out, _ = folder
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    rows = (copy / "trials.jsonl").read_text()
+    (copy / "trials.jsonl").write_text("garbage{\n" + rows)
+    with pytest.raises(ResultsConflict, match=r"trials.jsonl, line 1: not JSON") as refused:
+        folder_status(experiment, 3, copy, budget, BUNDLED_SPECS)
+    assert ("run with other settings" in str(refused.value)) == (budget != BUDGET)  # said after the line

@@ -1,17 +1,22 @@
-"""`run_sweep`: the settings' trials on one set of workers, and sweep.json at a stop."""
+"""`run_sweep`: the settings' trials on one set of workers, sweep.json at a stop, and a folder
+handed over by anyone: links below it and files no sweep wrote refused before anything is written."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 
 import pytest
 
 from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.folder import ResultsConflict
 from lstmgraph.experiments.schedule import run_experiment
 from lstmgraph.experiments.stops import Stopped
 from lstmgraph.experiments.sweep import Subject, grid
-from lstmgraph.experiments.sweep_run import SweepStopped, run_sweep
+from lstmgraph.experiments.sweep_run import SweepStopped, run_sweep, sweep_status
+
+from conftest import invoke
 
 ROW = find_experiment("gers2002-gts-peephole")
 
@@ -43,3 +48,61 @@ def test_a_stopped_sweep_s_document_keeps_every_setting_s_finished_trials(tmp_pa
         strip = lambda rows: sorted(({k: v for k, v in row.items() if k not in ("seconds", "class")} for row in rows),
                                     key=lambda row: row["seed"])
         assert strip(stored) == strip(alone)
+
+
+# -- no link followed below the sweep's folder, no foreign folder written --------------------------
+def _subject_and_grid():
+    settings = grid(ROW, [("learning_rate", [0.5, 0.2])], add_own=False)
+    return Subject(ROW, "catalogue row", "the row's protocol"), settings, {"learning_rate": [0.5, 0.2]}
+
+
+def _tree(folder) -> dict:
+    return {path.relative_to(folder): path.is_symlink() for path in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("link", ["settings", "settings/1"])
+def test_a_setting_s_folder_reached_through_a_link_is_refused_before_anything_is_written(tmp_path, link):
+    subject, settings, varied = _subject_and_grid()
+    out, outside = tmp_path / "sweep", tmp_path / "outside"
+    outside.mkdir()
+    (out / link).parent.mkdir(parents=True, exist_ok=True)
+    (out / link).symlink_to(outside)
+    before = _tree(out)
+    with pytest.raises(ResultsConflict, match=f"sweep/{link}: is a symbolic link"):
+        run_sweep(subject, settings, varied, 1, 1, out, 2000)
+    with pytest.raises(ResultsConflict, match=f"sweep/{link}: is a symbolic link"):
+        sweep_status(settings, 1, out, 2000)
+    code, output = invoke("sweep", ROW.name, "--vary", "learning_rate=0.5,0.2", "--no-own-setting", "--trials", "1",
+                          "--max-steps", "2000", "--jobs", "1", "--out", out)
+    assert code == 2 and f"{link}: is a symbolic link" in output
+    assert list(outside.iterdir()) == [] and _tree(out) == before
+
+
+def test_the_sweep_s_own_files_replace_a_link_and_a_hard_linked_lock_is_refused(tmp_path):
+    subject, settings, varied = _subject_and_grid()
+    out, victim = tmp_path / "sweep", tmp_path / "victim"
+    victim.write_text("precious\n")
+    (out / "settings").mkdir(parents=True)
+    for name in ("sweep.json", "sweep.csv", "sweep.png"):
+        (out / name).symlink_to(victim)
+    run_sweep(subject, settings[:1], {"learning_rate": [0.5]}, 1, 1, out, 2000)
+    assert victim.read_text() == "precious\n"
+    assert not any((out / name).is_symlink() for name in ("sweep.json", "sweep.csv", "sweep.png"))
+    os.link(victim, out / ".lock")
+    with pytest.raises(ResultsConflict, match=r"\.lock: not a plain file of its own \(2 links\)"):
+        run_sweep(subject, settings[:1], {"learning_rate": [0.5]}, 1, 1, out, 2000)
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("files", [["run.json", "checkpoint.npz"], ["experiment.json", "trials.jsonl"]])
+def test_a_folder_of_files_no_sweep_wrote_is_refused_and_left_as_it_was(tmp_path, files):
+    subject, settings, varied = _subject_and_grid()
+    out = tmp_path / "foreign"
+    out.mkdir()
+    for name in files:  # a training run's folder; a reproduce results folder
+        (out / name).write_text("{}\n")
+    before = _tree(out)
+    with pytest.raises(ResultsConflict, match=r"foreign: holds .* but no sweep.json or settings/: not a folder "
+                                              r"lstmgraph sweep writes.*choose an empty or new folder with --out"):
+        run_sweep(subject, settings, varied, 1, 1, out, 2000)
+    assert _tree(out) == before  # (no lock left either)
