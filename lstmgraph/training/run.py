@@ -211,7 +211,7 @@ def resume_run(path: str | Path) -> TrainingRun:
     try:
         info = directory.read_info()
         spec_bytes = directory.read_spec()
-        plan = _compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
+        plan = compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
         device = info.get("device", "cpu")
         identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
@@ -228,7 +228,7 @@ def resume_run(path: str | Path) -> TrainingRun:
     return run
 
 
-def _compile_spec_bytes(path: Path, content: bytes) -> Plan:
+def compile_spec_bytes(path: Path, content: bytes) -> Plan:
     """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
     bytes compiled), its problems located in ``path``."""
     try:

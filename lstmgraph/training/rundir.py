@@ -218,8 +218,10 @@ class RunDirectory:
         except JsonSyntaxError as error:
             line, column = error.position
             message = error.message.replace("the spec is too large: ", "too large: ")
+            expected = (f"the file lstmgraph wrote (restore {name}; a damaged or foreign file?)"
+                        if message != error.message else error.expected)
             raise RunDirectoryError(f"{path}: cannot read it as JSON: line {line}, column {column}: {message}"
-                                    + (f"; expected {error.expected}" if error.expected else "")) from None
+                                    + (f"; expected {expected}" if expected else "")) from None
 
     def read_info(self) -> dict[str, Any]:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
@@ -321,6 +323,13 @@ class RunDirectory:
             raise RunDirectoryError(f"{path}: not this run's checkpoint: {'; '.join(differences)}; {advice}")
 
 
+def read_metric_rows(path: Path, trials: int | None = None) -> list[dict[str, Any]]:
+    """Every row of the metrics file ``path`` (a run's metrics.jsonl), checked as a resume
+    checks them (`RunDirectoryError` naming the file and line), for a reader beside a trainer
+    that may still be writing: a last line cut short (no line end) is left out."""
+    return _read_rows(Path(path), None, trials, running=True)[0]
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -378,14 +387,18 @@ def _lines(path: Path, rows: int | None):
             yield number, line
 
 
-def _read_rows(path: Path, rows: int | None, trials: int | None) -> tuple[list[dict], list[bytes]]:
+def _read_rows(path: Path, rows: int | None, trials: int | None,
+               running: bool = False) -> tuple[list[dict], list[bytes]]:
     """The first ``rows`` rows of metrics.jsonl (all with None), checked: each a JSON object of
     the metric columns (``loss_trials`` too where ``trials`` > 1), ``sequence`` its line number,
-    ``step`` never falling. Returns the rows and their lines."""
+    ``step`` never falling. ``running``: a trainer may be writing the file, so a last line with
+    no line end is left out rather than refused. Returns the rows and their lines."""
     parsed, lines, last_step = [], [], 0
     for number, line in _lines(path, rows):
         where = f"{path}: line {number}"
         if not line.endswith(b"\n"):
+            if running:
+                break  # the only line without an end is the last
             raise RunDirectoryError(f"{where} is cut short (no line end); expected a whole metrics row")
         # A metrics row is an object holding at most one list (loss_trials) and no strings: more
         # brackets are refused before parsing, which bounds the nesting json would recurse into.
@@ -396,7 +409,8 @@ def _read_rows(path: Path, rows: int | None, trials: int | None) -> tuple[list[d
         except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, too many digits
             row = None
         if not isinstance(row, dict) or not _numbers(row.get("loss_per_step")):
-            raise RunDirectoryError(f"{where} is not a metrics row")
+            raise RunDirectoryError(f"{where} is not a metrics row (expected a JSON object of "
+                                    f"{', '.join(METRIC_COLUMNS)})")
         expected = set(METRIC_COLUMNS) | ({"loss_trials"} if trials is None or trials > 1 else set())
         unknown = sorted(set(row) - expected)
         if unknown:

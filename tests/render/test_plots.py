@@ -169,7 +169,7 @@ def test_an_unfinished_run_is_drawn_from_its_checkpoint(runs, tmp_path):
     ("missing", "no such run directory"),
     ("empty", "is not a run directory (no spec.yaml;"),
     ("no_weights", "holds no weights.npz or checkpoint.npz"),
-    ("bad_metrics", "metrics.jsonl:1: not a metrics row"),
+    ("bad_metrics", "metrics.jsonl: line 1 is not a metrics row"),
     ("bad_spec", "is not a valid spec"),
 ])
 def test_bad_run_directory_exits_2_with_a_clear_message(runs, tmp_path, setup, message):
