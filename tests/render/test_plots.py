@@ -210,12 +210,13 @@ def test_installed_command_has_help_and_no_traceback(tmp_path):
     assert result.stderr.strip() == f"error: {tmp_path / 'nowhere'}: no such run directory"
 
 
-def test_unwritable_output_exits_1(runs, tmp_path):
+def test_unwritable_output_exits_2_naming_the_file(runs, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     result = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--steps", "5",
                                        "-o", str(blocker / "x.png")])
-    assert result.exit_code == 1 and "could not write the figure" in result.output
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: cannot write {blocker / 'x.png'}: {blocker} is a file, not a folder\n"
 
 
 def test_default_panels_and_helpers():
