@@ -135,7 +135,8 @@ class TrainingRun:
             self.trainer.restore(self._checkpoint)
         except CheckpointError as error:
             raise RunDirectoryError(f"{self.directory.checkpoint_path}: does not fit "
-                                    f"{self.path / 'spec.yaml'}: {error}") from None
+                                    f"{self.path / 'spec.yaml'}: {error}; restore this run's own checkpoint, "
+                                    "or start a new run (lstmgraph train SPEC --out ANOTHER_FOLDER)") from None
         self._restored = True
 
     def close(self) -> None:
