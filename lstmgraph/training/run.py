@@ -78,6 +78,8 @@ class TrainingRun:
         self._restored = False
         self._metrics = metrics  # a resumed run's metrics files, cut back to its checkpoint
         self._opened = False
+        #: A resumed run of an older lstmgraph on a data file: why the data is not checked.
+        self.data_note: str | None = None
 
     @property
     def path(self) -> Path:
@@ -90,13 +92,16 @@ class TrainingRun:
     @property
     def notes(self) -> list[str]:
         """What the user may want to know before training starts: why ``auto`` chose the numpy
-        engine, and that the compiled engine's interpreter was compiled on this installation."""
+        engine, that the compiled engine's interpreter was compiled on this installation, and
+        that a resumed run's data file goes unchecked (an older run.json records no digest)."""
         trainer, notes = self.trainer, []
         if trainer.engine_note:
             notes.append(trainer.engine_note)
         if trainer.engine == "compiled" and not trainer.backend.network.compiled_before:
             notes.append("compiling the compiled engine (once per installation, about 10-30 s; "
                          f"cached in {trainer.backend.network.cache})")
+        if self.data_note:
+            notes.append(self.data_note)
         return notes
 
     def open(self) -> None:
@@ -176,7 +181,8 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
               spec: str | Path | None = None, device: str = "cpu") -> TrainingRun:
     """A new run of ``trials`` networks trained by the plan's training section, in ``out``
     (default ``runs/NAME-YYYYMMDD-HHMMSS``, UTC), on ``device`` (run.json records ``cuda``;
-    a resume runs on it again); nothing is written until it is opened.
+    a resume runs on it again); run.json records a data file's sha256 (``data_sha256``); nothing
+    is written until it is opened.
     ``spec`` is what run.json names as the spec (default: the plan's file). Raises `RunInUse`
     if another process trains in ``out``, `RunExists` if ``out`` holds a run, `LimitError` for
     more than `MAX_TRIALS` trials, and what `Trainer` raises (`SpecError`, `DataError`,
@@ -194,6 +200,9 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
     info["engine"] = trainer.engine
     if device != "cpu":
         info["device"] = device
+    digest = getattr(trainer.source, "digest", None)
+    if digest is not None:  # a data file: a resume on other data is refused (`resume_run`)
+        info["data_sha256"] = digest
     return TrainingRun(plan, trainer, directory, info)
 
 
@@ -202,7 +211,7 @@ def resume_run(path: str | Path) -> TrainingRun:
     spec.yaml, its number of trials, its engine (numpy if run.json names none) and its device. Takes the
     directory (`RunInUse` if another process trains in it) and checks everything before
     returning: run.json, spec.yaml, the checkpoint (this run's, its arrays fitting the spec, all
-    finite) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
+    finite), the data file (the bytes whose digest run.json records) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
     is wrong, `SpecError` if spec.yaml is not valid, and what `Trainer` raises; a refused resume
     leaves the directory as it was (and gives it up)."""
     directory = RunDirectory(path)
@@ -219,14 +228,30 @@ def resume_run(path: str | Path) -> TrainingRun:
         checkpoint = directory.load_checkpoint(info["trials"], identity)
         trainer = Trainer(plan, info["trials"], engine=engine, device=device)
         info["engine"] = trainer.engine
+        _check_data(directory, info, trainer)
         directory.identity = identity
         run = TrainingRun(plan, trainer, directory, info, checkpoint)
+        if "data_sha256" not in info and getattr(trainer.source, "digest", None) is not None:
+            run.data_note = (f"{directory.path / 'run.json'} records no digest of the data file (a run started "
+                             f"by an older lstmgraph), so that {trainer.source.path} is unchanged is not checked")
         run._restore()
         run._metrics = directory.metrics_kept(trainer.metric_rows, trainer.trials)
     except BaseException:
         directory.release()
         raise
     return run
+
+
+def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
+    """A run trained on a data file continues only on the same bytes: `RunDirectoryError` if
+    its digest is not the one run.json recorded at the start (older runs record none)."""
+    recorded, current = info.get("data_sha256"), getattr(trainer.source, "digest", None)
+    if recorded is not None and current != recorded:
+        data = getattr(trainer.source, "path", "the run's data file")
+        raise RunDirectoryError(f"{data}: its sha256 is {current}, but {directory.path / 'run.json'} records "
+                                f"{recorded} from the run's start: the data changed, so the run cannot continue "
+                                "as it began; restore that file, or start a new run "
+                                "(lstmgraph train SPEC --data FILE --out ANOTHER_FOLDER)")
 
 
 def compile_spec_bytes(path: Path, content: bytes) -> Plan:

@@ -43,7 +43,7 @@ METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
 RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
-                 "device": (str, False)}
+                 "device": (str, False), "data_sha256": (str, False)}
 #: What summary.json holds (run.RunSummary): key -> type.
 SUMMARY_KEYS = {"network": str, "steps": int, "sequences": int, "stopped_by": str, "window_sequences": int,
                 "first_loss_per_step": float, "last_loss_per_step": float, "trials": int, "engine": str,
@@ -225,8 +225,8 @@ class RunDirectory:
 
     def read_info(self) -> dict[str, Any]:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
-        optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``,
-        nothing else."""
+        optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``, and
+        ``data_sha256`` (a data file's digest), nothing else."""
         path = self.path / "run.json"
         info = self.read_json("run.json")
         trials = info.get("trials") if isinstance(info, dict) else None
@@ -240,6 +240,9 @@ class RunDirectory:
         if info.get("device", "cpu") not in DEVICES:
             raise RunDirectoryError(f"{path}: unknown device {info['device'][:40]!r}; expected one of "
                                     f"{', '.join(DEVICES)}")
+        if "data_sha256" in info and not re.fullmatch(r"[0-9a-f]{64}", info["data_sha256"]):
+            raise RunDirectoryError(f"{path}: 'data_sha256' is {_short(info['data_sha256'])}; expected the "
+                                    "sha256 digest of the run's data file (64 hexadecimal digits)")
         return info
 
     def read_summary(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@ resumed to the same files as an uninterrupted one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -74,3 +75,42 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
 def test_resume_refuses_a_folder_without_a_run(tmp_path):
     with pytest.raises(RunDirectoryError, match="holds no run with a checkpoint to resume"):
         resume_run(tmp_path)
+
+
+def _data_run(tmp_path, steps: int):
+    """rnn.yaml on a data file of 20 sequences (``data.npz``) for ``steps`` steps, checkpoints every 40."""
+    rng = np.random.default_rng(0)
+    targets = np.full((200, 3), np.nan)
+    targets[9::10] = np.eye(3)[rng.integers(0, 3, 20)]
+    np.savez(tmp_path / "data.npz", inputs=rng.uniform(-1, 1, (200, 4)), targets=targets,
+             starts=np.arange(0, 200, 10))
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"].pop("task")
+    data["training"].update(data="data.npz", steps=steps, epochs=10, checkpoint_every=40)
+    (tmp_path / "rnn.yaml").write_text(yaml.safe_dump(data))
+    return lstmgraph.compile_spec(tmp_path / "rnn.yaml")
+
+
+def test_a_run_on_a_data_file_resumes_only_on_the_same_bytes(tmp_path):
+    plan = _data_run(tmp_path, 100)
+    start_run(plan, tmp_path / "run", engine="numpy").train()
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["data_sha256"]
+    assert recorded == hashlib.sha256((tmp_path / "data.npz").read_bytes()).hexdigest()
+    with resume_run(tmp_path / "run") as same:               # the same data: it continues
+        assert same.notes == []
+    with np.load(tmp_path / "data.npz") as archive:          # same shapes, other values
+        np.savez(tmp_path / "data.npz", inputs=-archive["inputs"], targets=archive["targets"],
+                 starts=archive["starts"])
+    current = hashlib.sha256((tmp_path / "data.npz").read_bytes()).hexdigest()
+    with pytest.raises(RunDirectoryError) as refused:
+        resume_run(tmp_path / "run")
+    assert str(refused.value).startswith(f"{tmp_path / 'data.npz'}: its sha256 is {current}, but "
+                                         f"{tmp_path / 'run' / 'run.json'} records {recorded}")
+    assert "restore that file, or start a new run" in str(refused.value)
+    # A run.json of an older lstmgraph records no digest: the run resumes, and a note says so.
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    del info["data_sha256"]
+    (tmp_path / "run" / "run.json").write_text(json.dumps(info))
+    resumed = resume_run(tmp_path / "run")
+    assert any("records no digest of the data file" in note for note in resumed.notes)
+    resumed.close()
