@@ -37,11 +37,19 @@ from .trainer import CheckpointError, Trainer
 
 
 class RunExists(RunDirectoryError):
-    """A new run was asked for in a directory that already holds one."""
+    """A new run was asked for in a directory that already holds one; ``resumable`` unless that
+    run stopped before its first checkpoint (then the message says what to do instead)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, resumable: bool = True):
         self.path = path
-        super().__init__(f"{path} already holds a run")
+        self.resumable = resumable
+        super().__init__(f"{path} already holds a run" if resumable else unresumable(path))
+
+
+def unresumable(path: Path) -> str:
+    """What to say of a run directory holding a run but no checkpoint (killed before its first)."""
+    return (f"{path} holds a run that stopped before its first checkpoint, so it cannot be resumed; "
+            f"delete the folder to start the run again there (rm -r {path}), or choose another --out")
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class TrainingRun:
         self._restored = False
         self._metrics = metrics  # a resumed run's metrics files, cut back to its checkpoint
         self._opened = False
+        self._created = False  # this object wrote spec.yaml and run.json (a new run)
         #: A resumed run of an older lstmgraph on a data file: why the data is not checked.
         self.data_note: str | None = None
 
@@ -116,10 +125,11 @@ class TrainingRun:
             if self._checkpoint is None:
                 directory.acquire()
                 if directory.exists():
-                    raise RunExists(self.path)
+                    raise RunExists(self.path, os.path.lexists(directory.checkpoint_path))
                 spec_data = copy.deepcopy(self.plan.resolved_spec)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
                                                   spec_file_bytes(spec_data), self.trainer.device)
+                self._created = True
                 directory.create(spec_data, self.info)
             else:
                 self._restore()
@@ -129,9 +139,22 @@ class TrainingRun:
                 directory.write_metrics(self._metrics)
                 self._metrics = None
         except BaseException:
+            self._discard_if_unstarted()
             directory.release()
             raise
         self._opened = True
+
+    def _discard_if_unstarted(self) -> None:
+        """A new run that fails before its first metric row (a task too large to draw, a full
+        disk) leaves nothing of value: what it created is removed (`RunDirectory.discard`), so
+        the same command can be run again. A run with rows keeps them (docs/training.md)."""
+        if (self._created and self.trainer.metric_rows == 0
+                and not os.path.lexists(self.directory.checkpoint_path)):
+            self._created = False
+            try:
+                self.directory.discard()
+            except OSError:
+                pass  # the failure that got here is the one to report
 
     def _restore(self) -> None:
         if self._restored:
@@ -173,6 +196,9 @@ class TrainingRun:
                                 first, last, self.trainer.trials, self.trainer.engine, str(self.path))
             self.directory.write_json("summary.json", result.as_dict())
             return result
+        except BaseException:
+            self._discard_if_unstarted()
+            raise
         finally:
             self.directory.release()
 
@@ -193,7 +219,7 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
         holder = directory.holder()
         if holder is not None:
             raise RunInUse(FolderInUse(directory.path, holder, directory.lock.suggestion))
-        raise RunExists(directory.path)
+        raise RunExists(directory.path, os.path.lexists(directory.checkpoint_path))
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
     trainer = Trainer(plan, trials, engine=engine, device=device)
@@ -215,8 +241,10 @@ def resume_run(path: str | Path) -> TrainingRun:
     is wrong, `SpecError` if spec.yaml is not valid, and what `Trainer` raises; a refused resume
     leaves the directory as it was (and gives it up)."""
     directory = RunDirectory(path)
-    if not directory.exists() or not os.path.lexists(directory.checkpoint_path):
+    if not directory.exists():
         raise RunDirectoryError(f"{directory.path} holds no run with a checkpoint to resume")
+    if not os.path.lexists(directory.checkpoint_path):
+        raise RunDirectoryError(unresumable(directory.path))
     directory.acquire()
     try:
         info = directory.read_info()

@@ -106,6 +106,7 @@ class RunDirectory:
         self.path = Path(path)
         self._jsonl = None
         self._csv = None
+        self._made_folder = False  # `acquire` created the folder (`discard` may remove it)
         #: The run's identity (`run_identity`), written into every checkpoint; None: none written.
         self.identity: dict[str, Any] | None = None
         self.lock = FolderLock(self.path, f"lstmgraph train, process {os.getpid()} on {socket.gethostname()}",
@@ -124,6 +125,7 @@ class RunDirectory:
         """Hold the directory (creating it if need be); `RunInUse` naming the process that does,
         `OutputError` for a lock file that is a link or cannot be written."""
         if not self.lock.held:
+            self._made_folder = self._made_folder or not os.path.lexists(self.path)
             make_folder(self.path)
         try:
             self.lock.acquire()
@@ -136,6 +138,22 @@ class RunDirectory:
 
     def release(self) -> None:
         self.lock.release()
+
+    def discard(self) -> None:
+        """Undo `create` for a run that wrote no metric row and no checkpoint: remove spec.yaml,
+        run.json and the metrics files (a link among them is removed, not followed), give the
+        directory up, and remove it if this process made it and nothing else is in it."""
+        self.close()
+        try:
+            for name in ("spec.yaml", "run.json", "metrics.jsonl", "metrics.csv"):
+                (self.path / name).unlink(missing_ok=True)
+        finally:
+            self.release()
+        if self._made_folder:
+            try:
+                self.path.rmdir()
+            except OSError:
+                pass  # something else is in it: it stays
 
     # -- writing --------------------------------------------------------------------------------
     def create(self, spec_data: dict, run_info: dict) -> None:

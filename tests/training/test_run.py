@@ -114,3 +114,34 @@ def test_a_run_on_a_data_file_resumes_only_on_the_same_bytes(tmp_path):
     resumed = resume_run(tmp_path / "run")
     assert any("records no digest of the data file" in note for note in resumed.notes)
     resumed.close()
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_run_that_fails_before_its_first_row_removes_what_it_created(tmp_path, existed):
+    out = tmp_path / "run"
+    if existed:
+        out.mkdir()
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
+    run = start_run(plan, out, engine="numpy")
+
+    def too_large():  # as a task's sequence too large to allocate fails
+        raise MemoryError("Unable to allocate 7.28 TiB")
+    run.trainer.source.next = too_large
+    with pytest.raises(MemoryError):
+        run.train()
+    assert out.exists() == existed and (not existed or list(out.iterdir()) == [])
+    assert start_run(plan, out, engine="numpy").train().steps >= 200   # the same command, again
+
+
+def test_a_run_killed_with_rows_but_no_checkpoint_says_what_to_do(tmp_path):
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
+    start_run(plan, tmp_path / "run", engine="numpy").train()
+    (tmp_path / "run" / "checkpoint.npz").unlink()     # as if killed before its first checkpoint
+    words = f"{tmp_path / 'run'} holds a run that stopped before its first checkpoint, so it cannot be resumed; " \
+            f"delete the folder to start the run again there (rm -r {tmp_path / 'run'})"
+    with pytest.raises(RunExists) as exists:
+        start_run(plan, tmp_path / "run")
+    assert not exists.value.resumable and str(exists.value).startswith(words)
+    with pytest.raises(RunDirectoryError, match="holds a run that stopped before its first checkpoint"):
+        resume_run(tmp_path / "run")
+    assert (tmp_path / "run" / "metrics.jsonl").read_text()  # its rows are kept
