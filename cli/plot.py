@@ -61,8 +61,7 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
         report_spec_error(_spec_of(run_dirs, error), error)
     except ImportError as error:
         fail(f"cannot draw without matplotlib ({error}); install it: pip install matplotlib", code=1)
-    except OSError as error:
-        fail(f"could not write the figure: {error}", code=1)
+    # A figure that cannot be written is an `OutputError`: exit 2 naming the file, as for every command.
     if not quiet:
         for line in lines:
             click.echo(line)

@@ -66,7 +66,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         run = resume_run(resume) if resume is not None else start_run(plan, out, trials, engine or "auto", spec,
                                                                                device or "cpu")
     except RunExists as error:
-        fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
+        fail(_exists(error))
     except SpecError as error:
         report_spec_error(spec, error)
     except (RunDirectoryError, DataError, EngineError, LimitError) as error:
@@ -78,7 +78,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         run.open()
     except RunExists as error:  # appeared since start_run looked
         run.close()
-        fail(f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out")
+        fail(_exists(error))
     except RunDirectoryError as error:
         run.close()
         fail(str(error))
@@ -99,6 +99,13 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         click.echo(f"mean loss per step: first {window} sequences {summary.first_loss_per_step:.6g}, "
                    f"last {window} {summary.last_loss_per_step:.6g}")
         click.echo(f"run directory: {summary.run_directory} (weights.npz, metrics.csv, checkpoint.npz)")
+
+
+def _exists(error: RunExists) -> str:
+    """What to do about an --out that holds a run: resume it, or (no checkpoint) start it again."""
+    if not error.resumable:
+        return str(error)
+    return f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out"
 
 
 @contextmanager

@@ -140,9 +140,30 @@ def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
     kind = os.fstat(handle).st_mode
     if not stat.S_ISREG(kind):
         os.close(handle)
-        raise NotAFile(errno.EINVAL, "is a folder, not a file" if stat.S_ISDIR(kind) else "is not a regular file")
+        raise _not_a_file(kind)
     os.set_blocking(handle, True)
     return handle
+
+
+def own_file_exists(path: Path) -> bool:
+    """Whether ``path`` exists, looked at without following a link and without opening it (a
+    FIFO would block an ``open``): `NotAFile` saying why if it is a symbolic link or anything but
+    a regular file, with `open_no_follow`'s words; the caller puts the path in front."""
+    try:
+        kind = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(kind):
+        raise NotAFile(errno.ELOOP, LINK_REFUSED)
+    if not stat.S_ISREG(kind):
+        raise _not_a_file(kind)
+    return True
+
+
+def _not_a_file(kind: int) -> NotAFile:
+    """The refusal of a file of mode ``kind`` that is not a regular file: a folder, a FIFO, a device."""
+    return NotAFile(errno.EINVAL, "is a folder, not a file" if stat.S_ISDIR(kind) else
+                    "is not a regular file (a FIFO, socket or device); replace it with the file that belongs there")
 
 
 def append_no_follow(path: Path, newline: str | None = None):

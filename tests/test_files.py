@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from lstmgraph.files import OutputError, write_atomically
+from lstmgraph.files import NotAFile, OutputError, own_file_exists, write_atomically
 
 
 def test_the_file_and_its_folder_are_synced(tmp_path, monkeypatch):
@@ -46,3 +46,16 @@ def test_a_file_where_a_folder_should_be_is_named(tmp_path):
     assert str(caught.value) == (f"cannot write {tmp_path}/plain/sub/f.npz: "
                                  f"{tmp_path}/plain is a file, not a folder")
     assert isinstance(caught.value, OSError)  # callers that handle OSError still do
+
+
+def test_own_file_exists_refuses_a_link_a_fifo_and_a_folder_without_opening_them(tmp_path):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    os.mkfifo(tmp_path / "fifo")  # opened, it would block the test
+    (tmp_path / "folder").mkdir()
+    assert own_file_exists(tmp_path / "file") and not own_file_exists(tmp_path / "missing")
+    for name, words in (("link", "is a symbolic link"), ("fifo", "is not a regular file (a FIFO"),
+                        ("folder", "is a folder, not a file")):
+        with pytest.raises(NotAFile) as refused:
+            own_file_exists(tmp_path / name)
+        assert refused.value.strerror.startswith(words)

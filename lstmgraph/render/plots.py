@@ -12,7 +12,6 @@ renderer, through `Figure`; pyplot and its global state are never touched).
 from __future__ import annotations
 
 import io
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +23,13 @@ from ..engine.simulator import Simulator
 from ..arrays import ArrayFileError, numbers, read_npz
 from ..engine.weights import Weights, WeightsError, load_weights
 from ..errors import did_you_mean
-from ..files import write_atomically
+from ..files import NotAFile, own_file_exists, write_atomically
 from ..plan import Plan, compile_plan
-from ..spec import load_spec
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
 from ..training.data import DataError, DataFile
+from ..training.rundir import RunDirectory, RunDirectoryError, read_metric_rows
+from ..training.run import compile_spec_bytes
 from ..training.trainer import training_section
 
 if TYPE_CHECKING:
@@ -166,18 +166,22 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     if not path.is_dir():
         raise PlotError(f"{path}: no such run directory")
-    spec = _own_file(path / "spec.yaml")
-    if not spec.is_file():
+    directory = RunDirectory(path)
+    if not _own_file(path / "spec.yaml"):
         raise PlotError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
                         f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
-    plan = compile_plan(load_spec(spec))
-    if _own_file(path / "weights.npz").exists():
+    try:
+        spec_bytes = directory.read_spec()
+    except RunDirectoryError as error:
+        raise PlotError(str(error)) from None
+    plan = compile_spec_bytes(path / "spec.yaml", spec_bytes)
+    if _own_file(path / "weights.npz"):
         try:
             weights = load_weights(path / "weights.npz", plan)
         except WeightsError as error:
             raise PlotError(str(error)) from None
         weights_file = "weights.npz"
-    elif _own_file(path / "checkpoint.npz").exists():
+    elif _own_file(path / "checkpoint.npz"):
         weights = _checkpoint_weights(path / "checkpoint.npz", plan)
         weights_file = "checkpoint.npz"
     else:
@@ -188,41 +192,35 @@ def load_run(path: str | Path) -> Run:
         except ArrayFileError as error:
             raise PlotError(f"{error} (damaged: a run saves no such weights)") from None
     # A reproduce trial keeps no learning curve, only its result row (summary.json).
-    metrics_file = _own_file(path / "metrics.jsonl")
-    metrics = read_metrics(metrics_file) if metrics_file.exists() else read_metrics(None)
-    return Run(path, plan, weights, weights_file, _steps_trained(path, metrics), metrics)
+    metrics_file = path / "metrics.jsonl"
+    trials = next(iter(weights.values())).shape[0]
+    metrics = read_metrics(metrics_file, trials) if _own_file(metrics_file) else read_metrics(None)
+    return Run(path, plan, weights, weights_file, _steps_trained(directory, metrics), metrics)
 
 
-def _own_file(path: Path) -> Path:
-    """``path``, a file of a run directory, unless it is a symbolic link: those are refused,
-    never followed out of the folder (what a run wrote there is a file)."""
-    if path.is_symlink():
-        raise PlotError(f"{path}: is a symbolic link; a run directory's files are never followed out of it "
-                        "(delete the link, or restore the file it replaced)")
-    return path
-
-
-def read_metrics(path: str | Path | None) -> Metrics:
-    """Read metrics.jsonl (None: no rows); a last line cut short by a running trainer is skipped."""
-    rows = []
+def _own_file(path: Path) -> bool:
+    """Whether ``path``, a file of a run directory, exists; a symbolic link (never followed out
+    of the folder) or anything but a regular file (a FIFO would block a reader) is refused."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines() if path is not None else []
-    except (OSError, UnicodeDecodeError) as error:
-        raise PlotError(f"{path}: cannot read ({error})") from None
-    for number, line in enumerate(lines, start=1):
-        try:
-            row = json.loads(line)
-            rows.append((row["sequence"], row["step"], row["loss"], row["loss_per_step"],
-                         row.get("loss_trials")))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            if number == len(lines):
-                break
-            raise PlotError(f"{path}:{number}: not a metrics row "
-                            "(expected sequence, step, loss, loss_per_step)") from None
-    columns = list(zip(*rows)) if rows else [(), (), (), (), ()]
-    trials = columns[4]
-    loss_trials = (np.array(trials, dtype=np.float64)
-                   if trials and all(t is not None for t in trials) else None)
+        return own_file_exists(path)
+    except NotAFile as refused:
+        raise PlotError(f"{path}: {refused.strerror}") from None
+    except OSError as error:
+        raise PlotError(f"{path}: cannot read it ({error.strerror or error})") from None
+
+
+def read_metrics(path: str | Path | None, trials: int | None = None) -> Metrics:
+    """Read metrics.jsonl (None: no rows), each row checked as a resume checks it
+    (`rundir.read_metric_rows`; ``trials``, if known, is how many losses a row holds); a last
+    line cut short by a running trainer is skipped. `PlotError` naming the file and line."""
+    try:
+        rows = read_metric_rows(Path(path), trials) if path is not None else []
+    except RunDirectoryError as error:
+        raise PlotError(str(error)) from None
+    columns = [[row[key] for row in rows] for key in ("sequence", "step", "loss", "loss_per_step")]
+    per_trial = [row.get("loss_trials") for row in rows]
+    loss_trials = (np.array(per_trial, dtype=np.float64)
+                   if per_trial and all(t is not None for t in per_trial) else None)
     return Metrics(np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.int64),
                    np.array(columns[2], dtype=np.float64), np.array(columns[3], dtype=np.float64),
                    loss_trials)
@@ -255,11 +253,21 @@ def _listed(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def _steps_trained(path: Path, metrics: Metrics) -> int:
-    try:
-        return int(json.loads(_own_file(path / "summary.json").read_text())["steps"])
-    except (OSError, ValueError, KeyError, TypeError):
+def _steps_trained(directory: RunDirectory, metrics: Metrics) -> int:
+    """The steps summary.json says were trained (a finished run's, or a reproduce trial's row),
+    read with the run directory's bounds; without one, the last metrics row's."""
+    path = directory.path / "summary.json"
+    if not _own_file(path):
         return int(metrics.step[-1]) if len(metrics) else 0
+    try:
+        summary = directory.read_json("summary.json")
+    except RunDirectoryError as error:
+        raise PlotError(str(error)) from None
+    steps = summary.get("steps") if isinstance(summary, dict) else None
+    if type(steps) is not int or steps < 0:
+        raise PlotError(f"{path}: 'steps' is missing or not an integer >= 0; expected the steps trained "
+                        "(restore the file, or delete it to count the steps from metrics.jsonl)")
+    return steps
 
 
 # -- running it forward -----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ sequence). Sequences of a file are visited in order, once per epoch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -41,14 +42,17 @@ class TaskStream:
 
 
 class DataFile:
-    """The sequences of an .npz file, ``epochs`` times over, in file order."""
+    """The sequences of an .npz file, ``epochs`` times over, in file order; ``digest`` is the
+    sha256 of the file's bytes (a run records it: a resume on other data is refused)."""
 
     continual = False
 
     def __init__(self, path: str | Path, n_inputs: int, n_outputs: int, epochs: int | None):
         path = Path(path)
+        self.path = path
         try:
             arrays = read_npz(path)
+            self.digest = _sha256(path)
             for key in ("inputs", "targets"):
                 if key not in arrays:
                     raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
@@ -93,3 +97,12 @@ class DataFile:
     def restore(self, state: str) -> None:
         position = json.loads(state)
         self.epoch, self.index = position["epoch"], position["index"]
+
+
+def _sha256(path: Path) -> str:
+    """The sha256 digest of a file's bytes (read in blocks: it may be large), as hex."""
+    try:
+        with open(path, "rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+    except OSError as error:
+        raise ArrayFileError(f"{path}: cannot read it ({error.strerror or error})") from None

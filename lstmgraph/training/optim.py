@@ -80,7 +80,43 @@ class Optimizer:
         if self.decay.kind == "multiplicative":
             self.rate *= self.decay.factor
         else:
-            self.rate = self.initial_rate / (self.decays + 1)
+            self.rate = self.scheduled_rate(self.decays)
+
+    def scheduled_rate(self, decays: int) -> float:
+        """The rate after the schedule has been applied ``decays`` times (multiplicative decay
+        to rounding: `after` multiplies once per step or sequence)."""
+        if self.decay.kind == "multiplicative":
+            return self.initial_rate * self.decay.factor ** decays
+        if self.decay.kind == "inverse_time":
+            return self.initial_rate / (decays + 1)
+        return self.initial_rate
+
+    def state_problems(self, arrays: dict[str, np.ndarray], steps: int, sequences: int,
+                       prefix: str = "optimizer/") -> list[str]:
+        """What keeps saved ``rate``, ``decays`` and ``updates`` (`state`'s, scalars of the
+        right kind) from being this optimiser's after ``steps`` steps and ``sequences``
+        sequences: ``decays`` must count the schedule's events so far, ``updates`` be an
+        integer >= 0 (0 but for Adam, which makes at most one per step), and ``rate`` be the
+        schedule's rate after ``decays`` (to rounding; 0 only where that underflows)."""
+        problems = []
+        decays, updates, rate = (arrays[name][()] for name in ("decays", "updates", "rate"))
+        every = {"step": steps, "sequence": sequences}[self.decay.every] if self.decay.kind != "none" else 0
+        if decays != every:
+            counted = (f"the schedule's decays after every {self.decay.every} ({every})"
+                       if self.decay.kind != "none" else "0 (the spec's learning rate does not decay)")
+            problems.append(f"'{prefix}decays' is {decays}; expected {counted}")
+        if self.rule.name != "adam" and updates != 0:
+            problems.append(f"'{prefix}updates' is {updates}; expected 0 (only Adam counts its updates)")
+        elif not 0 <= updates <= steps:
+            problems.append(f"'{prefix}updates' is {updates}; expected an integer from 0 to {steps} "
+                            "(at most one Adam update per step)")
+        if not problems:
+            expected = self.scheduled_rate(int(decays))
+            if not (rate >= 0 and abs(rate - expected) <= 1e-6 * expected + 1e-300):
+                schedule = (f"after {int(decays)} decays" if self.decay.kind != "none" else "(it does not decay)")
+                problems.append(f"'{prefix}rate' is {float(rate)!r}; expected {expected!r}, the spec's "
+                                f"learning_rate {self.initial_rate!r} {schedule}")
+        return problems
 
     def state(self) -> dict[str, np.ndarray]:
         arrays = {f"velocity/{name}": value for name, value in self.velocity.items()}

@@ -37,11 +37,19 @@ from .trainer import CheckpointError, Trainer
 
 
 class RunExists(RunDirectoryError):
-    """A new run was asked for in a directory that already holds one."""
+    """A new run was asked for in a directory that already holds one; ``resumable`` unless that
+    run stopped before its first checkpoint (then the message says what to do instead)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, resumable: bool = True):
         self.path = path
-        super().__init__(f"{path} already holds a run")
+        self.resumable = resumable
+        super().__init__(f"{path} already holds a run" if resumable else unresumable(path))
+
+
+def unresumable(path: Path) -> str:
+    """What to say of a run directory holding a run but no checkpoint (killed before its first)."""
+    return (f"{path} holds a run that stopped before its first checkpoint, so it cannot be resumed; "
+            f"delete the folder to start the run again there (rm -r {path}), or choose another --out")
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,9 @@ class TrainingRun:
         self._restored = False
         self._metrics = metrics  # a resumed run's metrics files, cut back to its checkpoint
         self._opened = False
+        self._created = False  # this object wrote spec.yaml and run.json (a new run)
+        #: A resumed run of an older lstmgraph on a data file: why the data is not checked.
+        self.data_note: str | None = None
 
     @property
     def path(self) -> Path:
@@ -90,13 +101,16 @@ class TrainingRun:
     @property
     def notes(self) -> list[str]:
         """What the user may want to know before training starts: why ``auto`` chose the numpy
-        engine, and that the compiled engine's interpreter was compiled on this installation."""
+        engine, that the compiled engine's interpreter was compiled on this installation, and
+        that a resumed run's data file goes unchecked (an older run.json records no digest)."""
         trainer, notes = self.trainer, []
         if trainer.engine_note:
             notes.append(trainer.engine_note)
         if trainer.engine == "compiled" and not trainer.backend.network.compiled_before:
             notes.append("compiling the compiled engine (once per installation, about 10-30 s; "
                          f"cached in {trainer.backend.network.cache})")
+        if self.data_note:
+            notes.append(self.data_note)
         return notes
 
     def open(self) -> None:
@@ -111,10 +125,11 @@ class TrainingRun:
             if self._checkpoint is None:
                 directory.acquire()
                 if directory.exists():
-                    raise RunExists(self.path)
+                    raise RunExists(self.path, os.path.lexists(directory.checkpoint_path))
                 spec_data = copy.deepcopy(self.plan.resolved_spec)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
                                                   spec_file_bytes(spec_data), self.trainer.device)
+                self._created = True
                 directory.create(spec_data, self.info)
             else:
                 self._restore()
@@ -124,9 +139,22 @@ class TrainingRun:
                 directory.write_metrics(self._metrics)
                 self._metrics = None
         except BaseException:
+            self._discard_if_unstarted()
             directory.release()
             raise
         self._opened = True
+
+    def _discard_if_unstarted(self) -> None:
+        """A new run that fails before its first metric row (a task too large to draw, a full
+        disk) leaves nothing of value: what it created is removed (`RunDirectory.discard`), so
+        the same command can be run again. A run with rows keeps them (docs/training.md)."""
+        if (self._created and self.trainer.metric_rows == 0
+                and not os.path.lexists(self.directory.checkpoint_path)):
+            self._created = False
+            try:
+                self.directory.discard()
+            except OSError:
+                pass  # the failure that got here is the one to report
 
     def _restore(self) -> None:
         if self._restored:
@@ -135,7 +163,8 @@ class TrainingRun:
             self.trainer.restore(self._checkpoint)
         except CheckpointError as error:
             raise RunDirectoryError(f"{self.directory.checkpoint_path}: does not fit "
-                                    f"{self.path / 'spec.yaml'}: {error}") from None
+                                    f"{self.path / 'spec.yaml'}: {error}; restore this run's own checkpoint, "
+                                    "or start a new run (lstmgraph train SPEC --out ANOTHER_FOLDER)") from None
         self._restored = True
 
     def close(self) -> None:
@@ -167,6 +196,9 @@ class TrainingRun:
                                 first, last, self.trainer.trials, self.trainer.engine, str(self.path))
             self.directory.write_json("summary.json", result.as_dict())
             return result
+        except BaseException:
+            self._discard_if_unstarted()
+            raise
         finally:
             self.directory.release()
 
@@ -175,7 +207,8 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
               spec: str | Path | None = None, device: str = "cpu") -> TrainingRun:
     """A new run of ``trials`` networks trained by the plan's training section, in ``out``
     (default ``runs/NAME-YYYYMMDD-HHMMSS``, UTC), on ``device`` (run.json records ``cuda``;
-    a resume runs on it again); nothing is written until it is opened.
+    a resume runs on it again); run.json records a data file's sha256 (``data_sha256``); nothing
+    is written until it is opened.
     ``spec`` is what run.json names as the spec (default: the plan's file). Raises `RunInUse`
     if another process trains in ``out``, `RunExists` if ``out`` holds a run, `LimitError` for
     more than `MAX_TRIALS` trials, and what `Trainer` raises (`SpecError`, `DataError`,
@@ -186,13 +219,16 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
         holder = directory.holder()
         if holder is not None:
             raise RunInUse(FolderInUse(directory.path, holder, directory.lock.suggestion))
-        raise RunExists(directory.path)
+        raise RunExists(directory.path, os.path.lexists(directory.checkpoint_path))
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
     trainer = Trainer(plan, trials, engine=engine, device=device)
     info["engine"] = trainer.engine
     if device != "cpu":
         info["device"] = device
+    digest = getattr(trainer.source, "digest", None)
+    if digest is not None:  # a data file: a resume on other data is refused (`resume_run`)
+        info["data_sha256"] = digest
     return TrainingRun(plan, trainer, directory, info)
 
 
@@ -201,25 +237,31 @@ def resume_run(path: str | Path) -> TrainingRun:
     spec.yaml, its number of trials, its engine (numpy if run.json names none) and its device. Takes the
     directory (`RunInUse` if another process trains in it) and checks everything before
     returning: run.json, spec.yaml, the checkpoint (this run's, its arrays fitting the spec, all
-    finite) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
+    finite), the data file (the bytes whose digest run.json records) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
     is wrong, `SpecError` if spec.yaml is not valid, and what `Trainer` raises; a refused resume
     leaves the directory as it was (and gives it up)."""
     directory = RunDirectory(path)
-    if not directory.exists() or not os.path.lexists(directory.checkpoint_path):
+    if not directory.exists():
         raise RunDirectoryError(f"{directory.path} holds no run with a checkpoint to resume")
+    if not os.path.lexists(directory.checkpoint_path):
+        raise RunDirectoryError(unresumable(directory.path))
     directory.acquire()
     try:
         info = directory.read_info()
         spec_bytes = directory.read_spec()
-        plan = _compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
+        plan = compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
         device = info.get("device", "cpu")
         identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
         checkpoint = directory.load_checkpoint(info["trials"], identity)
         trainer = Trainer(plan, info["trials"], engine=engine, device=device)
         info["engine"] = trainer.engine
+        _check_data(directory, info, trainer)
         directory.identity = identity
         run = TrainingRun(plan, trainer, directory, info, checkpoint)
+        if "data_sha256" not in info and getattr(trainer.source, "digest", None) is not None:
+            run.data_note = (f"{directory.path / 'run.json'} records no digest of the data file (a run started "
+                             f"by an older lstmgraph), so that {trainer.source.path} is unchanged is not checked")
         run._restore()
         run._metrics = directory.metrics_kept(trainer.metric_rows, trainer.trials)
     except BaseException:
@@ -228,7 +270,19 @@ def resume_run(path: str | Path) -> TrainingRun:
     return run
 
 
-def _compile_spec_bytes(path: Path, content: bytes) -> Plan:
+def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
+    """A run trained on a data file continues only on the same bytes: `RunDirectoryError` if
+    its digest is not the one run.json recorded at the start (older runs record none)."""
+    recorded, current = info.get("data_sha256"), getattr(trainer.source, "digest", None)
+    if recorded is not None and current != recorded:
+        data = getattr(trainer.source, "path", "the run's data file")
+        raise RunDirectoryError(f"{data}: its sha256 is {current}, but {directory.path / 'run.json'} records "
+                                f"{recorded} from the run's start: the data changed, so the run cannot continue "
+                                "as it began; restore that file, or start a new run "
+                                "(lstmgraph train SPEC --data FILE --out ANOTHER_FOLDER)")
+
+
+def compile_spec_bytes(path: Path, content: bytes) -> Plan:
     """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
     bytes compiled), its problems located in ``path``."""
     try:

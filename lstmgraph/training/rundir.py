@@ -43,7 +43,7 @@ METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
 RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
-                 "device": (str, False)}
+                 "device": (str, False), "data_sha256": (str, False)}
 #: What summary.json holds (run.RunSummary): key -> type.
 SUMMARY_KEYS = {"network": str, "steps": int, "sequences": int, "stopped_by": str, "window_sequences": int,
                 "first_loss_per_step": float, "last_loss_per_step": float, "trials": int, "engine": str,
@@ -106,6 +106,7 @@ class RunDirectory:
         self.path = Path(path)
         self._jsonl = None
         self._csv = None
+        self._made_folder = False  # `acquire` created the folder (`discard` may remove it)
         #: The run's identity (`run_identity`), written into every checkpoint; None: none written.
         self.identity: dict[str, Any] | None = None
         self.lock = FolderLock(self.path, f"lstmgraph train, process {os.getpid()} on {socket.gethostname()}",
@@ -124,6 +125,7 @@ class RunDirectory:
         """Hold the directory (creating it if need be); `RunInUse` naming the process that does,
         `OutputError` for a lock file that is a link or cannot be written."""
         if not self.lock.held:
+            self._made_folder = self._made_folder or not os.path.lexists(self.path)
             make_folder(self.path)
         try:
             self.lock.acquire()
@@ -136,6 +138,22 @@ class RunDirectory:
 
     def release(self) -> None:
         self.lock.release()
+
+    def discard(self) -> None:
+        """Undo `create` for a run that wrote no metric row and no checkpoint: remove spec.yaml,
+        run.json and the metrics files (a link among them is removed, not followed), give the
+        directory up, and remove it if this process made it and nothing else is in it."""
+        self.close()
+        try:
+            for name in ("spec.yaml", "run.json", "metrics.jsonl", "metrics.csv"):
+                (self.path / name).unlink(missing_ok=True)
+        finally:
+            self.release()
+        if self._made_folder:
+            try:
+                self.path.rmdir()
+            except OSError:
+                pass  # something else is in it: it stays
 
     # -- writing --------------------------------------------------------------------------------
     def create(self, spec_data: dict, run_info: dict) -> None:
@@ -218,13 +236,15 @@ class RunDirectory:
         except JsonSyntaxError as error:
             line, column = error.position
             message = error.message.replace("the spec is too large: ", "too large: ")
+            expected = (f"the file lstmgraph wrote (restore {name}; a damaged or foreign file?)"
+                        if message != error.message else error.expected)
             raise RunDirectoryError(f"{path}: cannot read it as JSON: line {line}, column {column}: {message}"
-                                    + (f"; expected {error.expected}" if error.expected else "")) from None
+                                    + (f"; expected {expected}" if expected else "")) from None
 
     def read_info(self) -> dict[str, Any]:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
-        optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``,
-        nothing else."""
+        optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``, and
+        ``data_sha256`` (a data file's digest), nothing else."""
         path = self.path / "run.json"
         info = self.read_json("run.json")
         trials = info.get("trials") if isinstance(info, dict) else None
@@ -238,6 +258,9 @@ class RunDirectory:
         if info.get("device", "cpu") not in DEVICES:
             raise RunDirectoryError(f"{path}: unknown device {info['device'][:40]!r}; expected one of "
                                     f"{', '.join(DEVICES)}")
+        if "data_sha256" in info and not re.fullmatch(r"[0-9a-f]{64}", info["data_sha256"]):
+            raise RunDirectoryError(f"{path}: 'data_sha256' is {_short(info['data_sha256'])}; expected the "
+                                    "sha256 digest of the run's data file (64 hexadecimal digits)")
         return info
 
     def read_summary(self) -> dict[str, Any]:
@@ -321,6 +344,13 @@ class RunDirectory:
             raise RunDirectoryError(f"{path}: not this run's checkpoint: {'; '.join(differences)}; {advice}")
 
 
+def read_metric_rows(path: Path, trials: int | None = None) -> list[dict[str, Any]]:
+    """Every row of the metrics file ``path`` (a run's metrics.jsonl), checked as a resume
+    checks them (`RunDirectoryError` naming the file and line), for a reader beside a trainer
+    that may still be writing: a last line cut short (no line end) is left out."""
+    return _read_rows(Path(path), None, trials, running=True)[0]
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -378,14 +408,18 @@ def _lines(path: Path, rows: int | None):
             yield number, line
 
 
-def _read_rows(path: Path, rows: int | None, trials: int | None) -> tuple[list[dict], list[bytes]]:
+def _read_rows(path: Path, rows: int | None, trials: int | None,
+               running: bool = False) -> tuple[list[dict], list[bytes]]:
     """The first ``rows`` rows of metrics.jsonl (all with None), checked: each a JSON object of
     the metric columns (``loss_trials`` too where ``trials`` > 1), ``sequence`` its line number,
-    ``step`` never falling. Returns the rows and their lines."""
+    ``step`` never falling. ``running``: a trainer may be writing the file, so a last line with
+    no line end is left out rather than refused. Returns the rows and their lines."""
     parsed, lines, last_step = [], [], 0
     for number, line in _lines(path, rows):
         where = f"{path}: line {number}"
         if not line.endswith(b"\n"):
+            if running:
+                break  # the only line without an end is the last
             raise RunDirectoryError(f"{where} is cut short (no line end); expected a whole metrics row")
         # A metrics row is an object holding at most one list (loss_trials) and no strings: more
         # brackets are refused before parsing, which bounds the nesting json would recurse into.
@@ -396,7 +430,8 @@ def _read_rows(path: Path, rows: int | None, trials: int | None) -> tuple[list[d
         except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, too many digits
             row = None
         if not isinstance(row, dict) or not _numbers(row.get("loss_per_step")):
-            raise RunDirectoryError(f"{where} is not a metrics row")
+            raise RunDirectoryError(f"{where} is not a metrics row (expected a JSON object of "
+                                    f"{', '.join(METRIC_COLUMNS)})")
         expected = set(METRIC_COLUMNS) | ({"loss_trials"} if trials is None or trials > 1 else set())
         unknown = sorted(set(row) - expected)
         if unknown:

@@ -188,7 +188,8 @@ class Trainer:
         own `checkpoint` writes (so it follows any engine), every array must be present with
         that shape and kind of dtype, floats finite, and nothing unknown. The optimiser's
         per-weight arrays (velocities, Adam's moments) may be absent: they are written only
-        after the first update."""
+        after the first update. Its rate and counters must fit the counters and the spec's
+        schedule (`Optimizer.state_problems`)."""
         expected = self.checkpoint()
         optional = {f"optimizer/{kind}/{slot.connection}": expected[f"weights/{slot.connection}"]
                     for slot in self.plan.parameters for kind in ("velocity", "adam_m", "adam_u")}
@@ -205,6 +206,14 @@ class Trainer:
                 problems.append(f"'{name}' has shape {array.shape}, expected {model.shape}")
             elif array.dtype.kind == "f" and not np.isfinite(array).all():
                 problems.append(f"'{name}' holds NaN or infinite values")
+            elif name == "counters" and array.min() < 0:
+                problems.append(f"'counters' is {array.tolist()}; expected integers >= 0 "
+                                "(steps, sequences, metric rows, trials)")
+        if not problems:  # every array there, of its shape and kind: the optimiser's values next
+            steps, sequences = (int(v) for v in arrays["counters"][:2])
+            state = {key[len("optimizer/"):]: arrays[key] for key in ("optimizer/rate", "optimizer/decays",
+                                                                      "optimizer/updates")}
+            problems += self.optimizer.state_problems(state, steps, sequences)
         return problems
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:

@@ -1,6 +1,7 @@
 """`lstmgraph evaluate` and `lstmgraph plot` on damaged run directories: each kind of damage to
-the weights or checkpoint they read exits 2 with a message that names the file, never a
-traceback, a BadZipFile or a bare "Aborted!"."""
+the weights, checkpoint, metrics, summary or spec they read (a FIFO among them, which must not
+be opened) exits 2 with a message that names the file, never a traceback, a hang, a BadZipFile
+or a bare "Aborted!"."""
 
 from __future__ import annotations
 
@@ -93,12 +94,33 @@ def _damage(copy: Path, kind: str, outside: Path) -> tuple[Path, str]:
         (copy / "spec.yaml").unlink()
         os.symlink(outside.with_suffix(".yaml"), copy / "spec.yaml")
         return copy / "spec.yaml", "is a symbolic link"
+    if kind in METRIC_ROWS:  # metrics.jsonl's first row replaced; the words name its line
+        metrics = copy / "metrics.jsonl"
+        rest = metrics.read_text().splitlines(keepends=True)[1:]
+        metrics.write_text(METRIC_ROWS[kind] + "\n" + "".join(rest))
+        return metrics, "line 1"
+    if kind == "summary nested deep":
+        (copy / "summary.json").write_text("[" * 100_000 + "]" * 100_000)
+        return copy / "summary.json", "nested more than 32 deep"
+    if kind.endswith(" a fifo"):  # opening one would block: refused before it is opened
+        name = {"metrics": "metrics.jsonl", "summary": "summary.json", "spec": "spec.yaml"}[kind.split()[0]]
+        (copy / name).unlink()
+        os.mkfifo(copy / name)
+        return copy / name, "is not a regular file"
     raise AssertionError(kind)
 
 
+_ROW = '"step": 3, "loss": 1.0, "loss_per_step": 0.5, "learning_rate": 0.5'
+METRIC_ROWS = {"metrics sequence a string": '{"sequence": "abc", ' + _ROW + "}",
+               "metrics loss a string": '{"sequence": 1, ' + _ROW.replace('"loss": 1.0', '"loss": "x"') + "}",
+               "metrics loss a list": '{"sequence": 1, ' + _ROW.replace('"loss": 1.0', '"loss": [1, 2]') + "}",
+               "metrics of 5000 digits": "7" * 5000,
+               "metrics nested deep": "[" * 100_000 + "]" * 100_000}
+
 KINDS = ["truncated weights", "garbage weights", "member damaged", "truncated checkpoint", "garbage checkpoint",
          "wrong keys", "checkpoint of other keys", "non-finite weights", "non-finite checkpoint",
-         "weights linked outside", "checkpoint linked outside", "spec linked outside"]
+         "weights linked outside", "checkpoint linked outside", "spec linked outside", *METRIC_ROWS,
+         "summary nested deep", "metrics a fifo", "summary a fifo", "spec a fifo"]
 
 
 @pytest.mark.parametrize("command", [["evaluate", "--sequences", "2"], ["plot", "--steps", "5"]],

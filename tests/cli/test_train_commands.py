@@ -110,6 +110,19 @@ def test_resume_refuses_extra_options_and_empty_directories(tmp_path):
     assert result.returncode == 2 and "holds no run" in result.stderr
 
 
+def test_a_run_with_no_checkpoint_is_not_offered_for_resume_but_said_how_to_start_again(tmp_path):
+    spec, out = _short_spec(tmp_path, steps=100), tmp_path / "run"
+    assert run("train", spec, "--out", str(out), "--quiet").returncode == 0
+    (out / "checkpoint.npz").unlink()  # as a run killed before its first checkpoint leaves it
+    for args in (("train", spec, "--out", str(out)), ("train", "--resume", str(out))):
+        result = run(*args)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"error: {out} holds a run that stopped before its first checkpoint, "
+                                        f"so it cannot be resumed; delete the folder to start the run again "
+                                        f"there (rm -r {out})"), result.stderr
+        assert "--resume" not in result.stderr
+
+
 def test_divergence_exits_1_naming_the_step(tmp_path):
     spec = tmp_path / "explode.yaml"
     spec.write_text(yaml.safe_dump(EXPLODING))

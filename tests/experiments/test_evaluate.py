@@ -4,6 +4,7 @@ with `Simulator.run` on the same fresh sequences."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -125,6 +126,15 @@ def test_a_reproduce_trial_is_judged_by_its_rows_protocol_options(runs, tmp_path
 def test_a_trial_of_a_row_no_longer_in_the_catalogue_is_judged_by_its_tasks_test(runs, tmp_path):
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps({"name": "gone-row"}))
     assert evaluate_run(trial, sequences=3).success_test == task_success_test("periodic_function")
+
+
+def test_a_fifo_for_a_trial_s_summary_json_exits_2_without_opening_it(runs, tmp_path):
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps({"name": "gone-row"}))
+    (trial / "summary.json").unlink(missing_ok=True)
+    os.mkfifo(trial / "summary.json")  # opening it would block until a writer came
+    result = CliRunner().invoke(main, ["evaluate", str(trial), "--sequences", "3"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {trial / 'summary.json'}: is not a regular file"), result.output
 
 
 @pytest.mark.parametrize("settings,message", [

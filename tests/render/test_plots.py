@@ -169,7 +169,7 @@ def test_an_unfinished_run_is_drawn_from_its_checkpoint(runs, tmp_path):
     ("missing", "no such run directory"),
     ("empty", "is not a run directory (no spec.yaml;"),
     ("no_weights", "holds no weights.npz or checkpoint.npz"),
-    ("bad_metrics", "metrics.jsonl:1: not a metrics row"),
+    ("bad_metrics", "metrics.jsonl: line 1 is not a metrics row"),
     ("bad_spec", "is not a valid spec"),
 ])
 def test_bad_run_directory_exits_2_with_a_clear_message(runs, tmp_path, setup, message):
@@ -210,12 +210,13 @@ def test_installed_command_has_help_and_no_traceback(tmp_path):
     assert result.stderr.strip() == f"error: {tmp_path / 'nowhere'}: no such run directory"
 
 
-def test_unwritable_output_exits_1(runs, tmp_path):
+def test_unwritable_output_exits_2_naming_the_file(runs, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     result = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--steps", "5",
                                        "-o", str(blocker / "x.png")])
-    assert result.exit_code == 1 and "could not write the figure" in result.output
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: cannot write {blocker / 'x.png'}: {blocker} is a file, not a folder\n"
 
 
 def test_default_panels_and_helpers():

@@ -202,6 +202,20 @@ def test_a_checkpoint_holding_a_non_finite_value_is_refused(runs, tmp_path_facto
     refused(run, f"{run}/checkpoint.npz: does not fit", f"'{name}' holds NaN or infinite values")
 
 
+@pytest.mark.parametrize("name, value, words", [
+    ("optimizer/rate", -1.0, "'optimizer/rate' is -1.0; expected 0.01, the spec's learning_rate"),
+    ("optimizer/rate", 0.0, "'optimizer/rate' is 0.0; expected 0.01"),
+    ("optimizer/rate", 1e300, "'optimizer/rate' is 1e+300; expected 0.01"),
+    ("optimizer/rate", np.nan, "'optimizer/rate' holds NaN or infinite values"),
+    ("optimizer/decays", -2, "'optimizer/decays' is -2; expected 0"),
+    ("optimizer/updates", -1, "'optimizer/updates' is -1; expected 0"),
+])
+def test_a_checkpoint_whose_rate_or_counters_were_rewritten_is_refused(run, name, value, words):
+    arrays = _arrays(run / "checkpoint.npz")
+    _save(run / "checkpoint.npz", {**arrays, name: np.array(value, dtype=arrays[name].dtype)})
+    refused(run, f"{run}/checkpoint.npz: does not fit", words, "restore this run's own checkpoint")
+
+
 # -- damaged, huge, deep files ---------------------------------------------------------------------
 
 def _json_values():

@@ -64,3 +64,47 @@ def test_adam_defaults_and_per_sequence_rtrl_are_accepted():
     training = _training(learning_rule="rtrl", update="sequence", optimizer={"name": "adam"},
                          clip_norm=2.0).spec.training
     assert training.optimizer.adam == (0.9, 0.999, 1e-8) and training.clip_norm == 2.0
+
+
+def _state(optimizer: Optimizer) -> dict[str, np.ndarray]:
+    return {key: value for key, value in optimizer.state().items() if key in ("rate", "decays", "updates")}
+
+
+@pytest.mark.parametrize("decay, events, steps, sequences", [
+    (LearningRateDecay(), 0, 5000, 50),
+    (LearningRateDecay(kind="multiplicative", factor=0.9999, every="step"), 100_000, 100_000, 10),
+    (LearningRateDecay(kind="multiplicative", factor=0.99, every="step"), 80_000, 80_000, 10),  # to 0
+    (LearningRateDecay(kind="multiplicative", factor=0.99, every="sequence"), 300, 9000, 300),
+    (LearningRateDecay(kind="inverse_time", every="sequence"), 700, 7000, 700),
+])
+def test_a_saved_rate_and_counters_fit_the_schedule_that_made_them(decay, events, steps, sequences):
+    optimizer = Optimizer(0.5, 0.0, decay)
+    for _ in range(events):
+        optimizer.after(decay.every)
+    assert optimizer.state_problems(_state(optimizer), steps, sequences) == []
+    if optimizer.rate > 0:  # the rate the schedule gives, as `after` computed it step by step
+        assert optimizer.scheduled_rate(optimizer.decays) == pytest.approx(optimizer.rate, rel=1e-9)
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("rate", -1.0, "'optimizer/rate' is -1.0; expected 0.25, the spec's learning_rate 0.5 after 1 decays"),
+    ("rate", 0.0, "'optimizer/rate' is 0.0; expected 0.25"),
+    ("rate", 1e300, "'optimizer/rate' is 1e+300; expected 0.25"),
+    ("rate", 0.26, "'optimizer/rate' is 0.26; expected 0.25"),
+    ("decays", -1, "'optimizer/decays' is -1; expected the schedule's decays after every sequence (1)"),
+    ("decays", 7, "'optimizer/decays' is 7; expected the schedule's decays after every sequence (1)"),
+    ("updates", -3, "'optimizer/updates' is -3; expected 0 (only Adam counts its updates)"),
+])
+def test_a_damaged_rate_or_counter_is_named_with_what_was_expected(name, value, words):
+    optimizer = Optimizer(0.5, 0.0, LearningRateDecay(kind="inverse_time", every="sequence"))
+    optimizer.after("sequence")
+    state = {**_state(optimizer), name: np.array(value)}
+    problems = optimizer.state_problems(state, 10, 1)
+    assert len(problems) == 1 and problems[0].startswith(words), problems
+
+
+def test_adam_counts_at_most_one_update_per_step():
+    optimizer = Optimizer(0.01, 0.0, LearningRateDecay(), OptimizerSpec(name="adam"))
+    assert optimizer.state_problems({**_state(optimizer), "updates": np.array(10)}, 10, 2) == []
+    assert optimizer.state_problems({**_state(optimizer), "updates": np.array(11)}, 10, 2) == [
+        "'optimizer/updates' is 11; expected an integer from 0 to 10 (at most one Adam update per step)"]

@@ -3,6 +3,7 @@ resumed to the same files as an uninterrupted one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -74,3 +75,73 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
 def test_resume_refuses_a_folder_without_a_run(tmp_path):
     with pytest.raises(RunDirectoryError, match="holds no run with a checkpoint to resume"):
         resume_run(tmp_path)
+
+
+def _data_run(tmp_path, steps: int):
+    """rnn.yaml on a data file of 20 sequences (``data.npz``) for ``steps`` steps, checkpoints every 40."""
+    rng = np.random.default_rng(0)
+    targets = np.full((200, 3), np.nan)
+    targets[9::10] = np.eye(3)[rng.integers(0, 3, 20)]
+    np.savez(tmp_path / "data.npz", inputs=rng.uniform(-1, 1, (200, 4)), targets=targets,
+             starts=np.arange(0, 200, 10))
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"].pop("task")
+    data["training"].update(data="data.npz", steps=steps, epochs=10, checkpoint_every=40)
+    (tmp_path / "rnn.yaml").write_text(yaml.safe_dump(data))
+    return lstmgraph.compile_spec(tmp_path / "rnn.yaml")
+
+
+def test_a_run_on_a_data_file_resumes_only_on_the_same_bytes(tmp_path):
+    plan = _data_run(tmp_path, 100)
+    start_run(plan, tmp_path / "run", engine="numpy").train()
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["data_sha256"]
+    assert recorded == hashlib.sha256((tmp_path / "data.npz").read_bytes()).hexdigest()
+    with resume_run(tmp_path / "run") as same:               # the same data: it continues
+        assert same.notes == []
+    with np.load(tmp_path / "data.npz") as archive:          # same shapes, other values
+        np.savez(tmp_path / "data.npz", inputs=-archive["inputs"], targets=archive["targets"],
+                 starts=archive["starts"])
+    current = hashlib.sha256((tmp_path / "data.npz").read_bytes()).hexdigest()
+    with pytest.raises(RunDirectoryError) as refused:
+        resume_run(tmp_path / "run")
+    assert str(refused.value).startswith(f"{tmp_path / 'data.npz'}: its sha256 is {current}, but "
+                                         f"{tmp_path / 'run' / 'run.json'} records {recorded}")
+    assert "restore that file, or start a new run" in str(refused.value)
+    # A run.json of an older lstmgraph records no digest: the run resumes, and a note says so.
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    del info["data_sha256"]
+    (tmp_path / "run" / "run.json").write_text(json.dumps(info))
+    resumed = resume_run(tmp_path / "run")
+    assert any("records no digest of the data file" in note for note in resumed.notes)
+    resumed.close()
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_run_that_fails_before_its_first_row_removes_what_it_created(tmp_path, existed):
+    out = tmp_path / "run"
+    if existed:
+        out.mkdir()
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
+    run = start_run(plan, out, engine="numpy")
+
+    def too_large():  # as a task's sequence too large to allocate fails
+        raise MemoryError("Unable to allocate 7.28 TiB")
+    run.trainer.source.next = too_large
+    with pytest.raises(MemoryError):
+        run.train()
+    assert out.exists() == existed and (not existed or list(out.iterdir()) == [])
+    assert start_run(plan, out, engine="numpy").train().steps >= 200   # the same command, again
+
+
+def test_a_run_killed_with_rows_but_no_checkpoint_says_what_to_do(tmp_path):
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
+    start_run(plan, tmp_path / "run", engine="numpy").train()
+    (tmp_path / "run" / "checkpoint.npz").unlink()     # as if killed before its first checkpoint
+    words = f"{tmp_path / 'run'} holds a run that stopped before its first checkpoint, so it cannot be resumed; " \
+            f"delete the folder to start the run again there (rm -r {tmp_path / 'run'})"
+    with pytest.raises(RunExists) as exists:
+        start_run(plan, tmp_path / "run")
+    assert not exists.value.resumable and str(exists.value).startswith(words)
+    with pytest.raises(RunDirectoryError, match="holds a run that stopped before its first checkpoint"):
+        resume_run(tmp_path / "run")
+    assert (tmp_path / "run" / "metrics.jsonl").read_text()  # its rows are kept
