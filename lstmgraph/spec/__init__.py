@@ -36,7 +36,7 @@ def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocum
     `SpecError` with located problems if it is wrong."""
     data, source = read_spec_file(path)
     if overrides is not None:
-        data, source = overrides.apply(data), source.with_given(overrides.given())
+        data, source = overrides.apply(data), source.with_given(overrides.given(data))
     return document_of(data, source)
 
 

@@ -45,12 +45,14 @@ class Overrides:
             training["seed"] = init["seed"] = self.seed
         return {section: values for section, values in (("training", training), ("init", init)) if values}
 
-    def given(self) -> dict[tuple[str, ...], str]:
-        """Each field the changes set or remove, and the option that does (for located errors)."""
+    def given(self, data: Any) -> dict[tuple[str, ...], str]:
+        """Each field of ``data`` that `apply` sets or removes, and the option that does (for
+        located errors)."""
         options = {"data": f"--data {self.data}", "task": f"--data {self.data}", "steps": f"--steps {self.steps}",
                    "epochs": f"--epochs {self.epochs}", "learning_rule": f"--rule {self.learning_rule}",
                    "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {self.seed}"}
-        return {(section, key): options[key] for section, values in self.changes().items() for key in values}
+        return {(section, key): options[key] for section, values in self.changes().items()
+                if _changes_section(data, section) for key in values}
 
     def apply(self, data: Any) -> Any:
         """A copy of spec data with the changes made. Data that is not a mapping, or a section
@@ -62,14 +64,20 @@ class Overrides:
         if not isinstance(data, dict):
             return data
         for section, values in self.changes().items():
-            if section == "training" and section not in data:
+            if not _changes_section(data, section):
                 continue
             target = data.setdefault(section, {})
-            if not isinstance(target, dict):
-                continue
             for key, value in values.items():
                 if value is None:
                     target.pop(key, None)
                 else:
                     target[key] = value
         return data
+
+
+def _changes_section(data: Any, section: str) -> bool:
+    """Whether `Overrides.apply` changes ``section`` of ``data``: a mapping's section that is a
+    mapping or absent, but never a training section the spec does not have (see `apply`)."""
+    if not isinstance(data, dict) or (section == "training" and section not in data):
+        return False
+    return isinstance(data.get(section, {}), dict)
