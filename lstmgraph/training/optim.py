@@ -112,7 +112,9 @@ class Optimizer:
                             "(at most one Adam update per step)")
         if not problems:
             expected = self.scheduled_rate(int(decays))
-            if not (rate >= 0 and abs(rate - expected) <= 1e-6 * expected + 1e-300):
+            # Repeated multiplication drifts from the power by up to an ulp a decay (1e-6 at 10^10).
+            allowed = max(1e-6, 4e-16 * float(decays)) * expected + 1e-300
+            if not (rate >= 0 and abs(rate - expected) <= allowed):
                 schedule = (f"after {int(decays)} decays" if self.decay.kind != "none" else "(it does not decay)")
                 problems.append(f"'{prefix}rate' is {float(rate)!r}; expected {expected!r}, the spec's "
                                 f"learning_rate {self.initial_rate!r} {schedule}")
