@@ -13,7 +13,7 @@ import click
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
 from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
 from .trial_progress import LOG_EVERY, trial_progress
@@ -201,7 +201,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                      checkpoint_seconds, lanes, device, until_settled)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
-    except (ResultsConflict, ClusterError, OSError) as error:  # OutputError: an unwritable folder
+    except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # an unwritable folder; data too large
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")

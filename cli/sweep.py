@@ -13,7 +13,7 @@ import click
 
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS
+from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
 from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
@@ -121,7 +121,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")
-    except (ResultsConflict, ClusterError, OSError) as error:
+    except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
         fail(str(error))
     except KeyboardInterrupt as stop:
         click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has every "

@@ -55,6 +55,10 @@ MAX_JSON_BYTES = 1 << 24
 #: Bytes of the values BPTT keeps for one window or sequence (its tape: steps x slots x trials);
 #: `bptt_window` bounds it.
 MAX_TAPE_BYTES = 1 << 30
+#: Bytes of the data one stream of a stream protocol draws ahead (`StreamData.ensure`: its
+#: sequences at their longest, inputs and target planes): bounds a task option that makes
+#: each sequence huge (MSD delays of 10^7) before it is drawn.
+MAX_STREAM_BYTES = 1 << 31
 #: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most.
 MAX_ROW_BYTES = 1 << 24
 #: Where an error over one of these limits points to.

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..limits import COUNT_LIMITS_HINT, MAX_STREAM_BYTES, LimitError
 from ..tasks import Task, draw
 from ..tasks.base import draws_in_threads
 
@@ -71,6 +72,7 @@ class StreamData:
         have = self.available(unit)
         if have >= amount:
             return
+        self._check_size(amount, unit)
         inputs, targets, lengths = [self.inputs[self.position:]], [self.targets[self.position:]], []
         judged = [self.judged[self.position:]]
         self.first += int(self.counts[self.position])
@@ -98,6 +100,20 @@ class StreamData:
         self.ends[len(kept) - 1 + np.cumsum(np.concatenate(lengths))] = True
         self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
         self.position = 0
+
+    def _check_size(self, amount: int, unit: str) -> None:
+        """`LimitError` before drawing ``amount`` units that could hold more than
+        `MAX_STREAM_BYTES` (sequences at the task's longest, where it says: `StreamRows.longest`)."""
+        rows = getattr(self.task, "stream_rows", None)
+        longest = getattr(rows, "longest", None) if unit == "sequences" else 1
+        if not longest:
+            return
+        planes = 2 if getattr(rows, "planes", 1) == 2 else 1
+        needed = amount * longest * 8 * (self.task.n_inputs + (1 + planes) * self.task.n_outputs)
+        if needed > MAX_STREAM_BYTES:
+            raise LimitError(f"a stream of {amount:,} {unit} of up to {longest:,} steps each needs up to "
+                             f"{needed / 2**30:,.1f} GiB, more than the limit of {MAX_STREAM_BYTES / 2**30:,.0f} "
+                             f"GiB ({COUNT_LIMITS_HINT}); give the task shorter sequences (its options)")
 
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""

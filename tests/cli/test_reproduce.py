@@ -206,3 +206,13 @@ def test_a_specs_folder_with_a_net_of_the_wrong_width_exits_2_naming_its_file_an
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"{specs / 'gers2002_timing.yaml'}:" in result.stderr and "the network 3 and 1" in result.stderr
     assert not out.exists()
+
+
+def test_task_options_too_large_to_draw_exit_2_not_a_lost_worker(tmp_path):
+    """Delays of 10^12 are beyond a task integer's limit; 10^7 are within it but a stream's refill
+    would need hundreds of GiB: both exit 2 naming the cause, no traceback."""
+    for delays, message in (("[0,1000000000000]", "option delays: 1000000000000 is beyond 10,000,000"),
+                            ("[0,10000000]", "more than the limit of 2 GiB")):
+        result = run("reproduce", "gers2002-msd-f10-peephole", "--task-option", f"delays={delays}", "--trials", "1",
+                     "--jobs", "1", "--max-steps", "200", "--out", str(tmp_path / delays.strip("[]").replace(",", "-")))
+        assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr

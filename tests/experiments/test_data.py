@@ -1,8 +1,10 @@
-"""`data.draw_all`: trials' data drawn side by side in threads are the data drawn one by one."""
+"""`data`: trials' data drawn side by side in threads are the data drawn one by one; a stream whose
+sequences could not fit in memory is refused before it is drawn."""
 
 from functools import partial
 
 import numpy as np
+import pytest
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.data import StreamData, data_rng, draw_all
@@ -40,3 +42,17 @@ def test_a_draw_s_error_reaches_the_caller():
             assert str(error) == "no data"
         else:
             raise AssertionError("the error was lost")
+
+
+def test_a_refill_that_could_exceed_the_stream_limit_is_refused_before_drawing():
+    """MSD delays of 10^7 make 2,048 sequences (a refill) up to 458 GiB: a `LimitError` naming
+    the sizes, not a worker killed for memory. The row's own delays draw as before."""
+    from lstmgraph.limits import LimitError
+    from lstmgraph.tasks import make_task
+    huge = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 10**7]}), data_rng(0, 0))
+    with pytest.raises(LimitError, match=r"2,048 sequences of up to 10,000,010 steps each needs up to 457.8 GiB"):
+        huge.ensure(2048, "sequences")
+    assert huge.drawn == 0 and len(huge.inputs) == 0
+    usual = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 1]}), data_rng(0, 0))
+    usual.ensure(2048, "sequences")
+    assert usual.available("sequences") >= 2048
