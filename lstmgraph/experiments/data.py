@@ -108,7 +108,7 @@ class StreamData:
         longest = getattr(rows, "longest", None) if unit == "sequences" else 1
         if not longest:
             return
-        planes = 2 if getattr(rows, "planes", 1) == 2 else 1
+        planes = getattr(rows, "planes", 1)  # target planes, and the judged copy made of them
         needed = amount * longest * 8 * (self.task.n_inputs + (1 + planes) * self.task.n_outputs)
         if needed > MAX_STREAM_BYTES:
             raise LimitError(f"a stream of {amount:,} {unit} of up to {longest:,} steps each needs up to "
