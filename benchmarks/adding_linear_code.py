@@ -81,7 +81,7 @@ def main() -> None:
     middle = np.abs(s) <= inner
     deviation = float(np.max(np.abs(sigma(a * s[middle]) - (0.5 + s[middle] / 4))))
     print(f"  largest miss where it is right: {deviation:.4f} (the tolerance is {TOLERANCE}): a larger a, or any b,")
-    print(f"  breaks the middle range, a smaller one loses more of the ends")
+    print("  breaks the middle range, a smaller one loses more of the ends")
     for other in (1.0, 1.2, 1.25, 1.3, 1.31, 1.35, 1.4, 2.0):
         print(f"  a = {other:.2f}: {100 * fraction_wrong(s, weights, other):.3f} % wrong, {WINDOW:,} in a row right "
               f"with chance {(1 - fraction_wrong(s, weights, other)) ** WINDOW:.2g}")

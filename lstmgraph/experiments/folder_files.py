@@ -160,19 +160,6 @@ def remove_file(root: Path, relative: str) -> None:
             raise OutputError(root.joinpath(relative), error) from None
 
 
-def file_exists(root: Path, relative: str) -> bool:
-    """Whether anything stands at ``root``/``relative`` (a link included), links not followed."""
-    *folders, name = _parts(relative)
-    try:
-        with folder_descriptor(root, tuple(folders), create=False) as descriptor:
-            if descriptor is None:
-                return False
-            os.stat(name, dir_fd=descriptor, follow_symlinks=False)
-            return True
-    except (OSError, OutputError):
-        return False
-
-
 def folder_names(root: Path, relative: str = "") -> list[str] | None:
     """The names in ``root``/``relative`` (a folder reached without following a link below
     ``root``), sorted; None if it is missing. `OutputError` names a link on the way."""

@@ -345,7 +345,7 @@ def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, score
     from ..engine.compiled.lanes import LaneBlock
     from . import stream_driver as driver  # numba: only when a trial runs
 
-    protocol, program = trials[0].protocol, trials[0].engine.network.program
+    program = trials[0].engine.network.program
     engines = [trial.engine for trial in trials]
     block = LaneBlock.gather(engines)
     stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))

@@ -24,7 +24,7 @@ from ..arrays import ArrayFileError, numbers, read_npz
 from ..engine.weights import Weights, WeightsError, load_weights
 from ..errors import did_you_mean
 from ..files import NotAFile, own_file_exists, write_atomically
-from ..plan import Plan, compile_plan
+from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
 from ..training.data import DataError, DataFile

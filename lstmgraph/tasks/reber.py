@@ -116,11 +116,6 @@ class Automaton:
         """Every edge (state, symbol, next state) of the automaton (all are reachable)."""
         return frozenset(self.numbered)
 
-    @property
-    def first_symbols(self) -> frozenset[str]:
-        """The symbols a string may start with."""
-        return frozenset(symbol for symbol, _ in self.edges[self.start])
-
     def walk(self, rng: np.random.Generator) -> list[int]:
         """One random string as the numbers of its edges (``numbered``): each edge of a
         branching state is equally likely, drawn by ``rng.integers(number of edges)``, the only

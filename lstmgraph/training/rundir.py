@@ -44,10 +44,6 @@ IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
 RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
                  "device": (str, False), "data_sha256": (str, False)}
-#: What summary.json holds (run.RunSummary): key -> type.
-SUMMARY_KEYS = {"network": str, "steps": int, "sequences": int, "stopped_by": str, "window_sequences": int,
-                "first_loss_per_step": float, "last_loss_per_step": float, "trials": int, "engine": str,
-                "run_directory": str}
 ENGINE_NAMES = ("compiled", "numpy")
 _MAX_IDENTITY_CHARS = 4096
 
@@ -171,12 +167,6 @@ class RunDirectory:
     def write_json(self, name: str, data: Any) -> None:
         write_atomically(self.path / name, (json.dumps(data, indent=2) + "\n").encode())
 
-    def cut_metrics(self, rows: int, trials: int | None = None) -> None:
-        """Keep the first ``rows`` metric rows (written before the checkpoint we resume from);
-        fewer rows than that, or a damaged row, means the directory is damaged. Both files are
-        checked before either is written."""
-        self.write_metrics(self.metrics_kept(rows, trials))
-
     def metrics_kept(self, rows: int, trials: int | None = None) -> dict[str, bytes]:
         """The content of metrics.jsonl and metrics.csv cut back to ``rows`` rows, each row
         checked (`RunDirectoryError` naming the file and line); nothing is written."""
@@ -262,18 +252,6 @@ class RunDirectory:
             raise RunDirectoryError(f"{path}: 'data_sha256' is {_short(info['data_sha256'])}; expected the "
                                     "sha256 digest of the run's data file (64 hexadecimal digits)")
         return info
-
-    def read_summary(self) -> dict[str, Any]:
-        """``summary.json`` of a finished training run, checked against `SUMMARY_KEYS`."""
-        path = self.path / "summary.json"
-        summary = self.read_json("summary.json")
-        if not isinstance(summary, dict):
-            raise RunDirectoryError(f"{path}: expected a JSON object (the summary of a training run)")
-        _check_keys(path, summary, {key: (kind, True) for key, kind in SUMMARY_KEYS.items()})
-        for key in ("steps", "sequences", "window_sequences", "trials"):
-            if summary[key] < 0:
-                raise RunDirectoryError(f"{path}: '{key}' is {summary[key]}; expected an integer >= 0")
-        return summary
 
     def read_spec(self) -> bytes:
         """spec.yaml's bytes (a regular file, no link followed, at most `MAX_SPEC_BYTES`)."""

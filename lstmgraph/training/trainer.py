@@ -31,7 +31,7 @@ from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
-from .engines import CompiledEngine, NumpyEngine, TrainingDiverged, select_engine
+from .engines import CompiledEngine, NumpyEngine, select_engine
 from .optim import Optimizer
 from .rundir import RunDirectory
 
