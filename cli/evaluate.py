@@ -9,7 +9,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
-from lstmgraph.render.plots import PlotError, describe_data
+from lstmgraph.training.trained import TrainedRunError, describe_data
 from lstmgraph import limits
 
 from .common import fail, report_spec_error
@@ -37,7 +37,7 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_jso
     """
     try:
         result = evaluate_run(run_dir, sequences, seed, data)
-    except (PlotError, EvaluationError) as error:
+    except (TrainedRunError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:
         report_spec_error(run_dir / "spec.yaml", error)

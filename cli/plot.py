@@ -44,7 +44,8 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
 
     Several RUN_DIRS are drawn side by side, one column each.
     """
-    from lstmgraph.render.plots import FORMATS, PlotError, plot_runs  # the engine and training
+    from lstmgraph.render.plots import FORMATS, plot_runs  # the engine and training
+    from lstmgraph.training.trained import TrainedRunError
 
     if output is not None and output.suffix.lower() not in FORMATS:
         raise click.BadParameter(f"'{output}' has no known extension; use {', '.join(FORMATS)}",
@@ -55,7 +56,7 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
     try:
         written, lines = plot_runs(run_dirs, output, steps, seed, panels, trial, curve_x,
                                    loss == "per_step", dpi, data)
-    except PlotError as error:
+    except TrainedRunError as error:  # a PlotError too
         fail(str(error))
     except SpecError as error:
         report_spec_error(_spec_of(run_dirs, error), error)

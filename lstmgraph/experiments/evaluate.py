@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine.simulator import Simulator
 from .. import success
-from ..render.plots import DataKind, load_run, sequence_source
+from ..training.trained import DataKind, load_run, sequence_source
 from ..tasks import TASKS
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
@@ -152,7 +152,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     """Run every network of the run at ``path`` on ``sequences`` fresh sequences (drawn from
     ``numpy.random.default_rng(seed)``), or on those of the data file ``data`` (held-out data)
     or else of the run's own data file (in order, at most one pass), and judge them. Raises
-    `PlotError` (from `load_run`, `sequence_source`) for a directory that is not a run, a
+    `TrainedRunError` (from `load_run`, `sequence_source`) for a directory that is not a run, a
     damaged file in it, or a data file that cannot be read or does not fit the network."""
     if sequences < 1:
         raise EvaluationError(f"sequences must be at least 1, not {sequences}")

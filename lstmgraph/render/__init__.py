@@ -8,7 +8,7 @@ from typing import Any
 
 from .dot import RenderError, render_plan, to_dot
 
-_PLOTS = ("PlotError", "draw_figure", "load_run", "plot_runs", "save_figure", "trace_run")
+_PLOTS = ("PlotError", "draw_figure", "plot_runs", "save_figure", "trace_run")
 
 __all__ = ["RenderError", "render_plan", "to_dot", *_PLOTS]
 

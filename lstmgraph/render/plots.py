@@ -1,7 +1,7 @@
 """Figures of training runs, like the papers': learning curves and internal-state traces.
 
-`load_run` reads a run directory (training.md: resolved spec, metrics, weights), every kind of
-damage a `PlotError` naming the file; `trace_run` runs the trained weights forward with the
+`load_run` (`training.trained`) reads a run directory, every kind of damage a `TrainedRunError`
+naming the file; `trace_run` runs the trained weights forward with the
 numpy engine on fresh steps of the run's own task, on its training data file, or on a held-out
 data file (`sequence_source`); `draw_figure` lays the panels out, one column per run and one
 row per panel (a gate or hidden group: a row each, with a legend); `plot_runs` does all of it
@@ -15,21 +15,17 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..engine.simulator import Simulator
-from ..arrays import ArrayFileError, numbers, read_npz
-from ..engine.weights import Weights, WeightsError, load_weights
 from ..errors import did_you_mean
-from ..files import NotAFile, own_file_exists, write_atomically
+from ..files import write_atomically
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
-from ..tasks import TaskError, make_task, unit_symbols
-from ..training.data import DataError, DataFile
-from ..training.rundir import RunDirectory, RunDirectoryError, read_metric_rows
-from ..training.run import compile_spec_bytes
+from ..training.trained import (DataKind, SequenceSource, TrainedRun, TrainedRunError, describe_data, load_run,
+                                sequence_source)
 from ..training.trainer import training_section
 
 if TYPE_CHECKING:
@@ -68,73 +64,9 @@ _MAX_LABELLED_STEPS = 120      # input symbols under the steps up to this length
 _MAX_MARKED_STEPS = 300        # heat maps mark the targets up to this length
 
 
-class PlotError(Exception):
-    """A run directory that cannot be plotted, or a request that does not fit it."""
-
-
-#: Where traced or judged sequences come from: the run's task (fresh draws from a seed), the
-#: run's own training data file, or a data file given for the purpose (held out).
-DataKind = Literal["task", "training data", "held-out data"]
-
-
-@dataclass(frozen=True)
-class SequenceSource:
-    """`sequence_source`'s answer: ``draw()`` gives the next sequence (None after a data
-    file's last), whether they form one continual stream, the task's name or the data file,
-    which kind of data it is, and the task's `unit_symbols` ((None, None) for a file)."""
-
-    draw: Callable[[], TaskSequence | None]
-    continual: bool
-    source: str
-    kind: DataKind
-    symbols: tuple
-
-
-def describe_data(kind: DataKind, source: str, seed: int, count: int, unit: str) -> str:
-    """``count`` ``unit``s (e.g. 200 steps) of the data, in words that say which data it is."""
-    if kind == "task":
-        return f"{count} fresh {unit} of {source} (seed {seed})"
-    if kind == "training data":
-        return f"{count} {unit} of the run's training data {source} (not held out)"
-    return f"{count} {unit} of held-out data {source}"
-
-
-@dataclass(frozen=True)
-class Metrics:
-    """The metric rows of a run (metrics.jsonl), one per trained sequence."""
-
-    sequence: np.ndarray        # (rows,)
-    step: np.ndarray            # (rows,) steps trained at the end of the sequence
-    loss: np.ndarray            # (rows,) summed over the sequence, mean over the trials
-    loss_per_step: np.ndarray   # (rows,)
-    loss_trials: np.ndarray | None  # (rows, trials) summed loss of each trial; None for one
-
-    def __len__(self) -> int:
-        return len(self.step)
-
-    def curves(self, per_step: bool = True) -> np.ndarray:
-        """Loss per row and trial (rows, trials): per step, or summed over the sequence."""
-        values = self.loss[:, None] if self.loss_trials is None else self.loss_trials
-        if not per_step:
-            return values
-        lengths = np.diff(np.concatenate([[0], self.step])) if len(self.step) else self.step
-        return values / np.maximum(lengths, 1)[:, None]
-
-
-@dataclass(frozen=True)
-class Run:
-    """A run directory, read: the compiled resolved spec, its weights and metrics."""
-
-    path: Path
-    plan: Plan
-    weights: Weights            # connection -> (trials, *shape)
-    weights_file: str           # "weights.npz", or "checkpoint.npz" for an unfinished run
-    steps_trained: int
-    metrics: Metrics
-
-    @property
-    def trials(self) -> int:
-        return next(iter(self.weights.values())).shape[0]
+class PlotError(TrainedRunError):
+    """A request that does not fit the runs (steps, panels, trial) or a figure that cannot be
+    written; a run that cannot be read is the `TrainedRunError` of `load_run`."""
 
 
 @dataclass(frozen=True)
@@ -158,121 +90,9 @@ class Trace:
         return len(self.inputs)
 
 
-# -- reading a run --------------------------------------------------------------------------------
-def load_run(path: str | Path) -> Run:
-    """Read a run directory. `PlotError` naming the file if it is not one, or a file is
-    missing, a symbolic link, damaged, of another network or holds NaN or infinite weights;
-    `SpecError` if its spec.yaml does not compile."""
-    path = Path(path)
-    if not path.is_dir():
-        raise PlotError(f"{path}: no such run directory")
-    directory = RunDirectory(path)
-    if not _own_file(path / "spec.yaml"):
-        raise PlotError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
-                        f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
-    try:
-        spec_bytes = directory.read_spec()
-    except RunDirectoryError as error:
-        raise PlotError(str(error)) from None
-    plan = compile_spec_bytes(path / "spec.yaml", spec_bytes)
-    if _own_file(path / "weights.npz"):
-        try:
-            weights = load_weights(path / "weights.npz", plan)
-        except WeightsError as error:
-            raise PlotError(str(error)) from None
-        weights_file = "weights.npz"
-    elif _own_file(path / "checkpoint.npz"):
-        weights = _checkpoint_weights(path / "checkpoint.npz", plan)
-        weights_file = "checkpoint.npz"
-    else:
-        raise PlotError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
-    for name, values in weights.items():
-        try:
-            numbers(path / weights_file, f"'{name}'", values)
-        except ArrayFileError as error:
-            raise PlotError(f"{error} (damaged: a run saves no such weights)") from None
-    # A reproduce trial keeps no learning curve, only its result row (summary.json).
-    metrics_file = path / "metrics.jsonl"
-    trials = next(iter(weights.values())).shape[0]
-    metrics = read_metrics(metrics_file, trials) if _own_file(metrics_file) else read_metrics(None)
-    return Run(path, plan, weights, weights_file, _steps_trained(directory, metrics), metrics)
-
-
-def _own_file(path: Path) -> bool:
-    """Whether ``path``, a file of a run directory, exists; a symbolic link (never followed out
-    of the folder) or anything but a regular file (a FIFO would block a reader) is refused."""
-    try:
-        return own_file_exists(path)
-    except NotAFile as refused:
-        raise PlotError(f"{path}: {refused.strerror}") from None
-    except OSError as error:
-        raise PlotError(f"{path}: cannot read it ({error.strerror or error})") from None
-
-
-def read_metrics(path: str | Path | None, trials: int | None = None) -> Metrics:
-    """Read metrics.jsonl (None: no rows), each row checked as a resume checks it
-    (`rundir.read_metric_rows`; ``trials``, if known, is how many losses a row holds); a last
-    line cut short by a running trainer is skipped. `PlotError` naming the file and line."""
-    try:
-        rows = read_metric_rows(Path(path), trials) if path is not None else []
-    except RunDirectoryError as error:
-        raise PlotError(str(error)) from None
-    columns = [[row[key] for row in rows] for key in ("sequence", "step", "loss", "loss_per_step")]
-    per_trial = [row.get("loss_trials") for row in rows]
-    loss_trials = (np.array(per_trial, dtype=np.float64)
-                   if per_trial and all(t is not None for t in per_trial) else None)
-    return Metrics(np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.int64),
-                   np.array(columns[2], dtype=np.float64), np.array(columns[3], dtype=np.float64),
-                   loss_trials)
-
-
-def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
-    try:
-        stored = {name[len("weights/"):]: array for name, array in read_npz(path).items()
-                  if name.startswith("weights/")}
-    except ArrayFileError as error:
-        raise PlotError(str(error)) from None
-    missing = [c.name for c in plan.connections if c.name not in stored]
-    if missing:
-        raise PlotError(f"{path}: does not fit network '{plan.name}'; missing: {_listed(missing)}")
-    for name in (c.name for c in plan.connections):
-        if stored[name].dtype.kind not in "biuf":
-            raise PlotError(f"{path}: '{name}' holds {stored[name].dtype} values, not real numbers")
-    weights = {c.name: np.asarray(stored[c.name], dtype=np.float64) for c in plan.connections}
-    if len({values.shape[0] if values.ndim else 0 for values in weights.values()}) != 1:
-        raise PlotError(f"{path}: its weight arrays disagree on the number of trials")
-    for connection in plan.connections:
-        if weights[connection.name].shape[1:] != connection.shape:
-            raise PlotError(f"{path}: '{connection.name}' has shape {weights[connection.name].shape}, "
-                            f"expected (trials, {', '.join(map(str, connection.shape))})")
-    return weights
-
-
-def _listed(names: list[str], shown: int = 5) -> str:
-    """The first ``shown`` names, and how many more."""
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
-
-
-def _steps_trained(directory: RunDirectory, metrics: Metrics) -> int:
-    """The steps summary.json says were trained (a finished run's, or a reproduce trial's row),
-    read with the run directory's bounds; without one, the last metrics row's."""
-    path = directory.path / "summary.json"
-    if not _own_file(path):
-        return int(metrics.step[-1]) if len(metrics) else 0
-    try:
-        summary = directory.read_json("summary.json")
-    except RunDirectoryError as error:
-        raise PlotError(str(error)) from None
-    steps = summary.get("steps") if isinstance(summary, dict) else None
-    if type(steps) is not int or steps < 0:
-        raise PlotError(f"{path}: 'steps' is missing or not an integer >= 0; expected the steps trained "
-                        "(restore the file, or delete it to count the steps from metrics.jsonl)")
-    return steps
-
-
 # -- running it forward -----------------------------------------------------------------------------
-def trace_run(run: Run, steps: int = 200, seed: int = 0, data: str | Path | None = None) -> Trace:
-    """Run the trained weights (every trial) over ``steps`` steps of the run's data, or of the
+def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path | None = None) -> Trace:
+    """TrainedRun the trained weights (every trial) over ``steps`` steps of the run's data, or of the
     data file ``data`` (held-out data in the training data format, lstmgraph/training/data.py).
 
     A task's sequences are drawn from ``numpy.random.default_rng(seed)``, laid end to end as
@@ -307,37 +127,7 @@ def trace_run(run: Run, steps: int = 200, seed: int = 0, data: str | Path | None
                  *origin.symbols, kind=origin.kind)
 
 
-def sequence_source(run: Run, sim: Simulator, seed: int, epochs: int | None = None,
-                    data: str | Path | None = None) -> SequenceSource:
-    """Where a run's sequences come from: the file ``data`` if given (held-out data, in the
-    training data format), else fresh sequences of the run's task from
-    ``numpy.random.default_rng(seed)``, else the run's own training data file. A file's
-    sequences come in order from its start, ``epochs`` passes (None for no end; `draw` returns
-    None after the last). `PlotError` for a file that cannot be read or does not fit the net."""
-    training = training_section(run.plan)
-    if data is None and training.task is not None:
-        try:
-            task = make_task(training.task.name, training.task.options)
-        except TaskError as error:
-            raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
-        rng = np.random.default_rng(seed)
-        return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
-    # The run's own file was joined to the folder of its spec.yaml when that was compiled.
-    path, kind = (Path(data), "held-out data") if data is not None else (Path(training.data), "training data")
-    try:
-        file = DataFile(path, sim.n_inputs, sim.n_outputs, epochs=epochs)
-    except DataError as error:
-        raise PlotError(str(error)) from None
-    continual = file.continual
-    if training.task is not None:  # held-out data of a task: a stream if the task's is one
-        try:
-            continual = make_task(training.task.name, training.task.options).continual
-        except TaskError as error:
-            raise PlotError(f"{run.path / 'spec.yaml'}: {error}") from None
-    return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))
-
-
-def _fresh_sequences(run: Run, sim: Simulator, steps: int, seed: int, data: str | Path | None = None
+def _fresh_sequences(run: TrainedRun, sim: Simulator, steps: int, seed: int, data: str | Path | None = None
                      ) -> tuple[list[TaskSequence], SequenceSource]:
     """Sequences of the run's task or data file (or ``data``), cut to ``steps`` steps in all,
     and where they come from."""
@@ -389,7 +179,7 @@ def panel_groups(plans: Sequence[Plan], panels: Sequence[str] | None = None
 
 
 # -- drawing --------------------------------------------------------------------------------------------
-def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[str] | None = None,
+def draw_figure(runs: Sequence[TrainedRun], traces: Sequence[Trace], panels: Sequence[str] | None = None,
                 trial: int = 0, curve_x: str = "step", per_step: bool = True) -> "Figure":
     """One column per run: its learning curve on top, then a row per trace panel. Line panels
     of a row share their y range, so runs compare at a glance."""
@@ -440,7 +230,7 @@ def draw_figure(runs: Sequence[Run], traces: Sequence[Trace], panels: Sequence[s
     return figure
 
 
-def _panel_title(panel: str, runs: Sequence[Run]) -> str:
+def _panel_title(panel: str, runs: Sequence[TrainedRun]) -> str:
     """A kind's title (`_TITLES`), or a group's name with its kind: "reset (gate)"."""
     if panel in _TITLES:
         return _TITLES[panel]
@@ -448,7 +238,7 @@ def _panel_title(panel: str, runs: Sequence[Run]) -> str:
     return panel if role is None or role == panel else f"{panel} ({role.replace('_', ' ')})"
 
 
-def _run_title(run: Run) -> str:
+def _run_title(run: TrainedRun) -> str:
     """The run folder's name (and the network's where the folder does not already say it),
     the steps trained, the trials."""
     trial_note = "" if run.trials == 1 else f", {run.trials} trials"
@@ -457,7 +247,7 @@ def _run_title(run: Run) -> str:
             + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"))
 
 
-def _learning_curve(ax: "Axes", run: Run, curve_x: str, per_step: bool) -> None:
+def _learning_curve(ax: "Axes", run: TrainedRun, curve_x: str, per_step: bool) -> None:
     metrics = run.metrics
     ax.set_title(_run_title(run), fontsize=10)
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
@@ -525,7 +315,7 @@ def _lines(ax: "Axes", trace: Trace, groups: list[str], trial: int) -> None:
     ax.margins(x=0)
 
 
-def _outputs(ax: "Axes", run: Run, trace: Trace, groups: list[str], trial: int) -> None:
+def _outputs(ax: "Axes", run: TrainedRun, trace: Trace, groups: list[str], trial: int) -> None:
     """Outputs against targets: lines for a few outputs, else a heat map with target dots; the
     task's output symbols, if it names them, label the units."""
     outputs = [u for u in run.plan.units if u.role == "output"]
@@ -613,7 +403,7 @@ def save_figure(figure: "Figure", path: str | Path, dpi: int = 100) -> Path:
     return path
 
 
-def describe(run: Run, trace: Trace, trial: int = 0) -> str:
+def describe(run: TrainedRun, trace: Trace, trial: int = 0) -> str:
     """One line on what the trace shows: the loss and the range of the cell states."""
     states = [trace.signals[u.name][:, trial] for u in run.plan.units if u.role == "state"]
     text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {trial}; "

@@ -16,7 +16,7 @@ from lstmgraph.engine import initial_weights
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.folder import ResultsConflict
 from lstmgraph.experiments.schedule import run_experiment
-from lstmgraph.render.plots import load_run
+from lstmgraph.training.trained import load_run
 
 
 def test_two_short_trials_end_to_end_then_resume(tmp_path):

@@ -16,9 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from lstmgraph.engine import Simulator, load_weights
-from lstmgraph.render.plots import (DEFAULT_PANELS, Metrics, PlotError, draw_figure, load_run,
-                                    moving_average, panel_groups, plot_runs, read_metrics, save_figure,
-                                    trace_run, window_quantiles)
+from lstmgraph.render.plots import (DEFAULT_PANELS, PlotError, draw_figure, moving_average, panel_groups,
+                                    plot_runs, save_figure, trace_run, window_quantiles)
+from lstmgraph.training.trained import Metrics, load_run, read_metrics
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph_cli.main import main
 
@@ -224,12 +224,6 @@ def test_default_panels_and_helpers():
     np.testing.assert_allclose(moving_average(np.arange(5.0), 2), [0.5, 1.5, 2.5, 3.5])
 
 
-def test_read_metrics_of_an_empty_file(tmp_path):
-    (tmp_path / "metrics.jsonl").write_text("")
-    metrics = read_metrics(tmp_path / "metrics.jsonl")
-    assert len(metrics) == 0 and metrics.loss_trials is None
-
-
 def test_titles_do_not_repeat_and_the_loss_sits_in_the_title_row(runs):
     run = load_run(runs["cerg"])  # folder and network both named gers2000_cerg
     figure = draw_figure([run], [trace_run(run, steps=30)], panels=["output"])
@@ -282,14 +276,14 @@ def test_a_few_tiny_losses_do_not_stretch_the_learning_curve(runs):
 
 # -- one panel per gate; held-out data -------------------------------------------------------------
 
-def _untrained(spec: str) -> "Run":
+def _untrained(spec: str) -> "TrainedRun":
     """A bundled spec's initial weights as a run (no training needed to see its panels)."""
     import lstmgraph
     from lstmgraph.engine import initial_weights
-    from lstmgraph.render.plots import Run
+    from lstmgraph.training.trained import TrainedRun
 
     plan = lstmgraph.compile_spec(SPECS / f"{spec}.yaml")
-    return Run(SPECS / spec, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
+    return TrainedRun(SPECS / spec, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
 
 
 def _legend_labels(ax) -> list[str]:
@@ -369,13 +363,14 @@ def test_held_out_data_is_traced_and_named(tmp_path):
 def test_a_run_trained_on_a_data_file_says_so_not_fresh(tmp_path):
     import lstmgraph
     from lstmgraph.engine import initial_weights
-    from lstmgraph.render.plots import Run, describe
+    from lstmgraph.render.plots import describe
+    from lstmgraph.training.trained import TrainedRun
 
     spec = yaml.safe_load((SPECS / "rnn.yaml").read_text())
     spec["training"].pop("task")
     spec["training"]["data"] = str(_recall_file(tmp_path / "train.npz", 1, 3))
     plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(spec))
-    run = Run(tmp_path, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
+    run = TrainedRun(tmp_path, plan, initial_weights(plan, [0]), "weights.npz", 0, read_metrics(None))
     trace = trace_run(run, steps=30)  # the file's 24 steps, then again from its start
     assert trace.kind == "training data" and trace.starts == (0, 8, 16, 24)
     assert "30 steps of the run's training data train.npz (not held out)" in describe(run, trace)

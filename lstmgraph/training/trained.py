@@ -1,0 +1,244 @@
+"""A training run read back for use: its compiled spec, weights and metrics (`load_run`), and
+the sequences to run it on (`sequence_source`). `lstmgraph plot` draws it, `lstmgraph evaluate`
+judges it.
+
+`load_run` reads a run directory (`lstmgraph train --out DIR`, or a `reproduce` trial's
+OUT/trials/SEED) as a resume reads it (`rundir`): every kind of damage is a `TrainedRunError`
+naming the file, and no link is followed out of the folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Literal
+
+import numpy as np
+
+from ..arrays import ArrayFileError, numbers, read_npz
+from ..engine.weights import Weights, WeightsError, load_weights
+from ..files import NotAFile, own_file_exists
+from ..plan import Plan
+from ..tasks import Sequence as TaskSequence
+from ..tasks import TaskError, make_task, unit_symbols
+from .data import DataError, DataFile
+from .rundir import RunDirectory, RunDirectoryError, read_metric_rows
+from .run import compile_spec_bytes
+from .trainer import training_section
+
+if TYPE_CHECKING:
+    from ..engine.simulator import Simulator
+
+
+class TrainedRunError(Exception):
+    """A folder that is not a readable training run, or data that does not fit it."""
+
+
+#: Where traced or judged sequences come from: the run's task (fresh draws from a seed), the
+#: run's own training data file, or a data file given for the purpose (held out).
+DataKind = Literal["task", "training data", "held-out data"]
+
+
+@dataclass(frozen=True)
+class SequenceSource:
+    """`sequence_source`'s answer: ``draw()`` gives the next sequence (None after a data
+    file's last), whether they form one continual stream, the task's name or the data file,
+    which kind of data it is, and the task's `unit_symbols` ((None, None) for a file)."""
+
+    draw: Callable[[], TaskSequence | None]
+    continual: bool
+    source: str
+    kind: DataKind
+    symbols: tuple
+
+
+def describe_data(kind: DataKind, source: str, seed: int, count: int, unit: str) -> str:
+    """``count`` ``unit``s (e.g. 200 steps) of the data, in words that say which data it is."""
+    if kind == "task":
+        return f"{count} fresh {unit} of {source} (seed {seed})"
+    if kind == "training data":
+        return f"{count} {unit} of the run's training data {source} (not held out)"
+    return f"{count} {unit} of held-out data {source}"
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The metric rows of a run (metrics.jsonl), one per trained sequence."""
+
+    sequence: np.ndarray        # (rows,)
+    step: np.ndarray            # (rows,) steps trained at the end of the sequence
+    loss: np.ndarray            # (rows,) summed over the sequence, mean over the trials
+    loss_per_step: np.ndarray   # (rows,)
+    loss_trials: np.ndarray | None  # (rows, trials) summed loss of each trial; None for one
+
+    def __len__(self) -> int:
+        return len(self.step)
+
+    def curves(self, per_step: bool = True) -> np.ndarray:
+        """Loss per row and trial (rows, trials): per step, or summed over the sequence."""
+        values = self.loss[:, None] if self.loss_trials is None else self.loss_trials
+        if not per_step:
+            return values
+        lengths = np.diff(np.concatenate([[0], self.step])) if len(self.step) else self.step
+        return values / np.maximum(lengths, 1)[:, None]
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """A run directory, read: the compiled resolved spec, its weights and metrics."""
+
+    path: Path
+    plan: Plan
+    weights: Weights            # connection -> (trials, *shape)
+    weights_file: str           # "weights.npz", or "checkpoint.npz" for an unfinished run
+    steps_trained: int
+    metrics: Metrics
+
+    @property
+    def trials(self) -> int:
+        return next(iter(self.weights.values())).shape[0]
+
+
+
+# -- reading a run --------------------------------------------------------------------------------
+def load_run(path: str | Path) -> TrainedRun:
+    """Read a run directory. `TrainedRunError` naming the file if it is not one, or a file is
+    missing, a symbolic link, damaged, of another network or holds NaN or infinite weights;
+    `SpecError` if its spec.yaml does not compile."""
+    path = Path(path)
+    if not path.is_dir():
+        raise TrainedRunError(f"{path}: no such run directory")
+    directory = RunDirectory(path)
+    if not _own_file(path / "spec.yaml"):
+        raise TrainedRunError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
+                        f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
+    try:
+        spec_bytes = directory.read_spec()
+    except RunDirectoryError as error:
+        raise TrainedRunError(str(error)) from None
+    plan = compile_spec_bytes(path / "spec.yaml", spec_bytes)
+    if _own_file(path / "weights.npz"):
+        try:
+            weights = load_weights(path / "weights.npz", plan)
+        except WeightsError as error:
+            raise TrainedRunError(str(error)) from None
+        weights_file = "weights.npz"
+    elif _own_file(path / "checkpoint.npz"):
+        weights = _checkpoint_weights(path / "checkpoint.npz", plan)
+        weights_file = "checkpoint.npz"
+    else:
+        raise TrainedRunError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
+    for name, values in weights.items():
+        try:
+            numbers(path / weights_file, f"'{name}'", values)
+        except ArrayFileError as error:
+            raise TrainedRunError(f"{error} (damaged: a run saves no such weights)") from None
+    # A reproduce trial keeps no learning curve, only its result row (summary.json).
+    metrics_file = path / "metrics.jsonl"
+    trials = next(iter(weights.values())).shape[0]
+    metrics = read_metrics(metrics_file, trials) if _own_file(metrics_file) else read_metrics(None)
+    return TrainedRun(path, plan, weights, weights_file, _steps_trained(directory, metrics), metrics)
+
+
+def _own_file(path: Path) -> bool:
+    """Whether ``path``, a file of a run directory, exists; a symbolic link (never followed out
+    of the folder) or anything but a regular file (a FIFO would block a reader) is refused."""
+    try:
+        return own_file_exists(path)
+    except NotAFile as refused:
+        raise TrainedRunError(f"{path}: {refused.strerror}") from None
+    except OSError as error:
+        raise TrainedRunError(f"{path}: cannot read it ({error.strerror or error})") from None
+
+
+def read_metrics(path: str | Path | None, trials: int | None = None) -> Metrics:
+    """Read metrics.jsonl (None: no rows), each row checked as a resume checks it
+    (`rundir.read_metric_rows`; ``trials``, if known, is how many losses a row holds); a last
+    line cut short by a running trainer is skipped. `TrainedRunError` naming the file and line."""
+    try:
+        rows = read_metric_rows(Path(path), trials) if path is not None else []
+    except RunDirectoryError as error:
+        raise TrainedRunError(str(error)) from None
+    columns = [[row[key] for row in rows] for key in ("sequence", "step", "loss", "loss_per_step")]
+    per_trial = [row.get("loss_trials") for row in rows]
+    loss_trials = (np.array(per_trial, dtype=np.float64)
+                   if per_trial and all(t is not None for t in per_trial) else None)
+    return Metrics(np.array(columns[0], dtype=np.int64), np.array(columns[1], dtype=np.int64),
+                   np.array(columns[2], dtype=np.float64), np.array(columns[3], dtype=np.float64),
+                   loss_trials)
+
+
+def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
+    try:
+        stored = {name[len("weights/"):]: array for name, array in read_npz(path).items()
+                  if name.startswith("weights/")}
+    except ArrayFileError as error:
+        raise TrainedRunError(str(error)) from None
+    missing = [c.name for c in plan.connections if c.name not in stored]
+    if missing:
+        raise TrainedRunError(f"{path}: does not fit network '{plan.name}'; missing: {_listed(missing)}")
+    for name in (c.name for c in plan.connections):
+        if stored[name].dtype.kind not in "biuf":
+            raise TrainedRunError(f"{path}: '{name}' holds {stored[name].dtype} values, not real numbers")
+    weights = {c.name: np.asarray(stored[c.name], dtype=np.float64) for c in plan.connections}
+    if len({values.shape[0] if values.ndim else 0 for values in weights.values()}) != 1:
+        raise TrainedRunError(f"{path}: its weight arrays disagree on the number of trials")
+    for connection in plan.connections:
+        if weights[connection.name].shape[1:] != connection.shape:
+            raise TrainedRunError(f"{path}: '{connection.name}' has shape {weights[connection.name].shape}, "
+                            f"expected (trials, {', '.join(map(str, connection.shape))})")
+    return weights
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _steps_trained(directory: RunDirectory, metrics: Metrics) -> int:
+    """The steps summary.json says were trained (a finished run's, or a reproduce trial's row),
+    read with the run directory's bounds; without one, the last metrics row's."""
+    path = directory.path / "summary.json"
+    if not _own_file(path):
+        return int(metrics.step[-1]) if len(metrics) else 0
+    try:
+        summary = directory.read_json("summary.json")
+    except RunDirectoryError as error:
+        raise TrainedRunError(str(error)) from None
+    steps = summary.get("steps") if isinstance(summary, dict) else None
+    if type(steps) is not int or steps < 0:
+        raise TrainedRunError(f"{path}: 'steps' is missing or not an integer >= 0; expected the steps trained "
+                        "(restore the file, or delete it to count the steps from metrics.jsonl)")
+    return steps
+
+
+
+# -- the sequences to run it on --------------------------------------------------------------------
+def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | None = None,
+                    data: str | Path | None = None) -> SequenceSource:
+    """Where a run's sequences come from: the file ``data`` if given (held-out data, in the
+    training data format), else fresh sequences of the run's task from
+    ``numpy.random.default_rng(seed)``, else the run's own training data file. A file's
+    sequences come in order from its start, ``epochs`` passes (None for no end; `draw` returns
+    None after the last). `TrainedRunError` for a file that cannot be read or does not fit the net."""
+    training = training_section(run.plan)
+    if data is None and training.task is not None:
+        try:
+            task = make_task(training.task.name, training.task.options)
+        except TaskError as error:
+            raise TrainedRunError(f"{run.path / 'spec.yaml'}: {error}") from None
+        rng = np.random.default_rng(seed)
+        return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
+    # The run's own file was joined to the folder of its spec.yaml when that was compiled.
+    path, kind = (Path(data), "held-out data") if data is not None else (Path(training.data), "training data")
+    try:
+        file = DataFile(path, sim.n_inputs, sim.n_outputs, epochs=epochs)
+    except DataError as error:
+        raise TrainedRunError(str(error)) from None
+    continual = file.continual
+    if training.task is not None:  # held-out data of a task: a stream if the task's is one
+        try:
+            continual = make_task(training.task.name, training.task.options).continual
+        except TaskError as error:
+            raise TrainedRunError(f"{run.path / 'spec.yaml'}: {error}") from None
+    return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))

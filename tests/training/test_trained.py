@@ -1,0 +1,70 @@
+"""A training run read back (`lstmgraph.training.trained`): what `plot` and `evaluate` both read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lstmgraph.engine import Simulator, load_weights
+from lstmgraph.training.trained import TrainedRunError, load_run, read_metrics, sequence_source
+from lstmgraph_cli.main import main
+
+from conftest import SPECS
+
+
+@pytest.fixture(scope="module")
+def timing_run(tmp_path_factory) -> Path:
+    """The timing net trained 60 steps, 2 trials."""
+    out = tmp_path_factory.mktemp("trained") / "timing"
+    result = CliRunner().invoke(main, ["train", str(SPECS / "gers2002_timing.yaml"), "--steps", "60", "--trials", "2",
+                                       "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_a_run_reads_back_as_it_was_written(timing_run):
+    run = load_run(timing_run)
+    assert run.trials == 2 and run.weights_file == "weights.npz" and run.steps_trained >= 60
+    stored = load_weights(timing_run / "weights.npz", run.plan)
+    assert all(np.array_equal(run.weights[name], stored[name]) for name in stored)
+    assert len(run.metrics) >= 1 and run.metrics.loss_trials.shape == (len(run.metrics), 2)
+
+
+def test_read_metrics_of_an_empty_file(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text("")
+    metrics = read_metrics(tmp_path / "metrics.jsonl")
+    assert len(metrics) == 0 and metrics.loss_trials is None
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda run: (run / "spec.yaml").unlink(), "not a run directory"),
+    (lambda run: (run / "weights.npz").write_bytes(b"not a zip"), "weights.npz"),
+    (lambda run: (run / "metrics.jsonl").write_text('{"sequence": "x"}\n{}\n'), "metrics.jsonl"),
+])
+def test_a_damaged_run_is_a_trained_run_error_naming_the_file(timing_run, tmp_path, damage, message):
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(timing_run, copy)
+    damage(copy)
+    with pytest.raises(TrainedRunError, match=message):
+        load_run(copy)
+
+
+def test_held_out_data_that_does_not_fit_the_net_is_refused(timing_run, tmp_path):
+    run = load_run(timing_run)
+    data = tmp_path / "held_out.npz"
+    np.savez(data, inputs=np.zeros((5, run.plan.n_inputs + 1)), targets=np.zeros((5, 1)))
+    with pytest.raises(TrainedRunError, match="held_out.npz"):
+        sequence_source(run, Simulator(run.plan), seed=0, data=data)
+
+
+def test_fresh_sequences_come_from_the_run_s_task_and_seed(timing_run):
+    run = load_run(timing_run)
+    first, again = (sequence_source(run, Simulator(run.plan), seed=3) for _ in range(2))
+    assert first.kind == "task" and first.source == "periodic_function"
+    one, other = first.draw(), again.draw()
+    assert np.array_equal(one.inputs, other.inputs) and np.array_equal(one.targets, other.targets)
