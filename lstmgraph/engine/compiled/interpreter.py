@@ -26,7 +26,7 @@ import numpy as np
 from ...files import write_atomically
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
-from ...program.lower import PHASE_CODE
+from ...program.model import PHASE_CODE
 
 INTERPRETER_VERSION = "4"
 

@@ -31,7 +31,7 @@ from types import ModuleType
 import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
-from ...program.lower import MINUS_ONE, ONE, PHASE_CODE
+from ...program.model import MINUS_ONE, ONE, PHASE_CODE
 from .interpreter import FlatProgram, cache_directory, compiled_in_cache, group_functions, load_source, math_import
 
 SPECIALISED_VERSION = "3"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
-from ...program.lower import PHASE_CODE
+from ...program.model import PHASE_CODE
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
 GPU_SOURCE_VERSION = "4"
