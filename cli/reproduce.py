@@ -201,6 +201,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                      checkpoint_seconds, lanes, device, until_settled)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
+    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
+        raise
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # an unwritable folder; data too large
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
@@ -239,6 +241,8 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
         status = folder_status(chosen, count, out, max_steps, specs)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
+    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
+        raise
     except (FolderError, ResultsConflict, OSError) as error:
         fail(str(error))
     if as_json:

@@ -37,6 +37,8 @@ def results(action: str | None, docs: Path | None) -> None:
         state = regenerate(folder, write=action == "write")
     except ResultsTableError as error:
         fail(str(error))
+    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
+        raise
     except OSError as error:  # OutputError: a document or figure that cannot be written
         fail(str(error))
     if action is None:

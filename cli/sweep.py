@@ -91,6 +91,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     if show_status:
         try:
             status = sweep_status(settings, count, out, max_steps)
+        except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
+            raise
         except (FolderError, ResultsConflict, OSError) as error:
             fail(str(error))
         _print_status(status, as_json)
@@ -121,6 +123,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")
+    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
+        raise
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
         fail(str(error))
     except KeyboardInterrupt as stop:

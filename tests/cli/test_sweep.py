@@ -133,3 +133,20 @@ def test_a_long_list_of_settings_shows_its_ends_and_says_where_the_rest_are():
     assert short[:10] == lines[:10] and short[-5:] == lines[-5:]
     assert short[10] == "  ... 985 more settings: all in sweep.json" and len(short) == 16
     assert shortened(lines[:LISTED], "x") == lines[:LISTED]
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_sweep_quietly(tmp_path):
+    """`lstmgraph sweep ... | head -2`: the sweep's progress lines meet a closed pipe. That is
+    click's quiet exit 1, not an unwritable folder's "error: [Errno 32] Broken pipe" (exit 2)."""
+    import subprocess
+
+    from test_commands import SCRIPT, GUARD_SECONDS
+
+    command = [str(SCRIPT), "sweep", "gers2002_timing", "--vary", "learning_rate=0.1,0.2", "--trials", "1",
+               "--max-steps", "200", "--jobs", "1", "--out", str(tmp_path / "sweep")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(2):  # the header and the protocol line, written before the sweep starts
+        process.stdout.readline()
+    process.stdout.close()  # as `head -2` does: the sweep's own lines meet a closed pipe
+    _, errors = process.communicate(timeout=GUARD_SECONDS)
+    assert process.returncode == 1 and "error" not in errors.lower(), errors
