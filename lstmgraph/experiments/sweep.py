@@ -32,7 +32,7 @@ from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
-from .sweep_keys import resolve
+from .sweep_keys import protocol_settings, resolve
 from .sweep_values import MAX_SETTINGS, SweepError, same_value
 
 #: The test of a task that declares none (`evaluate.DATA_FILE_TEST`): every output on the right side of 0.5.
@@ -163,19 +163,31 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool
         own = all(same_value(value, own_values[full]) for full, value in values.items())
         settings.append(Setting(len(settings), values, _applied(subject, resolved, values, current), own))
     if add_own and not any(setting.own for setting in settings):  # (a value None: the subject's random weights)
-        settings.append(Setting(len(settings), own_values, _applied(subject, resolved, own_values, current), True,
-                                added=True))
+        try:
+            own = _applied(subject, resolved, own_values, current)
+        except SweepError as error:
+            raise SweepError(f"{error} (the own setting, added as the paired tests' reference: give --no-own-setting, "
+                             "or vary the keys' own values too)") from None
+        settings.append(Setting(len(settings), own_values, own, True, added=True))
     return settings
 
 
 def _applied(subject: Experiment, resolved: list, values: dict[str, Any], current: dict[str, Any]) -> Experiment:
     """``subject`` with the keys whose values differ from its own applied in order; the subject
     itself, unchanged, where none differs (its trials are then those `reproduce` runs)."""
-    experiment, changed = subject, []
+    experiment, changed, protocol = subject, [], {}
     for full, key, name, _ in resolved:
         value = values[full]
         if value is None or same_value(value, current[full]):
             continue
-        experiment = key.apply(experiment, name, value)
+        if full.startswith("protocol."):  # checked together: success=tolerance reads the tolerance
+            protocol[name] = value
+        else:
+            experiment = key.apply(experiment, name, value)
         changed.append(f"{full}={json.dumps(value)}")
+    if protocol:
+        try:
+            experiment = protocol_settings(experiment, protocol)
+        except SweepError as error:
+            raise SweepError(f"the setting {', '.join(changed)}: {error}") from None
     return replace(experiment, name=f"{subject.name} [{', '.join(changed)}]") if changed else subject

@@ -196,11 +196,21 @@ def _task_current(row: Experiment, name: str) -> Any:
     return None if default is inspect.Parameter.empty else default
 
 
-def _protocol(row: Experiment, name: str, value: Any) -> Experiment:
+def protocol_settings(row: Experiment, options: dict[str, Any]) -> Experiment:
+    """``row`` with a setting's ``protocol.NAME`` values, given together (``success`` and the
+    ``tolerance`` it reads are checked as one), refused as `reproduce --protocol-option` refuses
+    them: a value the protocol rejects, or one its trials would never read."""
     try:
-        return row.with_protocol_options({name: value})
+        changed = row.with_protocol_options(options)
+        changed.protocol.check_read(options)
     except ProtocolError as error:
-        raise SweepError(f"protocol.{name}: {error}") from None
+        raise SweepError(f"protocol.{error}" if str(error).split(":")[0] in options
+                         else f"protocol.{next(iter(options))}: {error}") from None
+    return changed
+
+
+def _protocol(row: Experiment, name: str, value: Any) -> Experiment:
+    return protocol_settings(row, {name: value})
 
 
 def _protocol_names(row: Experiment) -> list[str]:

@@ -153,3 +153,27 @@ def test_the_deleted_scripts_settings_are_sweep_settings():
                              protocol=replace(erg.protocol, max_sequences=100_000))
             key = (INPUT_OUTPUT_SHORTCUT in wiring, OUTPUT_BIASES in wiring, CELL_SOURCES_ONLY in wiring, targets)
             assert same(by_values[key], script), key
+
+
+def test_a_setting_whose_trials_would_never_read_a_protocol_value_is_refused():
+    """`reproduce --protocol-option tolerance=...` is refused on a most_active row; so is a sweep
+    setting of it, alone or in a grid with the success test, before anything runs."""
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+    assert erg.protocol.success == "most_active"
+    with pytest.raises(SweepError, match="setting protocol.tolerance=0.3: protocol.tolerance: .* reads no tolerance"):
+        grid(erg, [("protocol.tolerance", [0.3])])
+    with pytest.raises(SweepError, match="reads no tolerance"):
+        grid(erg, [("protocol.success", ["tolerance", "most_active"]), ("protocol.tolerance", [0.3, 0.4])], False)
+
+
+def test_a_setting_s_protocol_values_are_applied_together_in_either_order():
+    """success=tolerance needs a tolerance > 0: given with one, in either --vary order, it holds."""
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+    for varied in ([("protocol.success", ["tolerance"]), ("protocol.tolerance", [0.3, 0.4])],
+                   [("protocol.tolerance", [0.3, 0.4]), ("protocol.success", ["tolerance"])]):
+        settings = grid(erg, varied, add_own=False)
+        assert [(s.experiment.protocol.success, s.experiment.protocol.tolerance) for s in settings] == [
+            ("tolerance", 0.3), ("tolerance", 0.4)]
+    # The own setting (success=tolerance at the row's tolerance 0) is not a protocol: the advice says so.
+    with pytest.raises(SweepError, match="the own setting.*--no-own-setting"):
+        grid(erg, [("protocol.success", ["tolerance"]), ("protocol.tolerance", [0.3, 0.4])])
