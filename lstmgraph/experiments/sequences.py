@@ -100,7 +100,9 @@ class SequenceProtocol(Protocol):
             f"at most {self.allowed_wrong} of the last {self.window:,} sequences wrong"
         if self.max_error is not None:
             rule += f" and their mean squared error < {self.max_error}"
-        return (f"reset before each sequence; stop when {rule} (|error| < {self.tolerance}); "
+        right = ("the target's unit the most active" if self.success == "most_active"
+                 else f"|error| < {self.tolerance}")
+        return (f"reset before each sequence; stop when {rule} ({right}); "
                 f"test on {self.test_sequences:,} new sequences; at most {self.max_sequences:,} sequences")
 
 

@@ -332,3 +332,12 @@ def test_the_compiled_sequence_loop_gives_the_python_loop_s_result(name, seed, c
     if not poison:
         for key, values in networks[1].weights.items():
             np.testing.assert_array_equal(networks[0].weights[key], values)
+
+
+def test_a_sequence_protocol_says_which_test_judges_a_sequence_right():
+    """Under most_active no tolerance is read: the description says the test, not "|error| < 0.0"."""
+    adding = find_experiment("hochreiter1997-adding-t100").protocol
+    assert "(|error| < 0.04)" in adding.describe()
+    most_active = adding.with_settings({"success": "most_active"})
+    assert "(the target's unit the most active)" in most_active.describe()
+    assert "error|" not in most_active.describe()
