@@ -132,6 +132,10 @@ class Setting:
     own: bool
     added: bool = False  # the subject's own setting, added to a grid that lacked it
 
+    def changes(self, subject: Experiment) -> bool:
+        """Whether some value of the setting differs from ``subject``'s own (else it is the subject)."""
+        return self.experiment is not subject
+
     @property
     def folder(self) -> str:
         return f"settings/{self.index}"

@@ -24,6 +24,7 @@ from .folder import ResultsFolder, check_written_by, locked_folder
 from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
 from .stops import Stopped
 from .status import FolderError, OtherExperiment, folder_status
+from .catalogue import Experiment
 from .sweep import Setting, Subject
 from .sweep_values import SweepError
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
@@ -63,9 +64,10 @@ def setting_folder(out: Path, setting: Setting) -> ResultsFolder:
     return ResultsFolder(out / setting.folder, within=out)
 
 
-def check_plans(grid: list[Setting]) -> None:
+def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
     """`SweepError` naming a setting whose net does not compile, or that the compiled engine
-    cannot train, before any folder is made or worker started."""
+    cannot train, before any folder is made or worker started. Where ``subject`` compiles and a
+    setting changed it does not, the setting's values are named, not the file's lines."""
     from ..training.engines import EngineError, select_engine
 
     for setting in grid:
@@ -74,6 +76,15 @@ def check_plans(grid: list[Setting]) -> None:
             plan = setting.experiment.plan()
             select_engine(plan, plan.training, "compiled")
         except SpecError as error:
+            if subject is not None and setting.changes(subject):
+                try:
+                    subject.plan()
+                except SpecError as own:  # the file itself is not valid: its lines say where
+                    raise SweepError(f"the spec is not valid: {own.format()}") from None
+                # The file is valid: the --vary values broke the net, so the file's lines would
+                # point at entries they changed. The fields, without the file's places.
+                raise SweepError(f"{named}: these values make the net invalid (the spec itself is valid):\n"
+                                 f"{SpecError(error.problems).format()}") from None
             raise SweepError(f"{named}: the net is not valid: {error.format()}") from None
         except EngineError as error:
             raise SweepError(f"{named}: {error}") from None
@@ -118,7 +129,7 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
-    check_plans(grid)
+    check_plans(grid, subject.experiment)
     document_head = head(subject, varied, trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
     with sweep_locked(out):

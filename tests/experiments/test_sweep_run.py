@@ -106,3 +106,25 @@ def test_a_folder_of_files_no_sweep_wrote_is_refused_and_left_as_it_was(tmp_path
                                               r"lstmgraph sweep writes.*choose an empty or new folder with --out"):
         run_sweep(subject, settings, varied, 1, 1, out, 2000)
     assert _tree(out) == before  # (no lock left either)
+
+
+def test_values_that_break_a_valid_spec_are_named_not_the_file_s_lines(tmp_path):
+    """The file's lines would point at the entries the values changed: the setting's values and
+    the fields are named instead. A spec that is itself invalid is reported at its own lines."""
+    from lstmgraph.experiments.sweep import subject_of
+    from lstmgraph.experiments.sweep_run import check_plans
+    from lstmgraph.experiments.sweep_values import SweepError
+
+    from conftest import SPECS
+
+    spec = tmp_path / "cerg.yaml"
+    spec.write_text((SPECS / "gers2000_cerg.yaml").read_text())
+    subject = subject_of(str(spec), 1).experiment
+    broken = grid(subject, [("variant.eight_symbols", [True])])
+    with pytest.raises(SweepError, match=r"eight_symbols=true\): these values make the net invalid") as raised:
+        check_plans(broken, subject)
+    assert "cerg.yaml:" not in str(raised.value) and "training.task" in str(raised.value)
+    spec.write_text(spec.read_text().replace("learning_rate:", "learning_rat:"))
+    subject = subject_of(str(spec), 1).experiment
+    with pytest.raises(SweepError, match=r"the spec is not valid: .*cerg.yaml:\d+:\d+"):
+        check_plans(grid(subject, [("variant.eight_symbols", [True])]), subject)
