@@ -125,9 +125,21 @@ def _gate_pairs(data: dict[str, Any], port: str) -> list[str]:
 
 def _with_variant(row: Experiment, description: str, change: Callable[[dict[str, Any]], None]) -> Experiment:
     """``row`` with one more change of its spec's data, checked on the data now (a key that does
-    not apply raises at once, not on a worker)."""
-    change(copy.deepcopy(_spec_data(row)))
+    not apply raises at once, not on a worker; one that changes nothing is refused)."""
+    data = _spec_data(row)
+    changed = copy.deepcopy(data)
+    change(changed)
+    if changed == data:
+        raise SweepError(f"{description}: changes nothing in the net of {row.name}")
     return replace(row, variants=row.variants + (Variant(description, change),))
+
+
+def _changes(row: Experiment, variant: Variant) -> bool:
+    """Whether turning ``variant`` on changes the row's net (a net without peepholes has none to drop)."""
+    data = _spec_data(row)
+    changed = copy.deepcopy(data)
+    variant.apply(changed)
+    return changed != data
 
 
 def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
@@ -231,7 +243,15 @@ def _variant(row: Experiment, name: str, value: Any) -> Experiment:
         raise SweepError(f"variant.{name} takes true or false, not {json.dumps(value)}")
     variant = VARIANTS[name]
     kept = tuple(v for v in row.variants if v != variant)
+    if value and variant not in row.variants and not _changes(row, variant):
+        raise SweepError(f"variant.{name}: changes nothing in the net of {row.name} ({variant.description}); "
+                         f"the variants that change it: {', '.join(_variants_of(row))}")
     return replace(row, variants=kept + ((variant,) if value else ()))
+
+
+def _variants_of(row: Experiment) -> list[str]:
+    """The variants a sweep of ``row`` can turn on or off: those it has, and those that change its net."""
+    return [name for name, variant in VARIANTS.items() if variant in row.variants or _changes(row, variant)]
 
 
 def _init_range(row: Experiment, name: str, value: Any) -> Experiment:
@@ -306,8 +326,7 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
              lambda row, name: getattr(row.protocol, name), _protocol_names),
     SweepKey("variant.NAME", "true or false", "one of the catalogue's named changes to the net on or off: "
-             + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants,
-             lambda row: list(VARIANTS)),
+             + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants, _variants_of),
 ]}
 
 

@@ -178,3 +178,17 @@ def test_the_grid_is_every_combination_with_the_own_setting_added_where_missing(
 def test_docs_sweeps_holds_the_keys_table_of_the_registry():
     assert keys_table() in (REPO / "docs" / "sweeps.md").read_text(encoding="utf-8")
     assert json.dumps([key.name for key in KEYS.values()])  # (every key has a name to list)
+
+
+def test_a_variant_or_a_value_that_changes_nothing_in_the_net_is_refused():
+    """A net with no peepholes has none to drop: the sweep would run the subject again under
+    another name. The listed variants are those that change the net (or that it has)."""
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")  # the 1997 net: no peepholes
+    names = [name for name in row_keys(erg) if name.startswith("variant.")]
+    assert "variant.without_peepholes" not in names
+    assert "variant.output_biases" in names
+    with pytest.raises(SweepError, match="no such key"):
+        grid(erg, [("variant.without_peepholes", [True])])
+    timing = find_experiment("gers2002-pfg-cos-f10-peephole")
+    assert grid(timing, [("variant.without_peepholes", [True])])[0].experiment.variants[-1].description == \
+        "without peephole connections"
