@@ -108,12 +108,27 @@ def _exists(error: RunExists) -> str:
     return f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out"
 
 
+#: Where standard error is a file (a log), a line at each tenth of the run's steps.
+LOG_LINES = 10
+
+
 @contextmanager
 def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
-    """A progress bar on standard error, fed by the run's `ProgressReport`s; only where someone
-    watches it."""
-    if quiet or not sys.stderr.isatty():
+    """A progress bar on standard error, fed by the run's `ProgressReport`s, where someone
+    watches it; where it goes to a file, a line at each tenth of the steps instead."""
+    if quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        steps = run.trainer.training.steps
+        shown = [run.trainer.steps * LOG_LINES // steps if steps else 0]
+
+        def log(report: ProgressReport) -> None:  # (a run by epochs: its total is not known)
+            tenth = report.done * LOG_LINES // steps if steps else 0
+            if tenth > shown[0]:
+                shown[0] = tenth
+                click.echo(f"training {report.describe()}", err=True)
+        yield log if steps else None
         return
     with click.progressbar(length=run.trainer.training.steps or 0, label=f"training {run.plan.name}",
                            show_pos=True, file=sys.stderr) as bar:

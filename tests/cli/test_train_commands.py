@@ -191,3 +191,14 @@ def test_an_unknown_kernel_in_the_environment_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "LSTMGRAPH_KERNEL must be one of auto, interpreter, specialised, not 'fast'" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_logged_to_a_file_shows_its_progress_in_lines(tmp_path):
+    """Standard error not a terminal (a log file): a line at each tenth of the steps, not nothing."""
+    result = run("train", SPECS / "gers2002_timing.yaml", "--steps", "2000", "--out", tmp_path / "run")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("training gers2002_timing: ")]
+    assert len(lines) == 10 and lines[0].startswith("training gers2002_timing: 200/2,000 steps, loss per step ")
+    assert lines[-1].startswith("training gers2002_timing: 2,000/2,000 steps")
+    assert "training" not in run("train", SPECS / "gers2002_timing.yaml", "--steps", "2000", "--quiet",
+                                 "--out", tmp_path / "quiet").stderr
