@@ -41,6 +41,17 @@ class Commands(click.Group):
             fail(str(error) or "not enough memory for this network (docs/spec.md, Limits)")
 
 
+def note_first_compile(device: str, cluster: str | None) -> None:
+    """Where trials run on this machine's CPU, the once-per-installation compilation the first
+    trial waits for (`first_compile_note`), said on standard error before the wait."""
+    if device == "cpu" and not cluster:
+        from lstmgraph.engine.compiled.interpreter import first_compile_note  # numba: only here
+
+        note = first_compile_note()
+        if note:
+            click.echo(f"note: {note}", err=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)

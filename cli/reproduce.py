@@ -15,7 +15,7 @@ from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, fail, note_first_compile, report_spec_error
 from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `schedule.MAX_CHECKPOINT_SECONDS`,
@@ -194,6 +194,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
             click.echo("protocol settings: " + ", ".join(f"{key} {json.dumps(value)}"
                                                          for key, value in chosen.protocol_options.items())
                        + " (set with --protocol-option: not the row's)")
+        note_first_compile(device, cluster)
     try:
         with trial_progress(count, quiet, log_every, lambda row: _trial_line(row, chosen.protocol.counted)) as (
                 trial_done, progress):

@@ -15,7 +15,7 @@ from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, fail, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, fail, note_first_compile, report_spec_error
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
@@ -111,6 +111,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             lines.append(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
         for line in shortened(lines, "settings: sweep --status --json lists them all"):
             click.echo(line)
+        note_first_compile(device, cluster)
 
     try:
         with trial_progress(count * len(settings), as_json, log_every,

@@ -103,12 +103,13 @@ class TrainingRun:
         """What the user may want to know before training starts: why ``auto`` chose the numpy
         engine, that the compiled engine's interpreter was compiled on this installation, and
         that a resumed run's data file goes unchecked (an older run.json records no digest)."""
+        from ..engine.compiled.interpreter import first_compile_note  # numba: only for a run
+
         trainer, notes = self.trainer, []
         if trainer.engine_note:
             notes.append(trainer.engine_note)
-        if trainer.engine == "compiled" and not trainer.backend.network.compiled_before:
-            notes.append("compiling the compiled engine (once per installation, about 10-30 s; "
-                         f"cached in {trainer.backend.network.cache})")
+        if trainer.engine == "compiled" and (note := first_compile_note()):
+            notes.append(note)
         if self.data_note:
             notes.append(self.data_note)
         return notes

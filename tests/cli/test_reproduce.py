@@ -216,3 +216,22 @@ def test_task_options_too_large_to_draw_exit_2_not_a_lost_worker(tmp_path):
         result = run("reproduce", "gers2002-msd-f10-peephole", "--task-option", f"delays={delays}", "--trials", "1",
                      "--jobs", "1", "--max-steps", "200", "--out", str(tmp_path / delays.strip("[]").replace(",", "-")))
         assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["reproduce", "gers2002-gts-peephole"],
+    ["sweep", "gers2002-gts-peephole", "--vary", "learning_rate=1e-5"],
+])
+def test_a_first_run_on_an_installation_says_it_compiles_first(tmp_path, monkeypatch, command):
+    """The first trial waits for the compiled engine (10-60 s): said before, on standard error,
+    as `train` says it; not where the trials run elsewhere, nor once compiled."""
+    from lstmgraph.engine.compiled import interpreter
+
+    monkeypatch.setattr(interpreter, "first_compile_note", lambda: "compiling the compiled engine (test)")
+    result = run(*command, "--trials", "1", "--max-steps", "200", "--out", tmp_path / "first")
+    assert result.returncode == 0, result.stderr
+    assert "note: compiling the compiled engine (test)" in result.stderr
+    monkeypatch.setattr(interpreter, "first_compile_note", lambda: None)
+    result = run(*command, "--trials", "1", "--max-steps", "200", "--out", tmp_path / "again")
+    assert result.returncode == 0 and "note: compiling" not in result.stderr
+

@@ -239,3 +239,12 @@ def test_a_bptt_segment_refuses_a_learning_lane_stopped_inside_it():
     frozen = CompiledNetwork(plan, segments=True).population(initial_weights(plan, [0]), 0.1)
     done, _ = frozen.run(inputs, targets, tolerance=0.45, learn=False)  # a test: forward only, stopped
     assert 1 <= done[0] < 300
+
+
+def test_the_note_is_none_once_the_interpreter_is_compiled(monkeypatch):
+    from lstmgraph.engine.compiled import interpreter
+
+    monkeypatch.setattr(interpreter, "compiled_before", lambda module: True)
+    assert interpreter.first_compile_note() is None
+    monkeypatch.setattr(interpreter, "compiled_before", lambda module: False)
+    assert "once per installation" in interpreter.first_compile_note()

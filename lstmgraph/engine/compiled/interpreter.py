@@ -237,6 +237,14 @@ def compiled_before(module: ModuleType) -> bool:
     return compiled_in_cache(Path(module.__file__))
 
 
+def first_compile_note() -> str | None:
+    """What a command says before its first compiled run on this installation (numba's cache
+    holds no interpreter yet): the wait, once, and where the machine code is kept; else None."""
+    if compiled_before(load()):
+        return None
+    return f"compiling the compiled engine (once per installation, about 10-60 s; cached in {cache_directory()})"
+
+
 def load_source(name: str, text: str) -> ModuleType:
     """The module ``name`` of source ``text``: written to the kernel cache (where numba keeps
     its machine code beside it), then executed from ``text`` itself, never re-read from the

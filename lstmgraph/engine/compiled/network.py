@@ -24,7 +24,7 @@ from ...plan import Plan
 from ...program import MINUS_ONE, ONE, Program, lower
 from ..weights import Weights
 from . import specialised
-from .interpreter import cache_directory, compiled_before, flatten, load
+from .interpreter import flatten, load
 from .lanes import LaneBlock
 from .named_slots import NamedSlots
 
@@ -78,8 +78,6 @@ class CompiledNetwork:
         self.program: Program = lower(plan, full_gradient, loss, traces=not segments, segments=segments)
         self.flat = flatten(self.program)
         self.interpreter = load()
-        self.compiled_before = compiled_before(self.interpreter)
-        self.cache = cache_directory()
         self.n_outputs = self.program.n_outputs
         self.n_inputs = self.program.n_inputs
         self._specialised: dict[int, specialised.Kernel] = {}
