@@ -54,7 +54,7 @@ class TestUsed:
         return success.SuccessTest(self.kind, self.tolerance)
 
     def describe(self) -> str:
-        return f"{self.test.describe()} at every step ({self.basis})"
+        return f"{self.test.describe()} at every step with a target ({self.basis})"
 
     def steps_correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step: correct (steps without a target count as correct)."""
