@@ -175,5 +175,5 @@ def test_a_setting_s_protocol_values_are_applied_together_in_either_order():
         assert [(s.experiment.protocol.success, s.experiment.protocol.tolerance) for s in settings] == [
             ("tolerance", 0.3), ("tolerance", 0.4)]
     # The own setting (success=tolerance at the row's tolerance 0) is not a protocol: the advice says so.
-    with pytest.raises(SweepError, match="the own setting.*--no-own-setting"):
+    with pytest.raises(SweepError, match=r"protocol.tolerance must be .* \(the own setting.*--no-own-setting"):
         grid(erg, [("protocol.success", ["tolerance"]), ("protocol.tolerance", [0.3, 0.4])])
