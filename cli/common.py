@@ -1,7 +1,8 @@
 """Helpers shared by the commands: compiling a spec with user errors turned into exit code 2.
 
-A SPEC argument is a file, or a bundled spec's name (`lstmgraph.bundled.find_spec`): every
-command that compiles one through `compile_or_exit` takes ``lstmgraph train gers2000_cerg``.
+A SPEC argument is a file, or a bundled spec's name (`lstmgraph.load_spec` resolves it with
+`lstmgraph.bundled.find_spec`): every command that compiles one through `compile_or_exit` takes
+``lstmgraph train gers2000_cerg``, and a folder of that name does not hide it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from pathlib import Path
 import click
 
 from lstmgraph import Overrides, compile_spec
-from lstmgraph.bundled import find_spec
 from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import OutputError
 from lstmgraph.plan import Plan
 
 #: A spec file, or a bundled spec's name (resolved by `compile_or_exit`).
-SPEC_ARGUMENT = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+SPEC_ARGUMENT = click.argument("spec", type=click.Path(path_type=Path))
 #: `reproduce` and `sweep`: stop a run (each setting) once its verdict is settled.
 UNTIL_SETTLED_OPTION = click.option(
     "--until-settled", is_flag=True,
@@ -71,11 +71,11 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
 
 
 def compile_or_exit(spec: Path, as_json: bool = False, overrides: Overrides | None = None) -> Plan:
-    """Find (a file, or a bundled spec's name: `find_spec`), load, override
+    """Find (a file, or a bundled spec's name: `lstmgraph.load_spec`), load, override
     (`lstmgraph.Overrides`), validate and compile a spec; its problems, and a name that is
     neither (with the closest bundled specs' names), end the command with exit code 2."""
     try:
-        return compile_spec(find_spec(spec), overrides)
+        return compile_spec(spec, overrides)
     except SpecError as error:
         report_spec_error(spec, error, as_json)
         raise AssertionError("unreachable")

@@ -25,7 +25,7 @@ from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectory
 from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
 @click.command()
-@click.argument("spec", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Train on an .npz file (inputs, targets, optional starts) instead of the spec's task.")
 @click.option("--steps", type=click.IntRange(min=1, max=MAX_STEPS),

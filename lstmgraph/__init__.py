@@ -19,5 +19,6 @@ __all__ = ["Overrides", "Plan", "Problem", "SpecDocument", "SpecError", "compile
 
 
 def compile_spec(path: str | Path, overrides: Overrides | None = None) -> Plan:
-    """Load, validate and compile a spec file in one call (``overrides``: `load_spec`'s)."""
+    """Load, validate and compile a spec file, or a bundled spec's name, in one call
+    (``overrides``: `load_spec`'s)."""
     return compile_plan(load_spec(path, overrides))

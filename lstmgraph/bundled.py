@@ -2,10 +2,11 @@
 
 A bundled spec is a ``.yaml`` file in `lstmgraph.files.BUNDLED_SPECS` (the repository's
 ``specs/`` in a checkout, ``lstmgraph/specs/`` in an installed wheel); its name is the file's
-stem. `find_spec` turns what a user typed into a file: an existing path as it is, else a
+stem. `find_spec` turns what a user typed into a file: an existing file as it is, else a
 bundled spec's name (``gers2000_cerg``, ``gers2000_cerg.yaml``, or ``specs/gers2000_cerg.yaml``
 where the current folder has no such file), else a `SpecNotFound` that suggests the closest
-names. Every command that takes a SPEC resolves it here (cli/common.py).
+names. `lstmgraph.load_spec` resolves every path here, so the library and every command that
+takes a SPEC accept the same names.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Problem, SpecError, SpecFileError, SpecSource
+from .errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
 from .files import BUNDLED_SPECS
 
 #: The papers whose nets the bundled specs' name prefixes stand for.
@@ -31,12 +32,11 @@ class SpecNotFound(SpecFileError):
     bundled specs, if any are close."""
 
     def __init__(self, argument: str, suggestions: list[str]):
-        expected = "a spec file (.yaml, .yml, .json), or a bundled spec's name ('lstmgraph specs' lists them)"
         suggestion = None
         if suggestions:
             shown = " or ".join(f"'{name}'" for name in suggestions)
             suggestion = f"did you mean the bundled spec {shown}?"
-        SpecError.__init__(self, [Problem((), "no such file", expected=expected, suggestion=suggestion)],
+        SpecError.__init__(self, [Problem((), "no such file", expected=SPEC_EXPECTED, suggestion=suggestion)],
                            SpecSource(argument))
         self.suggestions = suggestions
 
@@ -59,15 +59,18 @@ def bundled_spec(name: str, folder: Path = BUNDLED_SPECS) -> Path | None:
 
 
 def find_spec(argument: str | Path, folder: Path = BUNDLED_SPECS) -> Path:
-    """The file a SPEC argument names: the path itself where something exists there (the
-    loader says what is wrong with a folder or device), else the bundled spec of that name;
-    `SpecNotFound` otherwise."""
+    """The file a SPEC argument names: the path itself where something other than a folder
+    exists there (the loader says what is wrong with a device), else the bundled spec of that
+    name (a run folder named ``gru`` does not hide the bundled ``gru``), else the folder
+    itself (the loader refuses it); `SpecNotFound` otherwise."""
     path = Path(argument)
-    if path.exists() or path.is_symlink():
+    if not path.is_dir() and (path.exists() or path.is_symlink()):
         return path
     found = bundled_spec(str(argument), folder)
     if found is not None:
         return found
+    if path.is_dir():
+        return path
     raise SpecNotFound(str(argument), close_names(path.name, folder))
 
 

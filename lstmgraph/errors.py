@@ -84,6 +84,10 @@ class SpecError(Exception):
         return "\n".join(lines)
 
 
+#: What a spec argument should be, for a path that is none (missing, a folder).
+SPEC_EXPECTED = "a spec file (.yaml, .yml, .json), or a bundled spec's name ('lstmgraph specs' lists them)"
+
+
 class SpecFileError(SpecError):
     """A spec file that cannot be read at all: missing, a folder, too large, not text."""
 

@@ -77,9 +77,11 @@ def test_printed_lines_are_read_from_comments():
 
 @pytest.mark.parametrize("index", range(len(API_EXAMPLES)))
 def test_api_examples_print_what_the_doc_says(index, tmp_path):
+    """Each example runs in a folder outside the repository, as after ``pip install``: a spec
+    it names is a bundled spec's name, not the checkout's ``specs/`` path."""
     script = tmp_path / f"example_{index}.py"
     script.write_text(API_EXAMPLES[index], encoding="utf-8")
-    result = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True,
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stderr
     assert [line.strip() for line in result.stdout.splitlines()] == printed_lines(API_EXAMPLES[index])

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..bundled import find_spec
 from ..errors import SpecSource
 from .loader import read_spec_file
 from .models import NetworkSpec
@@ -32,9 +33,10 @@ class SpecDocument:
 
 
 def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocument:
-    """Read and validate a spec file, with ``overrides`` applied to its data first; raise
+    """Read and validate a spec file, or a bundled spec's name (``"gers2000_cerg"``:
+    `lstmgraph.bundled.find_spec`), with ``overrides`` applied to its data first; raise
     `SpecError` with located problems if it is wrong."""
-    data, source = read_spec_file(path)
+    data, source = read_spec_file(find_spec(path))
     if overrides is not None:
         data, source = overrides.apply(data), source.with_given(overrides.given(data))
     return document_of(data, source)

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import Problem, SpecError, SpecFileError, SpecSource
+from ..errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
 from .jsondoc import JsonSyntaxError, parse_json
 from ..limits import LIMITS_HINT, MAX_SPEC_BYTES
 from .yamldoc import LimitError, parse_yaml
@@ -27,7 +27,7 @@ def read_spec_file(path: str | Path) -> tuple[Any, SpecSource]:
     path = Path(path)
     name = str(path)
     fmt = SUFFIXES.get(path.suffix.lower())
-    if fmt is None:
+    if fmt is None and not path.is_dir():  # a folder: _read_text says so
         raise SpecFileError(name, f"cannot tell the format of '{path.name}'",
                             "a file ending in .yaml, .yml or .json")
     return parse_spec_text(_read_text(path), name, fmt)
@@ -39,7 +39,7 @@ def _read_text(path: Path) -> str:
     try:
         mode = path.stat().st_mode
         if stat.S_ISDIR(mode):
-            raise SpecFileError(name, "is a folder, not a spec file")
+            raise SpecFileError(name, "is a folder, not a spec file", SPEC_EXPECTED)
         if not stat.S_ISREG(mode):
             raise SpecFileError(name, "is not a regular file")
         with open(path, "rb") as stream:

@@ -194,6 +194,30 @@ def test_a_file_beats_a_bundled_name(tmp_path):
     assert result.returncode == 0 and "gers2002_timing: valid (rnn.yaml)" in result.stdout
 
 
+def test_a_folder_named_like_a_bundled_spec_does_not_hide_it(tmp_path):
+    """After ``train gru --out gru`` the folder ``gru`` is a run directory; ``gru`` still names
+    the bundled spec in every command that takes a SPEC (click refused a folder before)."""
+    (tmp_path / "gru").mkdir()
+    trained = run("train", "gru", "--steps", "5", "--engine", "numpy", "--out", "gru", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    import numpy as np
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    for command in (["validate", "gru"], ["gradcheck", "gru", "--steps", "3"], ["sweep", "gru", "--keys"],
+                    ["run", "gru", "--weights", "gru/weights.npz", "--inputs", "x.npy"]):
+        result = run(*command, cwd=tmp_path)
+        assert result.returncode == 0, (command, result.stderr)
+    assert run("validate", "gru", cwd=tmp_path).stdout.startswith("gru: valid (gru)")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["train"], ["gradcheck"], ["sweep"]])
+def test_a_folder_that_is_no_bundled_spec_is_refused_with_what_to_give(tmp_path, command):
+    (tmp_path / "runs").mkdir()
+    result = run(*command, "runs", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "runs: is a folder, not a spec file" in result.stderr
+    assert "a bundled spec's name ('lstmgraph specs' lists them)" in result.stderr
+
+
 @pytest.mark.parametrize("argument, close", [
     ("gers2000_cer", "did you mean the bundled spec 'gers2000_cerg' or 'gers2000_cerg_no_shortcut'?"),
     ("spec/gru.yaml", "did you mean the bundled spec 'gru' or 'gru_torch'?"),

@@ -172,3 +172,20 @@ def test_files_that_cannot_be_read_say_why(tmp_path):
         with pytest.raises(SpecFileError) as caught:
             lstmgraph.load_spec(tmp_path / name)
         assert words in caught.value.format(), name
+
+
+def test_the_library_takes_a_bundled_spec_by_name_from_any_folder(tmp_path, monkeypatch):
+    """`load_spec` and `compile_spec` resolve names as the commands do: a folder named like a
+    bundled spec does not hide it, a file of that name does, a near miss names the closest."""
+    from lstmgraph.bundled import SpecNotFound
+    from lstmgraph.files import BUNDLED_SPECS
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gers2000_cerg").mkdir()
+    plan = lstmgraph.compile_spec("gers2000_cerg")
+    assert plan.n_parameters == 424 and plan.source.filename == str(BUNDLED_SPECS / "gers2000_cerg.yaml")
+    assert lstmgraph.load_spec("gers2002_timing.yaml").name == "gers2002_timing"
+    (tmp_path / "gers2002_timing.yaml").write_text(MINIMAL)
+    assert lstmgraph.load_spec("gers2002_timing.yaml").source.filename == "gers2002_timing.yaml"
+    with pytest.raises(SpecNotFound) as caught:
+        lstmgraph.compile_spec("gers2000_cer")
+    assert "did you mean the bundled spec 'gers2000_cerg'" in caught.value.format()
