@@ -20,7 +20,8 @@ from .common import fail, report_spec_error
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: the GPU population's figures instead (docs/gpu.md); needs an NVIDIA GPU and lstmgraph[gpu].")
+              help="cuda: the GPU population's figures instead (docs/gpu.md in the lstmgraph source); "
+                   "needs an NVIDIA GPU and lstmgraph[gpu].")
 def bench(as_json: bool, quick: bool, specs: Path, device: str) -> None:
     """Online truncated-RTRL speed: CERG and timing nets (1, 10, 100 trials) with the specialised
     kernel and with the interpreter, time per step against W for truncated and exact RTRL with

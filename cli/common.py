@@ -24,8 +24,8 @@ SPEC_ARGUMENT = click.argument("spec", type=click.Path(path_type=Path))
 UNTIL_SETTLED_OPTION = click.option(
     "--until-settled", is_flag=True,
     help="Start no more trials of a row (or setting) once no outcome of those not run can change its verdict "
-         "against the published figures: a tested change ruled out, or reproduced, early (docs/results.md). "
-         "The same command without it runs the rest.")
+         "against the published figures: a tested change ruled out, or reproduced, early "
+         "(docs/results.md in the lstmgraph source). The same command without it runs the rest.")
 
 
 class Commands(click.Group):

@@ -25,7 +25,7 @@ def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
 
     Finite differences have rounding and truncation errors of their own: that check reports, per
     weight matrix, the error beyond their bound (relative to the matrix's largest gradient), the
-    raw error, and the bound (docs/training.md).
+    raw error, and the bound (docs/training.md in the lstmgraph source).
     """
     from lstmgraph.engine.gradcheck import gradient_check  # the engine: not for other commands
 

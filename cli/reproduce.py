@@ -98,15 +98,16 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               show_default=True,
               help="Worker processes on this machine.")
 @click.option("--cluster", metavar="ADDRESS",
-              help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/results.md).")
+              help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/cluster.md in the "
+                   "lstmgraph source).")
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
               show_default=True, callback=_finite,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
-                   "costs more CPU on every row measured: docs/performance.md).")
+                   "costs more CPU on every row measured: docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: every trial at once on this machine's GPU (docs/gpu.md).")
+              help="cuda: every trial at once on this machine's GPU (docs/gpu.md in the lstmgraph source).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),

@@ -37,10 +37,10 @@ from .trial_progress import LOG_EVERY, trial_progress
               show_default=True, callback=_finite, help="Work between two checkpoints of a running trial.")
 @click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
-                   "row measured, docs/performance.md).")
+                   "row measured, docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: every setting's trials at once on this machine's GPU, the settings of one net in one "
-                   "population (docs/gpu.md).")
+                   "population (docs/gpu.md in the lstmgraph source).")
 @click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
               callback=_finite,
               help="When the output is not a terminal (a log file): a line on the running trials at most "

@@ -46,7 +46,7 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
                    "auto (default): compiled wherever it can train the spec.")
 @click.option("--device", type=click.Choice(DEVICES),
               help="cuda: train the --trials networks on this machine's GPU with the compiled engine "
-                   "(docs/gpu.md); cpu (default): on this machine's cores.")
+                   "(docs/gpu.md in the lstmgraph source); cpu (default): on this machine's cores.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,

@@ -4,6 +4,7 @@ as the installed console script where a process of its own is the point (`run_in
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 import lstmgraph
 
-from conftest import SPECS, run  # (other CLI test files import run from here)
+from conftest import REPO, SPECS, run  # (other CLI test files import run from here)
 
 SCRIPT = Path(sys.executable).with_name("lstmgraph")
 
@@ -51,6 +52,20 @@ def test_version():
 def test_every_command_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+def test_a_page_of_the_docs_cited_in_help_says_where_it_is():
+    """A pip user has no docs/ folder: a help text that cites a page says it is in the source.
+    `results` is left out: it works on a checkout's docs/ folder, which it names."""
+    from lstmgraph_cli.main import main
+    cited = 0
+    for name in sorted(set(main.commands) - {"results"}):
+        text = " ".join(run(name, "--help").stdout.split())
+        for page, after in re.findall(r"(docs/[\w/.-]+\.md)(.{0,27})", text):
+            assert after.startswith(" in the lstmgraph source"), (name, page, after)
+            assert (REPO / page).is_file(), page
+            cited += 1
+    assert cited >= 9
 
 
 # Runs the click command in process, then names the heavy modules it imported (last line).
