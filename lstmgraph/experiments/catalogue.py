@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..bundled import bundled_spec
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
 from ..spec import document_of, spec_from_data
-from ..spec.loader import read_spec_file
+from ..spec.loader import SUFFIXES, read_spec_file
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
 from .protocols import Protocol
@@ -342,10 +343,14 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 
 
 def find_experiment(name: str) -> Experiment:
-    """The experiment called ``name``; KeyError names the closest ones."""
+    """The experiment called ``name``; KeyError names the closest ones, and for a name that is
+    a spec (a spec file's name, an existing file, a bundled spec) how to run a spec."""
     import difflib
     if name not in EXPERIMENTS:
         close = difflib.get_close_matches(name, EXPERIMENTS, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `lstmgraph reproduce --list`"
+        if Path(name).suffix.lower() in SUFFIXES or Path(name).exists() or bundled_spec(name) is not None:
+            hint += (f"; to run a spec, not a row of the papers: `lstmgraph sweep {name} --vary KEY=V1,V2` "
+                     f"(a grid of settings, many trials each) or `lstmgraph train {name}` (one run)")
         raise KeyError(f"no experiment named {name!r}{hint}")
     return EXPERIMENTS[name]

@@ -31,6 +31,19 @@ def test_an_unknown_experiment_is_a_usage_error_with_a_suggestion():
     assert run("reproduce").returncode == 2
 
 
+@pytest.mark.parametrize("name, is_spec", [("mylstm.yaml", True), ("net.JSON", True), ("notes", True),
+                                            ("gers2000_cerg", True), ("gers2000-cerg-forgett", False)])
+def test_a_spec_given_to_reproduce_is_told_how_specs_run(tmp_path, name, is_spec):
+    """A spec file's name, an existing file or a bundled spec's name: sweep or train runs it."""
+    (tmp_path / "notes").write_text("")
+    result = run("reproduce", name, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"no experiment named '{name}'" in result.stderr
+    told = f"`lstmgraph sweep {name} --vary KEY=V1,V2` (a grid of settings, many trials each) or " \
+           f"`lstmgraph train {name}` (one run)"
+    assert (told in result.stderr) == is_spec, result.stderr
+
+
 def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     out = tmp_path / "results"
     result = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--jobs", "2", "--max-steps", "2000",
