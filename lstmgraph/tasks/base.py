@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
+from ..errors import did_you_mean
 from ..limits import check_task_integers
 
 
@@ -147,18 +148,25 @@ def check_option_names(name: str, options: Iterable[str]) -> None:
     """`TaskError` unless ``name`` is a registered task that has every option in ``options``
     (the built-in tasks register when the package `lstmgraph.tasks` is imported, which importing
     this module does first)."""
-    import difflib
     import inspect
 
     if name not in TASKS:
-        close = difflib.get_close_matches(name, TASKS, n=1)
+        close = did_you_mean(name, TASKS)
         raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
-                        + (f"; did you mean {close[0]!r}?" if close else ""))
+                        + (f"; did you mean {close!r}?" if close else ""))
     accepted = [p for p in inspect.signature(TASKS[name]).parameters if p != "self"]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
+        free = set(accepted) - set(options)  # an option given already is no one's misspelling
+        close = {word: did_you_mean(word, free) for word in unknown}
+        close = {word: match for word, match in close.items() if match is not None}
+        hint = ""
+        if len(unknown) == 1 and close:
+            hint = f"; did you mean {close[unknown[0]]!r}?"
+        elif close:
+            hint = "; did you mean " + ", ".join(f"{match!r} for {word!r}" for word, match in close.items()) + "?"
         raise TaskError(f"task {name!r} has no option {', '.join(map(repr, unknown))}; "
-                        f"its options: {', '.join(accepted) or 'none'}")
+                        f"its options: {', '.join(accepted) or 'none'}{hint}")
 
 
 def make_task(name: str, options: dict[str, Any] | None = None) -> Task:

@@ -24,6 +24,21 @@ def test_training_section_is_checked_against_the_network(spec_error):
     assert line == 10 and "unknown task 'adding_problem'" in message and "did you mean 'adding'?" in message
 
 
+def test_a_misspelt_task_option_in_a_spec_gets_the_closest_option(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: adding, lenght: 30}}
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("training.task", 7)
+    assert message == "task 'adding' has no option 'lenght'; its options: length; did you mean 'length'?"
+
+
 def test_task_sizes_must_fit_the_network(spec_error):
     error = spec_error("""
         version: 1

@@ -127,6 +127,18 @@ def test_unit_symbols_name_each_unit_of_the_symbol_tasks_only():
     assert unit_symbols(make_task("adding")) == (None, None)
 
 
+def test_a_misspelt_task_option_gets_the_closest_option():
+    """As an unknown key elsewhere gets "did you mean": only an option not given already."""
+    with pytest.raises(TaskError, match=r"no option 'lenght'; its options: length; did you mean 'length'\?$"):
+        make_task("adding", {"lenght": 30})
+    with pytest.raises(TaskError, match=r"did you mean 'period' for 'perod', 'shape' for 'shap'\?$"):
+        make_task("periodic_function", {"perod": 10, "shap": "cosine"})
+    for options in ({"zzz": 1}, {"length": 30, "lenght": 30}):
+        with pytest.raises(TaskError) as caught:
+            make_task("adding", options)
+        assert "did you mean" not in str(caught.value)
+
+
 def test_make_task_errors():
     with pytest.raises(TaskError, match=r"unknown task 'embeded_reber'.*did you mean 'embedded_reber'"):
         make_task("embeded_reber")
