@@ -1,6 +1,6 @@
 """The wheel: built from a copy of the checkout, installed (not editable) into a fresh virtual
 environment, it carries every module and the bundled specs, and its `lstmgraph` command lists
-the experiments and validates a bundled spec there."""
+the experiments and validates a bundled spec there, by name too (beside a folder of that name)."""
 
 from __future__ import annotations
 
@@ -76,3 +76,13 @@ def test_the_installed_command_lists_experiments_and_validates_a_bundled_spec(in
     assert "gers2000-cerg-forget" in listing and "spec gers2000_cerg\n" in listing  # a name train takes
     result = _run(command, "validate", specs / "gers2000_cerg.yaml", "--json", cwd=tmp_path)
     assert '"parameters": 424' in result.stdout
+
+
+def test_the_installed_library_and_command_take_a_bundled_name_beside_a_folder_of_that_name(installed, tmp_path):
+    """Outside the checkout, as a pip user: `compile_spec` takes a bundled spec's name, and a run
+    folder named like one (``train gru --out gru``) does not hide it from the command."""
+    (tmp_path / "gru").mkdir()
+    compiled = _run(installed / "bin" / "python", "-c",
+                    "import lstmgraph; print(lstmgraph.compile_spec('gers2000_cerg').n_parameters)", cwd=tmp_path)
+    assert compiled.stdout.split() == ["424"]
+    assert _run(installed / "bin" / "lstmgraph", "validate", "gru", cwd=tmp_path).stdout.startswith("gru: valid")
