@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 import click
 
-from lstmgraph.bundled import list_specs
+from lstmgraph.plan.summary import list_specs
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 

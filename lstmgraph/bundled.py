@@ -1,4 +1,4 @@
-"""The bundled specs by name: what a SPEC argument names, and the list `lstmgraph specs` prints.
+"""The bundled specs by name: what a SPEC argument names (`lstmgraph specs` lists them: `plan.summary`).
 
 A bundled spec is a ``.yaml`` file in `lstmgraph.files.BUNDLED_SPECS` (the repository's
 ``specs/`` in a checkout, ``lstmgraph/specs/`` in an installed wheel); its name is the file's
@@ -12,19 +12,13 @@ takes a SPEC accept the same names.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
 from .files import BUNDLED_SPECS
 
-#: The papers whose nets the bundled specs' name prefixes stand for.
-PAPERS = {
-    "hochreiter1997": "Hochreiter & Schmidhuber 1997",
-    "gers2000": "Gers, Schmidhuber & Cummins 2000",
-    "gers2002": "Gers, Schraudolph & Schmidhuber 2002",
-    "textbook": "textbook chapter (seed 003)",
-}
+#: The files a spec may be, by suffix, and their formats (`spec.loader` reads them).
+SPEC_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
 
 class SpecNotFound(SpecFileError):
@@ -78,7 +72,7 @@ def close_names(word: str, folder: Path = BUNDLED_SPECS, count: int = 3) -> list
     """Bundled specs' names close to ``word`` (its .yaml/.yml/.json stripped): by spelling,
     then those that contain it."""
     stem = word
-    for suffix in (".yaml", ".yml", ".json"):
+    for suffix in SPEC_FORMATS:
         if stem.lower().endswith(suffix):
             stem = stem[:-len(suffix)]
     names = spec_names(folder)
@@ -95,35 +89,3 @@ def argument_for(name: str, folder: Path = BUNDLED_SPECS) -> str:
     if found is None:
         raise ValueError(f"{name!r} is not a bundled spec (bundled: {', '.join(spec_names(folder))})")
     return found.stem
-
-
-@dataclass(frozen=True)
-class BundledSpec:
-    """One bundled spec as `lstmgraph specs` lists it; ``parameters`` from compiling it."""
-
-    name: str
-    path: str
-    paper: str | None
-    description: str | None
-    parameters: int
-    task: str | None
-    learning_rule: str | None
-
-
-def list_specs(folder: Path = BUNDLED_SPECS) -> list[BundledSpec]:
-    """Every bundled spec, compiled (a `SpecError` if one does not compile)."""
-    from .plan import compile_plan
-    from .spec import load_spec
-
-    listed = []
-    for name in spec_names(folder):
-        path = folder / f"{name}.yaml"
-        document = load_spec(path)
-        plan = compile_plan(document)
-        description = document.spec.description
-        training = plan.training
-        task = training.task.name if training is not None and training.task is not None else None
-        paper = next((title for prefix, title in PAPERS.items() if name.startswith(prefix)), None)
-        listed.append(BundledSpec(name, str(path), paper, description, plan.n_parameters, task,
-                                  training.learning_rule if training is not None else None))
-    return listed

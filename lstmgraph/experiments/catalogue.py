@@ -13,11 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..bundled import bundled_spec
+from ..bundled import SPEC_FORMATS, bundled_spec
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
 from ..spec import document_of, spec_from_data
-from ..spec.loader import SUFFIXES, read_spec_file
+from ..spec.loader import read_spec_file
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
 from .protocols import Protocol
@@ -349,7 +349,7 @@ def find_experiment(name: str) -> Experiment:
     if name not in EXPERIMENTS:
         close = difflib.get_close_matches(name, EXPERIMENTS, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `lstmgraph reproduce --list`"
-        if Path(name).suffix.lower() in SUFFIXES or Path(name).exists() or bundled_spec(name) is not None:
+        if Path(name).suffix.lower() in SPEC_FORMATS or Path(name).exists() or bundled_spec(name) is not None:
             hint += (f"; to run a spec, not a row of the papers: `lstmgraph sweep {name} --vary KEY=V1,V2` "
                      f"(a grid of settings, many trials each) or `lstmgraph train {name}` (one run)")
         raise KeyError(f"no experiment named {name!r}{hint}")

@@ -1,11 +1,17 @@
-"""A plain-data summary of a plan, shared by `lstmgraph validate` (text and --json) and the API."""
+"""A plain-data summary of a plan, shared by `lstmgraph validate` (text and --json) and the API,
+and the bundled specs as `lstmgraph specs` lists them (`list_specs`)."""
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .compile import Plan
+from ..bundled import spec_names
+from ..files import BUNDLED_SPECS
+from ..spec import load_spec
+from .compile import Plan, compile_plan
 
 
 def summarize(plan: Plan) -> dict[str, Any]:
@@ -27,3 +33,41 @@ def summarize(plan: Plan) -> dict[str, Any]:
         } for c in plan.connections],
         "parameters_per_connection": {slot.connection: slot.size for slot in plan.parameters},
     }
+
+
+#: The papers whose nets the bundled specs' name prefixes stand for.
+PAPERS = {
+    "hochreiter1997": "Hochreiter & Schmidhuber 1997",
+    "gers2000": "Gers, Schmidhuber & Cummins 2000",
+    "gers2002": "Gers, Schraudolph & Schmidhuber 2002",
+    "textbook": "textbook chapter (seed 003)",
+}
+
+
+@dataclass(frozen=True)
+class BundledSpec:
+    """One bundled spec as `lstmgraph specs` lists it; ``parameters`` from compiling it."""
+
+    name: str
+    path: str
+    paper: str | None
+    description: str | None
+    parameters: int
+    task: str | None
+    learning_rule: str | None
+
+
+def list_specs(folder: Path = BUNDLED_SPECS) -> list[BundledSpec]:
+    """Every bundled spec, compiled (a `SpecError` if one does not compile)."""
+    listed = []
+    for name in spec_names(folder):
+        path = folder / f"{name}.yaml"
+        document = load_spec(path)
+        plan = compile_plan(document)
+        description = document.spec.description
+        training = plan.training
+        task = training.task.name if training is not None and training.task is not None else None
+        paper = next((title for prefix, title in PAPERS.items() if name.startswith(prefix)), None)
+        listed.append(BundledSpec(name, str(path), paper, description, plan.n_parameters, task,
+                                  training.learning_rule if training is not None else None))
+    return listed

@@ -14,19 +14,19 @@ from typing import Any
 
 import yaml
 
+from ..bundled import SPEC_FORMATS
 from ..errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
 from .jsondoc import JsonSyntaxError, parse_json
 from ..limits import LIMITS_HINT, MAX_SPEC_BYTES
 from .yamldoc import LimitError, parse_yaml
 
-SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
 
 def read_spec_file(path: str | Path) -> tuple[Any, SpecSource]:
     """Parse a spec file; return its data and a `SpecSource` that locates every field."""
     path = Path(path)
     name = str(path)
-    fmt = SUFFIXES.get(path.suffix.lower())
+    fmt = SPEC_FORMATS.get(path.suffix.lower())
     if fmt is None and not path.is_dir():  # a folder: _read_text says so
         raise SpecFileError(name, f"cannot tell the format of '{path.name}'",
                             "a file ending in .yaml, .yml or .json")
