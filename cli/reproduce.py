@@ -228,7 +228,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                    f"{trials_left_note(results, count - finished)} (--until-settled; without it the same command "
                    "runs them)")
     elif reason:
-        click.echo(f"{reason}: no verdict (a verdict needs the paper's {chosen.trials:,} trials, uncapped)")
+        click.echo(f"{reason}: no verdict (a verdict needs the paper's {chosen.trials:,} trials, none stopped by a cap)")
     folder = ResultsFolder(out)
     click.echo(f"wrote {folder.file(folder.RESULTS)}, {folder.file(folder.CSV)} and {folder.file(folder.FIGURE)}")
 
@@ -237,7 +237,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
     """Print what ``out`` holds for this command (`experiments.status`)."""
     from lstmgraph.experiments.folder import ResultsConflict
     from lstmgraph.experiments.status import FolderError, folder_status, seed_ranges
-    from lstmgraph.experiments.summary import comparison, no_verdict_reason
+    from lstmgraph.experiments.summary import comparison
 
     try:
         status = folder_status(chosen, count, out, max_steps, specs)
@@ -259,8 +259,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
                f"this command would not run there: {status.conflict}")
     if finished:
         _table(comparison(status.results, count), "the finished trials")
-    reason = no_verdict_reason(status.results, count)
-    click.echo(f"verdict: {reason}: no verdict" if reason else f"verdict: {status.verdict_so_far}")
+    click.echo(f"verdict: {status.verdict_so_far}")
     if status.checkpointed:
         click.echo("checkpointed (resume from there):")
         for trial in status.checkpointed:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from .catalogue import EXPERIMENTS, Experiment
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
-from .results_table import (PAPERS, ResultsTableError, Row, coding_note, protocol_of, published_cell, solved_values,
-                            verdict_cell)
-from .verdict import DIFFERS, NOT_JUDGED, REPRODUCED, judge, settled_verdict, trials_left_note, verdict
+from .results_table import (CAPPED_CELL, PAPERS, ResultsTableError, Row, coding_note, protocol_of, published_cell,
+                            solved_values, verdict_cell)
+from .verdict import DIFFERS, NOT_JUDGED, REPRODUCED, cap_binds, judge, settled_verdict, trials_left_note, verdict
 
 #: A paper row's verdict when it has no results folder, or when its trials not finished can still change it.
 NOT_RUN, NOT_JUDGED_YET = "not run", "not judged yet"
@@ -58,8 +58,10 @@ def paper_verdict(row: Row) -> tuple[str, str]:
     its trials not finished cannot change (`settled_verdict`), else NOT_JUDGED_YET."""
     judgements = judge(row.results, row.published, row.paper_trials)
     left = row.paper_trials - row.results["summary"]["trials"]
-    note = verdict_cell(judgements)
+    note = verdict_cell(judgements, cap_binds(row.results))
     words = trials_left_note(row.results, left, row.published, row.paper_trials)
+    if note == CAPPED_CELL:
+        return NOT_JUDGED_YET, note
     if left <= 0:
         return verdict(judgements), note
     settled = settled_verdict(row.results, left, row.published, row.paper_trials)

@@ -20,7 +20,7 @@ from typing import Any
 from .catalogue import Experiment
 from .folder import ResultsConflict, ResultsFolder, settings_digest
 from .schedule import settings
-from .summary import results_of
+from .summary import no_verdict_reason, results_of
 from .trial import checkpoint_place
 from .verdict import judge, settled_verdict, trials_left_note, verdict
 
@@ -61,12 +61,19 @@ class FolderStatus:
 
     @property
     def settled(self) -> str | None:
-        """The verdict if no outcome of the trials not finished can change it, else None."""
+        """The verdict if no outcome of the trials not finished can change it, else None (and
+        None for a run that gets none: `no_verdict_reason`)."""
+        if no_verdict_reason(self.results, self.trials):
+            return None
         return settled_verdict(self.results, self.trials - len(self.results["trials"]))
 
     @property
     def verdict_so_far(self) -> str:
-        """The verdict so far, and whether the trials not finished can change it."""
+        """The verdict so far, and whether the trials not finished can change it; or why a run
+        of fewer trials than the paper's, or one a cap stopped, gets none."""
+        reason = no_verdict_reason(self.results, self.trials)
+        if reason:
+            return f"{reason}: no verdict"
         now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
         left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
         return f"{now}; {left}" if left else now

@@ -16,7 +16,7 @@ from typing import Any
 
 from .catalogue import Experiment
 from .protocols import protocol_counting
-from .verdict import verdict_rows
+from .verdict import cap_binds, verdict_rows
 
 
 def summarise(experiment: Experiment, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -57,15 +57,15 @@ def csv_text(rows: list[dict[str, Any]]) -> str:
 
 def no_verdict_reason(results: dict[str, Any], trials: int | None = None) -> str | None:
     """Why a run of ``trials`` trials (default: those finished) gets no verdict: fewer trials
-    than the paper's, or each trial capped (`reproduce --max-steps`), e.g. "2 of 10 trials,
-    capped at 2,000 training steps" (issue 34: a quick look is no reproduction); None for a run
-    of the paper's protocol."""
+    than the paper's, or a trial stopped by the cap (`reproduce --max-steps`; `cap_binds`), e.g.
+    "2 of 10 trials, capped at 2,000 training steps" (issue 34: a quick look is no
+    reproduction); None for a run of the paper's protocol, or one whose cap no trial reached."""
     paper = results["experiment"]["trials"]
     count = results["summary"]["trials"] if trials is None else trials
-    budget = results.get("budget_steps")
-    if count >= paper and not budget:
+    capped = cap_binds(results)
+    if count >= paper and not capped:
         return None
-    return f"{count:,} of {paper:,} trials" + (f", capped at {budget:,} training steps" if budget else "")
+    return f"{count:,} of {paper:,} trials" + (f", capped at {results['budget_steps']:,} training steps" if capped else "")
 
 
 def _show(value: Any, digits: int = 0) -> str:

@@ -196,15 +196,23 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     return REPRODUCED if rates == {REPRODUCED} and not has_mean else None
 
 
+def cap_binds(results: dict[str, Any]) -> bool:
+    """Whether a finished trial was stopped by the run's cap (``budget_steps``, `reproduce
+    --max-steps`) short of the paper's limits: unsolved at the cap. A cap no trial reached
+    changed nothing, so the run is judged as the paper's protocol."""
+    budget = results.get("budget_steps")
+    return bool(budget) and any(not row["solved"] and row["steps"] >= budget for row in results["trials"])
+
+
 def settled_outcome(results: dict[str, Any], trials_left: int, published: dict[str, Any] | None = None,
                     paper_trials: int | None = None) -> str | None:
     """Reproduced or differs, where no outcome of ``trials_left`` more trials can change it
-    (`settled_verdict`); else None (not judged, or still open). Trials capped short of the
-    paper's limits (``budget_steps``) never settle "differs": a net stopped early might still
+    (`settled_verdict`); else None (not judged, or still open). Trials stopped by a cap short of
+    the paper's limits (`cap_binds`) never settle "differs": a net stopped early might still
     have learned. How a tested change is judged (`causes`) and when `reproduce --until-settled`
     stops."""
     verdict = settled_verdict(results, trials_left, published, paper_trials)
-    if verdict == DIFFERS and results.get("budget_steps"):
+    if verdict == DIFFERS and cap_binds(results):
         return None
     return verdict if verdict in (REPRODUCED, DIFFERS) else None
 

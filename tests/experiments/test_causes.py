@@ -4,6 +4,7 @@ figures and trial count, sweeps counted setting by setting, the cause cell and t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -78,8 +79,13 @@ def test_a_sweep_setting_is_ruled_out_only_when_no_trial_left_could_bring_it_bac
 
 
 def test_capped_trials_may_reproduce_a_row_but_never_rule_it_out(docs):
-    _folder(docs / "results" / "a", ROW, [None] * 30, budget_steps=1_000_000)
+    """Nets the cap stopped might still have learned; a cap no net reached (each stopped by the
+    paper's own limit, 5 training steps here) stopped none."""
+    _folder(docs / "results" / "a", ROW, [None] * 30, budget_steps=5)
     assert [r.outcome for r in _judged(docs).results] == [OPEN]
+    shutil.rmtree(docs / "results" / "a")
+    _folder(docs / "results" / "a", ROW, [None] * 30, budget_steps=1_000_000)
+    assert [r.outcome for r in _judged(docs).results] == [RULED_OUT]
 
 
 def test_a_sweep_whose_setting_lies_outside_it_is_refused(docs):

@@ -45,7 +45,9 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
     assert status.waiting == [2]
     assert status.limit == experiment.protocol.max_streams
     assert status.as_dict()["resumes"] is True and status.holder is None
-    assert status.settled is None and status.verdict_so_far.endswith("; the 2 trials not finished can change it")
+    # 3 of the row's 10 trials asked, the first stopped by the cap: no verdict, in the text and in --json alike.
+    assert status.settled is None and status.as_dict()["settled_verdict"] is None
+    assert status.verdict_so_far == status.as_dict()["verdict"] == "3 of 10 trials, capped at 3,000 training steps: no verdict"
     # fewer trials asked: the checkpointed one is not among them
     assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
 

@@ -166,9 +166,13 @@ def test_a_quick_look_gets_its_figures_and_no_verdict():
     assert no_verdict_reason(quick) == "2 of 10 trials"
     table = {label: ours for label, ours, _ in comparison(quick, 2)}
     assert "verdict" not in table and "% perfect, 95 % interval" in table
-    capped = {**_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)]), "budget_steps": 2000}
+    stopped = [{**_row(seed, None), "steps": 2_003} for seed in range(3)] + [_row(seed, 8_000) for seed in range(3, 10)]
+    capped = {**_results("gers2002-gts-peephole", stopped), "budget_steps": 2000}
     assert no_verdict_reason(capped) == "10 of 10 trials, capped at 2,000 training steps"
     assert "verdict" not in {label for label, _, _ in comparison(capped)}
+    # A cap no trial reached (every net solved within it, or stopped by the paper's own limit) changed nothing.
+    unreached = {**_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)]), "budget_steps": 2000}
+    assert no_verdict_reason(unreached) is None and ("verdict", "reproduced", "") in comparison(unreached, 10)
     full = _results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])
     assert no_verdict_reason(full) is None and ("verdict", "reproduced", "") in comparison(full, 10)
 
@@ -277,10 +281,25 @@ def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_never_diff
     from lstmgraph.experiments.verdict import settled_outcome
 
     experiment = {"unit": "training streams", "published": {"perfect_percent": 37}, "trials": 100}
-    rows = [{"seed": seed, "solved": seed < 3, "to_success": 1000 if seed < 3 else None} for seed in range(76)]
+    rows = [{"seed": seed, "solved": seed < 3, "to_success": 1000 if seed < 3 else None, "steps": 2000}
+            for seed in range(76)]
     results = {"experiment": experiment, "summary": {"trials": 76}, "trials": rows}
     assert settled_outcome(results, 24) == "differs"   # 3 of 76: 27 of 100 at most, 37 % outside
     assert settled_outcome(results, 30) is None        # 33 of 106 could still include it
-    assert settled_outcome({**results, "budget_steps": 2000}, 24) is None  # a capped net might still learn
+    assert settled_outcome({**results, "budget_steps": 2000}, 24) is None  # a net the cap stopped might still learn
+    assert settled_outcome({**results, "budget_steps": 2001}, 24) == "differs"  # a cap no net reached: none
     unpublished = {**results, "experiment": {**experiment, "published": {}}}
     assert settled_outcome(unpublished, 24) is None    # not judged: never settled
+
+
+def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_stays_not_judged():
+    from lstmgraph.experiments.results_table import CAPPED_CELL, verdict_cell
+    from lstmgraph.experiments.verdict import cap_binds
+
+    stopped = [{**_row(seed, None), "steps": 2_000} for seed in range(10)]
+    capped = {**_results("gers2002-gts-peephole", stopped), "budget_steps": 2000}
+    assert cap_binds(capped) and not cap_binds({**capped, "budget_steps": 2001})
+    assert verdict_cell(judge(capped), cap_binds(capped)) == CAPPED_CELL
+    assert verdict_cell(judge(capped)).startswith("**differs**")
+    words = _results("gers2000-nto-standard", stopped[:1])  # a finding in words: no figure to judge
+    assert verdict_cell(judge(words), True) == "not judged"
