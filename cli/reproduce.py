@@ -164,9 +164,11 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         chosen = find_experiment(experiment)
     except KeyError as error:
         fail(error.args[0])
+    given_task: dict = {}
     if task_options:
         try:
-            chosen = chosen.with_task_options(_options("--task-option", "idle_target=0", task_options))
+            given_task = _options("--task-option", "idle_target=0", task_options)
+            chosen = chosen.with_task_options(given_task)
         except TaskError as error:
             fail(f"--task-option: {error}")
     if protocol_options:
@@ -187,10 +189,11 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
-        if task_options:
-            click.echo("task options: " + ", ".join(f"{key} {json.dumps(value)}"
-                                                    for key, value in chosen.task_options.items())
-                       + " (set with --task-option: not the row's coding)")
+        if given_task:
+            row = find_experiment(chosen.name).task_options
+            click.echo("task options: " + ", ".join(
+                f"{key} {json.dumps(value)}" + (" (the row's own)" if row.get(key) == value else "")
+                for key, value in given_task.items()) + " (set with --task-option)")
         if protocol_options:
             click.echo("protocol settings: " + ", ".join(f"{key} {json.dumps(value)}"
                                                          for key, value in chosen.protocol_options.items())

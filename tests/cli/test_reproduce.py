@@ -248,3 +248,16 @@ def test_a_first_run_on_an_installation_says_it_compiles_first(tmp_path, monkeyp
     result = run(*command, "--trials", "1", "--max-steps", "200", "--out", tmp_path / "again")
     assert result.returncode == 0 and "note: compiling" not in result.stderr
 
+
+
+def test_the_header_names_the_task_options_given_and_which_are_the_row_s_own(tmp_path):
+    """Not every option of the task (6a's variant, which no one gave), and a value equal to the
+    row's is said to be the row's own, not another coding."""
+    result = run("reproduce", "hochreiter1997-temporal-order-6a", "--task-option", "idle_target=0",
+                 "--task-option", "variant=6a", "--trials", "1", "--max-steps", "100", "--out", tmp_path / "to")
+    assert result.returncode == 0, result.stderr
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("task options: ")]
+    assert line == 'task options: idle_target 0, variant "6a" (the row\'s own) (set with --task-option)'
+    other = run("reproduce", "hochreiter1997-temporal-order-6a", "--task-option", "idle_target=0", "--trials", "1",
+                "--max-steps", "100", "--out", tmp_path / "other")
+    assert "variant" not in [line for line in other.stdout.splitlines() if line.startswith("task options: ")][0]
