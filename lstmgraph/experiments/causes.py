@@ -143,6 +143,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
                     suspects=(RATE, MOMENTUM)),
         _exact_sweep("hochreiter1997-adding-t100")),
     "hochreiter1997-adding-t500": (
+        TriedChange("a linear output unit", "results/hochreiter1997-adding-t500-linear-output"),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,)),
         _exact_gradient("hochreiter1997-adding-t500")),
