@@ -63,14 +63,18 @@ def _finite(context: click.Context, parameter: click.Parameter, value: float | N
 
 
 def _trial_line(row: dict, unit: str) -> str:
-    """One finished trial in words, e.g. 'trial 3: solved after 12,311 training streams (609.8 s)'."""
+    """One finished trial in words, e.g. 'trial 3: solved after 12,311 training streams (609.8 s)';
+    one an earlier run finished says so (a resume lists it again)."""
+    from lstmgraph.experiments.schedule import FINISHED_BEFORE  # numba: only when trials run
+
     if row.get("diverged"):
         outcome = f"diverged after {row['presented']:,} {unit}"
     elif row["solved"]:
         outcome = f"solved after {row['to_success']:,} {unit}"
     else:
         outcome = f"not solved in {row['presented']:,} {unit}"
-    return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s)"
+    kept = " (finished in an earlier run of the folder)" if row.get(FINISHED_BEFORE) else ""
+    return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s){kept}"
 
 
 def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:

@@ -32,6 +32,8 @@ TrialDone = Callable[[dict[str, Any]], None]
 
 #: Work per piece, and so the most a lost worker or a killed run can cost.
 CHECKPOINT_SECONDS = 60.0
+#: What a row reported to ``trial_done`` carries where an earlier run of the folder finished it (a resume).
+FINISHED_BEFORE = "finished_before"
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 #: The most runs (a sweep's settings) whose trials share a piece on the GPU: each holds its
@@ -140,7 +142,7 @@ class _Run:
             self.folder.write_rows(stored)
         for row in self.rows:
             self.folder.remove_checkpoint(row["seed"])  # ended after it
-            self.trial_done(row)
+            self.trial_done({**row, FINISHED_BEFORE: True})
 
     def piece_run(self) -> PieceRun:
         """What a worker needs of this run (`piece.PieceRun`)."""

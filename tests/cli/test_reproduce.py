@@ -261,3 +261,11 @@ def test_the_header_names_the_task_options_given_and_which_are_the_row_s_own(tmp
     other = run("reproduce", "hochreiter1997-temporal-order-6a", "--task-option", "idle_target=0", "--trials", "1",
                 "--max-steps", "100", "--out", tmp_path / "other")
     assert "variant" not in [line for line in other.stdout.splitlines() if line.startswith("task options: ")][0]
+
+
+def test_a_resumed_run_says_which_trials_an_earlier_run_finished(tmp_path):
+    out = tmp_path / "gts"
+    assert run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--out", out).returncode == 0
+    result = run("reproduce", "gers2002-gts-peephole", "--trials", "2", "--out", out)
+    lines = [line for line in result.stdout.splitlines() if line.lstrip().startswith("trial ")]
+    assert [line.endswith("(finished in an earlier run of the folder) [1/2]") for line in lines] == [True, False]
