@@ -65,7 +65,7 @@ def _finite(context: click.Context, parameter: click.Parameter, value: float | N
 def _trial_line(row: dict, unit: str) -> str:
     """One finished trial in words, e.g. 'trial 3: solved after 12,311 training streams (609.8 s)';
     one an earlier run finished says so (a resume lists it again)."""
-    from lstmgraph.experiments.schedule import FINISHED_BEFORE  # numba: only when trials run
+    from lstmgraph.experiments.folder import FINISHED_BEFORE  # (the experiments package: only when trials run)
 
     if row.get("diverged"):
         outcome = f"diverged after {row['presented']:,} {unit}"

@@ -42,12 +42,15 @@ from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, not_written_by,
                            parse_json, read_file, remove_file, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
+from .settings_diff import setting_differences
 
 #: The arithmetic trials run with, raised whenever a change makes a trial take another path
 #: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
 #: trials to a folder of another arithmetic. 1: libm's tanh in the compiled kernels (until
 #: 2026-11-22); 2: the kernels' own vectorised tanh (`engine/compiled/vector_math.py`).
 TRIAL_ARITHMETIC = 2
+#: What a row reported as a run opens its folder carries where an earlier run finished it (a resume).
+FINISHED_BEFORE = "finished_before"
 #: The array of a checkpoint holding the digest of the folder's settings (`settings_digest`).
 SETTINGS_KEY = "folder/settings"
 #: Bytes a file read back may hold: experiment.json, trials.jsonl and results.json, a checkpoint.
@@ -363,36 +366,6 @@ def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, dig
             return f"'{name}' holds NaN or infinite values"
     return None
 
-
-def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
-    """Up to ``limit`` settings (dotted paths) on which a folder's ``stored`` settings and a
-    command's ``wanted`` ones differ, with both values, e.g. "budget_steps: 3,000 in the folder,
-    2,999 in this command"."""
-    found: list[str] = []
-
-    def walk(path: str, ours: Any, theirs: Any) -> None:
-        if len(found) >= limit or ours == theirs:
-            return
-        if isinstance(ours, dict) and isinstance(theirs, dict):
-            for key in list(ours) + [key for key in theirs if key not in ours]:
-                walk(f"{path}.{key}" if path else str(key), ours.get(key, _ABSENT), theirs.get(key, _ABSENT))
-            return
-        found.append(f"{path}: {_shown(ours)} in the folder, {_shown(theirs)} in this command")
-
-    walk("", stored, wanted)
-    return found or ["the settings as a whole"]
-
-
-_ABSENT = object()
-
-
-def _shown(value: Any) -> str:
-    if value is _ABSENT:
-        return "not set"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_trial_count(trials: int) -> None:

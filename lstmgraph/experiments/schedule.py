@@ -20,7 +20,7 @@ from ..progress import Progress, ProgressReport
 from ..limits import MAX_STEPS, check_count
 from .catalogue import Experiment
 from .figures import results_figure
-from .folder import TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
+from .folder import FINISHED_BEFORE, TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
 from .stops import Stopped, stopped_by_signals, stops_deferred
 from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
@@ -32,8 +32,6 @@ TrialDone = Callable[[dict[str, Any]], None]
 
 #: Work per piece, and so the most a lost worker or a killed run can cost.
 CHECKPOINT_SECONDS = 60.0
-#: What a row reported to ``trial_done`` carries where an earlier run of the folder finished it (a resume).
-FINISHED_BEFORE = "finished_before"
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 #: The most runs (a sweep's settings) whose trials share a piece on the GPU: each holds its

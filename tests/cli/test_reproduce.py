@@ -72,7 +72,7 @@ def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
     result = run("reproduce", "gers2000-cnto-forget", "--task-option", "idle_target=null", "--trials", "1",
                  "--jobs", "1", "--max-steps", "3000", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert 'continual true (set with --task-option: not the row\'s coding)' in result.stdout
+    assert 'task options: idle_target null (set with --task-option)' in result.stdout  # the option given, unset
     settings = json.loads((out / "experiment.json").read_text())
     assert settings["task_options"] == {"variant": "6b", "continual": True}
     assert "idle_target" not in settings["spec_data"]["training"]["task"]

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, setting_differences, settings_digest
+from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, settings_digest
+from lstmgraph.experiments.settings_diff import setting_differences
 from lstmgraph.experiments.folder_files import FolderFileError, parse_json, write_file
 from lstmgraph.experiments.rows import MAX_TRIALS, check_results, check_row
 from lstmgraph.experiments.schedule import run_experiment, settings as run_settings

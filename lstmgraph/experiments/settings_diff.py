@@ -1,0 +1,54 @@
+"""How a results folder's stored settings differ from those a command would run with: the
+settings named by their dotted paths, each with both values, for `ResultsFolder.check_settings`'s
+refusal (so the user sees what to change, not only that something differs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: A value shown in full up to this many characters; a longer one around its first difference.
+SHOWN_CHARS = 60
+
+
+def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
+    """Up to ``limit`` settings (dotted paths) on which a folder's ``stored`` settings and a
+    command's ``wanted`` ones differ, with both values, e.g. "budget_steps: 3,000 in the folder,
+    2,999 in this command"."""
+    found: list[str] = []
+
+    def walk(path: str, ours: Any, theirs: Any) -> None:
+        if len(found) >= limit or ours == theirs:
+            return
+        if isinstance(ours, dict) and isinstance(theirs, dict):
+            for key in list(ours) + [key for key in theirs if key not in ours]:
+                walk(f"{path}.{key}" if path else str(key), ours.get(key, _ABSENT), theirs.get(key, _ABSENT))
+            return
+        shown_ours, shown_theirs = _shown_pair(ours, theirs)
+        found.append(f"{path}: {shown_ours} in the folder, {shown_theirs} in this command")
+
+    walk("", stored, wanted)
+    return found or ["the settings as a whole"]
+
+
+_ABSENT = object()
+
+
+def _text(value: Any) -> str:
+    if value is _ABSENT:
+        return "not set"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return json.dumps(value)
+
+
+def _shown_pair(ours: Any, theirs: Any) -> tuple[str, str]:
+    """Both values as text; long ones cut to the stretch where they first differ, so two
+    descriptions alike for 100 characters do not look the same."""
+    one, other = _text(ours), _text(theirs)
+    if max(len(one), len(other)) <= SHOWN_CHARS:
+        return one, other
+    start = next((i for i, (a, b) in enumerate(zip(one, other)) if a != b), min(len(one), len(other)))
+    start = max(0, start - 20)
+    return tuple(("..." if start else "") + text[start:start + SHOWN_CHARS - 6]
+                 + ("..." if len(text) > start + SHOWN_CHARS - 6 else "") for text in (one, other))
