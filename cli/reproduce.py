@@ -193,6 +193,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
+        if specs != BUNDLED_SPECS:
+            click.echo(f"spec: {chosen.spec_path(specs)} (set with --specs: not the bundled one)")
         if given_task:
             row = find_experiment(chosen.name).task_options
             click.echo("task options: " + ", ".join(

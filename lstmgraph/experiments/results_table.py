@@ -48,6 +48,16 @@ class Row:
     results: dict[str, Any]
     published: dict[str, Any]
     paper_trials: int
+    #: The net the trials ran differs from the catalogue row's (``reproduce --specs DIR``, or a
+    #: row changed since): the tables say so.
+    spec_changed: bool = False
+
+
+def _net(data: Any) -> Any:
+    """A spec's data without its training task (set otherwise by ``--task-option``: `coding_note`)."""
+    if not isinstance(data, dict) or not isinstance(data.get("training"), dict):
+        return data
+    return {**data, "training": {key: value for key, value in data["training"].items() if key != "task"}}
 
 
 def collect(results_dir: Path) -> list[Row]:
@@ -57,13 +67,16 @@ def collect(results_dir: Path) -> list[Row]:
     for path in sorted(results_dir.rglob("results.json")):
         if path.relative_to(results_dir).parts[0] == HISTORY:
             continue
-        results = ResultsFolder.read_only(path.parent).read_results()
+        folder = ResultsFolder.read_only(path.parent)
+        results = folder.read_results()
         experiment = results["experiment"]
         current = EXPERIMENTS.get(experiment["name"])
         published = current.published if current else experiment["published"]
         paper_trials = current.trials if current else experiment["trials"]
+        stored = (folder.stored_settings() or {}).get("spec_data")
+        changed = current is not None and stored is not None and _net(stored) != _net(current.spec_data()[0])
         rows.append(Row(path.parent.relative_to(results_dir).as_posix(), experiment["paper"], experiment["name"],
-                        results, published, paper_trials))
+                        results, published, paper_trials, changed))
     order = {paper: index for index, paper in enumerate(PAPERS)}
     return sorted(rows, key=lambda row: (order.get(row.paper, len(PAPERS)), row.name, row.folder))
 
@@ -120,7 +133,8 @@ def coding_note(row: Row) -> str:
     """How the folder's task options differ from the row's as the catalogue has it now: set
     otherwise (`reproduce --task-option`, e.g. "idle_target 0") or not set, the task's default
     when it ran (a run from before the row set it, e.g. "no cue"); and its protocol settings set
-    otherwise (`reproduce --protocol-option`); empty when they agree."""
+    otherwise (`reproduce --protocol-option`); and a net not the row's (`Row.spec_changed`); empty
+    when they agree."""
     current = EXPERIMENTS.get(row.name)
     stored = row.results["experiment"].get("task_options", {})
     if current is None:
@@ -132,7 +146,7 @@ def coding_note(row: Row) -> str:
     protocol = row.results["experiment"].get("protocol_options", {})
     if protocol:
         coding += f" (protocol: {', '.join(f'{key} {json.dumps(value)}' for key, value in protocol.items())})"
-    return coding
+    return coding + (" (spec: not the row's)" if row.spec_changed else "")
 
 
 def summary_points(rows: list[Row]) -> list[SummaryPoint]:

@@ -269,3 +269,24 @@ def test_a_resumed_run_says_which_trials_an_earlier_run_finished(tmp_path):
     result = run("reproduce", "gers2002-gts-peephole", "--trials", "2", "--out", out)
     lines = [line for line in result.stdout.splitlines() if line.lstrip().startswith("trial ")]
     assert [line.endswith("(finished in an earlier run of the folder) [1/2]") for line in lines] == [True, False]
+
+
+def test_a_spec_from_another_folder_is_named_in_the_header_and_the_tables(tmp_path):
+    """`--specs DIR`: the header names the file, and `lstmgraph results` labels the folder."""
+    import shutil
+
+    from lstmgraph.experiments.results_table import coding_note, collect
+
+    specs = tmp_path / "specs"
+    shutil.copytree(SPECS, specs)
+    path = specs / "gers2002_timing.yaml"
+    path.write_text(path.read_text().replace("uniform: 0.1", "uniform: 0.2"))
+    out = tmp_path / "results" / "gts"
+    result = run("reproduce", "gers2002-gts-peephole", "--specs", specs, "--trials", "1", "--max-steps", "2000",
+                 "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert f"spec: {path} (set with --specs: not the bundled one)" in result.stdout
+    assert run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "2000",
+               "--out", tmp_path / "results" / "plain").returncode == 0
+    notes = {row.folder: coding_note(row) for row in collect(tmp_path / "results")}
+    assert notes == {"gts": " (spec: not the row's)", "plain": ""}
