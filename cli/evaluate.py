@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -36,7 +38,10 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_jso
     (the 2000/2002 papers' test-stream figure).
     """
     try:
-        result = evaluate_run(run_dir, sequences, seed, data)
+        with click.progressbar(length=sequences, label="judging", file=sys.stderr,
+                               show_pos=True) if sys.stderr.isatty() and not as_json else nullcontext() as bar:
+            result = evaluate_run(run_dir, sequences, seed, data,
+                                  None if bar is None else lambda report: bar.update(report.done - bar.pos))
     except (TrainedRunError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:

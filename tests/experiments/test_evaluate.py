@@ -243,3 +243,13 @@ def test_a_bad_data_file_exits_2_naming_it(data_run, tmp_path, content, message)
         path.write_bytes(content)
     result = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(path)])
     assert result.exit_code == 2 and f"error: {path}: " in result.output and message in result.output
+
+
+def test_a_long_evaluation_reports_its_progress_and_the_same_figures(runs):
+    """2,560 sequences of a 1997 row take a minute: a report every `REPORT_EVERY` sequences."""
+    from lstmgraph.experiments.evaluate import REPORT_EVERY
+
+    reports = []
+    result = evaluate_run(runs["gru"], sequences=250, seed=1, progress=reports.append)
+    assert [(r.unit, r.done, r.total) for r in reports] == [("sequences", REPORT_EVERY * k, 250) for k in (1, 2)]
+    assert result == evaluate_run(runs["gru"], sequences=250, seed=1)
