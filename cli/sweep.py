@@ -141,6 +141,9 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     for line in table_lines(document):
         click.echo(f"  {line}")
     click.echo("p vs own: McNemar's exact test on the seeds solved in one setting and not in the other")
+    if max_steps:
+        click.echo(f"each trial capped at {max_steps:,} training steps (--max-steps): a rate beside the published "
+                   "one is a quick look, no verdict")
     click.echo(f"wrote {out / 'sweep.json'}, {out / 'sweep.csv'} and {out / 'sweep.png'}")
 
 
@@ -177,6 +180,9 @@ def _print_status(status: dict, as_json: bool) -> None:
             lines.append(line)
     for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
         click.echo(line)
+    click.echo("this command resumes it" if not conflicts else
+               f"this command would not run there: {_counted(len(conflicts), 'setting')} (above) hold trials of "
+               "other settings")
 
 
 #: Settings a sweep lists one per line; a longer list shows its first and last few.

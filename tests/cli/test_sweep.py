@@ -67,6 +67,7 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
     assert result.returncode == 0, result.stderr
     assert "setting 0: learning_rate=1e-05 (the own setting: the paired tests' reference)" in result.stdout
     assert "0 (own)" in result.stdout[result.stdout.index("p vs own"):]
+    assert f"each trial capped at {int(STEPS):,} training steps (--max-steps)" in result.stdout
     assert _trials(swept / "settings" / "0" / "trials.jsonl") == _trials(reproduced / "trials.jsonl")
     assert _trials(swept / "settings" / "1" / "trials.jsonl") != _trials(reproduced / "trials.jsonl")
     document = json.loads((swept / "sweep.json").read_text())
@@ -83,6 +84,10 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
     assert status.returncode == 0, status.stderr
     listed = json.loads(status.stdout)
     assert listed["finished"] == listed["total"] == 4 and not listed["in_use_by"]
+    assert run(*command, "--status").stdout.rstrip().endswith("this command resumes it")
+    elsewhere = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
+                    STEPS, "--out", str(swept), "--status")
+    assert "this command would not run there: 1 setting (above) hold" in elsewhere.stdout
     other = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
                 STEPS, "--out", str(swept))
     assert other.returncode == 2 and "settings/1 holds trials of" in other.stderr
