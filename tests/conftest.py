@@ -10,6 +10,7 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 #: Whether the gpu tests run in the simulator (the CPU's arithmetic: results equal bit for bit).
 SIMULATED = os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
 
+import signal
 import subprocess
 import textwrap
 import traceback
@@ -121,3 +122,21 @@ EXPLODING = {
     "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
                  "task": {"name": "adding", "length": 20}},
 }
+
+
+def with_a_ctrl_c(figure: Callable, cut_short: bool = False) -> Callable:
+    """``figure`` (a figure writer) that sends this process a Ctrl-C on its first call, as an
+    auditor's Ctrl-C once arrived inside its import of matplotlib. ``cut_short``: if the signal
+    cut that call short, every later call fails as the half-loaded matplotlib then did."""
+    state = {"sent": False, "cut": False}
+
+    def drawn(*args, **kwargs):
+        if state["cut"]:
+            raise AttributeError("module 'matplotlib' has no attribute 'get_data_path'")
+        if not state["sent"]:
+            state["sent"], state["cut"] = True, cut_short
+            os.kill(os.getpid(), signal.SIGINT)
+            state["cut"] = False  # (the signal waited: the call goes on)
+        return figure(*args, **kwargs)
+
+    return drawn

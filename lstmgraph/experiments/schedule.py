@@ -160,9 +160,11 @@ class _Run:
         return write_results(self.folder, self.experiment, self.budget_steps, self.rows)
 
     def close(self) -> dict[str, Any]:
-        """Every trial ended: the run's results written, its lock let go."""
+        """Every trial ended: the run's results written, its lock let go. A stop signal meanwhile
+        waits until they are written (`stops.stops_deferred`), so the stop finds them whole."""
         try:
-            self.final = write_results(self.folder, self.experiment, self.budget_steps, self.rows)
+            with stops_deferred():
+                self.final = write_results(self.folder, self.experiment, self.budget_steps, self.rows)
             return self.final
         finally:
             self.release()
@@ -340,7 +342,8 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
             with stopped_by_signals():
                 _run(schedule, workers_for(jobs, cluster), progress)
     except Stopped as stop:  # the figures of the trials that finished, as the end writes them
-        stop.results = [run.results() for run in runs]
+        with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
+            stop.results = [run.results() for run in runs]
         raise
     finally:
         for run in runs:

@@ -2,7 +2,8 @@
 
 `stopped_by_signals` turns a stop signal into `Stopped` in the main thread, so a run ends
 through its ``finally`` (workers ended, finished trials kept, running ones checkpointed).
-`stops_deferred` holds a signal while workers start, then raises it.
+`stops_deferred` holds a signal while workers start, or while a run's summary files are written,
+then raises it (or, on the way out of a stop, drops it).
 """
 
 from __future__ import annotations
@@ -58,11 +59,15 @@ def stopped_by_signals() -> Iterator[None]:
 
 
 @contextmanager
-def stops_deferred() -> Iterator[None]:
-    """Hold a stop signal until the block ends, then raise it: a worker whose start is cut short
-    reads half its start-up data and prints a traceback. The handler defers it in this process
-    (any thread may receive the signal); the signal mask, which started workers inherit, keeps a
-    terminal's Ctrl-C from reaching them before they ignore it."""
+def stops_deferred(drop: bool = False) -> Iterator[None]:
+    """Hold a stop signal until the block ends, then raise it (``drop``: forget it). A worker
+    whose start is cut short reads half its start-up data and prints a traceback; a summary file
+    whose writing is cut short is not written, and a stop inside an import (matplotlib's, for
+    the figure) leaves a half-loaded module that the stop's own writing then fails on. ``drop``
+    where the run is stopping already: a second Ctrl-C must not cut short the writing of what
+    the first one stopped. The handler defers it in this process (any thread may receive the
+    signal); the signal mask, which started workers inherit, keeps a terminal's Ctrl-C from
+    reaching them before they ignore it."""
     caught: list[int] = []
     with _stop_signals_handled_by(lambda number, frame: caught.append(number)) as handled:
         if not handled:
@@ -73,5 +78,5 @@ def stops_deferred() -> Iterator[None]:
             yield
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if caught:
+    if caught and not drop:
         raise Stopped(caught[0])

@@ -22,7 +22,7 @@ from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from .folder import ResultsFolder, check_written_by, locked_folder
 from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
-from .stops import Stopped
+from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
 from .sweep import Setting, Subject
@@ -141,10 +141,15 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
                                       checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
                                       until_settled)
         except Stopped as stop:  # every setting's trials finished so far
-            write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
+            with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
+                write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
             raise SweepStopped(stop.signal_number) from None
-        document = sweep_document(document_head, listed, _rows(grid, results))
-        write_outputs(out, document)
+        try:
+            with stops_deferred():  # a stop signal now: the files written whole, then the stop
+                document = sweep_document(document_head, listed, _rows(grid, results))
+                write_outputs(out, document)
+        except Stopped as stop:  # every trial had finished: sweep.json is whole
+            raise SweepStopped(stop.signal_number) from None
     return document
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from lstmgraph.experiments import EXPERIMENTS
 
-from conftest import SPECS
+from conftest import SPECS, with_a_ctrl_c
 from test_commands import run
 
 
@@ -205,6 +205,21 @@ def test_ctrl_c_or_sigterm_stops_the_workers_and_says_how_to_resume(tmp_path, st
     assert "leaked" not in err
     assert workers
     wait_for(lambda: all(_gone(worker) for worker in workers))  # terminated, not left running
+
+
+def test_a_ctrl_c_while_the_results_are_written_waits_for_them(tmp_path, monkeypatch):
+    """A Ctrl-C inside the import of matplotlib for results.png once made the stop write the
+    results again on the half-loaded module: exit 1, a traceback. Now it waits for the files."""
+    from lstmgraph.experiments import schedule
+
+    monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure, cut_short=True))
+    out = tmp_path / "out"
+    result = run("reproduce", "gers2002-msd-f10-peephole", "--trials", "1", "--jobs", "1", "--max-steps", "3000",
+                 "--out", str(out))
+    assert result.returncode == 130 and "Traceback" not in result.stderr, result.stderr
+    assert "summarised so far in results.json" in result.stderr
+    assert json.loads((out / "results.json").read_text())["summary"]["trials"] == 1
+    assert (out / "results.png").stat().st_size
 
 
 def test_a_specs_folder_with_a_net_of_the_wrong_width_exits_2_naming_its_file_and_line(tmp_path):

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import SPECS
+from conftest import SPECS, with_a_ctrl_c
 from test_commands import run
 
 ROW = "gers2002-msd-f10-peephole"
@@ -155,3 +155,46 @@ def test_a_reader_that_closes_the_pipe_ends_the_sweep_quietly(tmp_path):
     process.stdout.close()  # as `head -2` does: the sweep's own lines meet a closed pipe
     _, errors = process.communicate(timeout=GUARD_SECONDS)
     assert process.returncode == 1 and "error" not in errors.lower(), errors
+
+
+def test_a_ctrl_c_while_a_setting_s_results_are_written_waits_for_them_and_the_sweep_ends_as_interrupted(
+        tmp_path, monkeypatch):
+    """An auditor's Ctrl-C arrived inside the import of matplotlib for a setting's results.png; the
+    stop then wrote the results again on the half-loaded module and exited 1 with a traceback,
+    without sweep.json. Now the signal waits until the results are written, then stops the sweep."""
+    from lstmgraph.experiments import schedule
+
+    monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure, cut_short=True))
+    out = tmp_path / "sweep"
+    command = ["sweep", ROW, "--vary", "learning_rate=1e-5,1e-4", "--trials", "1", "--jobs", "1", "--max-steps",
+               STEPS, "--out", str(out)]
+    result = run(*command)
+    assert result.returncode == 130, result.stderr
+    assert "interrupted:" in result.stderr and "Traceback" not in result.stderr
+    assert json.loads((out / "settings" / "0" / "results.json").read_text())["summary"]["trials"] == 1
+    assert [entry["trials"] for entry in json.loads((out / "sweep.json").read_text())["settings"]] == [1, 0]
+    assert (out / "sweep.png").stat().st_size
+    monkeypatch.undo()
+    resumed = run(*command)
+    assert resumed.returncode == 0, resumed.stderr
+    assert [entry["trials"] for entry in json.loads((out / "sweep.json").read_text())["settings"]] == [1, 1]
+
+
+@pytest.mark.parametrize("stopped_before", [True, False])
+def test_a_ctrl_c_while_sweep_json_is_written_waits_for_its_files(tmp_path, monkeypatch, stopped_before):
+    """A Ctrl-C while the sweep's own files are written, at a stop (a second Ctrl-C: dropped) or
+    at the end (the sweep then ends as interrupted): sweep.json, sweep.csv and sweep.png whole."""
+    from lstmgraph.experiments import schedule, sweep_run
+
+    if stopped_before:  # the first Ctrl-C: as a setting's results are written
+        monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure))
+    monkeypatch.setattr(sweep_run, "sweep_figure", with_a_ctrl_c(sweep_run.sweep_figure))
+    out = tmp_path / "sweep"
+    result = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-4", "--trials", "1", "--jobs", "1", "--max-steps",
+                 STEPS, "--out", str(out))
+    assert result.returncode == 130, result.stderr
+    assert "interrupted:" in result.stderr and "Traceback" not in result.stderr
+    document = json.loads((out / "sweep.json").read_text())
+    assert [entry["trials"] for entry in document["settings"]] == ([1, 0] if stopped_before else [1, 1])
+    assert (out / "sweep.csv").read_text().startswith("index,") and (out / "sweep.png").stat().st_size
+
