@@ -1,4 +1,4 @@
-"""Stop signals: Ctrl-C and SIGTERM end a run the way a finished one ends.
+"""Stop signals: Ctrl-C, SIGTERM and SIGHUP end a run the way a finished one ends.
 
 `stopped_by_signals` turns a stop signal into `Stopped` in the main thread, so a run ends
 through its ``finally`` (workers ended, finished trials kept, running ones checkpointed).
@@ -13,9 +13,10 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-#: The signals that stop a run the way Ctrl-C does: a terminal's Ctrl-C, and the SIGTERM of
-#: `kill`, `timeout` or a batch scheduler (SLURM sends it before its SIGKILL).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals that stop a run the way Ctrl-C does: a terminal's Ctrl-C, the SIGTERM of
+#: `kill`, `timeout` or a batch scheduler (SLURM sends it before its SIGKILL), and the SIGHUP of
+#: a closed terminal or a dropped ssh session (`nohup` ignores it, and so does the run then).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(KeyboardInterrupt):

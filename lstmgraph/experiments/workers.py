@@ -37,6 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from ..limits import MAX_JOBS, LimitError, check_count
+from .stops import STOP_SIGNALS
 
 #: The Dask schemes a scheduler can be reached by from another process (not ``inproc``).
 CLUSTER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
@@ -72,10 +73,13 @@ def _watch_parent(parent: int) -> None:
 
 
 def _start_worker(parent: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # Ctrl-C, and the SIGHUP of a closed terminal, reach the whole process group: the parent's to
+    # handle (it ends its workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # The parent held the stop signals while starting this process, and a process inherits that
     # mask: SIGTERM must reach it again, or `stop` could not end it.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(STOP_SIGNALS))
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
 
 

@@ -181,11 +181,11 @@ def _gone(pid: int) -> bool:
     return not status.exists() or "State:\tZ" in status.read_text()
 
 
-@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
-def test_ctrl_c_or_sigterm_stops_the_workers_and_says_how_to_resume(tmp_path, stop):
-    """Ctrl-C, or the SIGTERM of `kill` or a batch scheduler: the workers are ended, the run says
-    how to resume and exits 128 + the signal's number, with nothing left behind (no leaked
-    semaphores reported by multiprocessing's resource tracker)."""
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_ctrl_c_sigterm_or_sighup_stops_the_workers_and_says_how_to_resume(tmp_path, stop):
+    """Ctrl-C, the SIGTERM of `kill` or a batch scheduler, or the SIGHUP of a closed terminal: the
+    workers are ended, the run says how to resume and exits 128 + the signal's number, with
+    nothing left behind (no leaked semaphores reported by multiprocessing's resource tracker)."""
     import signal
     import subprocess
 

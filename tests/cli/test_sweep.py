@@ -198,3 +198,26 @@ def test_a_ctrl_c_while_sweep_json_is_written_waits_for_its_files(tmp_path, monk
     assert [entry["trials"] for entry in document["settings"]] == ([1, 0] if stopped_before else [1, 1])
     assert (out / "sweep.csv").read_text().startswith("index,") and (out / "sweep.png").stat().st_size
 
+
+def test_a_closed_terminal_s_sighup_stops_a_sweep_as_ctrl_c_does(tmp_path):
+    """SIGHUP (a closed terminal, a dropped ssh session): the workers ended, sweep.json written,
+    exit 129 with the resume hint; once it killed the sweep and leaked its semaphores."""
+    import signal
+    import subprocess
+
+    from test_commands import SCRIPT, wait_for
+    from test_reproduce import _gone, _workers
+
+    out = tmp_path / "sweep"
+    process = subprocess.Popen([str(SCRIPT), "sweep", "gers2000-cerg-forget", "--vary", "learning_rate=0.5,0.2",
+                                "--trials", "2", "--jobs", "2", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: _workers(process.pid) or process.poll() is not None)
+    workers = _workers(process.pid)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=600)  # a guard only: the sweep stops at once
+    assert process.returncode == 128 + signal.SIGHUP, err
+    assert "run the same command to resume" in err and "Traceback" not in err and "leaked" not in err
+    assert json.loads((out / "sweep.json").read_text())["settings"]
+    assert workers
+    wait_for(lambda: all(_gone(worker) for worker in workers))
