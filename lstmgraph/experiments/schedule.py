@@ -34,8 +34,7 @@ TrialDone = Callable[[dict[str, Any]], None]
 CHECKPOINT_SECONDS = 60.0
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
-#: The most runs (a sweep's settings) whose trials share a piece on the GPU: each holds its
-#: folder's lock while it runs, one open file each.
+#: The most runs (a sweep's settings) sharing a GPU piece: each holds its folder's lock, one open file.
 GPU_RUNS = 256
 #: Training steps of a trial's first piece; later pieces are sized from the time it took.
 FIRST_PIECE_STEPS = 20_000
@@ -160,8 +159,7 @@ class _Run:
         return write_results(self.folder, self.experiment, self.budget_steps, self.rows)
 
     def close(self) -> dict[str, Any]:
-        """Every trial ended: the run's results written, its lock let go. A stop signal meanwhile
-        waits until they are written (`stops.stops_deferred`), so the stop finds them whole."""
+        """Every trial ended: the run's results written (a stop signal waits for them), its lock let go."""
         try:
             with stops_deferred():
                 self.final = write_results(self.folder, self.experiment, self.budget_steps, self.rows)
@@ -341,8 +339,8 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
         if schedule.ready:
             with stopped_by_signals():
                 _run(schedule, workers_for(jobs, cluster), progress)
-    except Stopped as stop:  # the figures of the trials that finished, as the end writes them
-        with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
+    except Stopped as stop:  # the trials finished, as the end writes them; a second signal is dropped
+        with stops_deferred(drop=True):
             stop.results = [run.results() for run in runs]
         raise
     finally:

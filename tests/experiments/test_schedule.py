@@ -267,3 +267,32 @@ def test_until_settled_runs_on_while_the_verdict_is_open(tmp_path):
     experiment = find_experiment("hochreiter1997-adding-t100")
     results = run_experiment(experiment, 2, 1, tmp_path, budget_steps=2000, until_settled=True)
     assert [row["seed"] for row in results["trials"]] == [0, 1]
+
+
+def test_a_stop_while_the_results_are_written_waits_for_them(tmp_path, monkeypatch):
+    """A stop signal inside the figure's first import of matplotlib left the import half done,
+    and the stop's own summary then failed on it (a traceback, no results.json). The signal now
+    waits until the results are written, and the run stops after."""
+    import os
+    import signal
+
+    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments.stops import Stopped
+
+    real, state = schedule.results_figure, {"calls": 0, "imported": False}
+
+    def figure_importing_matplotlib(results):
+        state["calls"] += 1
+        if state["calls"] == 1:
+            os.kill(os.getpid(), signal.SIGTERM)  # a stop arrives in the middle of the import
+            state["imported"] = True
+        if not state["imported"]:  # what a half-done import leaves for the next call
+            raise AttributeError("module 'matplotlib' has no attribute 'get_data_path'")
+        return real(results)
+
+    monkeypatch.setattr(schedule, "results_figure", figure_importing_matplotlib)
+    experiment = find_experiment("gers2002-gts-peephole")
+    with pytest.raises(Stopped) as stopped:
+        run_experiment(experiment, 1, 1, tmp_path, budget_steps=2000)
+    assert stopped.value.signal_number == signal.SIGTERM
+    assert json.loads((tmp_path / "results.json").read_text())["summary"]["trials"] == 1
