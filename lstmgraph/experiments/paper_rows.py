@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .catalogue import EXPERIMENTS, Experiment
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
-from .results_table import (CAPPED_CELL, PAPERS, ResultsTableError, Row, coding_note, protocol_of, published_cell,
+from .results_table import (PAPERS, ResultsTableError, Row, coding_note, protocol_of, published_cell,
                             solved_values, verdict_cell)
 from .verdict import DIFFERS, NOT_JUDGED, REPRODUCED, cap_binds, judge, settled_verdict, trials_left_note, verdict
 
@@ -58,9 +58,10 @@ def paper_verdict(row: Row) -> tuple[str, str]:
     its trials not finished cannot change (`settled_verdict`), else NOT_JUDGED_YET."""
     judgements = judge(row.results, row.published, row.paper_trials)
     left = row.paper_trials - row.results["summary"]["trials"]
-    note = verdict_cell(judgements, cap_binds(row.results))
+    capped = cap_binds(row.results)
+    note = verdict_cell(judgements, capped)
     words = trials_left_note(row.results, left, row.published, row.paper_trials)
-    if note == CAPPED_CELL:
+    if capped and verdict(judgements) != NOT_JUDGED:  # a net the cap stopped might still have learned
         return NOT_JUDGED_YET, note
     if left <= 0:
         return verdict(judgements), note

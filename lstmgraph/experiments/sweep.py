@@ -32,7 +32,7 @@ from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
-from .sweep_keys import protocol_settings, resolve
+from .sweep_keys import resolve
 from .sweep_values import MAX_SETTINGS, SweepError, same_value
 
 #: The test of a task that declares none (`evaluate.DATA_FILE_TEST`): every output on the right side of 0.5.
@@ -179,19 +179,19 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool
 def _applied(subject: Experiment, resolved: list, values: dict[str, Any], current: dict[str, Any]) -> Experiment:
     """``subject`` with the keys whose values differ from its own applied in order; the subject
     itself, unchanged, where none differs (its trials are then those `reproduce` runs)."""
-    experiment, changed, protocol = subject, [], {}
+    experiment, changed, together = subject, [], {}
     for full, key, name, _ in resolved:
         value = values[full]
         if value is None or same_value(value, current[full]):
             continue
-        if full.startswith("protocol."):  # checked together: success=tolerance reads the tolerance
-            protocol[name] = value
+        if key.apply_together is not None:  # (a family applied as one, after the others)
+            together.setdefault(key.name, (key, {}))[1][name] = value
         else:
             experiment = key.apply(experiment, name, value)
         changed.append(f"{full}={json.dumps(value)}")
-    if protocol:
+    for key, options in together.values():
         try:
-            experiment = protocol_settings(experiment, protocol)
+            experiment = key.apply_together(experiment, options)
         except SweepError as error:
             raise SweepError(f"the setting {', '.join(changed)}: {error}") from None
     return replace(experiment, name=f"{subject.name} [{', '.join(changed)}]") if changed else subject

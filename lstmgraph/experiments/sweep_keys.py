@@ -37,6 +37,9 @@ class SweepKey:
     apply: Callable[[Experiment, str, Any], Experiment]
     current: Callable[[Experiment, str], Any]
     names: Callable[[Experiment], list[str]] | None = None
+    #: A family whose values a setting applies together, as one dict (``protocol.NAME``:
+    #: ``success`` and the ``tolerance`` it reads are checked as one); else each by `apply`.
+    apply_together: Callable[[Experiment, dict[str, Any]], Experiment] | None = None
 
     @property
     def prefix(self) -> str | None:
@@ -317,7 +320,7 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              _task, _task_current, _task_names),
     SweepKey("protocol.NAME", "a value of the setting's type",
              "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
-             lambda row, name: getattr(row.protocol, name), _protocol_names),
+             lambda row, name: getattr(row.protocol, name), _protocol_names, protocol_settings),
     SweepKey("variant.NAME", "true or false", "one of the catalogue's named changes to the net on or off: "
              + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants, _variants_of),
 ]}
