@@ -188,8 +188,7 @@ def draw_figure(runs: Sequence[TrainedRun], traces: Sequence[Trace], panels: Seq
     if len(runs) != len(traces) or not runs:
         raise ValueError("give one trace per run, and at least one run")
     for run in runs:
-        if not 0 <= trial < run.trials:
-            raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
+        check_trial(run, trial)
     rows = panel_groups([run.plan for run in runs], panels)
     # A row of learning curves unless no run records one (a `reproduce` trial keeps only its
     # weights): then each column's title sits on its first trace panel.
@@ -242,7 +241,8 @@ def _run_title(run: TrainedRun) -> str:
     """The run folder's name (and the network's where the folder does not already say it),
     the steps trained, the trials."""
     trial_note = "" if run.trials == 1 else f", {run.trials} trials"
-    name = run.path.name if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}"
+    name = (f"trial {run.seed}: {run.plan.name}" if run.seed is not None else run.path.name
+            if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}")
     return (f"{name}, {run.steps_trained} steps{trial_note}"
             + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"))
 
@@ -403,10 +403,19 @@ def save_figure(figure: "Figure", path: str | Path, dpi: int = 100) -> Path:
     return path
 
 
+def check_trial(run: TrainedRun, trial: int) -> None:
+    """`PlotError` unless ``trial`` is the place of one of the run's networks."""
+    if 0 <= trial < run.trials:
+        return
+    if run.seed is not None:
+        raise PlotError(f"{run.path} holds one network, trial {run.seed} of its reproduce run: leave out --trial")
+    raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
+
+
 def describe(run: TrainedRun, trace: Trace, trial: int = 0) -> str:
     """One line on what the trace shows: the loss and the range of the cell states."""
     states = [trace.signals[u.name][:, trial] for u in run.plan.units if u.role == "state"]
-    text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {trial}; "
+    text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {run.trial_number(trial)}; "
             + describe_data(trace.kind, trace.source, trace.seed, trace.steps, "steps")
             + f": loss per step {float(np.mean(trace.loss[:, trial])):.4g}")
     if states:
@@ -432,8 +441,7 @@ def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, ste
     runs = [load_run(path) for path in paths]
     panel_groups([run.plan for run in runs], panels)  # unknown panels fail before the slow part
     for run in runs:
-        if not 0 <= trial < run.trials:
-            raise PlotError(f"{run.path} has {run.trials} trial(s); there is no trial {trial}")
+        check_trial(run, trial)
     traces = [trace_run(run, steps, seed, data) for run in runs]
     figure = draw_figure(runs, traces, panels, trial, curve_x, per_step)
     return save_figure(figure, output, dpi), [describe(run, trace, trial) for run, trace in zip(runs, traces)]

@@ -93,10 +93,17 @@ class TrainedRun:
     weights_file: str           # "weights.npz", or "checkpoint.npz" for an unfinished run
     steps_trained: int
     metrics: Metrics
+    #: A `reproduce` trial folder's seed (OUT/trials/SEED holds that trial's one network), else None.
+    seed: int | None = None
 
     @property
     def trials(self) -> int:
         return next(iter(self.weights.values())).shape[0]
+
+    def trial_number(self, index: int) -> int:
+        """The number output gives the run's network ``index``: a reproduce trial's seed, as
+        `reproduce` and its folder name it; a trained run's place (``train --trials``)."""
+        return self.seed if self.seed is not None else index
 
 
 
@@ -137,7 +144,10 @@ def load_run(path: str | Path) -> TrainedRun:
     metrics_file = path / "metrics.jsonl"
     trials = next(iter(weights.values())).shape[0]
     metrics = read_metrics(metrics_file, trials) if _own_file(metrics_file) else read_metrics(None)
-    return TrainedRun(path, plan, weights, weights_file, _steps_trained(directory, metrics), metrics)
+    summary = _summary(directory)
+    seed = summary.get("seed") if summary is not None else None
+    seed = seed if type(seed) is int and trials == 1 and path.name == str(seed) else None
+    return TrainedRun(path, plan, weights, weights_file, _steps_trained(path, summary, metrics), metrics, seed)
 
 
 def _own_file(path: Path) -> bool:
@@ -195,20 +205,26 @@ def _listed(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def _steps_trained(directory: RunDirectory, metrics: Metrics) -> int:
-    """The steps summary.json says were trained (a finished run's, or a reproduce trial's row),
-    read with the run directory's bounds; without one, the last metrics row's."""
-    path = directory.path / "summary.json"
-    if not _own_file(path):
-        return int(metrics.step[-1]) if len(metrics) else 0
+def _summary(directory: RunDirectory) -> dict | None:
+    """summary.json (a finished run's, or a reproduce trial's row), read with the run
+    directory's bounds; None without one."""
+    if not _own_file(directory.path / "summary.json"):
+        return None
     try:
         summary = directory.read_json("summary.json")
     except RunDirectoryError as error:
         raise TrainedRunError(str(error)) from None
-    steps = summary.get("steps") if isinstance(summary, dict) else None
+    return summary if isinstance(summary, dict) else {}
+
+
+def _steps_trained(path: Path, summary: dict | None, metrics: Metrics) -> int:
+    """The steps ``summary`` says were trained; without one, the last metrics row's."""
+    if summary is None:
+        return int(metrics.step[-1]) if len(metrics) else 0
+    steps = summary.get("steps")
     if type(steps) is not int or steps < 0:
-        raise TrainedRunError(f"{path}: 'steps' is missing or not an integer >= 0; expected the steps trained "
-                        "(restore the file, or delete it to count the steps from metrics.jsonl)")
+        raise TrainedRunError(f"{path / 'summary.json'}: 'steps' is missing or not an integer >= 0; expected the "
+                              "steps trained (restore the file, or delete it to count the steps from metrics.jsonl)")
     return steps
 
 

@@ -253,3 +253,17 @@ def test_a_long_evaluation_reports_its_progress_and_the_same_figures(runs):
     result = evaluate_run(runs["gru"], sequences=250, seed=1, progress=reports.append)
     assert [(r.unit, r.done, r.total) for r in reports] == [("sequences", REPORT_EVERY * k, 250) for k in (1, 2)]
     assert result == evaluate_run(runs["gru"], sequences=250, seed=1)
+
+
+def test_a_reproduce_trial_is_numbered_by_its_seed(runs, tmp_path):
+    trial = tmp_path / "out" / "trials" / "7"
+    shutil.copytree(runs["gru"], trial)
+    summary = json.loads((trial / "summary.json").read_text())
+    (trial / "summary.json").write_text(json.dumps({**summary, "seed": 7}))
+    (result,) = evaluate_run(trial, sequences=5).trials
+    assert result.trial == 7 and evaluate_run(runs["gru"], sequences=5).trials[0].trial == 0
+    table = CliRunner().invoke(main, ["evaluate", str(trial), "--sequences", "5"])
+    assert table.exit_code == 0 and "trial 7" in table.output and "trial 0" not in table.output
+    moved = tmp_path / "elsewhere"  # the same files in a folder not named by the seed: no reproduce trial
+    shutil.copytree(trial, moved)
+    assert evaluate_run(moved, sequences=5).trials[0].trial == 0

@@ -392,3 +392,16 @@ def test_the_cli_plots_held_out_data(runs, tmp_path):
     assert f"10 steps of held-out data {held_out}" in result.output and "fresh" not in result.output
     bad = CliRunner().invoke(main, ["plot", str(runs["timing"]), "--data", str(tmp_path / "none.npz")])
     assert bad.exit_code == 2 and f"error: {tmp_path / 'none.npz'}: no such file" in bad.output
+
+
+def test_a_reproduce_trial_is_named_by_its_seed_and_refuses_another_trial(runs, tmp_path):
+    import json
+
+    trial = tmp_path / "trials" / "5"
+    shutil.copytree(runs["cerg"], trial)
+    summary = json.loads((trial / "summary.json").read_text())
+    (trial / "summary.json").write_text(json.dumps({**summary, "seed": 5}))
+    _, (line,) = plot_runs([trial], tmp_path / "p.png", steps=20)
+    assert ", trial 5;" in line
+    with pytest.raises(PlotError, match="holds one network, trial 5 of its reproduce run: leave out --trial"):
+        plot_runs([trial], tmp_path / "q.png", steps=20, trial=5)

@@ -68,3 +68,19 @@ def test_fresh_sequences_come_from_the_run_s_task_and_seed(timing_run):
     assert first.kind == "task" and first.source == "periodic_function"
     one, other = first.draw(), again.draw()
     assert np.array_equal(one.inputs, other.inputs) and np.array_equal(one.targets, other.targets)
+
+
+def test_a_reproduce_trial_folder_names_its_network_by_its_seed(timing_run, tmp_path):
+    import json
+
+    assert load_run(timing_run).seed is None and load_run(timing_run).trial_number(1) == 1
+    trial = tmp_path / "trials" / "12"
+    result = CliRunner().invoke(main, ["train", str(SPECS / "gers2002_timing.yaml"), "--steps", "20",
+                                       "--out", str(trial), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((trial / "summary.json").read_text())
+    (trial / "summary.json").write_text(json.dumps({**summary, "seed": 12}))
+    run = load_run(trial)
+    assert run.seed == 12 and run.trial_number(0) == 12
+    (trial / "summary.json").write_text(json.dumps({**summary, "seed": 3}))  # not the folder's name
+    assert load_run(trial).seed is None
