@@ -53,7 +53,7 @@ def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
         if not follow_links:
             source.seek(0)
         with np.load(source, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
+            return {name: _unpickled(path, f"'{name}'", lambda: archive[name]) for name in archive.files}
     except zipfile.BadZipFile:
         raise ArrayFileError(f"{path}: not an .npz archive (truncated, corrupted or another "
                              "kind of file)") from None
@@ -92,12 +92,24 @@ def read_array(path: Path, name: str = "inputs") -> np.ndarray:
             raise ArrayFileError(f"{path}: an .npz archive named .npy; rename it to .npz")
         if magic != b"\x93NUMPY":
             raise ArrayFileError(f"{path}: not an .npy file (it does not begin with the .npy header)")
-        array = np.load(path, allow_pickle=False)
+        array = _unpickled(path, "the array", lambda: np.load(path, allow_pickle=False))
     except _DAMAGE as error:
         raise ArrayFileError(f"{path}: not a readable .npy array ({_reason(error)})") from None
     except MemoryError:
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
     return array
+
+
+def _unpickled(path: Path, what: str, load):
+    """``load()``, where numpy's refusal of an array of Python objects (which only pickle can
+    read) becomes an `ArrayFileError` saying so, rather than calling the file damaged."""
+    try:
+        return load()
+    except ValueError as error:
+        if "allow_pickle" not in str(error):
+            raise
+        raise ArrayFileError(f"{path}: {what} holds Python objects, which only pickle could read, and "
+                             "lstmgraph never loads a pickle; save arrays of numbers") from None
 
 
 def numbers(path: Path, label: str, array: np.ndarray, nan: str | None = None) -> np.ndarray:
@@ -153,23 +165,27 @@ def _check_file(path: Path) -> None:
 
 
 def _read_csv(path: Path) -> np.ndarray:
+    """Rows of numbers, after an optional header row (a first row without a number in it);
+    errors name the line of the file."""
     _check_file(path)
     try:
         with open(path, encoding="utf-8", newline="") as stream:
-            rows = [row for row in csv.reader(stream) if row and any(cell.strip() for cell in row)]
+            reader = csv.reader(stream)
+            rows = [(reader.line_num, row) for row in reader if row and any(cell.strip() for cell in row)]
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ArrayFileError(f"{path}: cannot read the CSV file ({_reason(error)})") from None
-    if rows and not all(is_number(cell) for cell in rows[0]):
+    if rows and not any(is_number(cell) for cell in rows[0][1]):
         rows = rows[1:]  # a header row
     values = []
-    for line, row in enumerate(rows, start=1):
+    for line, row in rows:
         for cell in row:
             if not is_number(cell):
-                raise ArrayFileError(f"{path}: row {line}: {cell.strip()[:40]!r} is not a number")
-        if len(row) != len(rows[0]):
-            raise ArrayFileError(f"{path}: row {line} has {len(row)} columns, row 1 has {len(rows[0])}")
+                raise ArrayFileError(f"{path}: line {line}: {cell.strip()[:40]!r} is not a number")
+        if len(row) != len(rows[0][1]):
+            raise ArrayFileError(f"{path}: line {line} has {len(row)} columns, line {rows[0][0]} has "
+                                 f"{len(rows[0][1])}")
         values.append([float(cell) for cell in row])
-    return np.array(values, dtype=np.float64).reshape(len(values), len(rows[0]) if rows else 0)
+    return np.array(values, dtype=np.float64).reshape(len(values), len(rows[0][1]) if rows else 0)
 
 
 def is_number(cell: str) -> bool:

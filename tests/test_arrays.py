@@ -57,11 +57,11 @@ def _damaged(tmp_path):
     (tmp_path / "ragged.csv").write_text("1,2\n3\n")
     return {"absent.npz": "no such file", "folder.npz": "is a folder",
             "truncated.npz": "not an .npz archive", "corrupted.npz": "not an .npz archive",
-            "text.npz": "not an .npz archive", "objects.npy": "Object arrays cannot be loaded",
+            "text.npz": "not an .npz archive", "objects.npy": "the array holds Python objects",
             "bomb.npy": "declares an array larger than the memory", "zip.npy": "rename it to .npz",
             "text.npy": "does not begin with the .npy header",
             "two.npz": "holds 2 arrays (a, b), none named 'inputs'",
-            "bad.csv": "row 2: 'x' is not a number", "ragged.csv": "row 2 has 1 columns, row 1 has 2",
+            "bad.csv": "line 2: 'x' is not a number", "ragged.csv": "line 2 has 1 columns, line 1 has 2",
             "x.txt": "cannot tell the format"}
 
 
@@ -93,5 +93,17 @@ def test_read_npz_refuses_pickles(tmp_path):
     buffer = io.BytesIO()
     np.savez(buffer, evil=np.array([object()], dtype=object))
     (tmp_path / "evil.npz").write_bytes(buffer.getvalue())
-    with pytest.raises(ArrayFileError, match="Object arrays cannot be loaded"):
+    with pytest.raises(ArrayFileError, match="'evil' holds Python objects, which only pickle could read"):
         read_npz(tmp_path / "evil.npz")
+
+
+def test_a_csv_error_names_the_line_of_the_file(tmp_path):
+    """Lines count from the file's first, header and blank lines included; a first row holding
+    a number is data, so a typo in it is an error rather than a silently dropped step."""
+    cases = {"a,b\n0,1\n\n2\n": "line 4 has 1 columns, line 2 has 2",
+             "0,x\n2,3\n": "line 1: 'x' is not a number",
+             "0,1,\n2,3\n": "line 1: '' is not a number"}
+    for index, (text, words) in enumerate(cases.items()):
+        (tmp_path / f"{index}.csv").write_text(text)
+        with pytest.raises(ArrayFileError, match=words):
+            read_array(tmp_path / f"{index}.csv")
