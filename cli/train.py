@@ -173,7 +173,10 @@ def run(spec: Path, weights_file: Path, inputs_file: Path, outputs_file: Path | 
     if inputs.ndim != 2 or inputs.shape[1] != sim.n_inputs or len(inputs) == 0:
         fail(f"{inputs_file}: inputs have shape {inputs.shape}; the network needs (steps, {sim.n_inputs}) "
              "with at least one step")
-    records, _ = sim.run(weights, inputs)
+    try:
+        records, _ = sim.run(weights, inputs)
+    except LimitError as error:
+        fail(f"{inputs_file}: {error}")
     signals = {name: values[:, 0] if values.shape[1] == 1 else values
                for name, values in sim.signals(records).items()}
     # One row per step: the output groups side by side (trial by trial for a population).

@@ -43,6 +43,10 @@ MAX_EPOCHS = 1_000_000
 MAX_EVALUATION_SEQUENCES = 1_000_000
 #: Fresh steps one `plot` traces (every unit group's activations are kept per step).
 MAX_TRACE_STEPS = 1_000_000
+#: Bytes of the values a forward run keeps, every step's slots for every network (steps x slots x
+#: trials x 8): `lstmgraph run` over an input file, a `plot` trace, a sequence `evaluate` judges.
+#: `Simulator.check_records` refuses more before the network runs.
+MAX_RECORD_BYTES = 1 << 32
 #: Steps of a gradient check's sequence (`gradcheck --steps`): its finite differences rerun the
 #: sequence for every weight, and it holds the sequence's values (a CERG net: 12 s at 1,000).
 MAX_GRADCHECK_STEPS = 10_000

@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from ..graph.units import Unit
+from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError
 from ..plan import Plan
 from ..program import Program, lower
 from .executor import new_values, run_ops
@@ -126,6 +127,7 @@ class Simulator:
         (default: all activations zero); returns one record per step and the final state."""
         program = self.forward_program
         V = self.values(program, weights, state)
+        self.check_records(len(inputs), V.shape[1])
         forward, keep = program.phase("forward"), program.phase("keep_state")
         records = []
         for x in inputs:
@@ -133,6 +135,17 @@ class Simulator:
             records.append(StepRecord(program, V.copy()))
             run_ops(keep, V)
         return records, self.state_of(program, V)
+
+    def check_records(self, steps: int, trials: int) -> None:
+        """`LimitError` where `run` over ``steps`` steps of ``trials`` networks would keep more
+        than `MAX_RECORD_BYTES` (each step's record holds every slot, weights included)."""
+        slots = self.forward_program.n_slots
+        size = steps * slots * trials * 8
+        if size > MAX_RECORD_BYTES:
+            raise LimitError(f"{steps:,} steps of {trials:,} network{'s' if trials != 1 else ''} of "
+                             f"{self.plan.name} would keep {size / 2**30:,.1f} GiB of values ({slots:,} per step and "
+                             f"network), more than the limit of {MAX_RECORD_BYTES / 2**30:,.0f} GiB "
+                             f"({COUNT_LIMITS_HINT}); give fewer steps")
 
     def loss(self, record: StepRecord, target: np.ndarray, loss: str = "sum_of_squares") -> np.ndarray:
         """The loss per trial of a recorded step against ``target`` (NaN: no target)."""

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..engine.simulator import Simulator
 from .. import success
+from ..limits import LimitError
 from ..progress import Progress, ProgressReport
 from ..training.trained import DataKind, load_run, sequence_source
 from ..tasks import TASKS
@@ -179,7 +180,10 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
                 break
             if reset and index:
                 state = sim.zero_state(run.trials)
-            records, state = sim.run(run.weights, sequence.inputs, state)
+            try:
+                records, state = sim.run(run.weights, sequence.inputs, state)
+            except LimitError as error:
+                raise EvaluationError(f"{source}: sequence {index + 1}: {error}") from None
             y = np.stack([np.concatenate([r.y[u.name] for u in sim.outputs], axis=1) for r in records])
             outputs.append(y)  # (T, trials, n_outputs)
             judged.append(sequence.judged)

@@ -22,6 +22,7 @@ import numpy as np
 from ..engine.simulator import Simulator
 from ..errors import did_you_mean
 from ..files import write_atomically
+from ..limits import LimitError
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..training.trained import (DataKind, SequenceSource, TrainedRun, TrainedRunError, describe_data, load_run,
@@ -105,6 +106,10 @@ def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path
         raise PlotError(f"steps must be at least 1, not {steps}")
     training = training_section(run.plan)
     sim = Simulator(run.plan)
+    try:
+        sim.check_records(steps, run.trials)  # before drawing: every step's values are kept
+    except LimitError as error:
+        raise PlotError(f"{run.path}: {error}") from None
     sequences, origin = _fresh_sequences(run, sim, steps, seed, data)
     continual = origin.continual
     reset = training.reset == "sequence" if training.reset else not continual

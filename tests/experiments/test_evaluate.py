@@ -267,3 +267,15 @@ def test_a_reproduce_trial_is_numbered_by_its_seed(runs, tmp_path):
     moved = tmp_path / "elsewhere"  # the same files in a folder not named by the seed: no reproduce trial
     shutil.copytree(trial, moved)
     assert evaluate_run(moved, sequences=5).trials[0].trial == 0
+
+
+def test_a_data_file_sequence_too_long_to_keep_exits_2_naming_it(data_run, tmp_path, monkeypatch):
+    """A sequence's steps are kept while it is judged: one whose values would pass the limit is
+    refused before it runs, naming the file and the sequence."""
+    run, held_out = data_run
+    monkeypatch.setattr("lstmgraph.engine.simulator.MAX_RECORD_BYTES", 1 << 16)
+    path = tmp_path / "long.npz"
+    np.savez(path, inputs=np.zeros((400, 4)), targets=np.zeros((400, 3)), starts=np.array([0, 8]))
+    result = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.startswith(f"error: {path}: sequence 2: 392 steps of 1 network of rnn would keep")

@@ -194,6 +194,8 @@ def test_bad_run_directory_exits_2_with_a_clear_message(runs, tmp_path, setup, m
     (["--units", "hidden"], "no run has hidden units"),
     (["--trial", "1"], "has 1 trial(s); there is no trial 1"),
     (["-o", "out.gif"], "no known extension"),
+    # every step's values are kept: 12 GiB, refused before a step is drawn (not a memory error after)
+    (["--steps", "1000000"], "1,000,000 steps of 1 network of gers2000_cerg would keep 11.9 GiB"),
 ])
 def test_bad_options_exit_2(runs, args, message):
     result = CliRunner().invoke(main, ["plot", str(runs["cerg"]), *args])

@@ -1,0 +1,30 @@
+"""`Simulator`: what a forward run keeps is bounded before the network runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lstmgraph
+from lstmgraph.engine import Simulator
+from lstmgraph.engine.weights import initial_weights
+from lstmgraph.limits import MAX_RECORD_BYTES, LimitError
+
+
+def test_a_run_that_would_keep_too_many_values_is_refused_before_it_runs(monkeypatch):
+    """Each step's record holds every slot (weights included): 1,000,000 steps of 200 GRUs would
+    keep 1.8 TiB, refused by its size; a run at the limit passes."""
+    sim = Simulator(lstmgraph.compile_spec("gru"))
+    slots = sim.forward_program.n_slots
+    with pytest.raises(LimitError, match=r"1,000,000 steps of 200 networks of gru would keep 1,858.2 GiB .*"
+                                         r"more than the limit of 4 GiB \(lstmgraph/limits.py\)"):
+        sim.check_records(1_000_000, 200)
+    sim.check_records(MAX_RECORD_BYTES // (8 * slots), 1)
+    monkeypatch.setattr("lstmgraph.engine.simulator.MAX_RECORD_BYTES", 8 * slots * 3)
+    calls = []
+    monkeypatch.setattr("lstmgraph.engine.simulator.run_ops", lambda *args, **kwargs: calls.append(1))
+    weights = initial_weights(sim.plan)
+    assert len(sim.run(weights, np.zeros((3, 4)))[0]) == 3
+    with pytest.raises(LimitError, match="4 steps of 1 network of gru"):
+        sim.run(weights, np.zeros((4, 4)))
+    assert len(calls) == 6  # the three steps of the first run, two phases each: none of the refused run
