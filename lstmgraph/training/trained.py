@@ -114,7 +114,9 @@ def load_run(path: str | Path) -> TrainedRun:
     `SpecError` if its spec.yaml does not compile."""
     path = Path(path)
     if not path.is_dir():
-        raise TrainedRunError(f"{path}: no such run directory")
+        raise TrainedRunError(f"{path}: is a file, not a run directory (a run's folder: 'lstmgraph train --out "
+                              "DIR', or OUT/trials/SEED of 'lstmgraph reproduce')" if path.exists()
+                              else f"{path}: no such run directory")
     directory = RunDirectory(path)
     if not _own_file(path / "spec.yaml"):
         raise TrainedRunError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "

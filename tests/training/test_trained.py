@@ -39,6 +39,15 @@ def test_read_metrics_of_an_empty_file(tmp_path):
     assert len(metrics) == 0 and metrics.loss_trials is None
 
 
+def test_a_file_given_as_the_run_directory_is_named_as_a_file(tmp_path):
+    """A spec or weights file passed where the run's folder belongs exists: it is not 'no such'."""
+    (tmp_path / "weights.npz").write_bytes(b"")
+    with pytest.raises(TrainedRunError, match="weights.npz: is a file, not a run directory"):
+        load_run(tmp_path / "weights.npz")
+    with pytest.raises(TrainedRunError, match="absent: no such run directory"):
+        load_run(tmp_path / "absent")
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda run: (run / "spec.yaml").unlink(), "not a run directory"),
     (lambda run: (run / "weights.npz").write_bytes(b"not a zip"), "weights.npz"),
