@@ -7,6 +7,7 @@ A SPEC argument is a file, or a bundled spec's name (`lstmgraph.load_spec` resol
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -28,9 +29,15 @@ UNTIL_SETTLED_OPTION = click.option(
          "(docs/results.md in the lstmgraph source). The same command without it runs the rest.")
 
 
+#: Errors of a write that found no room: the library names its own files (`OutputError`), so one
+#: of these reaching the command group is standard output redirected to a full disk.
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 class Commands(click.Group):
     """The command group: any command that cannot write a file (read-only or full disk, a file
-    where a folder should be) or runs out of memory ends with a message and exit code 2."""
+    where a folder should be) or its standard output (a full disk), or runs out of memory, ends
+    with a message and exit code 2."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -39,6 +46,10 @@ class Commands(click.Group):
             fail(str(error))
         except MemoryError as error:
             fail(str(error) or "not enough memory for this network (docs/spec.md, Limits)")
+        except OSError as error:
+            if error.errno not in _NO_ROOM:
+                raise
+            fail(f"cannot write the standard output: {error.strerror} (redirected to a full disk?)")
 
 
 def note_first_compile(device: str, cluster: str | None) -> None:

@@ -293,3 +293,16 @@ def test_gradcheck_exits_1_on_a_planted_gradient_error(monkeypatch):
     assert result.exit_code == 1 and "FAILED" in result.output
     line = next(line for line in result.output.splitlines() if line.startswith("bptt_vs_finite_differences"))
     assert line.endswith("FAILED")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("schema",), ("validate", str(SPECS / "gru.yaml"))])
+def test_standard_output_on_a_full_disk_exits_2_without_a_traceback(args):
+    """Output redirected to a full disk (/dev/full: every write fails with ENOSPC) is said so."""
+    executable = str(SCRIPT) if SCRIPT.exists() else shutil.which("lstmgraph")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([executable, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                                timeout=GUARD_SECONDS)  # a guard only
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == ("error: cannot write the standard output: No space left on device "
+                             "(redirected to a full disk?)\n")
