@@ -116,3 +116,75 @@ def test_signals_record_every_group_over_time(timing):
     assert set(signals) == set(timing.execution_order)
     assert signals["memory.state"].shape == (5, 1, 1)
     assert np.array_equal(state["memory.state"], signals["memory.state"][-1])
+
+
+def blocks_with_peepholes(state_decay: float = 1.0) -> lstmgraph.Plan:
+    """2 blocks of 2 cells, input, forget and output gates with peepholes, the 1997 squashing
+    functions, cell outputs fed back (delay 1) to every port and forward to 2 logistic outputs."""
+    ports = ["m.cell_input", "m.input_gate", "m.forget_gate", "m.output_gate"]
+    return lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1,
+        "groups": [{"name": "x", "kind": "input", "size": 2},
+                   {"name": "m", "kind": "memory_block", "blocks": 2, "cells_per_block": 2,
+                    "gates": ["input", "forget", "output"], "state_decay": state_decay,
+                    "cell_input_activation": "four_logistic_minus_two",
+                    "cell_output_activation": "two_logistic_minus_one"},
+                   {"name": "y", "kind": "output", "size": 2, "activation": "logistic"}],
+        "connections": [{"from": "x", "to": ports}, {"from": "m.cell_output", "to": ports, "delay": 1},
+                        {"from": "m.state", "to": ports[1:], "pattern": "peephole"},
+                        {"from": "bias", "to": [*ports, "y"]}, {"from": "m.cell_output", "to": "y"}]}))
+
+
+def random_weights(plan, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    weights = initial_weights(plan, [0])
+    for slot in plan.parameters:
+        weights[slot.connection] = rng.uniform(-1.0, 1.0, weights[slot.connection].shape)
+    return weights
+
+
+def _sigma(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def papers_forward(weights: dict, inputs: np.ndarray, decay: float = 1.0) -> list[dict]:
+    """The forward pass of `blocks_with_peepholes` from papers.md section 1, written out here:
+    each step's activations, net inputs' squashed values and the previous state."""
+    W = {name: value[0] for name, value in weights.items()}
+    n_cells, per_block = 4, 2
+    block = np.arange(n_cells) // per_block
+    y_c, s = np.zeros(n_cells), np.zeros(n_cells)
+    steps = []
+    for x in inputs:
+        def net(port, peek=None):
+            total = W[f"x->m.{port}"] @ x + W[f"m.cell_output->m.{port}"] @ y_c + W[f"bias->m.{port}"][:, 0]
+            if peek is not None:  # gate k sees the cells of block k only
+                total = total + (W[f"m.state->m.{port}"] * peek.reshape(-1, per_block)).sum(axis=1)
+            return total
+        source = np.concatenate([x, y_c, [1.0]])          # x~(t): inputs, y_c(t-1), bias
+        s_prev = s
+        y_in = _sigma(net("input_gate", s_prev))          # input and forget gates peek at s(t-1)
+        y_fg = _sigma(net("forget_gate", s_prev))
+        g = 4.0 * _sigma(net("cell_input")) - 2.0
+        s = decay * y_fg[block] * s_prev + y_in[block] * g
+        y_og = _sigma(net("output_gate", s))              # the output gate at the new s(t)
+        h = 2.0 * _sigma(s) - 1.0
+        y_c = y_og[block] * h
+        y = _sigma(W["m.cell_output->y"] @ y_c + W["bias->y"][:, 0])
+        steps.append(dict(source=source, s_prev=s_prev, y_in=y_in, y_fg=y_fg, g=g, s=s, y_og=y_og, h=h,
+                          y_c=y_c, y=y))
+    return steps
+
+
+@pytest.mark.parametrize("decay", [1.0, 0.9])
+def test_blocks_of_cells_with_peepholes_and_state_decay_follow_the_papers_equations(decay):
+    """Each gate's peepholes read the cells of its own block; the state decays by its CEC weight."""
+    plan = blocks_with_peepholes(decay)
+    weights = random_weights(plan, 5)
+    inputs = np.random.default_rng(6).uniform(-1.0, 1.0, (6, 2))
+    records, _ = Simulator(plan).run(weights, inputs)
+    names = {"y_in": "m.input_gate", "y_fg": "m.forget_gate", "g": "m.cell_input", "s": "m.state",
+             "y_og": "m.output_gate", "y_c": "m.cell_output", "y": "y"}
+    for record, expected in zip(records, papers_forward(weights, inputs, decay)):
+        for key, group in names.items():
+            np.testing.assert_allclose(record.y[group][0], expected[key], rtol=1e-13, atol=1e-15, err_msg=key)
