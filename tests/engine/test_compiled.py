@@ -89,6 +89,37 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
         np.testing.assert_allclose(data, learner.traces[group], rtol=1e-9, atol=1e-12)
 
 
+
+@pytest.mark.parametrize("output,loss", [("softmax", "sum_of_squares"), ("logistic", "cross_entropy")])
+def test_the_loss_pairings_no_bundled_spec_trains_with_agree_with_the_numpy_engine(output, loss):
+    """The bundled specs pair softmax outputs with cross-entropy and logistic ones with the sum
+    of squares; the other two pairings on a small recurrent net: 300 online steps of exact RTRL
+    with momentum, the weights to 1e-12 of the largest and the summed loss to a relative 1e-12."""
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1,
+        "groups": [{"name": "x", "kind": "input", "size": 3}, {"name": "h", "kind": "hidden", "size": 4},
+                   {"name": "y", "kind": "output", "size": 3, "activation": output}],
+        "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1, "gradient": True},
+                        {"from": "h", "to": "y"}, {"from": "bias", "to": ["h", "y"]}],
+        "init": {"uniform": 0.5}}))
+    rng = np.random.default_rng(0)
+    inputs, targets = rng.uniform(-1.0, 1.0, (300, 3)), np.eye(3)[rng.integers(0, 3, 300)]
+    weights = initial_weights(plan, [0, 1])
+    population = CompiledNetwork(plan, full_gradient=True, loss=loss).population(weights, 0.05)
+    _, compiled_loss = population.run(inputs, targets, 0.9)
+    sim = Simulator(plan, full_gradient=True)
+    learner, state = RealTimeRecurrentLearning(sim, 2), sim.zero_state(2)
+    optimizer = Optimizer(0.05, 0.9, LearningRateDecay())
+    total = np.zeros(2)
+    for x, target in zip(inputs, targets):
+        step_loss, grads, state, _ = learner.step(weights, state, x, target, loss)
+        optimizer.apply(weights, grads)
+        total += step_loss
+    compiled = population.weights()
+    scale = max(np.abs(values).max() for values in weights.values())
+    assert max(np.abs(compiled[k] - weights[k]).max() for k in weights) <= 1e-12 * scale
+    np.testing.assert_allclose(compiled_loss, total, rtol=1e-12)
+
 def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error():
     plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
     network = CompiledNetwork(plan, kernel="interpreter")  # the specialised kernel: test_specialised.py

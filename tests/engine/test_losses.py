@@ -50,3 +50,10 @@ def test_softmax_sum_of_squares_uses_the_jacobian():
 def test_no_target_means_no_error():
     loss, delta, _ = _loss("cross_entropy", "softmax", np.zeros((3, 2)), [np.nan] * 3)
     assert np.array_equal(delta, np.zeros((3, 2))) and np.array_equal(loss, [0.0, 0.0])
+
+
+def test_logistic_cross_entropy_is_the_binary_log_loss_with_delta_output_minus_target():
+    loss, delta, y = _loss("cross_entropy", "logistic", np.array([[0.3], [-1.0], [2.0]]), [1.0, 0.0, 0.25])
+    t = np.array([1.0, 0.0, 0.25])
+    np.testing.assert_allclose(loss, [-(t * np.log(y[:, 0]) + (1 - t) * np.log(1 - y[:, 0])).sum()], rtol=1e-14)
+    np.testing.assert_allclose(delta[:, 0], y[:, 0] - t, rtol=1e-14)
