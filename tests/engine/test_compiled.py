@@ -90,7 +90,6 @@ def test_compiled_online_training_agrees_with_the_numpy_engine(name, rule):
         assert np.abs(data - reference).max() <= 1e-12 * np.abs(reference).max(), group
 
 
-
 @pytest.mark.parametrize("output,loss", [("softmax", "sum_of_squares"), ("logistic", "cross_entropy")])
 def test_the_loss_pairings_no_bundled_spec_trains_with_agree_with_the_numpy_engine(output, loss):
     """The bundled specs pair softmax outputs with cross-entropy and logistic ones with the sum
