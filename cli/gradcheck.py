@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from lstmgraph.limits import MAX_GRADCHECK_STEPS
+from lstmgraph.limits import MAX_GRADCHECK_STEPS, LimitError
 
-from .common import SPEC_ARGUMENT, compile_or_exit
+from .common import SPEC_ARGUMENT, compile_or_exit, fail
 
 
 @click.command()
@@ -30,7 +30,10 @@ def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
     from lstmgraph.engine.gradcheck import gradient_check  # the engine: not for other commands
 
     plan = compile_or_exit(spec, as_json)
-    report = gradient_check(plan, seed=seed, steps=steps)
+    try:
+        report = gradient_check(plan, seed=seed, steps=steps)
+    except LimitError as error:  # a net too large for exact RTRL's program
+        fail(str(error))
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:

@@ -47,9 +47,16 @@ MAX_TRACE_STEPS = 1_000_000
 #: trials x 8): `lstmgraph run` over an input file, a `plot` trace, a sequence `evaluate` judges.
 #: `Simulator.check_records` refuses more before the network runs.
 MAX_RECORD_BYTES = 1 << 32
+#: Multiply-adds a step of RTRL's traces (and their sensitivities dy/dw): the lowered program
+#: holds each as slots of its own, so a dense net under exact RTRL (n^3 sensitivities, n^4 terms)
+#: would fill memory while it is built. A CERG net under exact RTRL needs about 10^5.
+MAX_TRACE_TERMS = 10_000_000
 #: Steps of a gradient check's sequence (`gradcheck --steps`): its finite differences rerun the
 #: sequence for every weight, and it holds the sequence's values (a CERG net: 12 s at 1,000).
 MAX_GRADCHECK_STEPS = 10_000
+#: Values a gradient check's finite differences compute: 8 networks a weight, each of the
+#: program's slots at every step (a CERG net at 10,000 steps: about 5 x 10^10, two minutes).
+MAX_GRADCHECK_WORK = 10**11
 #: Worker processes on this machine (`reproduce --jobs`).
 MAX_JOBS = 4096
 #: A seed (`--seed`): numpy takes any integer, but a checkpoint and a run.json store it.

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_GRADCHECK_STEPS, check_count
+from ..limits import COUNT_LIMITS_HINT, MAX_GRADCHECK_STEPS, MAX_GRADCHECK_WORK, LimitError, check_count
 from ..plan import Plan
 from .bptt import bptt_gradient
 from .executor import run_ops
@@ -54,8 +54,13 @@ NOISE_STEP = 1e-11
 #: 8 sigma leaves room for the tails while keeping the check blind to no more than some
 #: 1e-5 of a matrix's largest gradient on any bundled spec.
 ROUNDING_SIGMAS = 8.0
-#: Population rows run at once (memory: rows x slots x steps doubles).
+#: Population rows run at once, at most (memory: rows x slots doubles)...
 _CHUNK = 4096
+#: ... and at most this many bytes of their values.
+_CHUNK_BYTES = 1 << 28
+#: Each weight's moves, relative to max(1, |w|): the central differences at h, 2h and 4h, then
+#: the noise probe (`finite_difference_gradient`: a loss evaluation each).
+OFFSETS = (STEP, -STEP, 2 * STEP, -2 * STEP, 4 * STEP, -4 * STEP, NOISE_STEP, -NOISE_STEP)
 
 
 def random_problem(plan: Plan, seed: int, steps: int, weight_range: float
@@ -92,21 +97,17 @@ def rtrl_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets:
 def summed_losses(plan: Plan, sim: Simulator, weights: Weights, points: np.ndarray,
                   inputs: np.ndarray, targets: np.ndarray, loss: str) -> np.ndarray:
     """The loss summed over the sequence at each row of ``points`` (rows, n_parameters), the
-    other connections as in ``weights``; forward only, the rows run as populations."""
+    other connections as in ``weights``; forward only, the rows run as one population."""
     program = sim.program(loss)
     forward, keep, loss_ops = program.phase("forward"), program.phase("keep_state"), program.phase("loss")
-    totals = []
-    for start in range(0, len(points), _CHUNK):
-        rows = points[start:start + _CHUNK]
-        population = unflatten(plan, rows, {k: np.repeat(v, len(rows), axis=0) for k, v in weights.items()})
-        V = sim.values(program, population, None)
-        total = np.zeros(len(rows))
-        for x, target in zip(inputs, targets):
-            run_ops(forward, V, _step_columns(x))
-            total += run_ops(loss_ops, V, target=_step_columns(target))
-            run_ops(keep, V)
-        totals.append(total)
-    return np.concatenate(totals)
+    population = unflatten(plan, points, {k: np.repeat(v, len(points), axis=0) for k, v in weights.items()})
+    V = sim.values(program, population, None)
+    total = np.zeros(len(points))
+    for x, target in zip(inputs, targets):
+        run_ops(forward, V, _step_columns(x))
+        total += run_ops(loss_ops, V, target=_step_columns(target))
+        run_ops(keep, V)
+    return total
 
 
 def finite_difference_gradient(plan: Plan, sim: Simulator, weights: Weights, inputs: np.ndarray,
@@ -114,20 +115,25 @@ def finite_difference_gradient(plan: Plan, sim: Simulator, weights: Weights, inp
     """Each trainable weight's derivative of the summed loss by Richardson-extrapolated central
     differences, with bounds on its truncation and rounding errors (module docstring).
     Returns (derivative, truncation error estimate, standard deviation of its rounding error),
-    each a vector laid out like `flatten`."""
+    each a vector laid out like `flatten`. The moved weights run a population at a time, never
+    all held at once (a row per moved weight: len(`OFFSETS`) x weights rows)."""
     base = flatten(plan, weights)[0]
     count = base.size
     size = np.maximum(1.0, np.abs(base))
-    index = np.arange(count)
-    offsets = [sign * multiple * STEP for multiple in (1, 2, 4) for sign in (1, -1)]
-    offsets += [NOISE_STEP, -NOISE_STEP]
-    moved = [base + offset * size for offset in offsets]
-    steps = [m - base for m in moved]  # the steps as the weights actually moved (rounded)
-    points = np.repeat(base[None], len(offsets) * count + 1, axis=0)
-    for k, m in enumerate(moved):
-        points[k * count + index, index] = m
-    values = summed_losses(plan, sim, weights, points, inputs, targets, loss)
-    at = values[:-1].reshape(len(offsets), count)
+    moved = np.array([base + offset * size for offset in OFFSETS])
+    steps = moved - base  # the steps as the weights actually moved (rounded)
+    rows = len(OFFSETS) * count + 1     # row k * count + i: weight i moved to moved[k, i]; the last unmoved
+    chunk = max(1, min(_CHUNK, _CHUNK_BYTES // (8 * sim.program(loss).n_slots)))
+    values = []
+    for start in range(0, rows, chunk):
+        row = np.arange(start, min(start + chunk, rows))
+        points = np.repeat(base[None], len(row), axis=0)
+        shifted = row < rows - 1
+        which, index = np.divmod(row[shifted], count)
+        points[np.flatnonzero(shifted), index] = moved[which, index]
+        values.append(summed_losses(plan, sim, weights, points, inputs, targets, loss))
+    values = np.concatenate(values)
+    at = values[:-1].reshape(len(OFFSETS), count)
     centre = values[-1]
     central = [(at[2 * k] - at[2 * k + 1]) / (steps[2 * k] - steps[2 * k + 1]) for k in range(3)]
     fine = (4 * central[0] - central[1]) / 3     # R(h): the h^2 term cancelled
@@ -181,11 +187,18 @@ def _finite_difference_errors(plan: Plan, gradient: dict[str, np.ndarray], estim
 
 def gradient_check(plan: Plan, seed: int = 0, steps: int = 8, weight_range: float = 0.5) -> dict[str, Any]:
     """Run the three comparisons; returns per-check, per-matrix relative errors. `LimitError` for
-    more than `MAX_GRADCHECK_STEPS` steps (limits.py), before anything is allocated."""
+    more than `MAX_GRADCHECK_STEPS` steps or `MAX_GRADCHECK_WORK` (limits.py), before anything
+    runs."""
     check_count("steps", steps, MAX_GRADCHECK_STEPS)
     weights, inputs, targets, loss = random_problem(plan, seed, steps, weight_range)
     truncated = Simulator(plan)
     full = Simulator(plan, full_gradient=True)
+    work = (len(OFFSETS) * plan.n_parameters + 1) * steps * full.program(loss).n_slots
+    if work > MAX_GRADCHECK_WORK:
+        raise LimitError(f"{plan.name}: the finite differences would run {len(OFFSETS)} x {plan.n_parameters:,} "
+                         f"networks of {full.program(loss).n_slots:,} values for {steps:,} steps, over the limit of "
+                         f"{MAX_GRADCHECK_WORK:.0e} values computed ({COUNT_LIMITS_HINT}); give fewer --steps, "
+                         "or check a smaller net of the same kinds of groups and connections")
     _, bptt_truncated, _ = bptt_gradient(truncated, weights, inputs, targets, loss)
     losses, bptt_full, _ = bptt_gradient(full, weights, inputs, targets, loss)
     checks = []

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.units import Connection, Unit
+from ..limits import COUNT_LIMITS_HINT, MAX_TRACE_TERMS, LimitError
 from ..plan import Plan
 from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, PATTERNS
 from .model import MINUS_ONE, ONE, Op, Program, Slots
@@ -153,7 +154,9 @@ class _Lowering:
         self._backward()
         self.trace_entries = {}
         if traces:
-            self._traces(self._sensitivities())
+            sensitivity = self._sensitivities()
+            self._check_trace_terms(sensitivity)
+            self._traces(sensitivity)
         if segments:
             self._segments()
         self._update_and_keep()
@@ -284,19 +287,27 @@ class _Lowering:
         previous: dict[tuple[str, int], frozenset[int]] = {}
         while True:
             current: dict[tuple[str, int], set[int]] = {}
+            held = 0  # sensitivities of this pass so far: bounded before they fill memory
             for name in self.forward_units:
                 unit = self.units[name]
                 sets = [set() for _ in range(unit.size)]
                 for c in plan.incoming[name]:
                     for i, j, w, gg, g in self.terms(c):
+                        before = len(sets[i])
                         if c.trainable:
                             sets[i].add(self.theta_index[(c.name, w)])
                         if gg is not None:
                             sets[i] |= current[(gg, g)]
                         if self.carries(c) and self.computed(c.source):
                             sets[i] |= previous.get((c.source, j), frozenset()) if c.delay else current[(c.source, j)]
+                        held += len(sets[i]) - before
+                        if held > MAX_TRACE_TERMS:
+                            self._refuse_traces(f"more than {MAX_TRACE_TERMS:,} sensitivities dy/dw")
                 if not ACTIVATIONS[unit.activation].elementwise:
                     union = set().union(*sets)
+                    held += len(union) * len(sets) - sum(len(values) for values in sets)
+                    if held > MAX_TRACE_TERMS:
+                        self._refuse_traces(f"more than {MAX_TRACE_TERMS:,} sensitivities dy/dw")
                     sets = [set(union) for _ in sets]
                 for i, values in enumerate(sets):
                     current[(name, i)] = values
@@ -307,6 +318,27 @@ class _Lowering:
             if following == previous:
                 return {key: tuple(sorted(values)) for key, values in current.items()}
             previous = following
+
+    def _check_trace_terms(self, sensitivity: dict[tuple[str, int], tuple[int, ...]]) -> None:
+        """`LimitError` where the traces' propagation would take more than `MAX_TRACE_TERMS`
+        multiply-adds a step (each a slot of its own in the program, built in memory first):
+        counted from the sensitivities before a single op is built."""
+        terms = sum(len(values) for values in sensitivity.values())
+        for name in self.forward_units:
+            for c in self.plan.incoming[name]:
+                for _, j, _, gg, g in self.terms(c):
+                    terms += (c.trainable + (len(sensitivity[(gg, g)]) if gg is not None else 0)
+                              + (len(sensitivity[(c.source, j)]) if self.carries(c) and self.computed(c.source)
+                                 else 0))
+                if terms > MAX_TRACE_TERMS:
+                    self._refuse_traces(f"more than {MAX_TRACE_TERMS:,} multiply-adds a step")
+
+    def _refuse_traces(self, what: str) -> None:
+        rule = "exact RTRL" if self.full_gradient else "truncated RTRL"
+        raise LimitError(f"{self.plan.name}: {rule}'s traces would need {what}, over the limit "
+                         f"({COUNT_LIMITS_HINT}). BPTT over each sequence gives its gradient summed over the "
+                         "sequence at far less cost: learning_rule: bptt (with gradient: true on the delayed "
+                         "connections for the exact gradient, docs/spec.md)")
 
     def _traces(self, sensitivity: dict[tuple[str, int], tuple[int, ...]]) -> None:
         plan = self.plan

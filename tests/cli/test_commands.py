@@ -306,3 +306,28 @@ def test_standard_output_on_a_full_disk_exits_2_without_a_traceback(args):
     assert result.returncode == 2, result.stderr
     assert result.stderr == ("error: cannot write the standard output: No space left on device "
                              "(redirected to a full disk?)\n")
+
+
+@pytest.mark.parametrize("command", [["gradcheck"], ["train", "--rule", "rtrl", "--steps", "5"]])
+def test_exact_rtrl_on_a_net_too_dense_for_it_exits_2_naming_the_limit(command, tmp_path):
+    """A 100-unit fully recurrent net: exact RTRL's program would hold 10^8 multiply-adds a step
+    (before: minutes and some 18 GB while it was built)."""
+    from click.testing import CliRunner
+
+    import yaml
+    from lstmgraph_cli.main import main
+
+    spec = tmp_path / "dense.yaml"
+    spec.write_text(yaml.safe_dump({
+        "version": 1, "name": "dense",
+        "groups": [{"name": "x", "kind": "input", "size": 2},
+                   {"name": "h", "kind": "hidden", "size": 100, "activation": "tanh"},
+                   {"name": "y", "kind": "output", "size": 1}],
+        "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1}, {"from": "h", "to": "y"}],
+        "training": {"learning_rule": "truncated_rtrl", "learning_rate": 0.1,
+                     "task": {"name": "adding", "length": 20}, "steps": 10}}))
+    out = ["--out", str(tmp_path / "run")] if command[0] == "train" else []
+    result = CliRunner().invoke(main, [command[0], str(spec), *command[1:], *out])
+    assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "exact RTRL's traces would need more than 10,000,000 multiply-adds a step" in result.output
+    assert "Traceback" not in result.output

@@ -151,3 +151,23 @@ def test_a_sequence_beyond_the_step_limit_is_refused_before_anything_is_allocate
     from lstmgraph.limits import MAX_GRADCHECK_STEPS, LimitError
     with pytest.raises(LimitError, match=f"more than the limit of {MAX_GRADCHECK_STEPS:,}"):
         gradient_check(lstmgraph.compile_spec(SPECS / "rnn.yaml"), steps=MAX_GRADCHECK_STEPS + 1)
+
+
+def test_finite_differences_run_in_populations_of_any_size_alike(monkeypatch):
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    weights, inputs, targets, loss = gradcheck_module.random_problem(plan, 3, 8, 0.5)
+    sim = Simulator(plan, full_gradient=True)
+    whole = finite_difference_gradient(plan, sim, weights, inputs, targets, loss)
+    monkeypatch.setattr(gradcheck_module, "_CHUNK", 7)  # 17 weights: 137 rows in 20 populations, the last of 4
+    for first, second in zip(whole, finite_difference_gradient(plan, sim, weights, inputs, targets, loss)):
+        np.testing.assert_array_equal(first, second)
+
+
+def test_a_check_past_the_work_limit_is_refused_before_anything_runs(monkeypatch):
+    from lstmgraph.limits import LimitError
+
+    monkeypatch.setattr(gradcheck_module, "MAX_GRADCHECK_WORK", 10**6)
+    monkeypatch.setattr(gradcheck_module, "bptt_gradient", None)  # reaching it would fail otherwise
+    with pytest.raises(LimitError, match=r"the finite differences would run 8 x 424 networks of [0-9,]+ values for 8 "
+                                         r"steps, over the limit of 1e\+06"):
+        gradient_check(lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml"))
