@@ -20,8 +20,9 @@ MAX_DEPTH = 32
 MAX_VALUES = 50_000
 #: Units of one unit group (a memory block's cells: blocks x cells_per_block).
 MAX_GROUP_SIZE = 100_000
-#: Weights of all connections together, trainable or not (8 bytes each per trial).
-MAX_WEIGHTS = 10_000_000
+#: Weights of all connections together, trainable or not (8 bytes each per trial). Lowering
+#: the program holds about 600 bytes a weight while it builds it (2 x 10^6: 16 s, 1.3 GB).
+MAX_WEIGHTS = 2_000_000
 #: An integer option of a built-in task (lengths, periods, counts: they size the sequences).
 MAX_TASK_INTEGER = 10_000_000
 #: A network name: it becomes part of file names (the default run directory).

@@ -208,6 +208,18 @@ def test_sizes_and_weights_are_bounded(spec_error):
     assert "the connections hold 29,000,000 weights" in error.format()
 
 
+@pytest.mark.parametrize("size, valid", [(1413, True), (1415, False)])
+def test_the_weight_limit_is_two_million(size, valid):
+    data = {"version": 1, "groups": [{"name": "h", "kind": "hidden", "size": size},
+                                     {"name": "y", "kind": "output", "size": 1}],
+            "connections": [{"from": "h", "to": "h", "delay": 1}, {"from": "h", "to": "y"}]}
+    if valid:
+        assert lstmgraph.compile_plan(lstmgraph.spec_from_data(data)).n_parameters == size * size + size
+        return
+    with pytest.raises(lstmgraph.SpecError, match=r"the connections hold 2,003,640 weights\n.*at most 2,000,000"):
+        lstmgraph.compile_plan(lstmgraph.spec_from_data(data))
+
+
 def test_integer_task_options_are_bounded(spec_error):
     error = spec_error("""
         version: 1
