@@ -129,9 +129,9 @@ def test_a_blow_up_names_the_step_and_the_group():
 
 
 def test_a_population_too_large_for_the_memory_is_refused_before_allocating():
-    # 3000 x 3000 recurrent weights (9 million, under the spec's limit) for 10,000 trials: 1.4 TB.
+    # 1400 x 1400 recurrent weights (1.96 million, under the spec's limit) for 10,000 trials: over 150 GB.
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
-    data["groups"][1]["size"] = 3000
+    data["groups"][1]["size"] = 1400
     plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data))
     with pytest.raises(MemoryError, match=r"10000 trials of rnn need more than [\d,.]+ GiB; this machine has"):
         Trainer(plan, trials=10_000)
