@@ -197,8 +197,9 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
         raise EvaluationError(f"{source} holds no sequences")
     names = [f"{u.name}[{i}]" for u in sim.outputs for i in range(u.size)]
     steps = sum(len(t) for t in targets)
-    results = [_trial_result(run.trial_number(k), [o[:, k] for o in outputs], targets, [c[:, k] for c in correct_steps],
-                             sum(loss[k] for loss in losses) / steps, names, continual)
+    results = [_trial_result(run.trial_number(k), [o[:, k] for o in outputs], targets,
+                             [c[:, k] for c in correct_steps], sum(loss[k] for loss in losses) / steps, names,
+                             continual)
                for k in range(run.trials)]
     return Evaluation(str(run.path), run.plan.name, run.weights_file, run.steps_trained, source, origin.kind,
                       len(outputs), steps, seed, reset, test, results)
