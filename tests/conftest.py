@@ -26,6 +26,16 @@ REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
 
 
+def pytest_configure(config) -> None:
+    """Ctrl-C and SIGHUP as a terminal delivers them. A test run started in the background
+    (`cmd &`, `nohup`) inherits them ignored, and a run keeps them so, as its user meant
+    (lstmgraph/experiments/stops.py); the tests that send them need them heeded."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def hostile(max_examples: int):
     """Hypothesis settings of the hostile-file tests: reproducible draws, no deadline."""
     from hypothesis import HealthCheck, settings
