@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import COUNT_LIMITS_HINT, MAX_GRADCHECK_STEPS, MAX_GRADCHECK_WORK, LimitError, check_count
-from ..plan import Plan
+from ..plan import Plan, require_plan
 from .bptt import bptt_gradient
 from .executor import run_ops
 from .simulator import Simulator, _step_columns
@@ -189,6 +189,7 @@ def gradient_check(plan: Plan, seed: int = 0, steps: int = 8, weight_range: floa
     """Run the three comparisons; returns per-check, per-matrix relative errors. `LimitError` for
     more than `MAX_GRADCHECK_STEPS` steps or `MAX_GRADCHECK_WORK` (limits.py), before anything
     runs."""
+    require_plan(plan, "gradient_check")
     check_count("steps", steps, MAX_GRADCHECK_STEPS)
     weights, inputs, targets, loss = random_problem(plan, seed, steps, weight_range)
     truncated = Simulator(plan)

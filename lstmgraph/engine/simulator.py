@@ -21,7 +21,7 @@ import numpy as np
 
 from ..graph.units import Unit
 from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError
-from ..plan import Plan
+from ..plan import Plan, require_plan
 from ..program import Program, lower
 from .executor import new_values, run_ops
 from .weights import Weights
@@ -66,7 +66,7 @@ class Simulator:
     """
 
     def __init__(self, plan: Plan, full_gradient: bool = False):
-        self.plan = plan
+        self.plan = require_plan(plan, "Simulator")
         self.full_gradient = full_gradient
         self.units: dict[str, Unit] = dict(plan.unit)
         self.order = plan.execution_order

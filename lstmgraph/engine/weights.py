@@ -17,7 +17,7 @@ import numpy as np
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..files import write_atomically
 from ..graph.units import Connection
-from ..plan import Plan
+from ..plan import Plan, require_plan
 
 Weights = dict[str, np.ndarray]
 
@@ -33,6 +33,7 @@ def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Wei
 
     ``seeds``: one seed per trial (default: the spec's ``init.seed``, one trial).
     """
+    require_plan(plan, "initial_weights")
     if seeds is None:
         seeds = [plan.init.seed]
     elif isinstance(seeds, (int, np.integer)):

@@ -100,7 +100,13 @@ class Plan:
 
 
 def compile_plan(document: SpecDocument) -> Plan:
-    """Build the graph of a validated spec and compile its plan."""
+    """Build the graph of a validated spec and compile its plan; `TypeError` for anything but a
+    `SpecDocument`, saying which call makes one."""
+    if not isinstance(document, SpecDocument):
+        hint = ("spec_from_data(data)" if isinstance(document, dict) else "load_spec(path)"
+                if isinstance(document, (str, Path)) else "load_spec(path) or spec_from_data(data)")
+        raise TypeError(f"compile_plan takes a SpecDocument, not {_kind(document)}: compile_plan({hint})"
+                        + (", or compile_spec(path) in one call" if isinstance(document, (str, Path)) else ""))
     network = build_graph(document)
     # Given values (inputs, bias) first, then computed groups in declaration order.
     rank = {unit.name: (unit.computed, index) for index, unit in enumerate(network.units)}
@@ -114,6 +120,19 @@ def compile_plan(document: SpecDocument) -> Plan:
     training = _resolved_training(document)
     return Plan(document.name, network, execution_order, tuple(slots), document.source, document.spec.init,
                 training, _resolved_spec(document, training))
+
+
+def require_plan(value: Any, caller: str) -> Plan:
+    """``value`` if it is a `Plan`, else a `TypeError` naming ``caller`` and how to make one."""
+    if not isinstance(value, Plan):
+        raise TypeError(f"{caller} takes a compiled Plan, not {_kind(value)}: lstmgraph.compile_spec(path), "
+                        "or lstmgraph.compile_plan(document) for a SpecDocument")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A value's type in words, for the messages above."""
+    return "a SpecDocument" if isinstance(value, SpecDocument) else f"a {type(value).__name__}"
 
 
 def _resolved_training(document: SpecDocument) -> TrainingSpec | None:

@@ -19,7 +19,7 @@ import graphviz
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
 from ..operations import ACTIVATIONS, GATE_SIDES
-from ..plan import Plan
+from ..plan import Plan, require_plan
 
 FORMATS = ("svg", "png", "pdf", "dot")
 INSTALL_HINT = "install graphviz's 'dot' binary (Debian: apt-get install graphviz; or run bash setup.sh)"
@@ -118,6 +118,7 @@ def _edge_label(connection: Connection) -> str:
 
 def to_dot(plan: Plan, rankdir: str = "LR") -> str:
     """The DOT source of a plan's diagram."""
+    require_plan(plan, "to_dot")
     kinds_used: set[str] = set()
     dot = graphviz.Digraph(name=plan.name, graph_attr={
         "rankdir": rankdir, "labelloc": "t", "fontname": "Helvetica", "compound": "true",
@@ -205,6 +206,7 @@ def render_plan(plan: Plan, output: str | Path, rankdir: str = "LR") -> Path:
     Raises `RenderError` for an unknown extension, or when the ``dot`` binary is missing (after
     writing the ``.dot`` source next to the requested file, so nothing is lost).
     """
+    require_plan(plan, "render_plan")
     output = Path(output)
     fmt = output.suffix.lower().lstrip(".")
     if fmt not in FORMATS:

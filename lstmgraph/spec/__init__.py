@@ -35,7 +35,12 @@ class SpecDocument:
 def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocument:
     """Read and validate a spec file, or a bundled spec's name (``"gers2000_cerg"``:
     `lstmgraph.bundled.find_spec`), with ``overrides`` applied to its data first; raise
-    `SpecError` with located problems if it is wrong."""
+    `SpecError` with located problems if it is wrong; `TypeError` for anything but a path or name."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"load_spec and compile_spec take a spec file's path or a bundled spec's name, not a "
+                        f"{type(path).__name__}" + (": for data built in Python, spec_from_data(data) validates it "
+                                                    "and compile_plan(spec_from_data(data)) compiles it"
+                                                    if isinstance(path, dict) else ""))
     data, source = read_spec_file(find_spec(path))
     if overrides is not None:
         data, source = overrides.apply(data), source.with_given(overrides.given(data))

@@ -27,7 +27,7 @@ from .. import __version__
 from ..engine.weights import save_weights
 from ..errors import SpecFileError
 from ..files import FolderInUse
-from ..plan import Plan, compile_plan
+from ..plan import Plan, compile_plan, require_plan
 from ..progress import Progress
 from ..spec import document_of
 from ..limits import MAX_TRIALS, check_count
@@ -214,6 +214,7 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
     if another process trains in ``out``, `RunExists` if ``out`` holds a run, `LimitError` for
     more than `MAX_TRIALS` trials, and what `Trainer` raises (`SpecError`, `DataError`,
     `EngineError`)."""
+    require_plan(plan, "start_run")
     check_count("trials", trials, MAX_TRIALS)
     directory = RunDirectory(out if out is not None else default_run_path(plan.name))
     if directory.exists():

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError
-from ..plan import Plan
+from ..plan import Plan, require_plan
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
@@ -46,6 +46,7 @@ class Summary:
 
 def training_section(plan: Plan) -> TrainingSpec:
     """The plan's training settings; a `SpecError` if the spec has no training section."""
+    require_plan(plan, "Trainer")
     if plan.training is None:
         raise SpecError([Problem(("training",), "the spec has no training section",
                                  expected="training: {learning_rate: ..., task: {name: ...}} "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,28 @@ def test_nothing_after_the_plan_imports_the_spec_stage():
                     if names:
                         found[str(path.relative_to(package))] = sorted(names)
     assert found == {}
+
+
+@pytest.mark.parametrize("given, words", [({"version": 1}, "not a dict: compile_plan(spec_from_data(data))"),
+                                          ("gru", "not a str: compile_plan(load_spec(path)), or compile_spec(path)")])
+def test_compile_plan_of_anything_but_a_document_says_which_call_makes_one(given, words):
+    with pytest.raises(TypeError, match=re.escape(words)):
+        lstmgraph.compile_plan(given)
+
+
+def test_every_stage_after_the_plan_refuses_a_document_or_a_name_and_says_how_to_compile_it(tmp_path):
+    """Before: an AttributeError from deep inside ('SpecDocument' object has no attribute 'init')."""
+    from lstmgraph.engine import Simulator, gradient_check, initial_weights
+    from lstmgraph.program import lower
+    from lstmgraph.render import render_plan, to_dot
+    from lstmgraph.training import Trainer, start_run
+    document = lstmgraph.load_spec("gru")
+    calls = {"initial_weights": initial_weights, "Simulator": Simulator, "lower": lower, "Trainer": Trainer,
+             "start_run": lambda plan: start_run(plan, tmp_path / "run"), "gradient_check": gradient_check,
+             "to_dot": to_dot, "render_plan": lambda plan: render_plan(plan, tmp_path / "gru.svg")}
+    for name, call in calls.items():
+        for given, kind in ((document, "a SpecDocument"), ("gru", "a str")):
+            with pytest.raises(TypeError, match=re.escape(f"{name} takes a compiled Plan, not {kind}: "
+                                                          "lstmgraph.compile_spec(path)")):
+                call(given)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "gru.svg").exists()

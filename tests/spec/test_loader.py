@@ -189,3 +189,10 @@ def test_the_library_takes_a_bundled_spec_by_name_from_any_folder(tmp_path, monk
     with pytest.raises(SpecNotFound) as caught:
         lstmgraph.compile_spec("gers2000_cer")
     assert "did you mean the bundled spec 'gers2000_cerg'" in caught.value.format()
+
+
+def test_load_spec_of_data_says_spec_from_data_validates_it():
+    """Before: `TypeError: expected str, bytes or os.PathLike object, not dict` from pathlib."""
+    for load in (lstmgraph.load_spec, lstmgraph.compile_spec):
+        with pytest.raises(TypeError, match=r"not a dict: for data built in Python, spec_from_data\(data\)"):
+            load({"version": 1, "groups": []})
