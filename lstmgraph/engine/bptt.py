@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .executor import run_ops
-from .simulator import Simulator, _step_columns
+from .simulator import Simulator
 from .traces import gradients
 from .weights import Weights
 
@@ -25,24 +25,28 @@ from .weights import Weights
 def bptt_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets: np.ndarray,
                   loss: str, state: Mapping[str, np.ndarray] | None = None
                   ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Summed loss per trial, dE/dW summed over the segment, and the final state."""
+    """Summed loss per trial, dE/dW summed over the segment, and the final state. `ValueError`
+    for inputs and targets of other shapes or lengths."""
     program = sim.program(loss, segments=True)
     V = sim.values(program, weights, state)
+    inputs, targets = sim.sequence_array(inputs, "inputs"), sim.sequence_array(targets, "targets")
+    if len(inputs) != len(targets):
+        raise ValueError(f"{len(inputs)} steps of inputs but {len(targets)} of targets")
     forward, keep, loss_ops = program.phase("forward"), program.phase("keep_state"), program.phase("loss")
     step_back = program.phase("carry_in") + program.phase("backward") + program.phase("carry_out")  # in this order
     (tape,) = program.phase("tape")
     kept = tape.rows[0]  # the slots a step's backward pass reads
     snapshots = []
     for x in inputs:
-        run_ops(forward, V, _step_columns(x))
+        run_ops(forward, V, sim.columns(x, "inputs", V.shape[1]))
         snapshots.append(V[kept].copy())
         run_ops(keep, V)
     final_state = sim.state_of(program, V)
     run_ops(program.phase("segment_begin"), V)
     total = np.zeros(V.shape[1])
-    for snapshot, target in zip(reversed(snapshots), reversed(np.asarray(targets))):
+    for snapshot, target in zip(reversed(snapshots), reversed(targets)):
         V[kept] = snapshot
-        total += run_ops(loss_ops, V, target=_step_columns(target))
+        total += run_ops(loss_ops, V, target=sim.columns(target, "targets", V.shape[1]))
         run_ops(step_back, V)
     run_ops(program.phase("segment_end"), V)
     return total, gradients(program, V), final_state

@@ -36,7 +36,7 @@ from ..limits import COUNT_LIMITS_HINT, MAX_GRADCHECK_STEPS, MAX_GRADCHECK_WORK,
 from ..plan import Plan, require_plan
 from .bptt import bptt_gradient
 from .executor import run_ops
-from .simulator import Simulator, _step_columns
+from .simulator import Simulator
 from .traces import RealTimeRecurrentLearning
 from .weights import Weights, flatten, initial_weights, unflatten
 
@@ -104,8 +104,8 @@ def summed_losses(plan: Plan, sim: Simulator, weights: Weights, points: np.ndarr
     V = sim.values(program, population, None)
     total = np.zeros(len(points))
     for x, target in zip(inputs, targets):
-        run_ops(forward, V, _step_columns(x))
-        total += run_ops(loss_ops, V, target=_step_columns(target))
+        run_ops(forward, V, sim.columns(x, "inputs", len(points)))
+        total += run_ops(loss_ops, V, target=sim.columns(target, "targets", len(points)))
         run_ops(keep, V)
     return total
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..graph.units import Unit
 from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError
 from ..plan import Plan, require_plan
+from .weights import check_weights
 from ..program import Program, lower
 from .executor import new_values, run_ops
 from .weights import Weights
@@ -90,13 +91,17 @@ class Simulator:
     # -- named arrays <-> slots ----------------------------------------------------------------
     def values(self, program: Program, weights: Weights, state: Mapping[str, np.ndarray] | None) -> np.ndarray:
         """A slot array holding ``weights`` and the previous-step values ``state``."""
-        trials = next(iter(weights.values())).shape[0]
+        trials = check_weights(self.plan, weights)
         V = new_values(program, trials)
         for connection in self.plan.connections:
             V[program.weight_slots(connection)] = np.asarray(weights[connection.name]).reshape(trials, -1).T
         for name in self.delayed:
             if state is not None and name in state:
-                V[program.prev(name)] = np.asarray(state[name], dtype=np.float64).T
+                value = np.asarray(state[name], dtype=np.float64)
+                if value.shape != (trials, self.units[name].size):
+                    raise ValueError(f"state['{name}'] has shape {value.shape}, expected "
+                                     f"({trials}, {self.units[name].size}): (trials, size)")
+                V[program.prev(name)] = value.T
         return V
 
     def state_of(self, program: Program, V: np.ndarray) -> dict[str, np.ndarray]:
@@ -116,7 +121,7 @@ class Simulator:
         """One time step; returns its record and the new state (this step's delayed sources)."""
         program = self.forward_program
         V = self.values(program, weights, state)
-        run_ops(program.phase("forward"), V, _step_columns(x))
+        run_ops(program.phase("forward"), V, self.columns(x, "inputs", V.shape[1]))
         record = StepRecord(program, V.copy())
         run_ops(program.phase("keep_state"), V)
         return record, self.state_of(program, V)
@@ -127,11 +132,12 @@ class Simulator:
         (default: all activations zero); returns one record per step and the final state."""
         program = self.forward_program
         V = self.values(program, weights, state)
+        inputs = self.sequence_array(inputs, "inputs")
         self.check_records(len(inputs), V.shape[1])
         forward, keep = program.phase("forward"), program.phase("keep_state")
         records = []
         for x in inputs:
-            run_ops(forward, V, _step_columns(x))
+            run_ops(forward, V, self.columns(x, "inputs", V.shape[1]))
             records.append(StepRecord(program, V.copy()))
             run_ops(keep, V)
         return records, self.state_of(program, V)
@@ -150,7 +156,8 @@ class Simulator:
     def loss(self, record: StepRecord, target: np.ndarray, loss: str = "sum_of_squares") -> np.ndarray:
         """The loss per trial of a recorded step against ``target`` (NaN: no target)."""
         values = record.values.copy()
-        step_loss = run_ops(self.program(loss).phase("loss"), values, target=_step_columns(target))
+        step_loss = run_ops(self.program(loss).phase("loss"), values,
+                            target=self.columns(target, "targets", values.shape[1]))
         return step_loss
 
     def signals(self, records: list[StepRecord]) -> dict[str, np.ndarray]:
@@ -159,7 +166,21 @@ class Simulator:
         return {name: np.stack([record.y[name] for record in records]) for name in names}
 
 
-def _step_columns(x) -> np.ndarray:
-    """A step's inputs or targets, (n,) or (trials, n), as the executor's columns."""
-    x = np.asarray(x, dtype=np.float64)
-    return x if x.ndim == 1 else x.T
+    def sequence_array(self, values, what: str) -> np.ndarray:
+        """A sequence's ``what`` (``inputs`` or ``targets``) as an array, `ValueError` unless it is
+        (steps, width) or (steps, trials, width)."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim not in (2, 3):
+            width = self.n_inputs if what == "inputs" else self.n_outputs
+            raise ValueError(f"{what} have shape {values.shape}; expected (steps, {width}) or (steps, trials, {width})")
+        return values
+
+    def columns(self, x, what: str, trials: int) -> np.ndarray:
+        """One step's ``what`` (``inputs`` or ``targets``), (width,) or (trials, width), as the
+        executor's columns; `ValueError` naming the shape expected."""
+        x = np.asarray(x, dtype=np.float64)
+        width = self.n_inputs if what == "inputs" else self.n_outputs
+        if x.shape not in ((width,), (trials, width)):
+            raise ValueError(f"{what} of a step have shape {x.shape}; {self.plan.name} expects ({width},) or "
+                             f"({trials}, {width}): (trials, {'n_inputs' if what == 'inputs' else 'n_outputs'})")
+        return x if x.ndim == 1 else x.T

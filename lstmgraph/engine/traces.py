@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .executor import run_ops
-from .simulator import Simulator, StepRecord, _step_columns
+from .simulator import Simulator, StepRecord
 from .weights import Weights
 
 #: The phases of an RTRL gradient step (the update is the optimiser's).
@@ -53,9 +53,13 @@ class RealTimeRecurrentLearning:
         sim = self.sim
         program = sim.program(loss or "sum_of_squares", traces=True)  # the same traces for any loss
         V = sim.values(program, weights, state)
+        if V.shape[1] != self.trials:
+            raise ValueError(f"the learner carries the traces of {self.trials} trials (reset(trials)); the weights "
+                             f"hold {V.shape[1]}")
         for group, data in self.traces.items():
             V[program.trace(group)] = data.T
-        step_loss = run_ops(program.phase(*GRADIENT_PHASES), V, _step_columns(x), _step_columns(target))
+        step_loss = run_ops(program.phase(*GRADIENT_PHASES), V, sim.columns(x, "inputs", self.trials),
+                            sim.columns(target, "targets", self.trials))
         self.traces = {group: V[program.trace(group)].T.copy() for group in self.traces}
         return step_loss, gradients(program, V), sim.state_of(program, V), StepRecord(program, V)
 

@@ -25,7 +25,29 @@ WEIGHTS_FORMAT = "lstmgraph-weights-1"
 
 
 class WeightsError(Exception):
-    """A weights file that does not fit the plan."""
+    """Weights, or a weights file, that do not fit the plan."""
+
+
+def check_weights(plan: Plan, weights: Weights) -> int:
+    """The number of trials of ``weights``; `WeightsError` unless they hold every connection of
+    ``plan`` (the fixed ones too), nothing else, each ``(trials, *shape)`` with one ``trials``."""
+    if not isinstance(weights, dict):
+        raise WeightsError(f"weights are a dict of connection name -> (trials, *shape) array, not a "
+                           f"{type(weights).__name__}")
+    missing = [c.name for c in plan.connections if c.name not in weights]
+    unknown = sorted(set(weights) - {c.name for c in plan.connections})
+    if missing or unknown:
+        raise WeightsError(f"the weights do not fit network '{plan.name}'"
+                           + (f"; missing: {', '.join(missing)}" if missing else "")
+                           + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    trials = None
+    for connection in plan.connections:
+        shape = np.shape(weights[connection.name])
+        if shape[1:] != connection.shape or len(shape) == 0 or shape[0] < 1 or shape[0] != (trials or shape[0]):
+            expected = f"({trials or 'trials'}, {', '.join(map(str, connection.shape))})"
+            raise WeightsError(f"the weights of '{connection.name}' have shape {shape}, expected {expected}")
+        trials = shape[0]
+    return trials
 
 
 def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Weights:
@@ -99,7 +121,7 @@ def save_weights(path: str | Path, plan: Plan, weights: Weights) -> Path:
 
 def weights_file_bytes(plan: Plan, weights: Weights) -> bytes:
     """The content of `save_weights`'s file (a worker sends it to the process that writes)."""
-    trials = population(weights)
+    trials = check_weights(plan, weights)
     arrays = {name: (values[0] if trials == 1 else values) for name, values in weights.items()}
     meta = {"format": WEIGHTS_FORMAT, "network": plan.name, "trials": trials,
             "parameters": plan.n_parameters}

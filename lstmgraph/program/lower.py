@@ -31,7 +31,7 @@ import numpy as np
 from ..graph.units import Connection, Unit
 from ..limits import COUNT_LIMITS_HINT, MAX_TRACE_TERMS, LimitError
 from ..plan import Plan, require_plan
-from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, PATTERNS
+from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, LOSSES, PATTERNS
 from .model import MINUS_ONE, ONE, Op, Program, Slots
 
 
@@ -460,6 +460,8 @@ def lower(plan: Plan, full_gradient: bool = False, loss: str = "sum_of_squares",
     keep_traces phases (enough to run forward and for BPTT); ``segments`` adds BPTT's phases
     (tape, carries and the segment's gradient) and needs ``traces=False``."""
     require_plan(plan, "lower")
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; the losses: {', '.join(LOSSES)}")
     if segments and traces:
         raise ValueError("a program learns by BPTT over segments or by RTRL's traces, not both")
     return _Lowering(plan, full_gradient, loss).lower(traces, segments)

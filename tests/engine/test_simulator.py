@@ -28,3 +28,24 @@ def test_a_run_that_would_keep_too_many_values_is_refused_before_it_runs(monkeyp
     with pytest.raises(LimitError, match="4 steps of 1 network of gru"):
         sim.run(weights, np.zeros((4, 4)))
     assert len(calls) == 6  # the three steps of the first run, two phases each: none of the refused run
+
+
+def test_inputs_weights_and_state_that_do_not_fit_name_what_was_expected():
+    """Before: IndexError, KeyError or a broadcasting ValueError from inside the executor."""
+    import re
+    from lstmgraph.engine import WeightsError
+    plan = lstmgraph.compile_spec("gers2000_cerg")
+    sim, weights = Simulator(plan), initial_weights(plan, [0, 1])
+    wrong = {"inputs of a step have shape (3,); gers2000_cerg expects (7,) or (2, 7)": np.zeros((4, 3)),
+             "inputs have shape (7,); expected (steps, 7) or (steps, trials, 7)": np.zeros(7),
+             "inputs of a step have shape (3, 7); gers2000_cerg expects (7,) or (2, 7)": np.zeros((4, 3, 7))}
+    for message, inputs in wrong.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            sim.run(weights, inputs)
+    with pytest.raises(ValueError, match=re.escape("state['memory.state'] has shape (1, 8), expected (2, 8)")):
+        sim.run(weights, np.zeros((4, 7)), state={"memory.state": np.zeros((1, 8))})
+    with pytest.raises(WeightsError, match="the weights do not fit network 'gers2000_cerg'; missing: "):
+        sim.run(initial_weights(lstmgraph.compile_spec("gru")), np.zeros((4, 7)))
+    record, _ = sim.step(weights, sim.zero_state(2), np.zeros(7))
+    with pytest.raises(ValueError, match=re.escape("targets of a step have shape (3,)")):
+        sim.loss(record, np.zeros(3))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,20 @@ def test_weights_that_do_not_fit_are_refused(cerg, tmp_path):
         load_weights(path, cerg)
     with pytest.raises(WeightsError, match="no such file"):
         load_weights(tmp_path / "absent.npz", cerg)
-    bad = initial_weights(cerg)
+    bad = {name: values[0] for name, values in initial_weights(cerg).items()}
     bad["symbols->prediction"] = bad["symbols->prediction"][:, :3]
+    np.savez(tmp_path / "bad.npz", **bad)
     with pytest.raises(WeightsError, match="has shape"):
-        load_weights(save_weights(tmp_path / "bad.npz", cerg, bad), cerg)
+        load_weights(tmp_path / "bad.npz", cerg)
+
+
+def test_save_weights_refuses_weights_of_another_network(cerg, tmp_path):
+    """Before: written without a word, to be refused only when loaded."""
+    timing = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    with pytest.raises(WeightsError, match="the weights do not fit network 'gers2000_cerg'; missing: .*; unknown: "):
+        save_weights(tmp_path / "w.npz", cerg, initial_weights(timing))
+    short = initial_weights(cerg, [0, 1])
+    short["symbols->prediction"] = short["symbols->prediction"][:1]
+    with pytest.raises(WeightsError, match=re.escape("'symbols->prediction' have shape (1, 7, 7), expected (2, 7, 7)")):
+        save_weights(tmp_path / "w.npz", cerg, short)
+    assert not (tmp_path / "w.npz").exists()
