@@ -86,8 +86,6 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     row = chosen.experiment
     count = trials or row.trials
     out = out or Path("runs") / "sweep" / row.name
-    keys = {full: [s.values[full] for s in settings if not s.added] for full in settings[0].values}
-    keys = {full: list({json.dumps(v): v for v in values}.values()) for full, values in keys.items()}
     if show_status:
         try:
             status = sweep_status(settings, count, out, max_steps)
@@ -117,7 +115,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         with trial_progress(count * len(settings), as_json, log_every,
                             lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}") \
                 as (trial_done, progress):
-            document = run_sweep(chosen, settings, keys, count, jobs, out, max_steps, cluster, checkpoint_seconds,
+            document = run_sweep(chosen, settings, count, jobs, out, max_steps, cluster, checkpoint_seconds,
                                  lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
                                  device=device, until_settled=until_settled)
     except SweepError as error:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import BUNDLED_SPECS
 from .catalogue import Experiment
 from .folder import ResultsConflict, ResultsFolder, settings_digest
 from .schedule import settings
@@ -85,10 +86,11 @@ class FolderStatus:
                 "verdict": self.verdict_so_far, "settled_verdict": self.settled, "results": self.results}
 
 
-def folder_status(experiment: Experiment, trials: int, out: Path, budget_steps: int | None,
-                  specs: Path) -> FolderStatus:
+def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_steps: int | None = None,
+                  specs: Path = BUNDLED_SPECS) -> FolderStatus:
     """The state of ``out`` for a run of ``trials`` trials of ``experiment`` (seeds 0..trials-1)
     with ``budget_steps`` and the specs in ``specs``: what the run would find there."""
+    out = Path(out)
     folder = ResultsFolder(out)
     if not out.is_dir():
         raise FolderError(f"{out}: no such folder; nothing has run there")

@@ -82,7 +82,7 @@ class Subject:
     judged_by: str     # the protocol and test, in words
 
 
-def subject_of(argument: str, trials: int | None) -> Subject:
+def subject_of(argument: str, trials: int | None = None) -> Subject:
     """The catalogue row named ``argument``, else the spec it names (a file or a bundled spec).
     `SweepError` names what is wrong; a spec's own problems raise `SpecError`."""
     if argument in EXPERIMENTS:
@@ -174,6 +174,14 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool
                              "or vary the keys' own values too)") from None
         settings.append(Setting(len(settings), own_values, own, True, added=True))
     return settings
+
+
+def varied_values(grid: list[Setting]) -> dict[str, list[Any]]:
+    """Each key of ``grid`` with its values as given, in order, each once (the own setting's
+    values, where added, left out): what sweep.json lists under ``keys``."""
+    given = [setting for setting in grid if not setting.added]
+    return {full: list({json.dumps(s.values[full]): s.values[full] for s in given}.values())
+            for full in (grid[0].values if grid else {})}
 
 
 def _applied(subject: Experiment, resolved: list, values: dict[str, Any], current: dict[str, Any]) -> Experiment:

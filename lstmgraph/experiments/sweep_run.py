@@ -25,7 +25,7 @@ from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, 
 from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
-from .sweep import Setting, Subject
+from .sweep import Setting, Subject, varied_values
 from .sweep_values import SweepError
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
 
@@ -114,8 +114,8 @@ class SweepStopped(KeyboardInterrupt):
         self.signal_number = signal_number
 
 
-def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]], trials: int, jobs: int,
-              out: Path, budget_steps: int | None = None, cluster: Any = None,
+def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
+              out: str | Path, budget_steps: int | None = None, cluster: Any = None,
               checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
               trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
               progress: Any = None, device: str = "cpu", until_settled: bool = False) -> dict[str, Any]:
@@ -126,11 +126,12 @@ def run_sweep(subject: Subject, grid: list[Setting], varied: dict[str, list[Any]
     before anything is written. ``device`` ``cuda``: every setting's trials at once on the
     GPU, the settings of one net and protocol in one population. ``until_settled``: a setting
     starts no trial once its verdict against the subject's published figures is settled."""
+    out = Path(out)
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
     check_plans(grid, subject.experiment)
-    document_head = head(subject, varied, trials, budget_steps)
+    document_head = head(subject, varied_values(grid), trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
     with sweep_locked(out):
         check_folders(grid, out, budget_steps, device)
@@ -169,9 +170,10 @@ class SettingStatus:
     conflict: str | None
 
 
-def sweep_status(grid: list[Setting], trials: int, out: Path, budget_steps: int | None) -> dict[str, Any]:
+def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps: int | None = None) -> dict[str, Any]:
     """What ``out`` holds for this sweep, read only: per setting its trials finished,
     checkpointed and not started, and whether the same command resumes it; who holds the lock."""
+    out = Path(out)
     if not out.is_dir():
         raise FolderError(f"{out}: no such folder; no sweep has run there")
     listed = []

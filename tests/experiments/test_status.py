@@ -52,6 +52,13 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
     assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
 
 
+def test_the_status_takes_a_folder_as_text_and_the_bundled_specs_by_default(folder):
+    """Before: 'str' object has no attribute 'is_dir'; and ``specs`` had to be given, though
+    `run_experiment` defaults it to the bundled specs."""
+    experiment, out, _ = folder
+    assert folder_status(experiment, 3, str(out), BUDGET) == folder_status(experiment, 3, out, BUDGET, BUNDLED_SPECS)
+
+
 def test_the_status_says_why_a_command_with_other_settings_would_not_resume(folder):
     experiment, out, _ = folder
     status = folder_status(experiment, 3, out, BUDGET + 1, BUNDLED_SPECS)

@@ -27,7 +27,6 @@ def test_a_stopped_sweep_s_document_keeps_every_setting_s_finished_trials(tmp_pa
     the same sweep then resumes to the document of a sweep run straight through."""
     settings = grid(ROW, [("learning_rate", [0.5, 0.2])], add_own=False)
     subject = Subject(ROW, "catalogue row", "the row's protocol")
-    varied = {"learning_rate": [0.5, 0.2]}
     run_experiment(settings[1].experiment, 2, 1, tmp_path / "sweep" / settings[1].folder, 2000)
 
     def stop_in_setting_0(setting, row):
@@ -35,10 +34,10 @@ def test_a_stopped_sweep_s_document_keeps_every_setting_s_finished_trials(tmp_pa
             raise Stopped(signal.SIGTERM)
 
     with pytest.raises(SweepStopped):
-        run_sweep(subject, settings, varied, 2, 1, tmp_path / "sweep", 2000, trial_done=stop_in_setting_0)
+        run_sweep(subject, settings, 2, 1, tmp_path / "sweep", 2000, trial_done=stop_in_setting_0)
     stopped = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
     assert [entry["trials"] for entry in stopped["settings"]] == [1, 2]
-    resumed = run_sweep(subject, settings, varied, 2, 1, tmp_path / "sweep", 2000)
+    resumed = run_sweep(subject, settings, 2, 1, tmp_path / "sweep", 2000)
     assert [entry["trials"] for entry in resumed["settings"]] == [2, 2]
     for setting in settings:  # every trial as it runs alone
         plan = setting.experiment.plan()
@@ -53,7 +52,7 @@ def test_a_stopped_sweep_s_document_keeps_every_setting_s_finished_trials(tmp_pa
 # -- no link followed below the sweep's folder, no foreign folder written --------------------------
 def _subject_and_grid():
     settings = grid(ROW, [("learning_rate", [0.5, 0.2])], add_own=False)
-    return Subject(ROW, "catalogue row", "the row's protocol"), settings, {"learning_rate": [0.5, 0.2]}
+    return Subject(ROW, "catalogue row", "the row's protocol"), settings
 
 
 def _tree(folder) -> dict:
@@ -62,14 +61,14 @@ def _tree(folder) -> dict:
 
 @pytest.mark.parametrize("link", ["settings", "settings/1"])
 def test_a_setting_s_folder_reached_through_a_link_is_refused_before_anything_is_written(tmp_path, link):
-    subject, settings, varied = _subject_and_grid()
+    subject, settings = _subject_and_grid()
     out, outside = tmp_path / "sweep", tmp_path / "outside"
     outside.mkdir()
     (out / link).parent.mkdir(parents=True, exist_ok=True)
     (out / link).symlink_to(outside)
     before = _tree(out)
     with pytest.raises(ResultsConflict, match=f"sweep/{link}: is a symbolic link"):
-        run_sweep(subject, settings, varied, 1, 1, out, 2000)
+        run_sweep(subject, settings, 1, 1, out, 2000)
     with pytest.raises(ResultsConflict, match=f"sweep/{link}: is a symbolic link"):
         sweep_status(settings, 1, out, 2000)
     code, output = invoke("sweep", ROW.name, "--vary", "learning_rate=0.5,0.2", "--no-own-setting", "--trials", "1",
@@ -79,24 +78,24 @@ def test_a_setting_s_folder_reached_through_a_link_is_refused_before_anything_is
 
 
 def test_the_sweep_s_own_files_replace_a_link_and_a_hard_linked_lock_is_refused(tmp_path):
-    subject, settings, varied = _subject_and_grid()
+    subject, settings = _subject_and_grid()
     out, victim = tmp_path / "sweep", tmp_path / "victim"
     victim.write_text("precious\n")
     (out / "settings").mkdir(parents=True)
     for name in ("sweep.json", "sweep.csv", "sweep.png"):
         (out / name).symlink_to(victim)
-    run_sweep(subject, settings[:1], {"learning_rate": [0.5]}, 1, 1, out, 2000)
+    run_sweep(subject, settings[:1], 1, 1, out, 2000)
     assert victim.read_text() == "precious\n"
     assert not any((out / name).is_symlink() for name in ("sweep.json", "sweep.csv", "sweep.png"))
     os.link(victim, out / ".lock")
     with pytest.raises(ResultsConflict, match=r"\.lock: not a plain file of its own \(2 links\)"):
-        run_sweep(subject, settings[:1], {"learning_rate": [0.5]}, 1, 1, out, 2000)
+        run_sweep(subject, settings[:1], 1, 1, out, 2000)
     assert victim.read_text() == "precious\n"
 
 
 @pytest.mark.parametrize("files", [["run.json", "checkpoint.npz"], ["experiment.json", "trials.jsonl"]])
 def test_a_folder_of_files_no_sweep_wrote_is_refused_and_left_as_it_was(tmp_path, files):
-    subject, settings, varied = _subject_and_grid()
+    subject, settings = _subject_and_grid()
     out = tmp_path / "foreign"
     out.mkdir()
     for name in files:  # a training run's folder; a reproduce results folder
@@ -104,7 +103,7 @@ def test_a_folder_of_files_no_sweep_wrote_is_refused_and_left_as_it_was(tmp_path
     before = _tree(out)
     with pytest.raises(ResultsConflict, match=r"foreign: holds .* but no sweep.json or settings/: not a folder "
                                               r"lstmgraph sweep writes.*choose an empty or new folder with --out"):
-        run_sweep(subject, settings, varied, 1, 1, out, 2000)
+        run_sweep(subject, settings, 1, 1, out, 2000)
     assert _tree(out) == before  # (no lock left either)
 
 
@@ -128,3 +127,16 @@ def test_values_that_break_a_valid_spec_are_named_not_the_file_s_lines(tmp_path)
     subject = subject_of(str(spec), 1).experiment
     with pytest.raises(SweepError, match=r"the spec is not valid: .*cerg.yaml:\d+:\d+"):
         check_plans(grid(subject, [("variant.eight_symbols", [True])]), subject)
+
+
+def test_a_sweep_from_python_takes_its_keys_from_the_grid_and_a_folder_as_text(tmp_path):
+    """Before: run_sweep also took the keys and values, as the command had worked them out from
+    the grid, and run_sweep and sweep_status failed on a folder given as text
+    ('str' object has no attribute 'mkdir')."""
+    subject = Subject(ROW, "catalogue row", "the row's protocol")
+    settings = grid(ROW, [("learning_rate", [0.2, 0.3])])  # the own setting added
+    out = str(tmp_path / "sweep")
+    document = run_sweep(subject, settings, 1, 1, out, 2000)
+    assert document["keys"] == {"learning_rate": [0.2, 0.3]}
+    assert [entry["added"] for entry in document["settings"]] == [False, False, True]
+    assert sweep_status(settings, 1, out, 2000)["finished"] == 3
