@@ -58,3 +58,22 @@ def test_no_experiments_module_over_400_lines():
     long = {path.name: count for path in (PACKAGE / "experiments").glob("*.py")
             if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400}
     assert not long, f"modules over 400 lines: {long}"
+
+
+def test_every_class_and_function_a_package_exports_has_a_docstring_of_its_own():
+    """Before: `training.RunDirectory` had none, `training.Summary` and `experiments.Experiment`
+    only the signature dataclasses write."""
+    import importlib
+    import inspect
+    packages = ["lstmgraph", "lstmgraph.spec", "lstmgraph.graph", "lstmgraph.plan", "lstmgraph.program",
+                "lstmgraph.engine", "lstmgraph.training", "lstmgraph.tasks", "lstmgraph.experiments", "lstmgraph.render"]
+    bare = []
+    for package in packages:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                doc = (value.__doc__ or "").strip()
+                if not doc or doc.startswith(f"{value.__name__}("):
+                    bare.append(f"{package}.{name}")
+    assert bare == []

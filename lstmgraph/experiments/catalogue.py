@@ -30,6 +30,9 @@ from .variants import (EIGHT_SYMBOLS, IDENTITY_OUTPUT, STATE_DECAY, WIRING_2000,
 
 @dataclass(frozen=True)
 class Experiment:
+    """One table row of the papers: its spec, variants, task, protocol and published figures
+    (docs/api.md, "Experiments"); `trial` runs one of its trials, `plan` compiles its net."""
+
     name: str
     paper: str
     table: str

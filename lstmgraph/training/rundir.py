@@ -98,6 +98,9 @@ class RunInUse(RunDirectoryError):
 
 
 class RunDirectory:
+    """A training run's directory and its files (the module's docstring): created, appended to,
+    checkpointed and read back, each file checked; one process at a time trains in it."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._jsonl = None

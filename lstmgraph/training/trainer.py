@@ -38,6 +38,10 @@ from .rundir import RunDirectory
 
 @dataclass(frozen=True)
 class Summary:
+    """What `Trainer.run` returns: steps and sequences trained, the mean loss per step over the
+    last ``stop_window`` sequences and trials, and what stopped it (``steps``, ``epochs``,
+    ``stop_loss``). Every sequence's loss is in a run directory's metrics (`trained.load_run(path).metrics`)."""
+
     steps: int
     sequences: int
     final_loss_per_step: float
