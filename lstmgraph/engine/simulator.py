@@ -22,10 +22,9 @@ import numpy as np
 from ..graph.units import Unit
 from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError
 from ..plan import Plan, require_plan
-from .weights import check_weights
 from ..program import Program, lower
 from .executor import new_values, run_ops
-from .weights import Weights
+from .weights import Weights, check_weights
 
 
 class _Groups(Mapping):
@@ -164,7 +163,6 @@ class Simulator:
         """Every unit group's activations over time, (T, trials, size) each."""
         names = [unit.name for unit in self.plan.units if unit.computed]
         return {name: np.stack([record.y[name] for record in records]) for name in names}
-
 
     def sequence_array(self, values, what: str) -> np.ndarray:
         """A sequence's ``what`` (``inputs`` or ``targets``) as an array, `ValueError` unless it is
