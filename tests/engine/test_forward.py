@@ -188,3 +188,30 @@ def test_blocks_of_cells_with_peepholes_and_state_decay_follow_the_papers_equati
     for record, expected in zip(records, papers_forward(weights, inputs, decay)):
         for key, group in names.items():
             np.testing.assert_allclose(record.y[group][0], expected[key], rtol=1e-13, atol=1e-15, err_msg=key)
+
+
+def test_the_1997_erg_net_follows_the_1997_equations():
+    """The bundled 1997 net (3 blocks of 2 cells, input and output gates, no forget gate): its
+    hidden layer fully recurrent, every cell input and gate seeing the previous step's cell
+    outputs and gate activations (experiments.md, 1997), the state never decaying, written out."""
+    plan = lstmgraph.compile_spec(SPECS / "hochreiter1997_erg.yaml")
+    weights = random_weights(plan, 8)
+    inputs = np.eye(7)[np.random.default_rng(9).integers(0, 7, 6)]
+    records, _ = Simulator(plan).run(weights, inputs)
+    W = {name: value[0] for name, value in weights.items()}
+    block = np.arange(6) // 2
+    y_c, y_in, y_out, s = np.zeros(6), np.zeros(3), np.zeros(3), np.zeros(6)
+    for record, x in zip(records, inputs):
+        def net(port):
+            return (W[f"symbols->memory.{port}"] @ x + W[f"memory.cell_output->memory.{port}"] @ y_c
+                    + W[f"memory.input_gate->memory.{port}"] @ y_in + W[f"memory.output_gate->memory.{port}"] @ y_out)
+        y_in_now = _sigma(net("input_gate") + W["bias->memory.input_gate"][:, 0])
+        y_out_now = _sigma(net("output_gate") + W["bias->memory.output_gate"][:, 0])
+        g = 4.0 * _sigma(net("cell_input")) - 2.0        # the cell inputs have no bias (1997)
+        s = s + y_in_now[block] * g                      # the CEC: weight 1, no forget gate
+        y_c = y_out_now[block] * (2.0 * _sigma(s) - 1.0)
+        y = _sigma(W["memory.cell_output->prediction"] @ y_c)  # no output bias (1997: gates only)
+        y_in, y_out = y_in_now, y_out_now
+        for group, expected in (("memory.input_gate", y_in), ("memory.output_gate", y_out), ("memory.state", s),
+                                ("memory.cell_output", y_c), ("prediction", y)):
+            np.testing.assert_allclose(record.y[group][0], expected, rtol=1e-13, atol=1e-15, err_msg=group)
