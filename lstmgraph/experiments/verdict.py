@@ -212,12 +212,13 @@ def settled_outcome(results: dict[str, Any], trials_left: int, published: dict[s
                     paper_trials: int | None = None) -> str | None:
     """Reproduced or differs, where no outcome of ``trials_left`` more trials can change it
     (`settled_verdict`); else None (not judged, or still open). Trials stopped by a cap short of
-    the paper's limits (`cap_binds`) never settle "differs": a net stopped early might still
-    have learned. How a tested change is judged (`causes`) and when `reproduce --until-settled`
-    stops."""
-    verdict = settled_verdict(results, trials_left, published, paper_trials)
-    if verdict == DIFFERS and cap_binds(results):
+    the paper's limits (`cap_binds`) settle nothing, as `paper_rows.paper_verdict` judges them:
+    a net stopped early might still have learned, which could raise the rate past a published
+    0 % or move the mean. How a tested change is judged (`causes`) and when `reproduce
+    --until-settled` stops."""
+    if cap_binds(results):
         return None
+    verdict = settled_verdict(results, trials_left, published, paper_trials)
     return verdict if verdict in (REPRODUCED, DIFFERS) else None
 
 

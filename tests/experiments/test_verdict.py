@@ -290,7 +290,7 @@ def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_s
     assert summary_digest(figure) is None
 
 
-def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_never_differ():
+def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_settle_nothing():
     from lstmgraph.experiments.verdict import settled_outcome
 
     experiment = {"unit": "training streams", "published": {"perfect_percent": 37}, "trials": 100}
@@ -303,6 +303,11 @@ def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_never_diff
     assert settled_outcome({**results, "budget_steps": 2001}, 20) == "differs"  # a cap no net reached: none
     unpublished = {**results, "experiment": {**experiment, "published": {}}}
     assert settled_outcome(unpublished, 20) is None    # not judged: never settled
+    # nor does a cap settle "reproduced": 0 of 10 against a published 0 %, every net stopped by the cap
+    zero = {"experiment": {**experiment, "published": {"perfect_percent": 0}, "trials": 10},
+            "summary": {"trials": 10}, "trials": rows[3:13], "budget_steps": 2000}
+    assert settled_verdict(zero, 0) == REPRODUCED and settled_outcome(zero, 0) is None
+    assert settled_outcome({**zero, "budget_steps": 2001}, 0) == REPRODUCED
 
 
 def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_stays_not_judged():
