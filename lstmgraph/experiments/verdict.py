@@ -116,7 +116,7 @@ def judge_rate(successes: int, trials: int, published_percent: float, paper_tria
     theirs = paper_count(published_percent, paper_trials)
     p_value = fisher_exact(successes, trials, theirs, paper_trials)
     agrees = p_value >= 0.05
-    shown = f"{published_percent:g} % of {paper_trials}" if published_percent in (0, 100) else f"{published_percent:g} %"
+    shown = f"{published_percent:g} %" + (f" of {paper_trials}" if published_percent in (0, 100) else "")
     reason = f"Fisher exact p = {p_value:.2g} against the paper's {theirs} of {paper_trials}"
     return Judgement(label, ours, interval, shown, REPRODUCED if agrees else DIFFERS, reason)
 
