@@ -108,7 +108,7 @@ def tally(rows: list[PaperRow]) -> str:
             + (f" ({untested} with a listed suspect not yet tested)" if untested else "") + "; "
             f"{count[NOT_JUDGED]} not judged (a finding in words only)")
     if count[NOT_JUDGED_YET]:
-        text += f", {count[NOT_JUDGED_YET]} not judged yet (trials still to run could change the verdict)"
+        text += f", {count[NOT_JUDGED_YET]} not judged yet (its missing trials decide)"
     return text + f"; {count[NOT_RUN]} not run."
 
 
