@@ -65,7 +65,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
-    from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
+    from lstmgraph.experiments.sweep_run import check_sweep, run_sweep, sweep_status
     from lstmgraph.engine.gpu import GpuUnavailable
     from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.workers import ClusterError
@@ -95,6 +95,12 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             fail(str(error))
         _print_status(status, as_json)
         return
+    try:  # every setting's net checked before the plan is printed
+        check_sweep(chosen, settings, count, max_steps, checkpoint_seconds, lanes, device, cluster)
+    except SweepError as error:
+        fail(str(error))
+    except (DeviceError, GpuUnavailable) as error:
+        fail(f"--device {device}: {error}")
     if not as_json:
         where = ("this machine's GPU, every setting's trials at once" if device == "cuda" else
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))

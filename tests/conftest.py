@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 # The GPU tests (marker gpu) run in numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0 says a
@@ -132,6 +133,21 @@ EXPLODING = {
     "training": {"learning_rate": 0.01, "steps": 100000, "reset": "never",
                  "task": {"name": "adding", "length": 20}},
 }
+
+
+def dense_spec(tmp_path: Path, rule: str) -> Path:
+    """A valid spec whose exact RTRL program is over `limits.MAX_TRACE_TERMS`: 60 fully
+    recurrent tanh units, 3,780 weights, some 14 million multiply-adds a step."""
+    spec = {"version": 1, "name": "dense",
+            "groups": [{"name": "x", "kind": "input", "size": 2},
+                       {"name": "h", "kind": "hidden", "size": 60, "activation": "tanh"},
+                       {"name": "y", "kind": "output", "size": 1}],
+            "connections": [{"from": "x", "to": "h"}, {"from": "h", "to": "h", "delay": 1}, {"from": "h", "to": "y"}],
+            "training": {"learning_rate": 0.1, "learning_rule": rule, "steps": 10,
+                         "task": {"name": "adding", "length": 20}}}
+    path = tmp_path / "dense.json"
+    path.write_text(json.dumps(spec))
+    return path
 
 
 def with_a_ctrl_c(figure: Callable, cut_short: bool = False) -> Callable:

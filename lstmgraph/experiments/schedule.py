@@ -18,6 +18,7 @@ from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_STEPS, check_count
+from ..training.engines import check_program
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import FINISHED_BEFORE, TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
@@ -143,9 +144,8 @@ class _Run:
 
     def piece_run(self) -> PieceRun:
         """What a worker needs of this run (`piece.PieceRun`)."""
-        experiment = self.experiment
-        return PieceRun(experiment.task, experiment.task_options, experiment.protocol, self.wanted["spec_data"],
-                        self.budget_steps, self.kernel)
+        return PieceRun(self.experiment.task, self.experiment.task_options, self.experiment.protocol,
+                        self.wanted["spec_data"], self.budget_steps, self.kernel)
 
     def results(self) -> dict[str, Any] | None:
         """The run's results: as its close wrote them; at a stop, those of the trials finished
@@ -319,12 +319,12 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
     target's results so far (None where no trial has finished). ``labels``: each target's name
     in the progress reports ("setting 3")."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    checked: set[str] = set()  # a spec error located in its file, a program over a limit: before any folder is made
     for experiment, _ in targets:
         check_run_device(experiment, device, cluster)
+        check_program(experiment.plan(specs), checked)
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
-    for experiment, _ in targets:
-        experiment.plan(specs)  # a spec error located in its file, before any folder is made or worker started
     runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,
                  lambda row, index=index: trial_done(index, row), until_settled)
             for index, (experiment, out) in enumerate(targets)]

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
+from ..limits import LimitError
 from .folder import ResultsFolder, check_written_by, locked_folder
 from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
 from .stops import Stopped, stops_deferred
@@ -65,16 +66,18 @@ def setting_folder(out: Path, setting: Setting) -> ResultsFolder:
 
 
 def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
-    """`SweepError` naming a setting whose net does not compile, or that the compiled engine
-    cannot train, before any folder is made or worker started. Where ``subject`` compiles and a
+    """`SweepError` naming a setting whose net does not compile, that the compiled engine
+    cannot train, or whose program is over a limit, before any folder is made or worker started. Where ``subject`` compiles and a
     setting changed it does not, the setting's values are named, not the file's lines."""
-    from ..training.engines import EngineError, select_engine
+    from ..training.engines import EngineError, check_program, select_engine
 
+    checked: set[str] = set()
     for setting in grid:
         named = f"setting {setting.index} ({setting.label() or 'as the subject'})"
         try:
             plan = setting.experiment.plan()
             select_engine(plan, plan.training, "compiled")
+            check_program(plan, checked)
         except SpecError as error:
             if subject is not None and setting.changes(subject):
                 try:
@@ -86,8 +89,19 @@ def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
                 raise SweepError(f"{named}: these values make the net invalid (the spec itself is valid):\n"
                                  f"{SpecError(error.problems).format()}") from None
             raise SweepError(f"{named}: the net is not valid: {error.format()}") from None
-        except EngineError as error:
+        except (EngineError, LimitError) as error:  # LimitError: a program over a limit (exact RTRL's traces)
             raise SweepError(f"{named}: {error}") from None
+
+
+def check_sweep(subject: Subject, grid: list[Setting], trials: int, budget_steps: int | None = None,
+                checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1, device: str = "cpu",
+                cluster: Any = None) -> None:
+    """What `run_sweep` checks before it writes anything but the folders: the counts, the device
+    and every setting's net (`check_plans`). The CLI calls it before it prints the sweep's plan."""
+    check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    for setting in grid:
+        check_run_device(setting.experiment, device, cluster)
+    check_plans(grid, subject.experiment)
 
 
 def check_folders(grid: list[Setting], out: Path, budget_steps: int | None, device: str = "cpu") -> None:
@@ -127,10 +141,7 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
     GPU, the settings of one net and protocol in one population. ``until_settled``: a setting
     starts no trial once its verdict against the subject's published figures is settled."""
     out = Path(out)
-    check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    for setting in grid:
-        check_run_device(setting.experiment, device, cluster)
-    check_plans(grid, subject.experiment)
+    check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster)
     document_head = head(subject, varied_values(grid), trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
     with sweep_locked(out):

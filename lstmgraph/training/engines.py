@@ -29,6 +29,7 @@ from ..engine.traces import RealTimeRecurrentLearning
 from ..engine.weights import Weights
 from ..limits import COUNT_LIMITS_HINT, MAX_TAPE_BYTES, LimitError
 from ..plan import Plan
+from ..program.lower import lower
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence
 from .optim import Optimizer
@@ -89,6 +90,23 @@ def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto",
         raise EngineError(f"the compiled engine cannot train this spec: {reason}; "
                           f"use --engine numpy (or auto)")
     return "numpy", f"training with the numpy engine: {reason}"
+
+
+def check_program(plan: Plan, checked: set[str] | None = None) -> None:
+    """`LimitError` where the program ``plan``'s training runs is over a limit (exact RTRL's
+    traces, `limits.MAX_TRACE_TERMS`): the net lowered as its engine will lower it, so a run's
+    folder is refused before it is written. BPTT keeps no traces and is not lowered here.
+    ``checked``: the nets already lowered, shared across calls, so settings of one net and
+    learning rule (a sweep over rates) are lowered once."""
+    training = plan.training
+    if training is None or training.learning_rule == "bptt":
+        return
+    key = repr((plan.units, plan.connections, plan.execution_order, training.learning_rule, training.loss))
+    if checked is not None:
+        if key in checked:
+            return
+        checked.add(key)
+    lower(plan, full_gradient=training.learning_rule == "rtrl", loss=training.loss)
 
 
 def _gpu_population(network, weights: Weights, rate: float):

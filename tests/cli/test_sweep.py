@@ -221,3 +221,16 @@ def test_a_closed_terminal_s_sighup_stops_a_sweep_as_ctrl_c_does(tmp_path):
     assert json.loads((out / "sweep.json").read_text())["settings"]
     assert workers
     wait_for(lambda: all(_gone(worker) for worker in workers))
+
+
+def test_a_setting_over_a_limit_exits_2_before_the_plan_is_printed_or_a_folder_made(tmp_path):
+    """Before: the sweep printed its plan and wrote the setting's experiment.json, then failed
+    when the trial was built; a rerun with other values was refused as 'other settings'."""
+    from conftest import dense_spec
+
+    out = tmp_path / "sweep"
+    result = run("sweep", str(dense_spec(tmp_path, "truncated_rtrl")), "--vary", "learning_rule=rtrl",
+                 "--trials", "1", "--out", str(out))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert 'setting 0 (learning_rule="rtrl"): dense: exact RTRL\'s traces would need more than' in result.stderr
+    assert result.stdout == "" and not out.exists()

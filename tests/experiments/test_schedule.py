@@ -296,3 +296,20 @@ def test_a_stop_while_the_results_are_written_waits_for_them(tmp_path, monkeypat
         run_experiment(experiment, 1, 1, tmp_path, budget_steps=2000)
     assert stopped.value.signal_number == signal.SIGTERM
     assert json.loads((tmp_path / "results.json").read_text())["summary"]["trials"] == 1
+
+
+def test_a_trial_s_program_over_a_limit_is_refused_before_the_folder_is_written(tmp_path):
+    """Before: exact RTRL's trace limit was met when a trial was built, after experiment.json
+    was written, so the folder then refused a run of other settings as 'other settings'."""
+    from lstmgraph.experiments.sweep import subject_of
+    from lstmgraph.limits import LimitError
+
+    from conftest import dense_spec
+
+    experiment = subject_of(str(dense_spec(tmp_path, "rtrl")), 1).experiment
+    with pytest.raises(LimitError, match="exact RTRL's traces would need more than"):
+        run_experiment(experiment, 1, 1, tmp_path / "out", 100)
+    assert not (tmp_path / "out").exists()
+    truncated = subject_of(str(dense_spec(tmp_path, "truncated_rtrl")), 1).experiment
+    run_experiment(truncated, 1, 1, tmp_path / "out", 100)  # the same folder then takes the truncated net
+    assert (tmp_path / "out" / "results.json").exists()
