@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from lstmgraph.experiments.catalogue import Experiment
-from lstmgraph.experiments.protocols import protocol_counting
+from lstmgraph.experiments.folder_settings import PROTOCOL_SETTINGS
+from lstmgraph.experiments.protocols import protocol_counting, protocol_from_settings
 from lstmgraph.experiments.trial import new_trial
 
 COMPARED = ("solved", "to_success", "presented", "steps", "diverged", "score", "class", "test_wrong", "test_mse")
@@ -34,10 +35,14 @@ def committed_rows(folder: Path) -> dict[int, dict]:
 
 
 def protocol_of(settings: dict):
-    """The protocol as the folder ran it: the current catalogue row's, with its recorded options
-    (a sweep setting's folder names its row and then its values: ``ROW [key=value, ...]``)."""
+    """The protocol as the folder ran it: its own record (``protocol_settings``); for a folder
+    written before that was recorded, the current catalogue row's with its recorded options, if
+    its words are the folder's (a sweep setting's folder names its row and then its values:
+    ``ROW [key=value, ...]``)."""
     from lstmgraph.experiments import find_experiment
 
+    if PROTOCOL_SETTINGS in settings:
+        return protocol_from_settings(settings[PROTOCOL_SETTINGS])
     row = settings["name"].split(" [")[0]
     experiment = find_experiment(row).with_protocol_options(settings.get("protocol_options", {}))
     if experiment.protocol.describe() != settings["protocol"]:

@@ -20,6 +20,7 @@ from ..spec import document_of, spec_from_data
 from ..spec.loader import read_spec_file
 from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
+from .folder_settings import PROTOCOL_SETTINGS
 from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
@@ -125,7 +126,8 @@ class Experiment:
                      "variants": [v.description for v in self.variants], "task": self.task,
                      "task_options": self.task_options, "learning_rate": self.learning_rate,
                      "momentum": self.momentum, "protocol": self.protocol.describe(), "trials": self.trials,
-                     "unit": self.protocol.counted, "published": self.published, "note": self.note}
+                     "unit": self.protocol.counted, "published": self.published, "note": self.note,
+                     PROTOCOL_SETTINGS: self.protocol.settings()}
         if self.protocol_options:  # (only then: a folder's stored settings stay as they were)
             described["protocol_options"] = self.protocol_options
         if self.deterministic:

@@ -4,13 +4,15 @@ back with limits and checked, as `training.rundir.RunDirectory` owns a training 
 Only the process running the trials writes it (`schedule.run_experiment`), so a cluster needs no
 shared filesystem:
 
-- ``experiment.json``: the settings, the spec and the arithmetic (`TRIAL_ARITHMETIC`) as run; a
-  run with other settings is refused, naming the setting that differs, as is a folder of files
-  without one (no run of ours wrote it);
+- ``experiment.json``: the settings, the spec, the protocol (``protocol_settings``) and the
+  arithmetic (`TRIAL_ARITHMETIC`) as run, and the row in words (`DESCRIPTIVE_KEYS`); a run
+  with other settings is refused, naming the setting that differs, as is a folder of files
+  without one (no run of ours wrote it). Words and published figures are rewritten as a run
+  opens the folder, never compared;
 - ``trials.jsonl``: one row per finished trial, appended and synced as each ends;
 - ``trials/SEED/checkpoint.npz`` while a trial runs, tied to its trial (``trial/seed``,
-  ``trial/kind``) and to the folder's settings (``folder/settings``, a digest of
-  experiment.json's content); ``trials/SEED/`` then holds the trained network as a run
+  ``trial/kind``) and to the folder's settings (``folder/settings``, a digest of what its
+  trials ran with, `settings_digest`); ``trials/SEED/`` then holds the trained network as a run
   directory for `lstmgraph plot` (``spec.yaml``, ``weights.npz``, ``summary.json``);
 - ``results.json``, ``trials.csv`` and ``results.png``, written at the end (or at a stop);
 - ``.lock``: held while a run writes the folder (an advisory lock the system drops when its
@@ -22,7 +24,6 @@ used; a refused run leaves the folder as it was (issue 36).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -42,13 +43,9 @@ from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, not_written_by,
                            parse_json, read_file, remove_file, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
+from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, run_settings
 from .settings_diff import setting_differences
 
-#: The arithmetic trials run with, raised whenever a change makes a trial take another path
-#: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
-#: trials to a folder of another arithmetic. 1: libm's tanh in the compiled kernels (until
-#: 2026-11-22); 2: the kernels' own vectorised tanh (`engine/compiled/vector_math.py`).
-TRIAL_ARITHMETIC = 2
 #: What a row reported as a run opens its folder carries where an earlier run finished it (a resume).
 FINISHED_BEFORE = "finished_before"
 #: The array of a checkpoint holding the digest of the folder's settings (`settings_digest`).
@@ -67,12 +64,6 @@ READER_ADVICE = "restore it, or rerun the lstmgraph reproduce (or sweep) that wr
 class ResultsConflict(Exception):
     """The folder holds trials run with other settings, is in use, or holds a file that cannot
     be used (the message names it and what was expected)."""
-
-
-def settings_digest(settings: dict[str, Any]) -> str:
-    """A digest of a folder's settings as experiment.json holds them (key order aside)."""
-    canonical = json.dumps(json.loads(json.dumps(settings)), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def check_written_by(root: Path, below: str, marks: tuple[str, ...], command: str) -> None:
@@ -205,8 +196,13 @@ class ResultsFolder:
         stored = self.stored_settings()
         if stored is None:
             check_written_by(self.root, self.below, (self.SETTINGS,), "reproduce")
-        expected = json.loads(json.dumps(wanted))  # as read back from the file
-        if stored is None or stored == expected:
+        if stored is None:
+            return
+        # What the trials ran with; a folder from before protocol_settings, its whole settings.
+        expected = run_settings(wanted if PROTOCOL_SETTINGS in stored else
+                                {key: value for key, value in wanted.items() if key != PROTOCOL_SETTINGS})
+        stored = run_settings(stored)
+        if stored == expected:
             return
         if {**stored, "arithmetic": TRIAL_ARITHMETIC} == expected:
             raise ResultsConflict(
@@ -263,10 +259,12 @@ class ResultsFolder:
         append_file(self.root, self._in(self.ROWS), (json.dumps(row) + "\n").encode())
 
     # -- trials/SEED ---------------------------------------------------------------------------------
-    def read_checkpoint(self, seed: int, kind: str, digest: str) -> tuple[bytes, dict[str, np.ndarray]] | None:
+    def read_checkpoint(self, seed: int, kind: str,
+                        digests: tuple[str, ...]) -> tuple[bytes, dict[str, np.ndarray]] | None:
         """Trial ``seed``'s checkpoint (its bytes and arrays), None if it has none; refused
         (`ResultsConflict`) unless it is an .npz archive of that trial (``trial/seed``), of a
-        ``kind`` protocol, written for this folder's settings (``digest``), with finite values."""
+        ``kind`` protocol, written for this folder's settings (one of ``digests``,
+        `checkpoint_digests`), with finite values."""
         relative = f"{self.trial(seed)}/checkpoint.npz"
         path = self.file(relative)
         content = self._read(relative, MAX_CHECKPOINT_BYTES, _DELETE)
@@ -284,7 +282,7 @@ class ResultsFolder:
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, NotImplementedError, MemoryError) as error:
             raise ResultsConflict(f"{path}: not an .npz archive of a trial ({type(error).__name__}); {_DELETE}") \
                 from None
-        problem = _checkpoint_problem(arrays, seed, kind, digest)
+        problem = _checkpoint_problem(arrays, seed, kind, digests)
         if problem:
             raise ResultsConflict(f"{path}: {problem}; {_DELETE}")
         return content, arrays
@@ -343,9 +341,9 @@ class ResultsFolder:
             raise ResultsConflict(f"{error}; {self.advice}") from None
 
 
-def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, digest: str) -> str | None:
+def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, digests: tuple[str, ...]) -> str | None:
     """Why ``arrays`` are no checkpoint of trial ``seed`` of a ``kind`` protocol written for
-    settings of ``digest``; None if they are."""
+    settings of one of ``digests``; None if they are."""
     def text(name: str) -> str | None:
         value = arrays.get(name)
         return str(value) if value is not None and value.shape == () and value.dtype.kind == "U" else None
@@ -357,7 +355,7 @@ def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, dig
         return f"trial {int(stored)}'s checkpoint, not trial {seed}'s"
     if text("trial/kind") != kind:
         return f"a checkpoint of a {text('trial/kind')} protocol's trial, not of this row's {kind} protocol"
-    if text(SETTINGS_KEY) != digest:
+    if text(SETTINGS_KEY) not in digests:
         return "written for other settings than this folder's experiment.json (or by an earlier version)"
     for name, value in arrays.items():
         if value.dtype.kind not in "biufU":

@@ -147,6 +147,11 @@ class Protocol:
         except (ValueError, TypeError, OverflowError) as error:
             raise ProtocolError(str(error)) from None
 
+    def settings(self) -> dict[str, Any]:
+        """The protocol as data: its ``kind`` and every setting (experiment.json's
+        ``protocol_settings``, what a folder's trials ran with; `protocol_from_settings` reads it)."""
+        return {"kind": self.kind, **dataclasses.asdict(self)}
+
     def check_read(self, names: Any) -> None:
         """`ProtocolError` for a setting among ``names`` (those set otherwise) that this protocol's
         trials never read: ``tolerance`` where the success test is not ``tolerance``."""
@@ -159,8 +164,12 @@ class Protocol:
 LARGEST_COUNT = 2**62
 
 
-def _setting_value(key: str, annotation: str, value: Any, current: Any) -> Any:
-    """``value`` checked against the setting's type (its annotation's text)."""
+_NO_ROW = object()
+
+
+def _setting_value(key: str, annotation: str, value: Any, current: Any = _NO_ROW) -> Any:
+    """``value`` checked against the setting's type (its annotation's text); ``current``: the
+    row's value, named in the error."""
     if value is None:
         fits, wanted = "None" in annotation, "a value (it cannot be unset)"
     elif "float" in annotation:
@@ -177,7 +186,8 @@ def _setting_value(key: str, annotation: str, value: Any, current: Any) -> Any:
         fits, wanted = isinstance(value, str), "text"
     if not fits:
         shown = json.dumps(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge number"
-        raise ProtocolError(f"{key} takes {wanted} (the row's: {json.dumps(current)}), not {shown}")
+        row = f" (the row's: {json.dumps(current)})" if current is not _NO_ROW else ""
+        raise ProtocolError(f"{key} takes {wanted}{row}, not {shown}")
     return value
 
 
@@ -207,3 +217,24 @@ def protocol_counting(counted: str) -> type[Protocol]:
             return cls
     raise ProtocolError(f"no protocol counts {counted!r}; they count "
                         f"{', '.join(cls.counted for cls in PROTOCOLS.values())}")
+
+
+def protocol_from_settings(settings: Any) -> Protocol:
+    """The protocol `Protocol.settings` wrote (a folder's own record of how its trials ran);
+    `ProtocolError` for a kind or a setting there is not, one missing, or a value a setting
+    cannot take."""
+    if not isinstance(settings, dict) or not isinstance(settings.get("kind"), str):
+        raise ProtocolError("expected a mapping of a protocol's kind and its settings")
+    cls = protocol_kind(settings["kind"])
+    annotations = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.init}
+    values = {key: value for key, value in settings.items() if key != "kind"}
+    extra = [str(key) for key in values if key not in annotations]
+    missing = [key for key in annotations if key not in values]
+    if extra or missing:
+        raise ProtocolError(f"the {cls.kind} protocol's settings are {', '.join(annotations)}; "
+                            + "; ".join(f"{what}: {', '.join(keys)}" for what, keys in
+                                        (("missing", missing), ("none of its", extra)) if keys))
+    try:
+        return cls(**{key: _setting_value(key, annotations[key], value) for key, value in values.items()})
+    except (ValueError, TypeError, OverflowError) as error:
+        raise ProtocolError(str(error)) from None

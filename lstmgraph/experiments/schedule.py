@@ -21,7 +21,8 @@ from ..limits import MAX_STEPS, check_count
 from ..training.engines import check_program
 from .catalogue import Experiment
 from .figures import results_figure
-from .folder import FINISHED_BEFORE, TRIAL_ARITHMETIC, ResultsConflict, ResultsFolder, check_trial_count, settings_digest
+from .folder import FINISHED_BEFORE, ResultsConflict, ResultsFolder, check_trial_count
+from .folder_settings import checkpoint_digests, settings
 from .stops import Stopped, stopped_by_signals, stops_deferred
 from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
@@ -39,15 +40,6 @@ MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 GPU_RUNS = 256
 #: Training steps of a trial's first piece; later pieces are sized from the time it took.
 FIRST_PIECE_STEPS = 20_000
-
-
-def settings(experiment: Experiment, budget_steps: int | None, specs: Path, device: str = "cpu") -> dict[str, Any]:
-    """What a run of ``experiment`` records in experiment.json: the row, the cap, the spec as
-    run and the arithmetic; the device where it is not the CPU (a GPU's arithmetic may differ
-    in the last bits, so its trials and the CPU's do not mix in one folder)."""
-    data, _ = experiment.spec_data(specs)
-    return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data,
-            "arithmetic": TRIAL_ARITHMETIC, **({"device": device} if device != "cpu" else {})}
 
 
 def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
@@ -90,7 +82,7 @@ class _Run:
         self.stopping = False  # settled (`settled`): no more pieces, closed once none runs
         self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
         self.wanted = settings(experiment, budget_steps, specs, device)
-        self.digest = settings_digest(self.wanted)
+        self.digests = checkpoint_digests(self.wanted)  # the first written, either read
         self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
         self.rows, self.todo = self._read()[2:]
         # Every piece of the run's trials on a worker shares one compilation of the specialised
@@ -133,7 +125,7 @@ class _Run:
         self._lock.enter_context(self.folder.locked())
         stored, cut, self.rows, self.todo = self._read()
         for seed in self.todo:
-            found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digest)
+            found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
             self.checkpoints[seed] = found[0] if found is not None else None
         self.folder.write_settings(self.wanted)
         if cut:  # the line a kill cut: that trial runs again
@@ -242,7 +234,7 @@ class _Schedule:
         """A piece ended with this trial still running: keep its checkpoint, size its next."""
         run, key = self.runs[index], (index, result.seed)
         run.checkpoints[result.seed] = result.checkpoint
-        run.folder.write_checkpoint(result.seed, result.checkpoint, run.digest)
+        run.folder.write_checkpoint(result.seed, result.checkpoint, run.digests[0])
         self.reports[key] = result.report
         if result.steps > 0:
             scale = self.checkpoint_seconds / max(seconds, 1e-3)

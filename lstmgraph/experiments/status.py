@@ -19,8 +19,8 @@ from typing import Any
 
 from ..files import BUNDLED_SPECS
 from .catalogue import Experiment
-from .folder import ResultsConflict, ResultsFolder, settings_digest
-from .schedule import settings
+from .folder import ResultsConflict, ResultsFolder
+from .folder_settings import checkpoint_digests, settings
 from .summary import no_verdict_reason, results_of
 from .trial import checkpoint_place
 from .verdict import judge, settled_verdict, trials_left_note, verdict
@@ -110,7 +110,7 @@ def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_s
         conflict = str(refused)
     protocol = experiment.protocol
     try:
-        rows, checkpointed, waiting = _trials(folder, protocol, trials, settings_digest(stored))
+        rows, checkpointed, waiting = _trials(folder, protocol, trials, checkpoint_digests(stored))
     except ResultsConflict as damaged:  # a damaged file, named first; then why this command would not run there
         if conflict is not None:
             raise ResultsConflict(f"{damaged} (besides, this command would not run there: {conflict})") from None
@@ -120,16 +120,16 @@ def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_s
 
 
 def _trials(folder: ResultsFolder, protocol, trials: int,
-            digest: str) -> tuple[list[dict[str, Any]], list[Checkpointed], list[int]]:
+            digests: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[Checkpointed], list[int]]:
     """The rows of the finished trials among seeds 0..trials-1, the checkpointed trials (their
-    checkpoints checked against the folder's settings ``digest``) and the trials not started."""
+    checkpoints checked against the folder's settings, ``digests``) and the trials not started."""
     rows = [row for row in folder.read_rows(protocol, protocol.limit)[0] if row["seed"] < trials]
     ended = {row["seed"] for row in rows}
     checkpointed, waiting = [], []
     for seed in range(trials):
         if seed in ended:
             continue
-        found = folder.read_checkpoint(seed, protocol.kind, digest)
+        found = folder.read_checkpoint(seed, protocol.kind, digests)
         if found is None:
             waiting.append(seed)
             continue

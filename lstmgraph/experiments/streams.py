@@ -119,7 +119,8 @@ class StreamProtocol(Protocol):
                 if self.test_phase_stops_at_failure else "")
         return (f"continual streams, {reset}; a training stream stops at its first error "
                 f"({error}) or after {self.train_limit:,} {self.unit}; then "
-                f"{self.test_streams} frozen test streams of up to {self.test_limit:,} {self.unit}{stop}; "
+                f"{self.test_streams} frozen test stream{'s' if self.test_streams != 1 else ''} of up to "
+                f"{self.test_limit:,} {self.unit}{stop}; "
                 f"perfect = all reach it; good = mean >= {self.good_score:,.0f}; "
                 f"at most {self.max_streams:,} training streams{decay}")
 

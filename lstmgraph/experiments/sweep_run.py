@@ -22,7 +22,8 @@ from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from ..limits import LimitError
 from .folder import ResultsFolder, check_written_by, locked_folder
-from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments, settings
+from .folder_settings import settings
+from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments
 from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment

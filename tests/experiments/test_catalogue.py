@@ -102,7 +102,7 @@ def test_deterministic_tasks_run_one_test_stream_and_say_so():
             continue
         if name in deterministic:
             assert experiment.protocol.test_streams == 1
-            assert "1 frozen test streams" in experiment.describe()["protocol"]
+            assert "then 1 frozen test stream of" in experiment.describe()["protocol"]
             assert "deterministic_task" in experiment.describe()
         elif experiment.paper.startswith("Gers, Schraudolph"):  # seed 002, line 258: one test a training stream
             assert experiment.protocol.test_streams == 1 and "deterministic_task" not in experiment.describe()

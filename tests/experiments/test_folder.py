@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, settings_digest
+from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
+from lstmgraph.experiments.folder_settings import settings as run_settings, settings_digest
 from lstmgraph.experiments.settings_diff import setting_differences
 from lstmgraph.experiments.folder_files import FolderFileError, parse_json, write_file
 from lstmgraph.experiments.rows import MAX_TRIALS, check_results, check_row
-from lstmgraph.experiments.schedule import run_experiment, settings as run_settings
+from lstmgraph.experiments.schedule import run_experiment
 from lstmgraph.files import BUNDLED_SPECS, OutputError
 
 from conftest import hostile, invoke
@@ -291,9 +292,9 @@ def test_a_checkpoint_written_by_the_folder_reads_back_with_its_digest(tmp_path)
     _, out, stored = _folder(tmp_path)
     folder, digest = ResultsFolder(out), settings_digest(stored)
     folder.write_checkpoint(3, _checkpoint(3, "sequences", None), digest)
-    content, arrays = folder.read_checkpoint(3, "sequences", digest)
+    content, arrays = folder.read_checkpoint(3, "sequences", (digest,))
     assert str(arrays["folder/settings"]) == digest and int(arrays["trial/seed"]) == 3
-    assert folder.read_checkpoint(4, "sequences", digest) is None
+    assert folder.read_checkpoint(4, "sequences", (digest,)) is None
     # the digest ignores key order, not values
     assert settings_digest(dict(reversed(list(stored.items())))) == digest
     assert settings_digest({**stored, "budget_steps": 1001}) != digest

@@ -93,7 +93,7 @@ def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_pa
 
 
 def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
-    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.experiments.folder_settings import settings
     from lstmgraph.files import BUNDLED_SPECS, OutputError
     experiment = find_experiment("gers2000-cerg-forget")
     (tmp_path / "plain").write_text("a file")
@@ -113,8 +113,8 @@ def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
 def test_a_folder_of_another_arithmetic_takes_no_more_trials(tmp_path):
     """Trials of a row run by an earlier version whose arithmetic differed (no ``arithmetic``,
     or another number) are not mixed with trials run now."""
-    from lstmgraph.experiments.folder import TRIAL_ARITHMETIC
-    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.experiments.folder_settings import TRIAL_ARITHMETIC
+    from lstmgraph.experiments.folder_settings import settings
     from lstmgraph.files import BUNDLED_SPECS
     experiment = find_experiment("gers2000-cerg-forget")
     stored = settings(experiment, 100, BUNDLED_SPECS)
@@ -129,7 +129,7 @@ def test_a_folder_of_another_arithmetic_takes_no_more_trials(tmp_path):
 
 def test_a_checkpoint_that_is_no_checkpoint_of_the_trial_is_named_not_a_traceback(tmp_path):
     from lstmgraph.arrays import npz_bytes
-    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.experiments.folder_settings import settings
     from lstmgraph.files import BUNDLED_SPECS
     experiment = find_experiment("hochreiter1997-adding-t100")
     (tmp_path / "experiment.json").write_text(json.dumps(settings(experiment, 1000, BUNDLED_SPECS)))
@@ -167,8 +167,9 @@ def test_a_checkpoint_the_folder_takes_but_its_trial_refuses_is_named_not_a_trac
     """Seed, kind and the folder's digest right, but counters that are not the protocol's: the
     worker's restore refuses it (`trial.CheckpointMismatch`), and the run names the file."""
     from lstmgraph.arrays import npz_bytes
-    from lstmgraph.experiments.folder import ResultsFolder, settings_digest
-    from lstmgraph.experiments.schedule import settings
+    from lstmgraph.experiments.folder import ResultsFolder
+    from lstmgraph.experiments.folder_settings import settings_digest
+    from lstmgraph.experiments.folder_settings import settings
     from lstmgraph.files import BUNDLED_SPECS
     experiment = find_experiment("hochreiter1997-adding-t100")
     stored = settings(experiment, 1000, BUNDLED_SPECS)

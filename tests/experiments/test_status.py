@@ -10,7 +10,8 @@ import pytest
 
 from lstmgraph.arrays import npz_bytes
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder, settings_digest
+from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
+from lstmgraph.experiments.folder_settings import settings_digest
 from lstmgraph.experiments.schedule import run_experiment
 from lstmgraph.experiments.status import Checkpointed, FolderError, OtherExperiment, folder_status, seed_ranges
 from lstmgraph.files import BUNDLED_SPECS
@@ -66,7 +67,8 @@ def test_the_status_says_why_a_command_with_other_settings_would_not_resume(fold
     assert not status.as_dict()["resumes"]
     other = experiment.with_protocol_options({"test_phase_stops_at_failure": True})
     conflict = folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
-    assert "run with other settings (protocol: " in conflict and "protocol_options: not set in the folder" in conflict
+    assert "protocol_settings.test_phase_stops_at_failure: false in the folder, true in this command" in conflict
+    assert "protocol_options: not set in the folder" in conflict
 
 
 def test_a_missing_folder_or_one_no_run_wrote_is_named(tmp_path):

@@ -1,0 +1,63 @@
+"""What a results folder's experiment.json compares and digests: the settings its trials ran
+with, the protocol as data (``protocol_settings``) among them, apart from the words that describe
+the row to a reader (`DESCRIPTIVE_KEYS`), which a run neither compares nor digests (`folder.py`
+writes the file and checks it; `settings_diff.py` names what differs)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+#: The arithmetic trials run with, raised whenever a change makes a trial take another path
+#: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
+#: trials to a folder of another arithmetic. 1: libm's tanh in the compiled kernels (until
+#: 2026-11-22); 2: the kernels' own vectorised tanh (`engine/compiled/vector_math.py`).
+TRIAL_ARITHMETIC = 2
+#: experiment.json's protocol as data (`Protocol.settings`): what its trials ran with, where
+#: ``protocol`` says it in words. A folder written before 2026-11-28 lacks it (`run_settings`).
+PROTOCOL_SETTINGS = "protocol_settings"
+#: experiment.json's keys that describe the row to a reader: the paper, its figures and trial
+#: count, the protocol, variants and a deterministic task in words. A run neither compares nor
+#: digests them, so a corrected figure or wording keeps a folder's trials and checkpoints.
+DESCRIPTIVE_KEYS = frozenset({"paper", "table", "protocol", "trials", "unit", "published", "note", "variants",
+                              "deterministic_task"})
+
+
+def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """What a folder's trials ran with, as read back from experiment.json: the settings without
+    `DESCRIPTIVE_KEYS`. A folder written before ``protocol_settings`` was recorded has only the
+    protocol's words, so all of its settings count."""
+    recorded = json.loads(json.dumps(recorded))
+    if PROTOCOL_SETTINGS not in recorded:
+        return recorded
+    return {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
+
+
+def settings_digest(recorded: dict[str, Any]) -> str:
+    """A digest of what a folder's trials ran with (`run_settings`; key order aside)."""
+    return _digest(run_settings(recorded))
+
+
+def checkpoint_digests(recorded: dict[str, Any]) -> tuple[str, str]:
+    """The digests a trial's checkpoint of a run recording ``recorded`` may carry: `settings_digest`,
+    or that of the whole settings without ``protocol_settings``, which a checkpoint written
+    before 2026-11-28 carries (the same run, if the row's words have not changed since)."""
+    return settings_digest(recorded), _digest({key: value for key, value in recorded.items()
+                                               if key != PROTOCOL_SETTINGS})
+
+
+def _digest(recorded: dict[str, Any]) -> str:
+    canonical = json.dumps(json.loads(json.dumps(recorded)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def settings(experiment: Any, budget_steps: int | None, specs: Path, device: str = "cpu") -> dict[str, Any]:
+    """What a run of ``experiment`` (a `catalogue.Experiment`) records in experiment.json: the
+    row (`Experiment.describe`: its protocol as data and in words), the cap, the spec as run
+    and the arithmetic; the device where it is not the CPU (a GPU's arithmetic may differ in
+    the last bits, so its trials and the CPU's do not mix in one folder)."""
+    data, _ = experiment.spec_data(specs)
+    return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data,
+            "arithmetic": TRIAL_ARITHMETIC, **({"device": device} if device != "cpu" else {})}

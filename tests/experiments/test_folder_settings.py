@@ -1,0 +1,119 @@
+"""experiment.json: what a folder's trials ran with is compared and digested, the row's words
+and published figures are not (`folder_settings.DESCRIPTIVE_KEYS`), and a folder written before the
+protocol was recorded as data (``protocol_settings``) is taken as it was and brought up to date."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lstmgraph.arrays import npz_bytes
+from lstmgraph.experiments import EXPERIMENTS, find_experiment
+from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
+from lstmgraph.experiments.folder_settings import (DESCRIPTIVE_KEYS, PROTOCOL_SETTINGS, checkpoint_digests, settings,
+                                                   settings_digest)
+from lstmgraph.experiments.protocols import ProtocolError, protocol_from_settings
+from lstmgraph.experiments.schedule import run_experiment
+from lstmgraph.files import BUNDLED_SPECS
+
+ROW = "hochreiter1997-adding-t100"
+BUDGET = 1000
+
+
+def _run_once(tmp_path) -> tuple:
+    """A folder holding one finished trial of ROW, and the settings its run wrote."""
+    experiment = find_experiment(ROW)
+    first = run_experiment(experiment, 1, 1, tmp_path, BUDGET)
+    return experiment, first, json.loads((tmp_path / "experiment.json").read_text())
+
+
+def _reworded(stored: dict) -> dict:
+    """``stored`` with every descriptive key otherwise: the words a later version might use."""
+    return {**stored, "protocol": stored["protocol"] + " (reworded)", "published": {"success_percent": 99},
+            "note": "a corrected note", "paper": "another citation", "table": "Table 70", "trials": 7}
+
+
+def test_every_row_s_protocol_reads_back_from_its_settings_as_data():
+    for name, experiment in EXPERIMENTS.items():
+        recorded = json.loads(json.dumps(experiment.describe()[PROTOCOL_SETTINGS]))  # as experiment.json holds it
+        assert protocol_from_settings(recorded) == experiment.protocol, name
+
+
+@pytest.mark.parametrize("damage, words", [
+    ({"kind": "tapes"}, "no protocol of kind 'tapes'"),
+    ({"tolerance": "a lot"}, "tolerance takes a finite number, not \"a lot\""),
+    ({"speed": 3}, "none of its: speed"),
+    ({"window": None}, "window takes a value (it cannot be unset)"),
+])
+def test_damaged_protocol_settings_are_named(damage, words):
+    recorded = {**find_experiment(ROW).protocol.settings(), **damage}
+    with pytest.raises(ProtocolError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        protocol_from_settings(recorded)
+    missing = {key: value for key, value in find_experiment(ROW).protocol.settings().items() if key != "window"}
+    with pytest.raises(ProtocolError, match="missing: window"):
+        protocol_from_settings(missing)
+
+
+def test_the_row_s_words_and_figures_changed_keep_the_folder_s_trials_and_are_brought_up_to_date(tmp_path):
+    """Before: a corrected wording of the protocol or a corrected published figure made every
+    committed folder refuse to resume ('run with other settings')."""
+    experiment, first, stored = _run_once(tmp_path)
+    (tmp_path / "experiment.json").write_text(json.dumps(_reworded(stored)))
+    more = run_experiment(experiment, 2, 1, tmp_path, BUDGET)
+    assert more["trials"][0] == first["trials"][0] and [row["seed"] for row in more["trials"]] == [0, 1]
+    assert json.loads((tmp_path / "experiment.json").read_text()) == stored  # the words now current
+    assert settings_digest(_reworded(stored)) == settings_digest(stored)
+    assert set(DESCRIPTIVE_KEYS) <= set(stored) | {"deterministic_task"}
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"tolerance": 0.05}, "protocol_settings.tolerance: 0.05 in the folder, 0.04 in this command"),
+    ({"window": 1000}, "protocol_settings.window: 1,000 in the folder, 2,000 in this command"),
+])
+def test_a_folder_whose_trials_ran_another_protocol_is_refused_naming_the_setting(tmp_path, change, named):
+    experiment, _, stored = _run_once(tmp_path)
+    other = {**stored, PROTOCOL_SETTINGS: {**stored[PROTOCOL_SETTINGS], **change}}
+    (tmp_path / "experiment.json").write_text(json.dumps(other))
+    with pytest.raises(ResultsConflict, match="run with other settings") as refused:
+        run_experiment(experiment, 2, 1, tmp_path, BUDGET)
+    assert named in str(refused.value)
+    assert settings_digest(other) != settings_digest(stored)
+
+
+def test_a_folder_from_before_protocol_settings_resumes_with_its_checkpoint_and_is_brought_up_to_date(tmp_path):
+    """Its settings are compared whole, as they were then; its checkpoints carry the digest of
+    those whole settings (`checkpoint_digests`); the run rewrites experiment.json in the new form."""
+    experiment, first, stored = _run_once(tmp_path)
+    former = {key: value for key, value in stored.items() if key != PROTOCOL_SETTINGS}
+    (tmp_path / "experiment.json").write_text(json.dumps(former))
+    folder = ResultsFolder(tmp_path)
+    current, legacy = checkpoint_digests(stored)
+    assert current != legacy and checkpoint_digests(former) == (legacy, legacy)
+    content = npz_bytes({"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
+                         "trial/counters": np.zeros(4, dtype=np.int64), "trial/seconds": np.array(1.0)})
+    folder.write_checkpoint(1, content, legacy)
+    assert folder.read_checkpoint(1, "sequences", checkpoint_digests(stored)) is not None
+    with pytest.raises(ResultsConflict, match="written for other settings"):
+        folder.read_checkpoint(1, "sequences", checkpoint_digests(_reworded(stored)))
+    (tmp_path / "trials" / "1" / "checkpoint.npz").unlink()
+    more = run_experiment(experiment, 2, 1, tmp_path, BUDGET)
+    assert more["trials"][0] == first["trials"][0]
+    assert json.loads((tmp_path / "experiment.json").read_text()) == stored
+
+
+def test_a_folder_from_before_protocol_settings_with_other_words_is_refused_as_before(tmp_path):
+    """Its words were then its only record of the protocol, so they still count."""
+    experiment, _, stored = _run_once(tmp_path)
+    former = {key: value for key, value in _reworded(stored).items() if key != PROTOCOL_SETTINGS}
+    (tmp_path / "experiment.json").write_text(json.dumps(former))
+    with pytest.raises(ResultsConflict, match=r"run with other settings \(.*reworded"):
+        run_experiment(experiment, 2, 1, tmp_path, BUDGET)
+    assert json.loads((tmp_path / "experiment.json").read_text()) == former
+
+
+def test_experiment_json_records_the_protocol_as_data_beside_its_words():
+    recorded = settings(find_experiment("gers2002-pfg-cos-f10-peephole"), None, BUNDLED_SPECS)
+    assert recorded[PROTOCOL_SETTINGS]["kind"] == "streams" and recorded[PROTOCOL_SETTINGS]["test_streams"] == 1
+    assert "1 frozen test stream" in recorded["protocol"] and "deterministic_task" in recorded
