@@ -33,7 +33,8 @@ from ..tasks import TASKS
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
 from .folder import ResultsConflict, ResultsFolder
-from .protocols import ProtocolError
+from .folder_settings import PROTOCOL_SETTINGS
+from .protocols import ProtocolError, protocol_from_settings
 
 class EvaluationError(Exception):
     """A request that does not fit the run (no trial of that number, no sequences)."""
@@ -76,10 +77,10 @@ def task_success_test(task: str | None) -> TestUsed:
 
 
 def trial_success_test(run_path: Path, task: str | None) -> TestUsed | None:
-    """The test of the row a `reproduce` trial folder (OUT/trials/SEED) was run by: the row's
-    protocol as OUT/experiment.json records it, protocol options included; None for any other
-    run, or a row of another task or no longer in the catalogue. `EvaluationError` for a damaged
-    file."""
+    """The test of the row a `reproduce` trial folder (OUT/trials/SEED) was run by: the
+    protocol as OUT/experiment.json records it (``protocol_settings``; before it did, the row's
+    with its recorded protocol options); None for any other run, or a row of another task or
+    no longer in the catalogue. `EvaluationError` for a damaged file."""
     folder = ResultsFolder.of_trial(run_path)
     if folder is None:
         return None
@@ -95,10 +96,12 @@ def trial_success_test(run_path: Path, task: str | None) -> TestUsed | None:
     where = folder.file(folder.SETTINGS)
     if not isinstance(options, dict):
         raise EvaluationError(f"{where}: protocol_options: not a mapping of settings to values")
-    try:
-        protocol = experiment.with_protocol_options(options).protocol
+    try:  # the folder's own record of its protocol; before it kept one, the row's with its options
+        protocol = (protocol_from_settings(settings[PROTOCOL_SETTINGS]) if PROTOCOL_SETTINGS in settings
+                    else experiment.with_protocol_options(options).protocol)
     except ProtocolError as error:
-        raise EvaluationError(f"{where}: protocol_options: {error}") from None
+        key = PROTOCOL_SETTINGS if PROTOCOL_SETTINGS in settings else "protocol_options"
+        raise EvaluationError(f"{where}: {key}: {error}") from None
     shown = "".join(f", {key} {json.dumps(value)}" for key, value in options.items())
     return TestUsed.of(protocol.success_test, f"the test of {name}{shown}, as {where} records")
 

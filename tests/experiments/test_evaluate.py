@@ -123,6 +123,20 @@ def test_a_reproduce_trial_is_judged_by_its_rows_protocol_options(runs, tmp_path
                                correct_at=lambda y, t: within_tolerance(y, t, 0.3))[0]  # the test mattered
 
 
+def test_a_reproduce_trial_is_judged_by_the_protocol_its_folder_records(runs, tmp_path):
+    """The folder's record (protocol_settings) is the authority; a folder from before it kept one
+    is judged by the row's protocol with its recorded options."""
+    row = EXPERIMENTS["gers2002-pfg-cos-f10-peephole"]
+    recorded = row.describe()
+    recorded["protocol_settings"] = {**recorded["protocol_settings"], "tolerance": 0.6}
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "new", json.dumps(recorded))
+    assert evaluate_run(trial, sequences=3).success_test.tolerance == 0.6
+    former = {key: value for key, value in row.with_protocol_options({"tolerance": 0.5}).describe().items()
+              if key != "protocol_settings"}
+    trial = _as_reproduce_trial(runs["timing"], tmp_path / "former", json.dumps(former))
+    assert evaluate_run(trial, sequences=3).success_test.tolerance == 0.5
+
+
 def test_a_trial_of_a_row_no_longer_in_the_catalogue_is_judged_by_its_tasks_test(runs, tmp_path):
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps({"name": "gone-row"}))
     assert evaluate_run(trial, sequences=3).success_test == task_success_test("periodic_function")
@@ -142,6 +156,8 @@ def test_a_fifo_for_a_trial_s_summary_json_exits_2_without_opening_it(runs, tmp_
     ("[]", "expected a JSON object of settings; restore it, or rerun the lstmgraph reproduce"),
     (json.dumps({"name": "gers2002-pfg-cos-f10-peephole", "protocol_options": {"tolerans": 0.1}}),
      "has no setting 'tolerans' (did you mean 'tolerance'?)"),
+    (json.dumps({"name": "gers2002-pfg-cos-f10-peephole", "protocol_settings": {"kind": "streams"}}),
+     "protocol_settings: the streams protocol's settings are tolerance"),
 ])
 def test_a_damaged_experiment_json_beside_a_trial_exits_2_naming_it(runs, tmp_path, settings, message):
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", settings)
