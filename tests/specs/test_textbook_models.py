@@ -8,6 +8,7 @@ plus a tanh third addend), not with lstmgraph's engine, and compared with `Simul
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -192,11 +193,15 @@ def test_validate_and_render(path, parameters, tmp_path):
 def test_trains_on_its_task_out_of_the_box(path):
     """The spec's own training section (exact online RTRL, rate 0.5, 80,000 steps of
     recall_first) takes the mean loss per step from about 0.045, near the 1/24 of answering 1/3
-    for every class, to below 1e-4 (docs/spec.md measures 9.4e-6 and 5.1e-6). Seconds on the
-    compiled kernel, which the bundled-spec training tests compile anyway."""
+    for every class, to below 1e-4, and to the figures docs/spec.md's `lstmgraph train` prints.
+    Seconds on the compiled kernel, which the bundled-spec training tests compile anyway."""
     trainer = Trainer(lstmgraph.compile_spec(path))
     losses = []
     while trainer.steps < 80_000:
         losses.append(trainer.train_sequence(trainer.source.next())[0] / 8)
     assert np.mean(losses[:100]) > 0.03
     assert np.mean(losses[-100:]) < 1e-4
+    doc = (SPECS.parent / "docs" / "spec.md").read_text(encoding="utf-8")
+    (first, last), = re.findall(rf"\$ lstmgraph train specs/{path.name}.*\n.*\nmean loss per step: first 100 "
+                                rf"sequences (\S+), last 100 (\S+)\n", doc)
+    assert (f"{np.mean(losses[:100]):.6g}", f"{np.mean(losses[-100:]):.6g}") == (first, last)
