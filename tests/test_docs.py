@@ -4,14 +4,17 @@ README's experiment count, its tally of the paper rows and every other number in
 lines against the doc's, and the --specs folders that docs/results.md's commands name; README is
 short (no sentence or table cell over 40 words, a spec of ten lines that compiles); every relative
 link (and #anchor) of README.md, docs/*.md and docs/results/*.md resolves, the bundled-spec counts
-and tables are true, the error examples list the keys the validator lists, and
-docs/architecture.md's module table names every module."""
+and tables are true, the error examples list the keys the validator lists,
+docs/architecture.md's module table names every module, and each `$ lstmgraph ...` transcript
+but the slow ones prints what the doc shows."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -328,3 +331,85 @@ def test_the_architecture_page_names_every_module():
         if f"`{name}`" not in text and not any(f"`{path.name}`" in line and f"`{folder}" in line for line in lines):
             missing.append(name)
     assert not missing
+
+
+
+# -- the `$ lstmgraph ...` transcripts -----------------------------------------------------------------
+
+#: Transcripts not run here, by their first command: each takes longer than a test should.
+SLOW_TRANSCRIPTS = {
+    # two 80,000-step trainings; tests/specs/test_textbook_models.py holds their printed losses
+    "lstmgraph train specs/textbook_single_forget_gate.yaml --out /tmp/single",
+    # two CERG trainings and a 300-step plot of both (about 6 s)
+    "lstmgraph train specs/gers2000_cerg.yaml --out /tmp/runs/forget_gates --quiet",
+}
+
+
+def transcripts() -> list[tuple[str, list[str], list[str]]]:
+    """The fenced blocks of README.md and docs/*.md that begin with `$ `: per block its page, its
+    commands and the lines it shows as their output (standard output and error, as a terminal)."""
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for block in re.findall(r"^```\n(\$ .*?)^```", path.read_text(encoding="utf-8"), re.S | re.M):
+            commands = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+            shown = [line.rstrip() for line in block.splitlines() if not line.startswith("$ ")]
+            found.append((path.name, commands, shown))
+    return found
+
+
+TRANSCRIPTS = transcripts()
+
+
+def test_transcripts_are_found():
+    assert {page for page, _, _ in TRANSCRIPTS} >= {"training.md", "plots.md", "spec.md"}
+    assert SLOW_TRANSCRIPTS <= {commands[0] for _, commands, _ in TRANSCRIPTS}
+
+
+def lines_match(shown: list[str], printed: list[str]) -> bool:
+    """Whether the printed lines are the shown ones, a shown line `...` standing for any lines."""
+    if not shown:
+        return not printed
+    if shown[0].strip() == "...":
+        return any(lines_match(shown[1:], printed[k:]) for k in range(len(printed) + 1))
+    return bool(printed) and printed[0] == shown[0] and lines_match(shown[1:], printed[1:])
+
+
+def test_an_elided_transcript_matches_what_it_leaves_out():
+    assert lines_match(["a", "  ...", "d"], ["a", "b", "c", "d"])
+    assert lines_match(["a", "...", "b"], ["a", "b"])
+    assert not lines_match(["a", "...", "d"], ["a", "b", "c"])
+    assert not lines_match(["a"], ["a", "b"])
+
+
+def writes_what_it_reads(command: str, script: str) -> bool:
+    """Whether the command writes a run directory (`--out /tmp/DIR`) that the script names."""
+    out = re.search(r"--out (/tmp/\S+)", command)
+    return bool(out) and re.search(rf"{re.escape(out.group(1))}(/|\s|$)", script) is not None
+
+
+@pytest.mark.parametrize("index", [pytest.param(i, id=f"{page}: {commands[0][:60]}")
+                                   for i, (page, commands, _) in enumerate(TRANSCRIPTS)
+                                   if commands[0] not in SLOW_TRANSCRIPTS])
+def test_a_transcript_prints_what_the_doc_shows(index, tmp_path):
+    """Each `$ lstmgraph ...` transcript, run as a shell script in a folder that stands for the
+    repository root (its specs/ and docs/), /tmp/ a folder of the test's. First run the commands of
+    earlier transcripts of the page that write a run directory it reads; the page's specs with a
+    name (training.md's `blowup.yaml`) are saved as NAME.yaml. Progress lines, which a terminal
+    overwrites, and notes (the first compilation's) are left out."""
+    page, commands, shown = TRANSCRIPTS[index]
+    text = (REPO / page if page == "README.md" else REPO / "docs" / page).read_text(encoding="utf-8")
+    for spec, name in re.findall(r"```yaml\n(version: 1\nname: (\w+)\n.*?)```", text, re.S):
+        (tmp_path / f"{name}.yaml").write_text(spec)
+    for name in ("specs", "docs"):
+        (tmp_path / name).symlink_to(REPO / name)
+    (tmp_path / "tmp").mkdir()
+    script = "\n".join(commands)
+    setup = [command for earlier_page, earlier, _ in TRANSCRIPTS[:index] if earlier_page == page
+             for command in earlier if writes_what_it_reads(command, script)]
+    lines = ["exec 2>&1", *(f"{command} >/dev/null" for command in setup), script]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-c", "\n".join(lines).replace("/tmp/", f"{tmp_path}/tmp/")], cwd=tmp_path,
+                            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    printed = [line.rstrip().replace(f"{tmp_path}/tmp/", "/tmp/") for line in result.stdout.splitlines()
+               if not re.match(r"training \S+: [\d,]+/[\d,]+ steps|note: ", line)]
+    assert lines_match(shown, printed), "\n".join(printed)
