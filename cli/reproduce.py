@@ -18,7 +18,7 @@ from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 from .common import UNTIL_SETTLED_OPTION, fail, note_first_compile, report_spec_error
 from .trial_progress import LOG_EVERY, trial_progress
 
-#: The longest piece of work `--checkpoint-seconds` takes: `schedule.MAX_CHECKPOINT_SECONDS`,
+#: The longest piece of work `--checkpoint-seconds` takes: `run_checks.MAX_CHECKPOINT_SECONDS`,
 #: here so that the command's help needs no numba (tests/experiments/test_folder.py checks).
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 
@@ -151,6 +151,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
+    from lstmgraph.experiments.run_checks import check_run
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.engine.gpu import GpuUnavailable
@@ -188,6 +189,14 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         _status(chosen, count, out, max_steps, specs, as_json)
         return
     quiet = as_json
+    try:  # a spec error, the device, a program over a limit: said before the plan is printed
+        check_run(chosen, count, max_steps, specs, checkpoint_seconds, lanes, device, cluster)
+    except SpecError as error:
+        report_spec_error(error.source.filename if error.source else specs, error)
+    except LimitError as error:
+        fail(str(error))
+    except (DeviceError, GpuUnavailable) as error:
+        fail(f"--device {device}: {error}")
     if not quiet:
         where = ("this machine's GPU, all at once" if device == "cuda" else
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))

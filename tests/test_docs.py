@@ -333,7 +333,6 @@ def test_the_architecture_page_names_every_module():
     assert not missing
 
 
-
 # -- the `$ lstmgraph ...` transcripts -----------------------------------------------------------------
 
 #: Transcripts not run here, by their first command: each takes longer than a test should.

@@ -17,54 +17,25 @@ from typing import Any, Callable
 from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
-from ..limits import MAX_STEPS, check_count
-from ..training.engines import check_program
 from .catalogue import Experiment
 from .figures import results_figure
-from .folder import FINISHED_BEFORE, ResultsConflict, ResultsFolder, check_trial_count
+from .folder import FINISHED_BEFORE, ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, settings
 from .stops import Stopped, stopped_by_signals, stops_deferred
+from .run_checks import check_run
 from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
 from .verdict import settled_outcome
-from .trial import DeviceError, check_device
 from .workers import ClusterError, Workers, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
 
 #: Work per piece, and so the most a lost worker or a killed run can cost.
 CHECKPOINT_SECONDS = 60.0
-#: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
-MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 #: The most runs (a sweep's settings) sharing a GPU piece: each holds its folder's lock, one open file.
 GPU_RUNS = 256
 #: Training steps of a trial's first piece; later pieces are sized from the time it took.
 FIRST_PIECE_STEPS = 20_000
-
-
-def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
-    """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
-    with a cluster; `GpuUnavailable` where no GPU is present (before anything is written)."""
-    rule = experiment.plan().training.learning_rule if device != "cpu" else None
-    check_device(experiment.protocol, device, rule)
-    if device == "cuda":
-        from ..engine.gpu import cuda_module
-
-        if cluster is not None:
-            raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
-        cuda_module()
-
-
-def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
-    """`ValueError` (`limits.LimitError` for a count) naming a count or a time out of
-    range, before anything is written."""
-    check_trial_count(trials)
-    if budget_steps is not None:
-        check_count("a trial's step budget (--max-steps)", budget_steps, MAX_STEPS)
-    if not 1 <= checkpoint_seconds <= MAX_CHECKPOINT_SECONDS:  # (NaN fails too)
-        raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
-    if not (type(lanes) is int and 1 <= lanes <= 64):
-        raise ValueError(f"lanes must be a whole number from 1 to 64, not {lanes!r}")
 
 
 # -- the schedule ------------------------------------------------------------------------------------
@@ -310,11 +281,9 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
     folder is checked before any is written; a stop (`Stopped`) carries in ``results`` each
     target's results so far (None where no trial has finished). ``labels``: each target's name
     in the progress reports ("setting 3")."""
-    check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    checked: set[str] = set()  # a spec error located in its file, a program over a limit: before any folder is made
+    checked: set[str] = set()
     for experiment, _ in targets:
-        check_run_device(experiment, device, cluster)
-        check_program(experiment.plan(specs), checked)
+        check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked)
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,

@@ -23,7 +23,8 @@ from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from ..limits import LimitError
 from .folder import ResultsFolder, check_written_by, locked_folder
 from .folder_settings import settings
-from .schedule import CHECKPOINT_SECONDS, check_run_device, check_run_settings, run_experiments
+from .run_checks import check_run_device, check_run_settings
+from .schedule import CHECKPOINT_SECONDS, run_experiments
 from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment

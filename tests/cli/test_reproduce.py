@@ -8,7 +8,7 @@ import pytest
 
 from lstmgraph.experiments import EXPERIMENTS
 
-from conftest import SPECS, with_a_ctrl_c
+from conftest import SPECS, invoke, with_a_ctrl_c
 from test_commands import run
 
 
@@ -305,3 +305,16 @@ def test_a_spec_from_another_folder_is_named_in_the_header_and_the_tables(tmp_pa
                "--out", tmp_path / "results" / "plain").returncode == 0
     notes = {row.folder: coding_note(row) for row in collect(tmp_path / "results")}
     assert notes == {"gts": " (spec: not the row's)", "plain": ""}
+
+
+def test_a_run_refused_before_it_starts_prints_no_plan_and_writes_nothing(tmp_path, monkeypatch):
+    """Before: the plan (row, protocol, workers) was printed, then the error, as if the run had begun."""
+    import lstmgraph.engine.gpu as gpu
+
+    def no_gpu(allow_simulator=True):
+        raise gpu.GpuUnavailable("no CUDA GPU is available")
+    monkeypatch.setattr(gpu, "cuda_module", no_gpu)
+    code, output = invoke("reproduce", "gers2002-gts-peephole", "--trials", 1, "--device", "cuda",
+                          "--out", tmp_path / "out")
+    assert code == 2 and output.startswith("error: --device cuda: no CUDA GPU is available"), output
+    assert "protocol:" not in output and not (tmp_path / "out").exists()

@@ -338,8 +338,8 @@ def test_the_library_bounds_the_counts_too(tmp_path):
 
 def test_the_command_s_bounds_mirror_the_library_s():
     from cli import reproduce
-    from lstmgraph.experiments import schedule
-    assert reproduce.MAX_CHECKPOINT_SECONDS == schedule.MAX_CHECKPOINT_SECONDS
+    from lstmgraph.experiments import run_checks
+    assert reproduce.MAX_CHECKPOINT_SECONDS == run_checks.MAX_CHECKPOINT_SECONDS
 
 
 # -- a folder no run of ours wrote ---------------------------------------------------------------------

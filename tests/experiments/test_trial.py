@@ -182,7 +182,7 @@ def test_a_1997_trial_learning_by_bptt_over_each_sequence_ends_as_by_exact_rtrl(
 
 
 def test_a_stream_trial_and_a_gpu_refuse_bptt():
-    from lstmgraph.experiments.schedule import check_run_device
+    from lstmgraph.experiments.run_checks import check_run_device
     from lstmgraph.experiments.sweep_keys import SweepError
     from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.variants import Variant

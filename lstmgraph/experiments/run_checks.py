@@ -1,0 +1,54 @@
+"""What a run of experiments is checked for before any results folder is made or worker
+started (`schedule.run_experiments`, `sweep_run.check_sweep`, and `reproduce` before it prints
+its plan), so a refused run writes nothing: the counts and times asked for, the device, the
+spec and the program its training runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..limits import MAX_STEPS, check_count
+from ..training.engines import check_program
+from .catalogue import Experiment
+from .folder import check_trial_count
+from .trial import DeviceError, check_device
+
+#: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
+MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
+
+
+def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
+    """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
+    with a cluster; `GpuUnavailable` where no GPU is present (before anything is written)."""
+    rule = experiment.plan().training.learning_rule if device != "cpu" else None
+    check_device(experiment.protocol, device, rule)
+    if device == "cuda":
+        from ..engine.gpu import cuda_module
+
+        if cluster is not None:
+            raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
+        cuda_module()
+
+
+def check_run(experiment: Experiment, trials: int, budget_steps: int | None, specs: Path,
+              checkpoint_seconds: float, lanes: int = 1, device: str = "cpu", cluster: Any = None,
+              checked: set[str] | None = None) -> None:
+    """What a run of ``experiment`` is checked for before any folder is made or worker started
+    (`run_experiments`; `reproduce` before it prints its plan): the counts, the device, a spec
+    error located in its file, a program over a limit (``checked``: `engines.check_program`'s)."""
+    check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
+    check_run_device(experiment, device, cluster)
+    check_program(experiment.plan(specs), checked)
+
+
+def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:
+    """`ValueError` (`limits.LimitError` for a count) naming a count or a time out of
+    range, before anything is written."""
+    check_trial_count(trials)
+    if budget_steps is not None:
+        check_count("a trial's step budget (--max-steps)", budget_steps, MAX_STEPS)
+    if not 1 <= checkpoint_seconds <= MAX_CHECKPOINT_SECONDS:  # (NaN fails too)
+        raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
+    if not (type(lanes) is int and 1 <= lanes <= 64):
+        raise ValueError(f"lanes must be a whole number from 1 to 64, not {lanes!r}")
