@@ -69,8 +69,9 @@ def setting_folder(out: Path, setting: Setting) -> ResultsFolder:
 
 def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
     """`SweepError` naming a setting whose net does not compile, that the compiled engine
-    cannot train, or whose program is over a limit, before any folder is made or worker started. Where ``subject`` compiles and a
-    setting changed it does not, the setting's values are named, not the file's lines."""
+    cannot train, or whose program is over a limit, before any folder is made or worker
+    started. Where ``subject`` compiles and a setting changed it does not, the setting's values
+    are named, not the file's lines."""
     from ..training.engines import EngineError, check_program, select_engine
 
     checked: set[str] = set()
