@@ -34,14 +34,22 @@ UNTIL_SETTLED_OPTION = click.option(
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
+#: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED = 130
+
+
 class Commands(click.Group):
     """The command group: any command that cannot write a file (read-only or full disk, a file
     where a folder should be) or its standard output (a full disk), or runs out of memory, ends
-    with a message and exit code 2."""
+    with a message and exit code 2. Ctrl-C ends any command with "interrupted" and exit code
+    130 (`reproduce`, `sweep` and `train` say first how to resume), not click's "Aborted!" and 1."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            sys.exit(INTERRUPTED)
         except OutputError as error:
             fail(str(error))
         except MemoryError as error:

@@ -1,7 +1,8 @@
 """The `lstmgraph` command: click front end over the library (which never imports click).
 
 Exit codes: 0 success, 1 a command ran but could not finish its job (e.g. no graphviz to draw
-with), 2 a usage or spec error. Spec errors print located messages, never a traceback.
+with), 2 a usage or spec error, 130 stopped by Ctrl-C. Spec errors print located messages, never a
+traceback.
 """
 
 from __future__ import annotations

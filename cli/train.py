@@ -22,7 +22,7 @@ from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
                                 TrainingRun, resume_run, start_run)
 
-from .common import SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
+from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
 @click.command()
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
@@ -91,6 +91,11 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         where = (f"the last good checkpoint is {run.directory.checkpoint_path}"
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         fail(f"training diverged: {error}; {where}", code=1)
+    except KeyboardInterrupt:  # Ctrl-C: the run's files are whole (written atomically)
+        where = (f"continue from its last checkpoint with lstmgraph train --resume {run.directory.path}"
+                 if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
+        click.echo(f"\ninterrupted: {where}", err=True)
+        sys.exit(INTERRUPTED)
     if not quiet:
         where = f" on {run.trainer.device}" if run.trainer.device != "cpu" else ""
         click.echo(f"trained {summary.network}: {summary.steps} steps, {summary.sequences} sequences "

@@ -331,3 +331,16 @@ def test_exact_rtrl_on_a_net_too_dense_for_it_exits_2_naming_the_limit(command, 
     assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
     assert "exact RTRL's traces would need more than 10,000,000 multiply-adds a step" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, tmp_path):
+    """Ctrl-C (here while `evaluate` judges) ends a command with "interrupted" and 130, as a shell
+    reports it, not with click's "Aborted!" and the exit code of a failure (1)."""
+    import lstmgraph_cli.evaluate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lstmgraph_cli.evaluate, "evaluate_run", interrupted)
+    result = run("evaluate", tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "\ninterrupted\n")

@@ -215,3 +215,22 @@ def test_a_run_logged_to_a_file_shows_its_progress_in_lines(tmp_path):
     assert lines[-1].startswith("training gers2002_timing: 2,000/2,000 steps")
     assert "training" not in run("train", SPECS / "gers2002_timing.yaml", "--steps", "2000", "--quiet",
                                  "--out", tmp_path / "quiet").stderr
+
+
+def test_a_ctrl_c_says_how_to_resume_and_exits_130(tmp_path, monkeypatch):
+    """Not click's bare "Aborted!" and exit code 1: the run directory and the command that continues it."""
+    from lstmgraph.training.trainer import Trainer
+
+    trained = Trainer.run
+
+    def stopped(self, *args, **kwargs):  # the Ctrl-C after the run's last checkpoint
+        trained(self, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Trainer, "run", stopped)
+    out = tmp_path / "run"
+    result = run("train", "gers2002_timing", "--steps", "200", "--out", out)
+    assert result.returncode == 130 and "Traceback" not in result.stderr and "Aborted" not in result.stderr
+    assert result.stderr.endswith(f"\ninterrupted: continue from its last checkpoint with lstmgraph train "
+                                  f"--resume {out}\n"), result.stderr
+    assert (out / "checkpoint.npz").exists() and not (out / "weights.npz").exists()
