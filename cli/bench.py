@@ -14,7 +14,7 @@ from lstmgraph.files import BUNDLED_SPECS
 from .common import fail, report_spec_error
 
 
-@click.command()
+@click.command(short_help="Measure training speed: CERG and timing nets, RTRL against W.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in about a minute (quiet machine, kernels cached).")
 @click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),

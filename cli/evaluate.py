@@ -17,7 +17,7 @@ from lstmgraph import limits
 from .common import fail, report_spec_error
 
 
-@click.command()
+@click.command(short_help="Judge a trained run on fresh sequences or held-out data.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--sequences", type=click.IntRange(min=1, max=limits.MAX_EVALUATION_SEQUENCES), default=1000,
               show_default=True,

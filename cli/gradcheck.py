@@ -13,7 +13,7 @@ from lstmgraph.limits import MAX_GRADCHECK_STEPS, LimitError
 from .common import SPEC_ARGUMENT, compile_or_exit, fail
 
 
-@click.command()
+@click.command(short_help="Check SPEC's gradients: RTRL, BPTT, finite differences.")
 @SPEC_ARGUMENT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,

@@ -38,7 +38,7 @@ def main() -> None:
     SPEC is a spec file or a bundled spec's name ('lstmgraph specs' lists them)."""
 
 
-@main.command()
+@main.command(short_help="Check SPEC and summarise it: groups, order, parameters.")
 @SPEC_ARGUMENT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def validate(spec: Path, as_json: bool) -> None:
@@ -68,7 +68,7 @@ def validate(spec: Path, as_json: bool) -> None:
     click.echo(f"\nparameters: {summary['parameters']}")
 
 
-@main.command()
+@main.command(short_help="Draw SPEC to an .svg, .png, .pdf or .dot file.")
 @SPEC_ARGUMENT
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="File to write; its extension picks the format: .svg, .png, .pdf or .dot.")
@@ -88,7 +88,7 @@ def render(spec: Path, output: Path, rankdir: str) -> None:
     click.echo(f"wrote {written}")
 
 
-@main.command()
+@main.command(short_help="Print the spec's JSON Schema.")
 def schema() -> None:
     """Print the spec's JSON Schema (for editor completion and validation)."""
     document = NetworkSpec.model_json_schema(by_alias=True)

@@ -12,7 +12,7 @@ from lstmgraph import limits
 from .common import fail, report_spec_error
 
 
-@click.command()
+@click.command(short_help="Draw runs' learning curves and cell states, gates, outputs.")
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="File to write: .png, .svg or .pdf (default: RUN_DIR/plots.png of the first run).")

@@ -93,7 +93,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
     return options
 
 
-@click.command()
+@click.command(short_help="Run a table row of the papers; compare with their figures.")
 @click.argument("experiment", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
 @click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS),

@@ -12,7 +12,7 @@ import click
 from .common import fail
 
 
-@click.command()
+@click.command(short_help="Print the summary table of the results under docs/results.")
 @click.option("--write", "action", flag_value="write",
               help="Put the table into docs/results.md and the paper rows' tables into README.md, and draw the figure.")
 @click.option("--check", "action", flag_value="check",

@@ -14,7 +14,7 @@ from lstmgraph.files import BUNDLED_SPECS
 from .common import report_spec_error
 
 
-@click.command()
+@click.command(short_help="List the bundled specs, which a SPEC argument takes by name.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, an object per spec.")
 def specs(as_json: bool) -> None:
     """List the bundled specs: name, parameters (counted by compiling each), task, paper and

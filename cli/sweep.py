@@ -20,7 +20,7 @@ from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
 
-@click.command()
+@click.command(short_help="Vary a row's or a spec's settings over a grid; run each.")
 @click.argument("subject", metavar="EXPERIMENT_OR_SPEC")
 @click.option("--vary", "varied", multiple=True, metavar="KEY=V1,V2,...",
               help="A key and its values: a list (JSON each, else text), or A:B:N for N values from A to B "

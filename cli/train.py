@@ -24,7 +24,7 @@ from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectory
 
 from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
 
-@click.command()
+@click.command(short_help="Train SPEC, writing metrics and weights to a run directory.")
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Train on an .npz file (inputs, targets, optional starts) instead of the spec's task.")
@@ -147,7 +147,7 @@ def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
         yield progress
 
 
-@click.command()
+@click.command(short_help="Run SPEC forward on an input sequence; print its outputs.")
 @SPEC_ARGUMENT
 @click.option("--weights", "weights_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Weights .npz (e.g. weights.npz of a run directory).")

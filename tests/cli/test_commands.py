@@ -47,11 +47,25 @@ def test_version():
     assert result.returncode == 0 and lstmgraph.__version__ in result.stdout
 
 
-@pytest.mark.parametrize("command", [[], ["validate"], ["render"], ["schema"], ["train"], ["run"],
-                                     ["gradcheck"], ["bench"], ["reproduce"], ["plot"], ["evaluate"], ["specs"]])
+def _commands() -> list[str]:
+    from lstmgraph_cli.main import main
+    return sorted(main.commands)
+
+
+@pytest.mark.parametrize("command", [[]] + [[name] for name in _commands()])
 def test_every_command_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout
+    assert "  -h, --help " in result.stdout
+
+
+def test_the_command_list_shows_each_summary_whole():
+    """`lstmgraph --help` once cut every summary at its 45th-odd character ("CERG and timing nets
+    (1, 10,..."): each command has a one-line summary of its own that fits an 80-column terminal."""
+    listed = run("--help").stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed] == _commands()
+    for line in listed:
+        assert not line.endswith("...") and line.endswith(".") and len(line) <= 80, line
 
 
 def test_a_page_of_the_docs_cited_in_help_says_where_it_is():
