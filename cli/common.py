@@ -71,6 +71,11 @@ def note_first_compile(device: str, cluster: str | None) -> None:
             click.echo(f"note: {note}", err=True)
 
 
+def counted(number: int, noun: str) -> str:
+    """``number`` ``noun``s, e.g. "1 trial", "2 trials"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def fail(message: str, code: int = 2) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)

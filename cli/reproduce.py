@@ -15,7 +15,7 @@ from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, fail, note_first_compile, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, counted as _counted, fail, note_first_compile, report_spec_error
 from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `run_checks.MAX_CHECKPOINT_SECONDS`,
@@ -293,8 +293,3 @@ def _table(rows: list[tuple[str, str, str]], heading: str = "") -> None:
     click.echo(f"  {heading:<{width}}  {'lstmgraph':>14}  {'published':>14}")
     for label, ours, theirs in rows:
         click.echo(f"  {label:<{width}}  {ours:>14}  {theirs:>14}")
-
-
-def _counted(number: int, noun: str) -> str:
-    """``number`` ``noun``s, e.g. "1 trial", "2 trials"."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"

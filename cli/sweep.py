@@ -185,8 +185,8 @@ def _print_status(status: dict, as_json: bool) -> None:
     for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
         click.echo(line)
     click.echo("this command resumes it" if not conflicts else
-               f"this command would not run there: {_counted(len(conflicts), 'setting')} (above) hold trials of "
-               "other settings")
+               f"this command would not run there: {_counted(len(conflicts), 'setting')} (above) "
+               f"hold{'s' if len(conflicts) == 1 else ''} trials of other settings")
 
 
 #: Settings a sweep lists one per line; a longer list shows its first and last few.

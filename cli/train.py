@@ -22,7 +22,7 @@ from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
                                 TrainingRun, resume_run, start_run)
 
-from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, fail, report_spec_error
+from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, counted, fail, report_spec_error
 
 @click.command(short_help="Train SPEC, writing metrics and weights to a run directory.")
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
@@ -98,11 +98,12 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         sys.exit(INTERRUPTED)
     if not quiet:
         where = f" on {run.trainer.device}" if run.trainer.device != "cpu" else ""
-        click.echo(f"trained {summary.network}: {summary.steps} steps, {summary.sequences} sequences "
+        click.echo(f"trained {summary.network}: {summary.steps} steps, {counted(summary.sequences, 'sequence')} "
                    f"(stopped by {summary.stopped_by}; {summary.engine} engine{where})")
         window = summary.window_sequences
-        click.echo(f"mean loss per step: first {window} sequences {summary.first_loss_per_step:.6g}, "
-                   f"last {window} {summary.last_loss_per_step:.6g}")
+        first, last = ("first sequence", "last") if window == 1 else (f"first {window} sequences", f"last {window}")
+        click.echo(f"mean loss per step: {first} {summary.first_loss_per_step:.6g}, "
+                   f"{last} {summary.last_loss_per_step:.6g}")
         click.echo(f"run directory: {summary.run_directory} (weights.npz, metrics.csv, checkpoint.npz)")
 
 

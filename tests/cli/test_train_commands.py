@@ -234,3 +234,11 @@ def test_a_ctrl_c_says_how_to_resume_and_exits_130(tmp_path, monkeypatch):
     assert result.stderr.endswith(f"\ninterrupted: continue from its last checkpoint with lstmgraph train "
                                   f"--resume {out}\n"), result.stderr
     assert (out / "checkpoint.npz").exists() and not (out / "weights.npz").exists()
+
+
+def test_a_run_of_one_sequence_says_sequence_not_1_sequences(tmp_path):
+    result = run("train", "gers2002_timing", "--steps", "50", "--quiet", "--out", tmp_path / "quiet")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    lines = run("train", "gers2002_timing", "--steps", "50", "--out", tmp_path / "run").stdout.splitlines()
+    assert lines[0] == "trained gers2002_timing: 100 steps, 1 sequence (stopped by steps; compiled engine)"
+    assert lines[1].startswith("mean loss per step: first sequence 0.06") and ", last 0.06" in lines[1]
