@@ -17,7 +17,7 @@ from .common import fail, report_spec_error
 @click.command(short_help="Measure training speed: CERG and timing nets, RTRL against W.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--quick", is_flag=True, help="A tenth of the steps: a rough figure in about a minute (quiet machine, kernels cached).")
-@click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+@click.option("--specs", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: the GPU population's figures instead (docs/gpu.md in the lstmgraph source); "

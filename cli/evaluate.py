@@ -19,10 +19,10 @@ from .common import fail, report_spec_error
 
 @click.command(short_help="Judge a trained run on fresh sequences or held-out data.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--sequences", type=click.IntRange(min=1, max=limits.MAX_EVALUATION_SEQUENCES), default=1000,
+@click.option("--sequences", metavar="N", type=click.IntRange(min=1, max=limits.MAX_EVALUATION_SEQUENCES), default=1000,
               show_default=True,
               help="Fresh sequences of the run's task to judge (a data file: at most one pass).")
-@click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), default=0, show_default=True,
+@click.option("--seed", metavar="N", type=click.IntRange(min=0, max=limits.MAX_SEED), default=0, show_default=True,
               help="Seed of the fresh sequences.")
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Judge the sequences of this .npz file (held-out data in the training data format: "

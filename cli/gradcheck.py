@@ -16,9 +16,10 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail
 @click.command(short_help="Check SPEC's gradients: RTRL, BPTT, finite differences.")
 @SPEC_ARGUMENT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", metavar="N", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random weights, inputs and targets.")
-@click.option("--steps", type=click.IntRange(min=1, max=MAX_GRADCHECK_STEPS), default=8, show_default=True, help="Sequence length.")
+@click.option("--steps", metavar="N", type=click.IntRange(min=1, max=MAX_GRADCHECK_STEPS), default=8,
+              show_default=True, help="Sequence length.")
 def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
     """Check SPEC's gradients: truncated RTRL = BPTT with the same cuts; RTRL = BPTT = finite
     differences with every edge carrying. Exit code 1 when a check exceeds its tolerance.

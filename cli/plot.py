@@ -16,9 +16,10 @@ from .common import fail, report_spec_error
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="File to write: .png, .svg or .pdf (default: RUN_DIR/plots.png of the first run).")
-@click.option("--steps", type=click.IntRange(min=1, max=limits.MAX_TRACE_STEPS), default=200, show_default=True,
+@click.option("--steps", metavar="N",
+              type=click.IntRange(min=1, max=limits.MAX_TRACE_STEPS), default=200, show_default=True,
               help="Fresh steps of the run's task to trace.")
-@click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), default=0, show_default=True,
+@click.option("--seed", metavar="N", type=click.IntRange(min=0, max=limits.MAX_SEED), default=0, show_default=True,
               help="Seed of the traced data.")
 @click.option("--units", metavar="PANEL[,PANEL...]",
               help="Trace panels, top to bottom: cell_state, input_gate, forget_gate, output_gate, "
@@ -27,14 +28,15 @@ from .common import fail, report_spec_error
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Trace the sequences of this .npz file (held-out data in the training data format: "
                    "inputs, targets, optional starts) instead of the run's task or training data.")
-@click.option("--trial", type=click.IntRange(min=0, max=limits.MAX_TRIALS - 1), default=0, show_default=True,
+@click.option("--trial", metavar="N",
+              type=click.IntRange(min=0, max=limits.MAX_TRIALS - 1), default=0, show_default=True,
               help="Which network of a population to trace.")
 @click.option("--x", "curve_x", type=click.Choice(["step", "sequence"]), default="step", show_default=True,
               help="The learning curve's x axis.")
 @click.option("--loss", type=click.Choice(["per_step", "per_sequence"]), default="per_step",
               show_default=True,
               help="The learning curve's y axis: mean loss per step, or summed per sequence.")
-@click.option("--dpi", type=click.IntRange(min=20, max=600), default=100, show_default=True,
+@click.option("--dpi", metavar="N", type=click.IntRange(min=20, max=600), default=100, show_default=True,
               help="Resolution of a .png.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int, units: str | None,

@@ -96,25 +96,27 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 @click.command(short_help="Run a table row of the papers; compare with their figures.")
 @click.argument("experiment", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
-@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS),
+@click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS),
               help=f"Number of trials, at most {MAX_TRIALS:,} (default: the paper's).")
-@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
+@click.option("--jobs", metavar="N",
+              type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
               show_default=True,
               help="Worker processes on this machine.")
 @click.option("--cluster", metavar="ADDRESS",
               help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/cluster.md in the "
                    "lstmgraph source).")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
+@click.option("--checkpoint-seconds", metavar="SECONDS",
+              type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
               show_default=True, callback=_finite,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
-@click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
               help="cuda: every trial at once on this machine's GPU (docs/gpu.md in the lstmgraph source).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
-@click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS),
+@click.option("--max-steps", metavar="N", type=click.IntRange(min=1, max=MAX_STEPS),
               help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
 @click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
               callback=_finite,
@@ -125,7 +127,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "each checkpointed trial's place, the trials not started) and whether this command "
                    "would resume it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results (or the list, or the status) as JSON.")
-@click.option("--specs", type=click.Path(file_okay=False, exists=True, path_type=Path),
+@click.option("--specs", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--task-option", "task_options", multiple=True, metavar="KEY=VALUE",
               help="Set one of the task's options otherwise (repeatable; VALUE read as JSON, else as "

@@ -18,7 +18,7 @@ from .common import fail
 @click.option("--check", "action", flag_value="check",
               help="Exit 1 if the table in docs/results.md, the figure docs/results/summary.png or README.md's "
                    "tables of the paper rows are not current.")
-@click.option("--docs", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--docs", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="The docs folder (holding results.md and results/); default: that of the checkout holding "
                    "the current folder.")
 def results(action: str | None, docs: Path | None) -> None:

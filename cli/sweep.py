@@ -25,17 +25,20 @@ from .trial_progress import LOG_EVERY, trial_progress
 @click.option("--vary", "varied", multiple=True, metavar="KEY=V1,V2,...",
               help="A key and its values: a list (JSON each, else text), or A:B:N for N values from A to B "
                    "(A:B:N:log on a log scale). Repeat for a grid of every combination. --keys lists the keys.")
-@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS),
+@click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS),
               help="Trials a setting, seeds 0..N-1 in every setting (default: the row's; 10 for a spec).")
-@click.option("--max-steps", type=click.IntRange(min=1, max=MAX_STEPS), help="Cap each trial's training steps.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--max-steps", metavar="N",
+              type=click.IntRange(min=1, max=MAX_STEPS), help="Cap each trial's training steps.")
+@click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="The sweep's folder (default runs/sweep/NAME); rerun to resume.")
-@click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
+@click.option("--jobs", metavar="N",
+              type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
               show_default=True, help="Worker processes on this machine.")
 @click.option("--cluster", metavar="ADDRESS", help="Run the trials on a Dask cluster's workers instead.")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
+@click.option("--checkpoint-seconds", metavar="SECONDS",
+              type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
               show_default=True, callback=_finite, help="Work between two checkpoints of a running trial.")
-@click.option("--lanes", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=64), default=1, show_default=True,
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,

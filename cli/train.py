@@ -28,18 +28,19 @@ from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, counted, fail, 
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Train on an .npz file (inputs, targets, optional starts) instead of the spec's task.")
-@click.option("--steps", type=click.IntRange(min=1, max=MAX_STEPS),
-              help="Train for this many steps (ends at a sequence boundary).")
-@click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS),
-              help="Passes over --data (or the spec's data file).")
-@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), help="Seed of the weights and the data stream.")
-@click.option("--trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=1, show_default=True,
+@click.option("--steps", metavar="N", type=click.IntRange(min=1, max=MAX_STEPS),
+              help="Train for this many steps, ending at a sequence boundary (default: training.steps).")
+@click.option("--epochs", metavar="N", type=click.IntRange(min=1, max=MAX_EPOCHS),
+              help="Passes over --data or the spec's data file (default: training.epochs).")
+@click.option("--seed", metavar="N", type=click.IntRange(min=0, max=MAX_SEED),
+              help="Seed of the weights and the data stream (default: init.seed, training.seed).")
+@click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS), default=1, show_default=True,
               help="Train this many networks at once (weight seeds seed, seed+1, ...), same data.")
 @click.option("--rule", type=click.Choice(["truncated_rtrl", "rtrl", "bptt"]),
               help="Learning rule, overriding the spec's training.learning_rule.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/NAME-YYYYMMDD-HHMMSS).")
-@click.option("--resume", type=click.Path(file_okay=False, exists=True, path_type=Path),
+@click.option("--resume", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Continue the run in this directory from its last checkpoint (no SPEC then).")
 @click.option("--engine", type=click.Choice(["auto", "compiled", "numpy"]),
               help="compiled: the numba interpreter (online RTRL); numpy: the reference engine; "

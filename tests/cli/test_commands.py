@@ -59,6 +59,16 @@ def test_every_command_has_help(command):
     assert "  -h, --help " in result.stdout
 
 
+def test_options_are_named_as_the_docs_name_them():
+    """`--out DIR`, `--steps N`, `--checkpoint-seconds SECONDS` (docs/training.md, docs/sweeps.md),
+    not click's type names `DIRECTORY`, `INTEGER RANGE`, `FLOAT RANGE`."""
+    for name in _commands():
+        text = run(name, "--help").stdout
+        for type_name in ("INTEGER", "FLOAT", "DIRECTORY", "TEXT", "PATH"):
+            assert type_name not in text, (name, type_name)
+    assert "--out DIR " in run("train", "--help").stdout and "--seed N " in run("evaluate", "--help").stdout
+
+
 def test_the_command_list_shows_each_summary_whole():
     """`lstmgraph --help` once cut every summary at its 45th-odd character ("CERG and timing nets
     (1, 10,..."): each command has a one-line summary of its own that fits an 80-column terminal."""
