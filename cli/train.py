@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,15 +50,18 @@ from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, counted, fail, 
               help="cuda: train the --trials networks on this machine's GPU with the compiled engine "
                    "(docs/gpu.md in the lstmgraph source); cpu (default): on this machine's cores.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary (the run directory's summary.json) as one JSON object; no progress bar.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
           trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
-          device: str | None, quiet: bool) -> None:
+          device: str | None, quiet: bool, as_json: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
     # lstmgraph.training.run does the work (docs/api.md, "Training"); this parses, reports, prints.
     if resume is not None:
         if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine, device))
                 or trials != 1):
-            fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet")
+            fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet "
+                 "and --json")
         spec = resume / "spec.yaml"
     elif spec is None:
         fail("give a SPEC to train, or --resume DIR")
@@ -84,7 +88,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         run.close()
         fail(str(error))
     try:
-        with _progress_bar(run, quiet) as progress:
+        with _progress_bar(run, quiet or as_json) as progress:
             summary = run.train(progress)
     except RunDirectoryError as error:  # metrics.jsonl damaged while training
         fail(str(error))
@@ -97,7 +101,9 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         click.echo(f"\ninterrupted: {where}", err=True)
         sys.exit(INTERRUPTED)
-    if not quiet:
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=2))
+    elif not quiet:
         where = f" on {run.trainer.device}" if run.trainer.device != "cpu" else ""
         click.echo(f"trained {summary.network}: {summary.steps} steps, {counted(summary.sequences, 'sequence')} "
                    f"(stopped by {summary.stopped_by}; {summary.engine} engine{where})")

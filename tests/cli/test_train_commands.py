@@ -242,3 +242,16 @@ def test_a_run_of_one_sequence_says_sequence_not_1_sequences(tmp_path):
     lines = run("train", "gers2002_timing", "--steps", "50", "--out", tmp_path / "run").stdout.splitlines()
     assert lines[0] == "trained gers2002_timing: 100 steps, 1 sequence (stopped by steps; compiled engine)"
     assert lines[1].startswith("mean loss per step: first sequence 0.06") and ", last 0.06" in lines[1]
+
+
+def test_train_json_prints_the_summary_alone_on_stdout(tmp_path):
+    """As validate, gradcheck, evaluate, reproduce and sweep: one JSON object, no progress lines."""
+    out = tmp_path / "run"
+    result = run("train", "gers2002_timing", "--steps", "200", "--out", out, "--json")
+    assert result.returncode == 0 and "training" not in result.stderr, result.stderr
+    assert json.loads(result.stdout) == json.loads((out / "summary.json").read_text())
+    assert json.loads(result.stdout)["steps"] == 200
+    (out / "weights.npz").unlink()
+    resumed = run("train", "--resume", out, "--json")  # (its checkpoint is the run's end: it writes the end again)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["steps"] == 200
