@@ -192,10 +192,10 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
         return
     quiet = as_json
     try:  # a spec error, the device, a program over a limit: said before the plan is printed
-        check_run(chosen, count, max_steps, specs, checkpoint_seconds, lanes, device, cluster)
+        check_run(chosen, count, max_steps, specs, checkpoint_seconds, lanes, device, cluster, out=out)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
-    except LimitError as error:
+    except (LimitError, ResultsConflict) as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")

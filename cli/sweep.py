@@ -99,8 +99,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         _print_status(status, as_json)
         return
     try:  # every setting's net checked before the plan is printed
-        check_sweep(chosen, settings, count, max_steps, checkpoint_seconds, lanes, device, cluster)
-    except SweepError as error:
+        check_sweep(chosen, settings, count, max_steps, checkpoint_seconds, lanes, device, cluster, out)
+    except (SweepError, ResultsConflict) as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")

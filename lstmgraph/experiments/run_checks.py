@@ -11,7 +11,8 @@ from typing import Any
 from ..limits import MAX_STEPS, check_count
 from ..training.engines import check_program
 from .catalogue import Experiment
-from .folder import check_trial_count
+from .folder import ResultsFolder, check_trial_count
+from .folder_settings import settings
 from .trial import DeviceError, check_device
 
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
@@ -33,13 +34,17 @@ def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
 
 def check_run(experiment: Experiment, trials: int, budget_steps: int | None, specs: Path,
               checkpoint_seconds: float, lanes: int = 1, device: str = "cpu", cluster: Any = None,
-              checked: set[str] | None = None) -> None:
+              checked: set[str] | None = None, out: Path | None = None) -> None:
     """What a run of ``experiment`` is checked for before any folder is made or worker started
     (`run_experiments`; `reproduce` before it prints its plan): the counts, the device, a spec
-    error located in its file, a program over a limit (``checked``: `engines.check_program`'s)."""
+    error located in its file, a program over a limit (``checked``: `engines.check_program`'s);
+    with ``out``, a folder there of other settings (`ResultsConflict`; read only: the run
+    checks it again under its lock)."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     check_run_device(experiment, device, cluster)
     check_program(experiment.plan(specs), checked)
+    if out is not None and (folder := ResultsFolder(out)).reach():
+        folder.check_settings(settings(experiment, budget_steps, specs, device), experiment.name)
 
 
 def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds: float, lanes: int) -> None:

@@ -98,13 +98,16 @@ def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
 
 def check_sweep(subject: Subject, grid: list[Setting], trials: int, budget_steps: int | None = None,
                 checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1, device: str = "cpu",
-                cluster: Any = None) -> None:
+                cluster: Any = None, out: Path | None = None) -> None:
     """What `run_sweep` checks before it writes anything but the folders: the counts, the device
-    and every setting's net (`check_plans`). The CLI calls it before it prints the sweep's plan."""
+    and every setting's net (`check_plans`); with ``out``, the settings' folders there
+    (`check_folders`, read only). The CLI calls it before it prints the sweep's plan."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
     check_plans(grid, subject.experiment)
+    if out is not None:
+        check_folders(grid, Path(out), budget_steps, device)
 
 
 def check_folders(grid: list[Setting], out: Path, budget_steps: int | None, device: str = "cpu") -> None:

@@ -318,3 +318,12 @@ def test_a_run_refused_before_it_starts_prints_no_plan_and_writes_nothing(tmp_pa
                           "--out", tmp_path / "out")
     assert code == 2 and output.startswith("error: --device cuda: no CUDA GPU is available"), output
     assert "protocol:" not in output and not (tmp_path / "out").exists()
+
+
+def test_a_folder_of_other_settings_is_refused_before_the_plan_is_printed(tmp_path):
+    """Before: the row, protocol and workers were printed, then the conflict."""
+    out = str(tmp_path / "out")
+    assert run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "200", "--out", out).returncode == 0
+    result = run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "300", "--out", out)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "budget_steps: 200 in the folder, 300 in this command" in result.stderr

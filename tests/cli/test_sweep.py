@@ -234,3 +234,14 @@ def test_a_setting_over_a_limit_exits_2_before_the_plan_is_printed_or_a_folder_m
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert 'setting 0 (learning_rule="rtrl"): dense: exact RTRL\'s traces would need more than' in result.stderr
     assert result.stdout == "" and not out.exists()
+
+
+def test_a_setting_s_folder_of_other_settings_is_refused_before_the_plan_is_printed(tmp_path):
+    out = str(tmp_path / "sweep")
+    first = run("sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.5", "--no-own-setting", "--trials", "1",
+                "--max-steps", "200", "--jobs", "1", "--out", out)
+    assert first.returncode == 0, first.stderr
+    result = run("sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.5", "--no-own-setting", "--trials", "1",
+                 "--max-steps", "300", "--out", out)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "settings/0 holds trials of" in result.stderr and "200 in the folder, 300 in this command" in result.stderr
