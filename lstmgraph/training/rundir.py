@@ -186,26 +186,40 @@ class RunDirectory:
             self._csv = append_no_follow(self.path / "metrics.csv", newline="")
         try:
             self._jsonl.write(json.dumps(row) + "\n")
-            csv.writer(self._csv).writerow([row[column] for column in METRIC_COLUMNS])
         except OSError as error:
             raise OutputError(self.path / "metrics.jsonl", error) from None
+        try:
+            csv.writer(self._csv).writerow([row[column] for column in METRIC_COLUMNS])
+        except OSError as error:
+            raise OutputError(self.path / "metrics.csv", error) from None
+
+    def _streams(self) -> tuple[tuple[Any, Path], ...]:
+        """The open metrics files and their paths (a stream opened from a descriptor is named by its number)."""
+        return (self._jsonl, self.path / "metrics.jsonl"), (self._csv, self.path / "metrics.csv")
 
     def flush(self) -> None:
-        for stream in (self._jsonl, self._csv):
+        """Write the appended metric rows out and sync them to disk (fsync): a checkpoint follows,
+        and it must count no row that a power cut could lose (a resume would refuse it)."""
+        for stream, path in self._streams():
             if stream is not None:
                 try:
                     stream.flush()
+                    os.fsync(stream.fileno())
                 except OSError as error:
-                    raise OutputError(stream.name, error) from None
+                    raise OutputError(path, error) from None
 
     def close(self) -> None:
-        streams, self._jsonl, self._csv = (self._jsonl, self._csv), None, None
-        for stream in streams:
+        """Close the metrics files (each of them, whatever fails); `OutputError` naming the first that failed."""
+        streams, self._jsonl, self._csv = self._streams(), None, None
+        failed = None
+        for stream, path in streams:
             if stream is not None:
                 try:
                     stream.close()
                 except OSError as error:
-                    raise OutputError(stream.name, error) from None
+                    failed = failed or OutputError(path, error)
+        if failed is not None:
+            raise failed
 
     def save_checkpoint(self, arrays: dict[str, np.ndarray]) -> None:
         self.flush()

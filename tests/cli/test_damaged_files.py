@@ -150,6 +150,37 @@ def test_unwritable_and_full_output_exit_2(tmp_path, monkeypatch):
     assert code == 2 and f"cannot write {tmp_path}/full/spec.yaml: No space left on device" in output
 
 
+def test_metric_rows_that_find_no_room_are_named_and_exit_2(tmp_path, monkeypatch):
+    """A disk that fills up while rows wait in the metrics files' buffers: the flush before a
+    checkpoint fails (as on a full tmpfs), and the message names the file (its stream, opened
+    from a descriptor, carries a number for a name)."""
+    import lstmgraph.training.rundir as rundir
+
+    def full_disk(path, newline=None):  # writes are buffered; the flush finds no room
+        return os.fdopen(os.open("/dev/full", os.O_WRONLY), "a", encoding="utf-8", newline=newline)
+
+    monkeypatch.setattr(rundir, "append_no_follow", full_disk)
+    code, output = invoke("train", RNN, "--steps", "40", "--quiet", "--out", tmp_path / "run")
+    assert code == 2 and f"cannot write {tmp_path}/run/metrics.jsonl: No space left on device" in output, output
+
+
+def test_metric_rows_are_synced_before_the_checkpoint_that_counts_them(tmp_path, monkeypatch):
+    """A power cut must not leave a checkpoint counting rows the metrics files lost: a resume
+    would refuse it. So the rows are synced (fsync) before each checkpoint is written."""
+    synced = []
+    real_fsync = os.fsync
+
+    def record(handle):
+        synced.append(os.readlink(f"/proc/self/fd/{handle}"))
+        real_fsync(handle)
+
+    monkeypatch.setattr(os, "fsync", record)
+    code, output = invoke("train", RNN, "--steps", "40", "--quiet", "--out", tmp_path / "run")
+    assert code == 0, output
+    first = next(at for at, path in enumerate(synced) if "/.checkpoint.npz." in path)
+    assert {f"{tmp_path}/run/metrics.jsonl", f"{tmp_path}/run/metrics.csv"} <= set(synced[:first]), synced
+
+
 def test_the_default_run_directory_stays_in_runs(tmp_path, monkeypatch):
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
     del data["name"]  # the name then comes from the file's stem, which may hold anything
