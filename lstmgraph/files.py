@@ -65,6 +65,24 @@ def write_atomically(path: Path, content: bytes) -> None:
         raise
 
 
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary file of an atomic write (``.NAME.XXXX.tmp``:
+    `write_atomically`, `experiments.folder_files.write_file`), which a kill can leave behind."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def remove_temporaries(descriptor: int) -> None:
+    """Remove from the open folder ``descriptor`` the temporary files killed atomic writes left
+    (a link is removed, not followed; a folder so named stays). Call it holding the folder's
+    lock, when no write of ours is under way: each can be as large as a checkpoint."""
+    for name in os.listdir(descriptor):
+        if is_temporary(name):
+            try:
+                os.unlink(name, dir_fd=descriptor)
+            except OSError:  # a folder so named, a read-only disk: the next write names the problem
+                pass
+
+
 def write_synced(handle: int, content: bytes) -> None:
     """Write ``content`` to the open file ``handle``, flush it to the disk (fsync) and close it."""
     with os.fdopen(handle, "wb") as stream:

@@ -59,3 +59,26 @@ def test_own_file_exists_refuses_a_link_a_fifo_and_a_folder_without_opening_them
         with pytest.raises(NotAFile) as refused:
             own_file_exists(tmp_path / name)
         assert refused.value.strerror.startswith(words)
+
+
+def test_temporary_files_killed_writes_left_are_removed_and_nothing_else(tmp_path):
+    """A kill during an atomic write leaves `.NAME.XXXX.tmp`, as large as a checkpoint; nothing
+    removed it, so they piled up on a disk that may be full already (the kill soak found two at once)."""
+    import os
+
+    from lstmgraph.files import remove_temporaries
+
+    (tmp_path / ".checkpoint.npz.k3j2.tmp").write_bytes(b"x" * 1000)
+    (tmp_path / "checkpoint.npz").write_bytes(b"kept")
+    (tmp_path / ".hidden").write_bytes(b"kept")
+    (tmp_path / ".folder.tmp").mkdir()  # a folder so named stays
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.write_bytes(b"kept")
+    (tmp_path / ".link.tmp").symlink_to(outside)  # the link goes, not its target
+    descriptor = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        remove_temporaries(descriptor)
+    finally:
+        os.close(descriptor)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".folder.tmp", ".hidden", "checkpoint.npz"]
+    assert outside.read_bytes() == b"kept"

@@ -40,8 +40,8 @@ import yaml
 from ..arrays import MAX_ARCHIVE_BYTES
 from ..files import FolderInUse, FolderLock, OutputError, make_folder
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
-from .folder_files import (FolderFileError, append_file, folder_descriptor, not_written_by,
-                           parse_json, read_file, remove_file, write_file)
+from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names, not_written_by,
+                           parse_json, read_file, remove_file, remove_temporaries_in, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
 from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, run_settings
 from .settings_diff import setting_differences
@@ -212,6 +212,18 @@ class ResultsFolder:
         raise ResultsConflict(f"{self.path} holds trials of {name} run with other settings "
                               f"({'; '.join(setting_differences(stored, expected))}); choose another --out or "
                               "delete it")
+
+    def remove_temporaries(self) -> None:
+        """Remove the temporary files killed writes left in the folder and its trials' folders
+        (`folder_files.remove_temporaries_in`); with the lock held. A link or a file where a
+        folder should be is left to the reads and writes that follow, which name it."""
+        try:
+            remove_temporaries_in(self.root, self.below)
+            for name in folder_names(self.root, self._in("trials")) or []:
+                if name.isdigit():
+                    remove_temporaries_in(self.root, self._in(f"trials/{name}"))
+        except OutputError:
+            pass
 
     def write_settings(self, settings: dict[str, Any]) -> None:
         write_file(self.root, self._in(self.SETTINGS), json.dumps(settings, indent=2).encode())

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from ..files import OutputError, write_synced
+from ..files import OutputError, is_temporary, remove_temporaries, write_synced
 from ..limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
@@ -172,13 +172,20 @@ def folder_names(root: Path, relative: str = "") -> list[str] | None:
             raise OutputError(root.joinpath(relative), error) from None
 
 
+def remove_temporaries_in(root: Path, relative: str = "") -> None:
+    """`files.remove_temporaries` in ``root``/``relative``, reached without following a link."""
+    with folder_descriptor(root, _parts(relative) if relative else (), create=False) as descriptor:
+        if descriptor is not None:
+            remove_temporaries(descriptor)
+
+
 def not_written_by(root: Path, relative: str, marks: tuple[str, ...], command: str) -> str | None:
     """Why a run of ``lstmgraph COMMAND`` must not write the folder ``root``/``relative``: it
     holds files but none of ``marks`` (its own, e.g. experiment.json), so no such run wrote it
     (a training run's folder, anyone's files); None if it is missing, empty, or marked. A lock
     and the temporary files a killed write leaves do not count."""
     names = folder_names(root, relative) or []
-    foreign = [name for name in names if name != ".lock" and not (name.startswith(".") and name.endswith(".tmp"))]
+    foreign = [name for name in names if name != ".lock" and not is_temporary(name)]
     if not foreign or any(mark.rstrip("/") in names for mark in marks):
         return None
     shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")

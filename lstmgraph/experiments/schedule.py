@@ -98,6 +98,7 @@ class _Run:
         for seed in self.todo:
             found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
             self.checkpoints[seed] = found[0] if found is not None else None
+        self.folder.remove_temporaries()  # what killed writes left: locked, no write of ours is under way
         self.folder.write_settings(self.wanted)
         if cut:  # the line a kill cut: that trial runs again
             self.folder.write_rows(stored)

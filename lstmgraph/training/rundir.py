@@ -34,7 +34,7 @@ import yaml
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..engine.devices import DEVICES
 from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
-                     open_no_follow, read_no_follow, write_atomically)
+                     open_no_follow, read_no_follow, remove_temporaries, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 
@@ -130,6 +130,14 @@ class RunDirectory:
             self.lock.acquire()
         except FolderInUse as error:
             raise RunInUse(error) from None
+        try:  # what killed writes left (files.remove_temporaries): no write of ours is under way now
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return  # (the reads and writes that follow name the problem)
+        try:
+            remove_temporaries(descriptor)
+        finally:
+            os.close(descriptor)
 
     def holder(self) -> str | None:
         """The process that trains here now (what its lock says), or None."""

@@ -314,3 +314,13 @@ def test_a_trial_s_program_over_a_limit_is_refused_before_the_folder_is_written(
     truncated = subject_of(str(dense_spec(tmp_path, "truncated_rtrl")), 1).experiment
     run_experiment(truncated, 1, 1, tmp_path / "out", 100)  # the same folder then takes the truncated net
     assert (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_run_removes_what_killed_writes_left_in_its_folder(tmp_path):
+    experiment = find_experiment("hochreiter1997-adding-t100")
+    run_experiment(experiment, 1, 1, tmp_path, budget_steps=500)
+    left = [tmp_path / ".experiment.json.a1b2c3d4e5f6.tmp", tmp_path / "trials" / "0" / ".weights.npz.x9y8.tmp"]
+    for path in left:
+        path.write_bytes(b"cut short")
+    run_experiment(experiment, 2, 1, tmp_path, budget_steps=500)
+    assert not any(path.exists() for path in left)

@@ -145,3 +145,15 @@ def test_a_run_killed_with_rows_but_no_checkpoint_says_what_to_do(tmp_path):
     with pytest.raises(RunDirectoryError, match="holds a run that stopped before its first checkpoint"):
         resume_run(tmp_path / "run")
     assert (tmp_path / "run" / "metrics.jsonl").read_text()  # its rows are kept
+
+
+def test_a_resumed_run_removes_what_killed_writes_left(tmp_path):
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml", Overrides(steps=300))
+    run = start_run(plan, tmp_path / "run")
+    run.train()
+    run.close()
+    left = tmp_path / "run" / ".checkpoint.npz.k3j2xq.tmp"
+    left.write_bytes(b"cut short")
+    resumed = resume_run(tmp_path / "run")
+    resumed.close()
+    assert not left.exists() and (tmp_path / "run" / "checkpoint.npz").exists()
