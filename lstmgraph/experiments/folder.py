@@ -43,7 +43,7 @@ from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names, not_written_by,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
-from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, run_settings
+from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, former_settings, run_settings
 from .settings_diff import setting_differences
 
 #: What a row reported as a run opens its folder carries where an earlier run finished it (a resume).
@@ -199,8 +199,7 @@ class ResultsFolder:
         if stored is None:
             return
         # What the trials ran with; a folder from before protocol_settings, its whole settings.
-        expected = run_settings(wanted if PROTOCOL_SETTINGS in stored else
-                                {key: value for key, value in wanted.items() if key != PROTOCOL_SETTINGS})
+        expected = run_settings(wanted if PROTOCOL_SETTINGS in stored else former_settings(wanted))
         stored = run_settings(stored)
         if stored == expected:
             return

@@ -40,12 +40,16 @@ def settings_digest(recorded: dict[str, Any]) -> str:
     return _digest(run_settings(recorded))
 
 
+def former_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` as a folder written before 2026-11-28 holds it: without ``protocol_settings``."""
+    return {key: value for key, value in recorded.items() if key != PROTOCOL_SETTINGS}
+
+
 def checkpoint_digests(recorded: dict[str, Any]) -> tuple[str, str]:
     """The digests a trial's checkpoint of a run recording ``recorded`` may carry: `settings_digest`,
     or that of the whole settings without ``protocol_settings``, which a checkpoint written
     before 2026-11-28 carries (the same run, if the row's words have not changed since)."""
-    return settings_digest(recorded), _digest({key: value for key, value in recorded.items()
-                                               if key != PROTOCOL_SETTINGS})
+    return settings_digest(recorded), _digest(former_settings(recorded))
 
 
 def _digest(recorded: dict[str, Any]) -> str:
