@@ -153,7 +153,6 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
-    from lstmgraph.experiments.run_checks import check_run
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.engine.gpu import GpuUnavailable
@@ -190,16 +189,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     if show_status:
         _status(chosen, count, out, max_steps, specs, as_json)
         return
-    quiet = as_json
-    try:  # a spec error, the device, a program over a limit: said before the plan is printed
-        check_run(chosen, count, max_steps, specs, checkpoint_seconds, lanes, device, cluster, out=out)
-    except SpecError as error:
-        report_spec_error(error.source.filename if error.source else specs, error)
-    except (LimitError, ResultsConflict) as error:
-        fail(str(error))
-    except (DeviceError, GpuUnavailable) as error:
-        fail(f"--device {device}: {error}")
-    if not quiet:
+
+    def print_plan() -> None:  # once the run's checks pass: a refused run prints only its error
         where = ("this machine's GPU, all at once" if device == "cuda" else
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
@@ -216,11 +207,12 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                                                          for key, value in chosen.protocol_options.items())
                        + " (set with --protocol-option: not the row's)")
         note_first_compile(device, cluster)
+
     try:
-        with trial_progress(count, quiet, log_every, lambda row: _trial_line(row, chosen.protocol.counted)) as (
-                trial_done, progress):
+        with trial_progress(count, as_json, log_every, lambda row: _trial_line(row, chosen.protocol.counted),
+                            print_plan) as (begin, trial_done, progress):
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
-                                     checkpoint_seconds, lanes, device, until_settled)
+                                     checkpoint_seconds, lanes, device, until_settled, checks_passed=begin)
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly

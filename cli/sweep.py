@@ -68,7 +68,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
-    from lstmgraph.experiments.sweep_run import check_sweep, run_sweep, sweep_status
+    from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
     from lstmgraph.engine.gpu import GpuUnavailable
     from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.workers import ClusterError
@@ -98,13 +98,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             fail(str(error))
         _print_status(status, as_json)
         return
-    try:  # every setting's net checked before the plan is printed
-        check_sweep(chosen, settings, count, max_steps, checkpoint_seconds, lanes, device, cluster, out)
-    except (SweepError, ResultsConflict) as error:
-        fail(str(error))
-    except (DeviceError, GpuUnavailable) as error:
-        fail(f"--device {device}: {error}")
-    if not as_json:
+
+    def print_plan() -> None:  # once every setting is checked: a refused sweep prints only its error
         where = ("this machine's GPU, every setting's trials at once" if device == "cuda" else
                  f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
         click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
@@ -122,11 +117,11 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
 
     try:
         with trial_progress(count * len(settings), as_json, log_every,
-                            lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}") \
-                as (trial_done, progress):
+                            lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}",
+                            print_plan) as (begin, trial_done, progress):
             document = run_sweep(chosen, settings, count, jobs, out, max_steps, cluster, checkpoint_seconds,
                                  lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
-                                 device=device, until_settled=until_settled)
+                                 device=device, until_settled=until_settled, checks_passed=begin)
     except SweepError as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator
 
 import click
@@ -17,17 +17,26 @@ LOG_EVERY = 600
 
 
 @contextmanager
-def trial_progress(count: int, quiet: bool, log_every: float,
-                   line: Callable[[Any], str]) -> Iterator[tuple[Callable[[Any], None], Callable]]:
-    """Yields ``trial_done(finished)`` and ``progress(report)`` for ``count`` trials;
-    ``line(finished)`` is a finished trial in words. ``quiet`` (``--json``) prints nothing."""
-    with click.progressbar(length=count, label="trials", file=None if not quiet else open(os.devnull, "w"),
-                           show_pos=True, show_eta=True) as bar:
+def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[Any], str],
+                   plan: Callable[[], None]) -> Iterator[tuple[Callable[[], None], Callable[[Any], None], Callable]]:
+    """Yields ``begin()``, ``trial_done(finished)`` and ``progress(report)`` for ``count``
+    trials. ``begin()`` prints the run's ``plan()``, then the bar: the run calls it once its
+    checks pass, so a refused run prints only its error. ``line(finished)`` is a finished trial
+    in words. ``quiet`` (``--json``) prints nothing."""
+    with ExitStack() as stack:
+        bars: list = []
         finished = [0]
         logged = [time.monotonic()]
 
+        def begin() -> None:
+            if not quiet:
+                plan()
+            bars.append(stack.enter_context(click.progressbar(
+                length=count, label="trials", file=None if not quiet else stack.enter_context(open(os.devnull, "w")),
+                show_pos=True, show_eta=True)))
+
         def trial_done(ended: Any) -> None:
-            bar.update(1)
+            bars[0].update(1)
             finished[0] += 1
             if not quiet and not sys.stdout.isatty():  # a log file: one line per trial instead
                 click.echo(f"  {line(ended)} [{finished[0]}/{count}]")
@@ -38,10 +47,10 @@ def trial_progress(count: int, quiet: bool, log_every: float,
             running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
             detail = f"; {report.label}" if report.label else ""
             if sys.stdout.isatty():
-                bar.label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
-                bar.render_progress()
+                bars[0].label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
+                bars[0].render_progress()
             elif report.label and time.monotonic() - logged[0] >= log_every:  # a log file
                 logged[0] = time.monotonic()
                 click.echo(f"  {finished[0]} of {count} done, {running} running, {waiting} waiting; {report.label}")
 
-        yield trial_done, progress
+        yield begin, trial_done, progress

@@ -97,10 +97,16 @@ def make_folder(folder: Path, for_path: Path | None = None) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        blocking = next((parent for parent in (folder, *folder.parents) if parent.exists()), None)
-        if blocking is not None and not blocking.is_dir():
-            error = OSError(errno.ENOTDIR, f"{blocking} is a file, not a folder")
-        raise OutputError(for_path or folder, error) from None
+        raise OutputError(for_path or folder, blocked_folder(folder, error)) from None
+
+
+def blocked_folder(folder: Path, error: OSError) -> OSError:
+    """``error`` (making or opening ``folder``), or one naming the file that stands where
+    ``folder`` or one of its parents should be."""
+    blocking = next((parent for parent in (folder, *folder.parents) if parent.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        return OSError(errno.ENOTDIR, f"{blocking} is a file, not a folder")
+    return error
 
 
 def sync_folder(folder: Path) -> None:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from ..files import OutputError, is_temporary, remove_temporaries, write_synced
+from ..files import OutputError, blocked_folder, is_temporary, remove_temporaries, write_synced
 from ..limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
@@ -68,7 +68,7 @@ def folder_descriptor(root: Path, folders: tuple[str, ...], create: bool) -> Ite
             return
         raise OutputError(root, "no such folder") from None
     except OSError as error:
-        raise OutputError(root, error) from None
+        raise OutputError(root, blocked_folder(root, error)) from None
     path = root
     try:
         for name in folders:

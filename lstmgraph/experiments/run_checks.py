@@ -1,6 +1,6 @@
 """What a run of experiments is checked for before any results folder is made or worker
-started (`schedule.run_experiments`, `sweep_run.check_sweep`, and `reproduce` before it prints
-its plan), so a refused run writes nothing: the counts and times asked for, the device, the
+started (`schedule.run_experiments`, `sweep_run.check_sweep`; the CLI prints a run's plan once
+they pass), so a refused run writes nothing: the counts and times asked for, the device, the
 spec and the program its training runs."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def check_run(experiment: Experiment, trials: int, budget_steps: int | None, spe
               checkpoint_seconds: float, lanes: int = 1, device: str = "cpu", cluster: Any = None,
               checked: set[str] | None = None, out: Path | None = None) -> None:
     """What a run of ``experiment`` is checked for before any folder is made or worker started
-    (`run_experiments`; `reproduce` before it prints its plan): the counts, the device, a spec
+    (`run_experiments`, before its ``checks_passed``): the counts, the device, a spec
     error located in its file, a program over a limit (``checked``: `engines.check_program`'s);
     with ``out``, a folder there of other settings (`ResultsConflict`; read only: the run
     checks it again under its lock)."""

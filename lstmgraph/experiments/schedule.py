@@ -250,7 +250,8 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
                    specs: Path = BUNDLED_SPECS, trial_done: TrialDone = lambda row: None,
                    progress: Progress | None = None, cluster: Any = None,
                    checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-                   device: str = "cpu", until_settled: bool = False) -> dict[str, Any]:
+                   device: str = "cpu", until_settled: bool = False,
+                   checks_passed: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Run trials with seeds 0..trials-1 (those already in ``out`` are kept, those with a
     checkpoint there resume from it) and summarise. ``jobs`` local worker processes, or
     ``cluster``: a Dask scheduler's address or a ``distributed.Client``. ``lanes``: stream
@@ -259,11 +260,11 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     ``device`` ``cuda``: every trial in one piece on the GPU (`trial.check_device`), one worker.
     ``until_settled``: no trial started once the verdict is settled (`_Run.settled`).
     Everything the folder holds is checked before anything is written: a refused run
-    (`ResultsConflict`) leaves it as it was."""
+    (`ResultsConflict`) leaves it as it was; ``checks_passed()`` is called once all checks pass."""
     try:
         return run_experiments([(experiment, out)], trials, jobs, budget_steps, specs,
                                lambda index, row: trial_done(row), progress, cluster, checkpoint_seconds, lanes,
-                               device, until_settled=until_settled)[0]
+                               device, until_settled=until_settled, checks_passed=checks_passed)[0]
     except Stopped as stop:
         stop.results = stop.results[0] if stop.results else None
         raise
@@ -275,16 +276,20 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
                     progress: Progress | None = None, cluster: Any = None,
                     checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
                     device: str = "cpu", labels: list[str] | None = None,
-                    until_settled: bool = False) -> list[dict[str, Any]]:
+                    until_settled: bool = False,
+                    checks_passed: Callable[[], None] = lambda: None) -> list[dict[str, Any]]:
     """`run_experiment` for each (experiment, results folder) of ``targets`` at once, on one set
     of workers: a worker that ends one experiment's trials takes up the next's, so none waits
     while a trial runs on. Returns each target's results; ``trial_done(index, row)``. Every
     folder is checked before any is written; a stop (`Stopped`) carries in ``results`` each
     target's results so far (None where no trial has finished). ``labels``: each target's name
-    in the progress reports ("setting 3")."""
+    in the progress reports ("setting 3"). ``checks_passed()``: called once, when every check
+    has passed and nothing is written yet (the CLI prints the run's plan there)."""
     checked: set[str] = set()
-    for experiment, _ in targets:
-        check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked)
+    for experiment, out in targets:  # a folder given as a path is read here; each is checked again under its lock
+        check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked,
+                  None if isinstance(out, ResultsFolder) else Path(out))
+    checks_passed()
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,

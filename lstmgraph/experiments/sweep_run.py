@@ -101,7 +101,7 @@ def check_sweep(subject: Subject, grid: list[Setting], trials: int, budget_steps
                 cluster: Any = None, out: Path | None = None) -> None:
     """What `run_sweep` checks before it writes anything but the folders: the counts, the device
     and every setting's net (`check_plans`); with ``out``, the settings' folders there
-    (`check_folders`, read only). The CLI calls it before it prints the sweep's plan."""
+    (`check_folders`, read only), before `run_sweep` calls its ``checks_passed``."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     for setting in grid:
         check_run_device(setting.experiment, device, cluster)
@@ -138,16 +138,20 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
               out: str | Path, budget_steps: int | None = None, cluster: Any = None,
               checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
               trial_done: Callable[[Setting, dict[str, Any]], None] = lambda setting, row: None,
-              progress: Any = None, device: str = "cpu", until_settled: bool = False) -> dict[str, Any]:
+              progress: Any = None, device: str = "cpu", until_settled: bool = False,
+              checks_passed: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Run every setting of ``grid`` (`sweep.grid`) for seeds 0..trials-1 into ``out`` and return
     sweep.json's content. The settings' trials share the workers (`schedule.run_experiments`),
     taken setting by setting, so no worker waits while another setting's trial runs on. Each
     setting is checked (its plan compiled) and each setting's folder against its settings
     before anything is written. ``device`` ``cuda``: every setting's trials at once on the
     GPU, the settings of one net and protocol in one population. ``until_settled``: a setting
-    starts no trial once its verdict against the subject's published figures is settled."""
+    starts no trial once its verdict against the subject's published figures is settled.
+    ``checks_passed()``: called once every check has passed, before anything is written (the
+    CLI prints the sweep's plan there)."""
     out = Path(out)
-    check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster)
+    check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster, out)
+    checks_passed()
     document_head = head(subject, varied_values(grid), trials, budget_steps)
     listed = [_listed(setting) for setting in grid]
     with sweep_locked(out):

@@ -94,10 +94,10 @@ def test_each_trial_leaves_its_trained_network_as_a_run_directory_to_plot(tmp_pa
 
 def test_a_damaged_or_unwritable_results_folder_is_named(tmp_path):
     from lstmgraph.experiments.folder_settings import settings
-    from lstmgraph.files import BUNDLED_SPECS, OutputError
+    from lstmgraph.files import BUNDLED_SPECS
     experiment = find_experiment("gers2000-cerg-forget")
     (tmp_path / "plain").write_text("a file")
-    with pytest.raises(OutputError, match=f"cannot write {tmp_path}/plain/out: {tmp_path}/plain is a file"):
+    with pytest.raises(ResultsConflict, match=f"{tmp_path}/plain/out: {tmp_path}/plain is a file, not a folder"):
         run_experiment(experiment, 1, 1, tmp_path / "plain" / "out", 100)
     out = tmp_path / "out"
     out.mkdir()
@@ -324,3 +324,19 @@ def test_a_run_removes_what_killed_writes_left_in_its_folder(tmp_path):
         path.write_bytes(b"cut short")
     run_experiment(experiment, 2, 1, tmp_path, budget_steps=500)
     assert not any(path.exists() for path in left)
+
+
+def test_checks_passed_is_called_once_after_the_checks_and_never_for_a_refused_run(tmp_path, monkeypatch):
+    """The CLI prints the run's plan in ``checks_passed``; before, it ran the checks itself
+    first, so every plan was compiled twice."""
+    import lstmgraph.experiments.run_checks as run_checks
+
+    experiment = find_experiment("gers2002-gts-peephole")
+    compiled, passed = [], []
+    check_program = run_checks.check_program
+    monkeypatch.setattr(run_checks, "check_program", lambda *args: compiled.append(1) or check_program(*args))
+    run_experiment(experiment, 1, 1, tmp_path, budget_steps=200, checks_passed=lambda: passed.append(compiled[:]))
+    assert passed == [[1]] and compiled == [1]
+    with pytest.raises(ResultsConflict, match="200 in the folder, 300 in this command"):
+        run_experiment(experiment, 1, 1, tmp_path, budget_steps=300, checks_passed=lambda: passed.append("again"))
+    assert passed == [[1]]

@@ -140,3 +140,13 @@ def test_a_sweep_from_python_takes_its_keys_from_the_grid_and_a_folder_as_text(t
     assert document["keys"] == {"learning_rate": [0.2, 0.3]}
     assert [entry["added"] for entry in document["settings"]] == [False, False, True]
     assert sweep_status(settings, 1, out, 2000)["finished"] == 3
+
+
+def test_checks_passed_is_called_once_before_anything_is_written_and_never_for_a_refused_sweep(tmp_path):
+    subject, settings = _subject_and_grid()
+    out, seen = tmp_path / "sweep", []
+    run_sweep(subject, settings[:1], 1, 1, out, 200, checks_passed=lambda: seen.append(out.exists()))
+    assert seen == [False]
+    with pytest.raises(ResultsConflict, match="200 in the folder, 300 in this command"):
+        run_sweep(subject, settings[:1], 1, 1, out, 300, checks_passed=lambda: seen.append("again"))
+    assert seen == [False]
