@@ -17,7 +17,7 @@ from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
 from lstmgraph.engine import Simulator, WeightsError, load_weights
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.files import write_atomically
+from lstmgraph.files import OutputError, write_atomically
 from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
@@ -87,19 +87,22 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
     except RunDirectoryError as error:
         run.close()
         fail(str(error))
+    except OutputError as error:  # a full or read-only disk: nothing written is lost
+        run.close()
+        fail(f"{error}; once it can be written, {_continuation(run)}")
     try:
         with _progress_bar(run, quiet or as_json) as progress:
             summary = run.train(progress)
     except RunDirectoryError as error:  # metrics.jsonl damaged while training
         fail(str(error))
+    except OutputError as error:
+        fail(f"{error}; once it can be written, {_continuation(run)}")
     except TrainingDiverged as error:
         where = (f"the last good checkpoint is {run.directory.checkpoint_path}"
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         fail(f"training diverged: {error}; {where}", code=1)
     except KeyboardInterrupt:  # Ctrl-C: the run's files are whole (written atomically)
-        where = (f"continue from its last checkpoint with lstmgraph train --resume {run.directory.path}"
-                 if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
-        click.echo(f"\ninterrupted: {where}", err=True)
+        click.echo(f"\ninterrupted: {_continuation(run)}", err=True)
         sys.exit(INTERRUPTED)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=2))
@@ -115,10 +118,19 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
 
 
 def _exists(error: RunExists) -> str:
-    """What to do about an --out that holds a run: resume it, or (no checkpoint) start it again."""
-    if not error.resumable:
-        return str(error)
+    """What to do about an --out that holds a run: resume it, or choose another."""
     return f"{error.path} already holds a run: continue it with --resume {error.path}, or choose another --out"
+
+
+def _continuation(run: TrainingRun) -> str:
+    """How to go on with a run that stopped: from its checkpoint, from step 0 where its files hold
+    none yet, or with the same command where a new run removed what it created."""
+    path = run.directory.path
+    if run.directory.checkpoint_path.exists():
+        return f"continue from its last checkpoint with lstmgraph train --resume {path}"
+    if run.directory.exists():
+        return f"start it again from step 0 with lstmgraph train --resume {path} (no checkpoint was written)"
+    return "start it again with the same command (no checkpoint was written)"
 
 
 #: Where standard error is a file (a log), a line at each tenth of the run's steps.

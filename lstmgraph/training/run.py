@@ -37,19 +37,11 @@ from .trainer import CheckpointError, Trainer
 
 
 class RunExists(RunDirectoryError):
-    """A new run was asked for in a directory that already holds one; ``resumable`` unless that
-    run stopped before its first checkpoint (then the message says what to do instead)."""
+    """A new run was asked for in a directory that already holds one (which `resume_run` continues)."""
 
-    def __init__(self, path: Path, resumable: bool = True):
+    def __init__(self, path: Path):
         self.path = path
-        self.resumable = resumable
-        super().__init__(f"{path} already holds a run" if resumable else unresumable(path))
-
-
-def unresumable(path: Path) -> str:
-    """What to say of a run directory holding a run but no checkpoint (killed before its first)."""
-    return (f"{path} holds a run that stopped before its first checkpoint, so it cannot be resumed; "
-            f"delete the folder to start the run again there (rm -r {path}), or choose another --out")
+        super().__init__(f"{path} already holds a run")
 
 
 @dataclass(frozen=True)
@@ -76,13 +68,15 @@ class TrainingRun:
     """A `Trainer` and the run directory it trains in (`start_run`, `resume_run`)."""
 
     def __init__(self, plan: Plan, trainer: Trainer, directory: RunDirectory, info: dict,
-                 checkpoint: dict[str, np.ndarray] | None = None, metrics: dict[str, bytes] | None = None):
+                 checkpoint: dict[str, np.ndarray] | None = None, metrics: dict[str, bytes] | None = None,
+                 resumed: bool = False):
         self.plan = plan
         self.trainer = trainer
         self.directory = directory
         #: run.json: how the run was started (lstmgraph version, spec, trials, engine).
         self.info = info
-        self._checkpoint = checkpoint
+        self._checkpoint = checkpoint  # None for a resumed run that stopped before its first checkpoint
+        self._resumed = resumed or checkpoint is not None
         self._restored = False
         self._metrics = metrics  # a resumed run's metrics files, cut back to its checkpoint
         self._opened = False
@@ -96,7 +90,7 @@ class TrainingRun:
 
     @property
     def resumed(self) -> bool:
-        return self._checkpoint is not None
+        return self._resumed
 
     @property
     def notes(self) -> list[str]:
@@ -118,15 +112,15 @@ class TrainingRun:
         """A new run: take the directory (`RunInUse` if another process trains there, `RunExists`
         if a run appeared in it meanwhile) and create it with spec.yaml (the plan's resolved spec)
         and run.json. A resumed run: restore the checkpoint (`RunDirectoryError` if it does not
-        fit the spec) and cut the metrics files back to it."""
+        fit the spec) and cut the metrics files back to it (to no row where there is none yet)."""
         if self._opened:
             return
         directory = self.directory
         try:
-            if self._checkpoint is None:
+            if not self._resumed:
                 directory.acquire()
                 if directory.exists():
-                    raise RunExists(self.path, os.path.lexists(directory.checkpoint_path))
+                    raise RunExists(self.path)
                 spec_data = copy.deepcopy(self.plan.resolved_spec)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
                                                   spec_file_bytes(spec_data), self.trainer.device)
@@ -158,7 +152,7 @@ class TrainingRun:
                 pass  # the failure that got here is the one to report
 
     def _restore(self) -> None:
-        if self._restored:
+        if self._restored or self._checkpoint is None:  # (no checkpoint: the fresh trainer is step 0)
             return
         try:
             self.trainer.restore(self._checkpoint)
@@ -221,7 +215,7 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
         holder = directory.holder()
         if holder is not None:
             raise RunInUse(FolderInUse(directory.path, holder, directory.lock.suggestion))
-        raise RunExists(directory.path, os.path.lexists(directory.checkpoint_path))
+        raise RunExists(directory.path)
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
     trainer = Trainer(plan, trials, engine=engine, device=device)
@@ -236,17 +230,18 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
 
 def resume_run(path: str | Path) -> TrainingRun:
     """The run in ``path``, to continue from its last checkpoint as it was started: its
-    spec.yaml, its number of trials, its engine (numpy if run.json names none) and its device. Takes the
-    directory (`RunInUse` if another process trains in it) and checks everything before
-    returning: run.json, spec.yaml, the checkpoint (this run's, its arrays fitting the spec, all
-    finite), the data file (the bytes whose digest run.json records) and the metrics rows up to it. Raises `RunDirectoryError` naming the file and what
-    is wrong, `SpecError` if spec.yaml is not valid, and what `Trainer` raises; a refused resume
-    leaves the directory as it was (and gives it up)."""
+    spec.yaml, its number of trials, its engine (numpy if run.json names none) and its device.
+    A run that stopped before its first checkpoint (killed, a full disk) starts again from step 0
+    with those settings, so it ends as an uninterrupted run. Takes the directory (`RunInUse` if
+    another process trains in it) and checks everything before returning: run.json, spec.yaml,
+    the checkpoint (this run's, its arrays fitting the spec, all finite), the data file (the
+    bytes whose digest run.json records) and the metrics rows up to it. Raises
+    `RunDirectoryError` naming the file and what is wrong, `SpecError` if spec.yaml is not
+    valid, and what `Trainer` raises; a refused resume leaves the directory as it was (and gives it up)."""
     directory = RunDirectory(path)
     if not directory.exists():
-        raise RunDirectoryError(f"{directory.path} holds no run with a checkpoint to resume")
-    if not os.path.lexists(directory.checkpoint_path):
-        raise RunDirectoryError(unresumable(directory.path))
+        raise RunDirectoryError(f"{directory.path} holds no run to resume (no run.json); start one with "
+                                f"lstmgraph train SPEC --out {directory.path}")
     directory.acquire()
     try:
         info = directory.read_info()
@@ -255,12 +250,13 @@ def resume_run(path: str | Path) -> TrainingRun:
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
         device = info.get("device", "cpu")
         identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
-        checkpoint = directory.load_checkpoint(info["trials"], identity)
+        checkpoint = (directory.load_checkpoint(info["trials"], identity)
+                      if os.path.lexists(directory.checkpoint_path) else None)
         trainer = Trainer(plan, info["trials"], engine=engine, device=device)
         info["engine"] = trainer.engine
         _check_data(directory, info, trainer)
         directory.identity = identity
-        run = TrainingRun(plan, trainer, directory, info, checkpoint)
+        run = TrainingRun(plan, trainer, directory, info, checkpoint, resumed=True)
         if "data_sha256" not in info and getattr(trainer.source, "digest", None) is not None:
             run.data_note = (f"{directory.path / 'run.json'} records no digest of the data file (a run started "
                              f"by an older lstmgraph), so that {trainer.source.path} is unchanged is not checked")

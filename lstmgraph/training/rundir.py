@@ -39,6 +39,8 @@ from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
+#: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
+NO_METRICS = {"metrics.csv": (",".join(METRIC_COLUMNS) + "\n").encode(), "metrics.jsonl": b""}
 #: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
@@ -172,15 +174,17 @@ class RunDirectory:
             raise OutputError(self.path / name, error) from None
         write_atomically(self.path / "spec.yaml", spec_file_bytes(spec_data))
         self.write_json("run.json", run_info)
-        write_atomically(self.path / "metrics.csv", (",".join(METRIC_COLUMNS) + "\n").encode())
-        write_atomically(self.path / "metrics.jsonl", b"")
+        self.write_metrics(NO_METRICS)
 
     def write_json(self, name: str, data: Any) -> None:
         write_atomically(self.path / name, (json.dumps(data, indent=2) + "\n").encode())
 
     def metrics_kept(self, rows: int, trials: int | None = None) -> dict[str, bytes]:
         """The content of metrics.jsonl and metrics.csv cut back to ``rows`` rows, each row
-        checked (`RunDirectoryError` naming the file and line); nothing is written."""
+        checked (`RunDirectoryError` naming the file and line); nothing is written. No rows (a run
+        resumed from step 0): the files' header alone, whatever they hold now."""
+        if rows == 0:
+            return dict(NO_METRICS)
         return {"metrics.jsonl": b"".join(_read_rows(self.path / "metrics.jsonl", rows, trials)[1]),
                 "metrics.csv": _csv_kept(self.path / "metrics.csv", rows)}
 
@@ -471,7 +475,7 @@ def _read_rows(path: Path, rows: int | None, trials: int | None,
 def _csv_kept(path: Path, rows: int) -> bytes:
     """metrics.csv's header and first ``rows`` rows, checked: the header, and each row five
     numbers whose first is its row number."""
-    header = (",".join(METRIC_COLUMNS) + "\n").encode()
+    header = NO_METRICS["metrics.csv"]
     kept = []
     for number, line in _lines(path, rows + 1):
         if number == 1:

@@ -164,6 +164,36 @@ def test_metric_rows_that_find_no_room_are_named_and_exit_2(tmp_path, monkeypatc
     assert code == 2 and f"cannot write {tmp_path}/run/metrics.jsonl: No space left on device" in output, output
 
 
+def test_a_full_disk_at_the_first_checkpoint_leaves_a_run_that_resumes_from_step_0(tmp_path, monkeypatch):
+    """A disk that fills up as the first checkpoint is written (rows already in the metrics
+    files): exit 2 naming the checkpoint and saying how to continue; once there is room,
+    --resume trains from step 0 to the files of an uninterrupted run, byte for byte."""
+    code, output = invoke("train", RNN, "--steps", "40", "--quiet", "--out", tmp_path / "whole")
+    assert code == 0, output
+    real_fsync = os.fsync
+
+    def full_at_checkpoint(handle):
+        if "/.checkpoint.npz." in os.readlink(f"/proc/self/fd/{handle}"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(handle)
+
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", full_at_checkpoint)
+        code, output = invoke("train", RNN, "--steps", "40", "--quiet", "--out", run_dir)
+    assert code == 2 and f"cannot write {run_dir}/checkpoint.npz: No space left on device" in output, output
+    assert f"lstmgraph train --resume {run_dir}" in output, output
+    assert not (run_dir / "checkpoint.npz").exists() and (run_dir / "metrics.jsonl").read_text()
+    code, output = invoke("train", RNN, "--steps", "40", "--quiet", "--out", run_dir)
+    assert code == 2 and f"continue it with --resume {run_dir}" in output, output
+    code, output = invoke("train", "--resume", run_dir, "--quiet")
+    assert code == 0, output
+    for name in ("weights.npz", "metrics.jsonl", "metrics.csv", "checkpoint.npz"):
+        assert (run_dir / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary == {**json.loads((tmp_path / "whole" / "summary.json").read_text()), "run_directory": str(run_dir)}
+
+
 def test_metric_rows_are_synced_before_the_checkpoint_that_counts_them(tmp_path, monkeypatch):
     """A power cut must not leave a checkpoint counting rows the metrics files lost: a resume
     would refuse it. So the rows are synced (fsync) before each checkpoint is written."""

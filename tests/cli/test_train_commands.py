@@ -110,17 +110,17 @@ def test_resume_refuses_extra_options_and_empty_directories(tmp_path):
     assert result.returncode == 2 and "holds no run" in result.stderr
 
 
-def test_a_run_with_no_checkpoint_is_not_offered_for_resume_but_said_how_to_start_again(tmp_path):
+def test_a_run_with_no_checkpoint_resumes_from_step_0_to_the_same_weights(tmp_path):
     spec, out = _short_spec(tmp_path, steps=100), tmp_path / "run"
     assert run("train", spec, "--out", str(out), "--quiet").returncode == 0
-    (out / "checkpoint.npz").unlink()  # as a run killed before its first checkpoint leaves it
-    for args in (("train", spec, "--out", str(out)), ("train", "--resume", str(out))):
-        result = run(*args)
-        assert result.returncode == 2, result.stderr
-        assert result.stderr.startswith(f"error: {out} holds a run that stopped before its first checkpoint, "
-                                        f"so it cannot be resumed; delete the folder to start the run again "
-                                        f"there (rm -r {out})"), result.stderr
-        assert "--resume" not in result.stderr
+    weights = (out / "weights.npz").read_bytes()
+    for name in ("checkpoint.npz", "weights.npz", "summary.json"):  # as a run killed before its first checkpoint
+        (out / name).unlink()
+    again = run("train", spec, "--out", str(out))
+    assert again.returncode == 2 and f"continue it with --resume {out}" in again.stderr, again.stderr
+    resumed = run("train", "--resume", str(out), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (out / "weights.npz").read_bytes() == weights
 
 
 def test_divergence_exits_1_naming_the_step(tmp_path):

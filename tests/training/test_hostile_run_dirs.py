@@ -383,6 +383,6 @@ def test_a_lock_file_replaced_by_its_releasing_holder_is_not_shared(tmp_path):
 
 
 def test_resume_of_a_folder_without_a_run_writes_nothing(tmp_path):
-    with pytest.raises(RunDirectoryError, match="holds no run with a checkpoint to resume"):
+    with pytest.raises(RunDirectoryError, match="holds no run to resume"):
         resume_run(tmp_path)
     assert list(tmp_path.iterdir()) == []

@@ -73,7 +73,7 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
 
 
 def test_resume_refuses_a_folder_without_a_run(tmp_path):
-    with pytest.raises(RunDirectoryError, match="holds no run with a checkpoint to resume"):
+    with pytest.raises(RunDirectoryError, match="holds no run to resume"):
         resume_run(tmp_path)
 
 
@@ -133,18 +133,26 @@ def test_a_run_that_fails_before_its_first_row_removes_what_it_created(tmp_path,
     assert start_run(plan, out, engine="numpy").train().steps >= 200   # the same command, again
 
 
-def test_a_run_killed_with_rows_but_no_checkpoint_says_what_to_do(tmp_path):
+@pytest.mark.parametrize("left", ["rows", "no metrics files"])
+def test_a_run_stopped_before_its_first_checkpoint_resumes_from_step_0(tmp_path, left):
     plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
+    whole = start_run(plan, tmp_path / "whole", engine="numpy")
+    whole.train()
     start_run(plan, tmp_path / "run", engine="numpy").train()
-    (tmp_path / "run" / "checkpoint.npz").unlink()     # as if killed before its first checkpoint
-    words = f"{tmp_path / 'run'} holds a run that stopped before its first checkpoint, so it cannot be resumed; " \
-            f"delete the folder to start the run again there (rm -r {tmp_path / 'run'})"
-    with pytest.raises(RunExists) as exists:
+    for name in ("checkpoint.npz", "weights.npz", "summary.json"):   # as if killed before its first checkpoint
+        (tmp_path / "run" / name).unlink()
+    if left == "no metrics files":                                  # killed as the run was created
+        (tmp_path / "run" / "metrics.csv").unlink()
+        (tmp_path / "run" / "metrics.jsonl").unlink()
+    with pytest.raises(RunExists):
         start_run(plan, tmp_path / "run")
-    assert not exists.value.resumable and str(exists.value).startswith(words)
-    with pytest.raises(RunDirectoryError, match="holds a run that stopped before its first checkpoint"):
-        resume_run(tmp_path / "run")
-    assert (tmp_path / "run" / "metrics.jsonl").read_text()  # its rows are kept
+    resumed = resume_run(tmp_path / "run")
+    assert resumed.resumed and resumed.trainer.steps == 0
+    summary = resumed.train()
+    expected = json.loads((whole.path / "summary.json").read_text())
+    assert summary.as_dict() == {**expected, "run_directory": str(resumed.path)}
+    for name in ("metrics.csv", "metrics.jsonl", "checkpoint.npz", "weights.npz"):
+        assert (resumed.path / name).read_bytes() == (whole.path / name).read_bytes(), name
 
 
 def test_a_resumed_run_removes_what_killed_writes_left(tmp_path):
