@@ -319,8 +319,9 @@ class FolderLock:
             try:
                 os.ftruncate(handle, 0)
                 os.pwrite(handle, f"{self.holder}\n".encode(), 0)
-            except OSError as error:
-                os.close(handle)
+            except OSError as error:  # a full disk: the folder is left as it was found
+                self._handle, self._created = handle, created
+                self.release()
                 raise OutputError(self.path, error) from None
             self._handle, self._created = handle, created
             return

@@ -92,7 +92,7 @@ def _check_lock_file(path: Path) -> None:
 def locked_folder(path: Path, command: str) -> Iterator[None]:
     """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`files.FolderLock`);
     `ResultsConflict` naming the holder, or a lock file that cannot be used (a link, or a file
-    with other hard links)."""
+    with other hard links) or written (a full disk: "cannot write PATH: ...", as `OutputError` says it)."""
     _check_lock_file(path / FolderLock.NAME)
     lock = FolderLock(path, f"lstmgraph {command}, process {os.getpid()} on {socket.gethostname()}",
                       "wait for it to end, or choose another --out")
@@ -100,8 +100,8 @@ def locked_folder(path: Path, command: str) -> Iterator[None]:
         lock.acquire()
     except FolderInUse as error:
         raise ResultsConflict(str(error)) from None
-    except OutputError as error:
-        raise ResultsConflict(f"{error.path}: {error.reason}") from None
+    except OutputError as error:  # a link, a full disk: worded as every write that fails
+        raise ResultsConflict(str(error)) from None
     try:
         yield
     finally:

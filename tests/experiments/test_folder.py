@@ -5,6 +5,7 @@ the folder as it was."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -87,6 +88,21 @@ def test_a_lock_hard_linked_to_another_file_is_not_written(tmp_path):
     with pytest.raises(ResultsConflict, match=r"\.lock: not a plain file of its own \(2 links\)"):
         run_experiment(experiment, 1, 1, out, 1000)
     assert victim.read_text() == "precious\n"
+
+
+def test_a_lock_file_that_finds_no_room_says_cannot_write(tmp_path, monkeypatch):
+    experiment, out, _ = _folder(tmp_path)
+
+    def full(handle, data, offset):  # the holder written into .lock on a full disk
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)
+    with pytest.raises(ResultsConflict) as refused:
+        run_experiment(experiment, 1, 1, out, 1000)
+    assert str(refused.value) == f"cannot write {out}/.lock: No space left on device"
+    code, output = invoke("reproduce", ADDING, "--trials", "1", "--max-steps", "1000", "--out", out)
+    assert code == 2 and f"error: cannot write {out}/.lock: No space left on device" in output, output
+    assert not (out / ".lock").exists()
 
 
 def test_status_says_when_another_process_holds_the_folder(tmp_path):
