@@ -82,7 +82,8 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False) -> None:
-    """Print a spec's problems (also as JSON on stdout) and exit with code 2."""
+    """Print a spec's problems and exit with code 2; ``as_json`` (only `validate --json`, whose
+    report says whether a spec is valid) also prints them as JSON on standard output."""
     if as_json:
         click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
     if isinstance(error, SpecFileError):

@@ -30,7 +30,7 @@ def gradcheck(spec: Path, as_json: bool, seed: int, steps: int) -> None:
     """
     from lstmgraph.engine.gradcheck import gradient_check  # the engine: not for other commands
 
-    plan = compile_or_exit(spec, as_json)
+    plan = compile_or_exit(spec)  # a spec error: on stderr only, as every command's but validate's
     try:
         report = gradient_check(plan, seed=seed, steps=steps)
     except LimitError as error:  # a net too large for exact RTRL's program

@@ -196,6 +196,17 @@ def test_gradcheck_exits_1_above_tolerance(monkeypatch):
     assert result.exit_code == 1 and "FAILED" in result.output
 
 
+def test_gradcheck_json_prints_nothing_on_stdout_for_a_bad_spec(tmp_path):
+    """As every command's --json but validate's (whose report says whether a spec is valid): a
+    spec error goes to stderr alone, exit 2, so stdout never holds an object that is no report."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\ngroups:\n  - {name: x, kind: inptu, size: 1}\n")
+    for spec, said in ((bad, "groups[0].kind"), (tmp_path / "missing.yaml", "missing.yaml")):
+        result = run("gradcheck", spec, "--json")
+        assert (result.returncode, result.stdout) == (2, ""), result.stdout
+        assert result.stderr.startswith("error: ") and said in result.stderr, result.stderr
+
+
 def test_an_unknown_kernel_in_the_environment_is_a_usage_error(tmp_path):
     from click.testing import CliRunner
     from cli.main import main
