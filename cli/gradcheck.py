@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from lstmgraph.limits import MAX_GRADCHECK_STEPS, LimitError
+from lstmgraph.limits import MAX_GRADCHECK_STEPS, MAX_SEED, LimitError
 
 from .common import SPEC_ARGUMENT, compile_or_exit, fail
 
@@ -16,7 +16,7 @@ from .common import SPEC_ARGUMENT, compile_or_exit, fail
 @click.command(short_help="Check SPEC's gradients: RTRL, BPTT, finite differences.")
 @SPEC_ARGUMENT
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--seed", metavar="N", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", metavar="N", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="Seed of the random weights, inputs and targets.")
 @click.option("--steps", metavar="N", type=click.IntRange(min=1, max=MAX_GRADCHECK_STEPS), default=8,
               show_default=True, help="Sequence length.")

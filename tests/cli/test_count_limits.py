@@ -29,6 +29,7 @@ OPTIONS = [
     (["plot", "somewhere"], "--seed", limits.MAX_SEED),
     (["plot", "somewhere"], "--trial", limits.MAX_TRIALS - 1),
     (["gradcheck", RNN], "--steps", limits.MAX_GRADCHECK_STEPS),
+    (["gradcheck", RNN], "--seed", limits.MAX_SEED),
 ]
 
 
