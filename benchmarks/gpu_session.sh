@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=${NUMBA_ENABLE_CUDASIM:-0} LSTMGRAPH_CACHE=${LSTMGRAPH_CACHE:-/tmp/lstmgraph-cache}
 note() { echo "[$(date +%T), ${SECONDS} s] $*"; }
 left() { echo $((END - SECONDS > 5 ? END - SECONDS : 5)); }
-LSTMGRAPH="python3 -m lstmgraph_cli.main"
+LSTMGRAPH="python3 -m lstmgraph_cli"
 
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
 export PYTHONPATH=/tmp/site

@@ -19,6 +19,8 @@ from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import OutputError
 from lstmgraph.plan import Plan
 
+from .entry import exit_interrupted
+
 #: A spec file, or a bundled spec's name (resolved by `compile_or_exit`).
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(path_type=Path))
 #: `reproduce` and `sweep`: stop a run (each setting) once its verdict is settled.
@@ -34,10 +36,6 @@ UNTIL_SETTLED_OPTION = click.option(
 _NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
-#: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
-INTERRUPTED = 130
-
-
 class Commands(click.Group):
     """The command group: any command that cannot write a file (read-only or full disk, a file
     where a folder should be) or its standard output (a full disk), or runs out of memory, ends
@@ -48,8 +46,7 @@ class Commands(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
-            sys.exit(INTERRUPTED)
+            exit_interrupted()
         except OutputError as error:
             fail(str(error))
         except MemoryError as error:

@@ -23,7 +23,8 @@ from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
                                 TrainingRun, resume_run, start_run)
 
-from .common import INTERRUPTED, SPEC_ARGUMENT, compile_or_exit, counted, fail, report_spec_error
+from .common import SPEC_ARGUMENT, compile_or_exit, counted, fail, report_spec_error
+from .entry import INTERRUPTED
 
 @click.command(short_help="Train SPEC, writing metrics and weights to a run directory.")
 @click.argument("spec", required=False, type=click.Path(path_type=Path))

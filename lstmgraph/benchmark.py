@@ -90,7 +90,7 @@ def first_train_seconds(spec: Path, steps: int = 1000) -> float:
         data["name"] = f"unseen_{time.time_ns()}"
         copy = Path(folder) / f"{data['name']}.yaml"
         copy.write_text(yaml.safe_dump(data), encoding="utf-8")
-        command = [sys.executable, "-m", "lstmgraph_cli.main", "train", str(copy), "--steps", str(steps),
+        command = [sys.executable, "-m", "lstmgraph_cli", "train", str(copy), "--steps", str(steps),
                    "--out", str(Path(folder) / "run"), "--quiet"]
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)

@@ -4,11 +4,13 @@ as the installed console script where a process of its own is the point (`run_in
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import Callable
 
@@ -368,3 +370,39 @@ def test_a_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, tmp_
     monkeypatch.setattr(lstmgraph_cli.evaluate, "evaluate_run", interrupted)
     result = run("evaluate", tmp_path)
     assert (result.returncode, result.stdout, result.stderr) == (130, "", "\ninterrupted\n")
+
+
+# Put first on PYTHONPATH, it makes numpy's import raise KeyboardInterrupt: a Ctrl-C, without
+# waiting for one, while the command line imports its heavy modules.
+_CTRL_C_ON_NUMPY = """
+import sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            raise KeyboardInterrupt
+
+sys.meta_path.insert(0, CtrlC())
+"""
+
+
+@pytest.mark.parametrize("how", ["script", "python -m"])
+def test_a_ctrl_c_during_the_imports_exits_130_without_a_traceback(tmp_path, how):
+    """A Ctrl-C in a command's first tenths of a second (numpy, numba, networkx, pydantic being
+    imported) ends as one later does, from the console script and from `python -m lstmgraph_cli`."""
+    (tmp_path / "sitecustomize.py").write_text(_CTRL_C_ON_NUMPY, encoding="utf-8")
+    command = [str(SCRIPT)] if how == "script" else [sys.executable, "-m", "lstmgraph_cli"]
+    result = subprocess.run([*command, "validate", "gru"], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "\ninterrupted\n"), result.stderr
+
+
+def test_the_console_scripts_module_imports_nothing_heavy():
+    """The module pyproject.toml names as the `lstmgraph` script's imports none of the modules
+    whose import a Ctrl-C could interrupt before it handles one (the test above)."""
+    target = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]["lstmgraph"]
+    module = target.split(":")[0]
+    heavy = ("numpy", "numba", "networkx", "pydantic", "click", "yaml", "lstmgraph")
+    script = f"import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (0, "[]\n"), result.stderr
