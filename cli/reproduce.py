@@ -208,11 +208,13 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
                        + " (set with --protocol-option: not the row's)")
         note_first_compile(device, cluster)
 
+    begun: list = []
     try:
         with trial_progress(count, as_json, log_every, lambda row: _trial_line(row, chosen.protocol.counted),
                             print_plan) as (begin, trial_done, progress):
             results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
-                                     checkpoint_seconds, lanes, device, until_settled, checks_passed=begin)
+                                     checkpoint_seconds, lanes, device, until_settled,
+                                     checks_passed=lambda: begun.append(begin()))
     except SpecError as error:
         report_spec_error(error.source.filename if error.source else specs, error)
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
@@ -222,6 +224,8 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")
     except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (stops.Stopped)
+        if not begun:  # during the checks: nothing was started ("interrupted", `Commands`)
+            raise
         folder = ResultsFolder(out)
         summarised = (f" and summarised so far in {folder.RESULTS}, {folder.CSV} and {folder.FIGURE}"
                       if getattr(stop, "results", None) else "")

@@ -115,13 +115,15 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             click.echo(line)
         note_first_compile(device, cluster)
 
+    begun: list = []
     try:
         with trial_progress(count * len(settings), as_json, log_every,
                             lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}",
                             print_plan) as (begin, trial_done, progress):
             document = run_sweep(chosen, settings, count, jobs, out, max_steps, cluster, checkpoint_seconds,
                                  lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
-                                 device=device, until_settled=until_settled, checks_passed=begin)
+                                 device=device, until_settled=until_settled,
+                                 checks_passed=lambda: begun.append(begin()))
     except SweepError as error:
         fail(str(error))
     except (DeviceError, GpuUnavailable) as error:
@@ -131,6 +133,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
         fail(str(error))
     except KeyboardInterrupt as stop:
+        if not begun:  # during the checks: nothing was started ("interrupted", `Commands`)
+            raise
         click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has every "
                    "setting's so far, running trials their checkpoints; run the same command to resume", err=True)
         sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))

@@ -327,3 +327,21 @@ def test_a_folder_of_other_settings_is_refused_before_the_plan_is_printed(tmp_pa
     result = run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "300", "--out", out)
     assert result.returncode == 2 and result.stdout == ""
     assert "budget_steps: 200 in the folder, 300 in this command" in result.stderr
+
+
+def test_a_ctrl_c_during_the_checks_says_interrupted_and_promises_nothing_kept(tmp_path, monkeypatch):
+    """Before anything ran, the message "finished trials are kept in OUT/trials.jsonl ... run the
+    same command to resume" would name files that were never written."""
+    import lstmgraph.experiments.run_checks as run_checks
+    import lstmgraph.training.engines as engines
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_checks, "check_program", interrupted)  # (reproduce)
+    monkeypatch.setattr(engines, "check_program", interrupted)  # (sweep_run.check_plans)
+    for command in (["reproduce", "gers2002-gts-peephole"],
+                    ["sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.5"]):
+        result = run(*command, "--trials", "1", "--out", tmp_path / command[0])
+        assert (result.returncode, result.stdout, result.stderr) == (130, "", "\ninterrupted\n")
+        assert not (tmp_path / command[0]).exists()
