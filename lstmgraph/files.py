@@ -1,4 +1,5 @@
-"""File writing shared by every stage that produces output; where the bundled specs are."""
+"""File writing shared by every stage that produces output; where the bundled specs and the
+kernel cache are."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ def _bundled_specs() -> Path:
 
 #: The folder of the bundled specs, in a checkout (also an editable install) or an installed wheel.
 BUNDLED_SPECS = _bundled_specs()
+
+
+def cache_directory() -> Path:
+    """The kernel cache: the generated modules and numba's machine code of them and of
+    lstmgraph's own modules (`numba_cache`); ``$LSTMGRAPH_CACHE/kernels``, by default in
+    ``~/.cache/lstmgraph``. Read at each call."""
+    root = os.environ.get("LSTMGRAPH_CACHE") or Path.home() / ".cache" / "lstmgraph"
+    return Path(root) / "kernels"
 
 
 class OutputError(OSError):

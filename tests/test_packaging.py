@@ -1,9 +1,12 @@
 """The wheel: built from a copy of the checkout, installed (not editable) into a fresh virtual
 environment, it carries every module and the bundled specs, and its `lstmgraph` command lists
-the experiments and validates a bundled spec there, by name too (beside a folder of that name)."""
+the experiments and validates a bundled spec there, by name too (beside a folder of that name);
+it writes nothing into its site-packages (numba's caches of its modules go to the kernel cache)."""
 
 from __future__ import annotations
 
+import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -86,3 +89,48 @@ def test_the_installed_library_and_command_take_a_bundled_name_beside_a_folder_o
                     "import lstmgraph; print(lstmgraph.compile_spec('gers2000_cerg').n_parameters)", cwd=tmp_path)
     assert compiled.stdout.split() == ["424"]
     assert _run(installed / "bin" / "lstmgraph", "validate", "gru", cwd=tmp_path).stdout.startswith("gru: valid")
+
+
+def _package_files(installed: Path) -> set[Path]:
+    """The installed package's files but Python's own bytecode (which pip writes at install)."""
+    (package,) = installed.glob("lib/python*/site-packages/lstmgraph")
+    return {path for path in package.rglob("*") if path.is_file() and path.suffix != ".pyc"}
+
+
+def test_the_installed_library_writes_numba_s_caches_to_the_kernel_cache_not_into_site_packages(installed, tmp_path):
+    """numba caches a ``cache=True`` function beside its module where it may write there: an
+    installed lstmgraph's compiled task draws once left .nbi and .nbc files in site-packages."""
+    before = _package_files(installed)
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    environment["LSTMGRAPH_CACHE"] = str(tmp_path / "cache")
+    script = ("import numpy as np, lstmgraph.tasks as tasks\n"
+              "tasks.make_task('adding', {}).sample_many(np.random.default_rng(0), 3)\n")
+    result = subprocess.run([str(installed / "bin" / "python"), "-c", script], capture_output=True, text=True,
+                            cwd=tmp_path, env=environment, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert _package_files(installed) == before, sorted(map(str, _package_files(installed) - before))
+    (folder,) = (tmp_path / "cache" / "kernels" / "modules").glob("tasks_*")  # the installed tasks folder's
+    assert any(folder.glob("draws.marked_pairs_rows-*.nbi")) and any(folder.glob("pcg64.*.nbi"))
+
+
+def _caches_compiled_functions(tree: ast.Module) -> bool:
+    """Whether a module's code (not text it generates) calls ``njit`` with ``cache=True``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "njit":
+            if any(word.arg == "cache" and getattr(word.value, "value", None) is True for word in node.keywords):
+                return True
+    return False
+
+
+def test_every_module_that_caches_compiled_functions_imports_numba_cache_first():
+    """A process may import any one of them first (a worker, a test): each registers the locator."""
+    caching = []
+    for path in sorted((REPO / "lstmgraph").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not _caches_compiled_functions(tree):
+            continue
+        caching.append(path.name)
+        imports = [node for node in tree.body if isinstance(node, ast.ImportFrom)
+                   and any(alias.name == "numba_cache" for alias in node.names)]
+        assert imports, f"{path.relative_to(REPO)} compiles with cache=True but does not import numba_cache"
+    assert {"pcg64.py", "draws.py", "lanes.py", "stream_driver.py", "sequence_driver.py"} <= set(caching)

@@ -26,6 +26,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from .. import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
 from .. import success
 from ..engine.compiled.bound import bind_kernel
 from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage

@@ -25,6 +25,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from .. import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
 from ..engine.compiled.bound import bind_kernel
 from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage
 from .counters import (FIRST_CHUNK, NOT_RUN, STREAM_COUNTERS, Status, StreamCounter as Counter,

@@ -15,6 +15,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from .. import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
 from .pcg64 import integers, next_double
 
 #: How a task's stream is drawn in place (what the GPU runs: `experiments.gpu_data`): its

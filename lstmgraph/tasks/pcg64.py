@@ -21,6 +21,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
+
 #: The slots of a state array (uint64): the 128-bit state and increment in halves, then the
 #: buffered half of the last 64-bit draw and whether it is waiting (numpy's bit generator state).
 STATE_HIGH, STATE_LOW, INCREMENT_HIGH, INCREMENT_LOW, HAS_UINT32, UINTEGER = range(6)

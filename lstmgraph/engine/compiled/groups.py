@@ -13,6 +13,8 @@ import math
 
 import numba
 
+from ... import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
+
 #: The smallest positive normal float64: the log's floor in the cross-entropy loss.
 _TINY = 2.2250738585072014e-308
 

@@ -23,7 +23,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ...files import write_atomically
+from ...files import cache_directory, write_atomically
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
 from ...program.model import PHASE_CODE
@@ -115,11 +115,6 @@ def flatten(program: Program) -> FlatProgram:
     return FlatProgram(per_op(KIND_CODE[op.kind] for op in ops), per_op(PHASE_CODE[op.phase] for op in ops),
                        per_op(op.code for op in ops), per_op(op.mode for op in ops), per_op(run_start),
                        per_op(run_stop), np.ascontiguousarray(np.concatenate(runs) if runs else np.zeros((0, 14), dtype=np.int64)))
-
-
-def cache_directory() -> Path:
-    root = os.environ.get("LSTMGRAPH_CACHE") or Path.home() / ".cache" / "lstmgraph"
-    return Path(root) / "kernels"
 
 
 def source() -> str:

@@ -21,6 +21,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from ... import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
+
 #: What a compiled driver receives of a block besides its kernel (numba reads a named tuple's
 #: fields by name; the kernel goes apart, as a dispatcher argument, which numba specialises to):
 #: the flattened program's arrays, the slots, the slot ranges `rows`, the rates and the momentum.

@@ -21,6 +21,8 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from ... import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
+
 # tanh(x) = x + x z P(z) / Q(z), z = x^2, for |x| < 0.625 (Cephes tanh.c).
 _P0, _P1, _P2 = -9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3
 _Q0, _Q1, _Q2 = 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3
