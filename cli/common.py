@@ -17,6 +17,7 @@ import click
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import OutputError
+from lstmgraph.limits import LIMITS_HINT
 from lstmgraph.plan import Plan
 
 from .entry import exit_interrupted
@@ -50,7 +51,7 @@ class Commands(click.Group):
         except OutputError as error:
             fail(str(error))
         except MemoryError as error:
-            fail(str(error) or "not enough memory for this network (docs/spec.md, Limits)")
+            fail(str(error) or f"not enough memory for this network ({LIMITS_HINT})")
         except OSError as error:
             if error.errno not in _NO_ROOM:
                 raise

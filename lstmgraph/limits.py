@@ -10,7 +10,7 @@ Each is far above what a real network needs; going over one is a located spec er
 from __future__ import annotations
 
 #: Where an error over a limit points to.
-LIMITS_HINT = "docs/spec.md, Limits"
+LIMITS_HINT = "docs/spec.md in the lstmgraph source, Limits"
 #: Bytes of a spec file.
 MAX_SPEC_BYTES = 1 << 20
 #: Levels of nested lists and mappings, counted through aliases.

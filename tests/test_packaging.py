@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -134,3 +135,33 @@ def test_every_module_that_caches_compiled_functions_imports_numba_cache_first()
                    and any(alias.name == "numba_cache" for alias in node.names)]
         assert imports, f"{path.relative_to(REPO)} compiles with cache=True but does not import numba_cache"
     assert {"pcg64.py", "draws.py", "lanes.py", "stream_driver.py", "sequence_driver.py"} <= set(caching)
+
+
+#: Modules whose messages name a checkout's docs/ folder, which they work on (`lstmgraph results`).
+_ON_A_CHECKOUT = {"lstmgraph/experiments/results_table.py", "lstmgraph/experiments/results_docs.py", "cli/results.py"}
+
+
+def _texts(tree: ast.Module):
+    """The string constants of a module's code, f-strings' pieces included; no docstrings."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node
+
+
+def test_a_page_of_the_docs_cited_in_a_message_says_where_it_is():
+    """A pip user has no docs/ folder: an error message or help text citing a page says it is in
+    the source (the help texts' test is tests/cli/test_commands.py), and the page exists."""
+    cited = 0
+    for path in sorted([*(REPO / "lstmgraph").rglob("*.py"), *(REPO / "cli").glob("*.py")]):
+        name = path.relative_to(REPO).as_posix()
+        if name in _ON_A_CHECKOUT:
+            continue
+        for node in _texts(ast.parse(path.read_text(encoding="utf-8"))):
+            for page, after in re.findall(r"(docs/[\w/.-]+\.md)(.{0,24})", node.value):
+                assert after.startswith(" in the lstmgraph source"), f"{name}:{node.lineno}: {page}{after}"
+                assert (REPO / page).is_file(), f"{name}:{node.lineno}: {page}"
+                cited += 1
+    assert cited >= 15

@@ -101,7 +101,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         else None
     if not isinstance(task, dict) or not isinstance(task.get("name"), str):
         raise SweepError(f"{path}: no training.task; a sweep trains the net on a built-in task "
-                         "(docs/spec.md, training), as `lstmgraph train` does")
+                         "(docs/spec.md in the lstmgraph source, Training), as `lstmgraph train` does")
     if task["name"] not in TASKS:
         raise SweepError(f"{path}: training.task: no task {task['name']!r}; the tasks: {', '.join(sorted(TASKS))}")
     options = {key: value for key, value in task.items() if key != "name"}

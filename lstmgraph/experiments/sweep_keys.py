@@ -316,8 +316,9 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              "{uniform|constant|values: ...}", "the initial weights of one connection of the spec", _init_pair,
              lambda row, pair: _single([_connection_init(_spec_data(row), pair)]),
              lambda row: connection_pairs(_spec_data(row))),
-    SweepKey("task.NAME", "a JSON value (text as is)", "an option of the row's task (docs/spec.md, built-in tasks)",
-             _task, _task_current, _task_names),
+    SweepKey("task.NAME", "a JSON value (text as is)",
+             "an option of the row's task (docs/spec.md in the lstmgraph source, Built-in tasks)", _task,
+             _task_current, _task_names),
     SweepKey("protocol.NAME", "a value of the setting's type",
              "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
              lambda row, name: getattr(row.protocol, name), _protocol_names, protocol_settings),
@@ -355,7 +356,8 @@ def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
                                       cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise SweepError(f"--vary {typed}: no such key for {row.name}{hint}; the keys: {keys_in_words(row)} "
-                     "(`lstmgraph sweep NAME --keys` lists them with their values; docs/sweeps.md)")
+                     "(`lstmgraph sweep NAME --keys` lists them with their values; "
+                     "docs/sweeps.md in the lstmgraph source)")
 
 
 def keys_in_words(row: Experiment) -> str:

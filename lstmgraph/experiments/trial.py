@@ -79,7 +79,7 @@ def check_device(protocol, device: str, learning_rule: str | None = None) -> Non
         raise DeviceError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     if device != "cpu" and device not in protocol.trial_class.DEVICES:
         raise DeviceError(f"the {protocol.kind} protocol runs on {', '.join(protocol.trial_class.DEVICES)} only; "
-                          f"its driver on {device} is not built yet (docs/gpu.md)")
+                          f"its driver on {device} is not built yet (docs/gpu.md in the lstmgraph source)")
     if device != "cpu" and learning_rule == "bptt":
         raise DeviceError(f"trials learning by bptt run on the CPU only (on {device} they learn by RTRL): "
                           f"leave out --device")

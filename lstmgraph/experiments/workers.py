@@ -144,8 +144,8 @@ class ClusterWorkers(Workers):
             try:
                 self.client = distributed.Client(cluster, timeout="20s")
             except (OSError, TimeoutError) as error:
-                raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({error}); "
-                                   "start one with 'dask scheduler' (docs/results.md, On a cluster)") from None
+                raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({error}); start one with "
+                                   "'dask scheduler' (docs/cluster.md in the lstmgraph source)") from None
             except (ValueError, TypeError) as error:  # what the check above lets through and Dask does not take
                 raise ClusterError(f"not a Dask scheduler address: {cluster} ({error}); expected "
                                    f"{CLUSTER_ADDRESS_FORM}") from None

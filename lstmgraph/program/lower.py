@@ -338,7 +338,7 @@ class _Lowering:
         raise LimitError(f"{self.plan.name}: {rule}'s traces would need {what}, over the limit "
                          f"({COUNT_LIMITS_HINT}). BPTT over each sequence gives its gradient summed over the "
                          "sequence at far less cost: learning_rule: bptt (with gradient: true on the delayed "
-                         "connections for the exact gradient, docs/spec.md)")
+                         "connections for the exact gradient; docs/spec.md in the lstmgraph source)")
 
     def _traces(self, sensitivity: dict[tuple[str, int], tuple[int, ...]]) -> None:
         plan = self.plan

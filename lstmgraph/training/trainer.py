@@ -54,7 +54,7 @@ def training_section(plan: Plan) -> TrainingSpec:
     if plan.training is None:
         raise SpecError([Problem(("training",), "the spec has no training section",
                                  expected="training: {learning_rate: ..., task: {name: ...}} "
-                                          "(docs/spec.md)")], plan.source)
+                                          "(docs/spec.md in the lstmgraph source, Training)")], plan.source)
     return plan.training
 
 

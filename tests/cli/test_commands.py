@@ -406,3 +406,18 @@ def test_the_console_scripts_module_imports_nothing_heavy():
     script = f"import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert (result.returncode, result.stdout) == (0, "[]\n"), result.stderr
+
+
+def test_running_out_of_memory_without_a_message_names_the_limits_and_where_they_are(monkeypatch, tmp_path):
+    """numpy's MemoryError says what it could not allocate; a bare one gets the command's own
+    message, which cites the limits' page in the source (a pip user has no docs/ folder)."""
+    import lstmgraph_cli.evaluate
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(lstmgraph_cli.evaluate, "evaluate_run", out_of_memory)
+    result = run("evaluate", tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr == ("error: not enough memory for this network "
+                             "(docs/spec.md in the lstmgraph source, Limits)\n")

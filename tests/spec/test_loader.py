@@ -100,7 +100,7 @@ def test_limits_stop_hostile_documents_with_a_located_error(text, fmt, words):
         parse_spec_text(text, "net", fmt)
     message = caught.value.format()
     assert "the spec is too large" in message and words in message
-    assert "docs/spec.md, Limits" in message
+    assert "docs/spec.md in the lstmgraph source, Limits" in message
     assert caught.value.source.position(()) is not None
 
 

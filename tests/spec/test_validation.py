@@ -192,7 +192,7 @@ def test_sizes_and_weights_are_bounded(spec_error):
           - {from: h, to: h}
         """)
     assert "groups[0].size: invalid value 1000000000000" in error.format()
-    assert "less than or equal to 100000 (docs/spec.md, Limits)" in error.format()
+    assert "less than or equal to 100000 (docs/spec.md in the lstmgraph source, Limits)" in error.format()
     error = spec_error("""
         version: 1
         groups:
@@ -232,7 +232,7 @@ def test_integer_task_options_are_bounded(spec_error):
         """)
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task", 7)
-    assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"
+    assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md in the lstmgraph source, Limits)"
 
 
 def test_an_init_range_whose_width_overflows_is_refused(spec_error):
@@ -263,4 +263,4 @@ def test_integers_inside_a_task_option_s_list_are_bounded(spec_error):
         """)
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task", 7)
-    assert message == "option delays: 1000000000000 is beyond 10,000,000 (docs/spec.md, Limits)"
+    assert message == "option delays: 1000000000000 is beyond 10,000,000 (docs/spec.md in the lstmgraph source, Limits)"
