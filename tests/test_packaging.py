@@ -165,3 +165,12 @@ def test_a_page_of_the_docs_cited_in_a_message_says_where_it_is():
                 assert (REPO / page).is_file(), f"{name}:{node.lineno}: {page}"
                 cited += 1
     assert cited >= 15
+
+
+def test_the_readme_says_how_to_install_what_these_tests_install():
+    """A reader without setup.sh learns `pip install .` and that the installed command takes a
+    bundled spec by name in any folder (test_the_installed_library_and_command_take_...)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    install = next(line for line in readme.splitlines() if "`pip install .`" in line)
+    assert "`lstmgraph` command" in install and "bundled specs" in install
+    assert "by name in any folder, as in `lstmgraph train gers2000_cerg`" in readme
