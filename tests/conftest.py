@@ -166,3 +166,53 @@ def with_a_ctrl_c(figure: Callable, cut_short: bool = False) -> Callable:
         return figure(*args, **kwargs)
 
     return drawn
+
+
+#: One row per distinct net the committed experiments train (`lstmgraph.experiments.catalogue`
+#: and the committed sweeps' variants, docs/sweeps): (row, the variants a sweep adds). The
+#: forget-gate bias rows are their nets' rows: a bias's initial value changes no arithmetic.
+#: tests/engine/test_gradients.py checks that every catalogue row's net is one of these.
+EXPERIMENT_NETS = {
+    "erg-3x2": ("hochreiter1997-erg-3x2-lr0.1", ()),
+    "erg-4x1": ("hochreiter1997-erg-4x1-lr0.1", ()),
+    "erg-3x2-2000-wiring": ("hochreiter1997-erg-3x2-lr0.1-2000-wiring", ()),
+    "erg-4x1-2000-wiring": ("hochreiter1997-erg-4x1-lr0.1-2000-wiring", ()),
+    "adding": ("hochreiter1997-adding-t100", ()),
+    "adding-linear-output": ("hochreiter1997-adding-t100-linear-output", ()),
+    "temporal-order-6a": ("hochreiter1997-temporal-order-6a", ()),
+    "temporal-order-6b": ("hochreiter1997-temporal-order-6b", ()),
+    "6b-cell-sources-only": ("hochreiter1997-temporal-order-6b", ("cell_sources_only",)),
+    "6b-input-shortcut": ("hochreiter1997-temporal-order-6b", ("input_shortcut",)),
+    "cerg-forget": ("gers2000-cerg-forget", ()),
+    "cerg-without-forget-gate": ("gers2000-cerg-standard", ()),
+    "cerg-state-decay": ("gers2000-cerg-state-decay", ()),
+    "nto-without-forget-gate": ("gers2000-nto-standard", ()),
+    "nto-forget": ("gers2000-nto-forget-bias5", ()),
+    "pfg-peephole": ("gers2002-pfg-cos-f10-peephole", ()),
+    "pfg-no-peephole": ("gers2002-pfg-cos-f10-no-peephole", ()),
+    "gts-peephole": ("gers2002-gts-peephole", ()),
+    "gts-no-peephole": ("gers2002-gts-no-peephole", ()),
+    "gts-no-forget": ("gers2002-gts-no-forget", ()),
+}
+
+
+def experiment_data(key: str) -> dict:
+    """The spec data of `EXPERIMENT_NETS`' ``key``: its row's, with the sweep's variants on."""
+    from lstmgraph.experiments import find_experiment
+    from lstmgraph.experiments.sweep_keys import VARIANTS
+    row, extra = EXPERIMENT_NETS[key]
+    data, _ = find_experiment(row).spec_data()
+    for name in extra:
+        VARIANTS[name].apply(data)
+    return data
+
+
+def experiment_plan(key: str) -> lstmgraph.Plan:
+    """The plan of `EXPERIMENT_NETS`' ``key``."""
+    return lstmgraph.compile_plan(lstmgraph.spec_from_data(experiment_data(key), f"<{key}>"))
+
+
+def net_structure(data: dict) -> str:
+    """A spec's groups and connections, initial values left out: equal for nets that compute alike."""
+    connections = [{k: v for k, v in c.items() if k != "init"} for c in data["connections"]]
+    return json.dumps({"groups": data["groups"], "connections": connections}, sort_keys=True)

@@ -8,7 +8,7 @@ import pytest
 import lstmgraph
 from lstmgraph.engine import Simulator, initial_weights
 
-from conftest import SPECS
+from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
 
 # The 17-weight timing net (papers.md section 1, 2002 convention, g = h = identity) with these
 # weights, inputs 1, 0, 1. Step 1 by hand (all activations start at 0):
@@ -147,33 +147,99 @@ def _sigma(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def papers_forward(weights: dict, inputs: np.ndarray, decay: float = 1.0) -> list[dict]:
-    """The forward pass of `blocks_with_peepholes` from papers.md section 1, written out here:
-    each step's activations, net inputs' squashed values and the previous state."""
+def _scaled_logistic(scale: float, shift: float):
+    """x -> scale sigma(x) - shift and its derivative scale sigma(x) (1 - sigma(x))."""
+    return (lambda x: scale * _sigma(x) - shift), (lambda x: scale * _sigma(x) * (1.0 - _sigma(x)))
+
+
+#: The squashing functions and their derivatives as the papers define them, written here (not
+#: read from lstmgraph's activation registry): the 1997 g = 4 sigma - 2 and h = 2 sigma - 1.
+SQUASH = {"logistic": _scaled_logistic(1.0, 0.0), "four_logistic_minus_two": _scaled_logistic(4.0, 2.0),
+          "two_logistic_minus_one": _scaled_logistic(2.0, 1.0), "identity": (lambda x: x, np.ones_like)}
+
+
+def papers_layout(plan) -> dict:
+    """A papers' net from its spec: the input, the memory-block and the output group (one of
+    each), the block of each cell, the gates and the CEC's weight (state_decay)."""
+    groups = plan.resolved_spec["groups"]
+    assert sorted(group["kind"] for group in groups) == ["input", "memory_block", "output"]
+    kind = {group["kind"]: group for group in groups}
+    memory = kind["memory_block"]
+    blocks, per_block = memory["blocks"], memory["cells_per_block"]
+    return dict(X=kind["input"]["name"], n_in=kind["input"]["size"], M=memory["name"], Y=kind["output"]["name"], memory=memory,
+                output=kind["output"], blocks=blocks, per_block=per_block, n=blocks * per_block,
+                block=np.arange(blocks * per_block) // per_block, gates=[f"{g}_gate" for g in memory["gates"]],
+                decay=float(memory.get("state_decay", 1.0)))
+
+
+def papers_forward(plan, weights: dict, inputs: np.ndarray) -> list[dict]:
+    """The forward pass of a papers' net (inputs, one group of memory blocks, outputs) from
+    papers.md section 1, written out here from its spec's groups and its weights by name. Per
+    step: each port's sources (connection, value), activations, derivatives, previous state.
+    Cell inputs and gates read x(t), the previous step's cell outputs and gates, and the bias;
+    input and forget gates peek at s(t-1), the output gate at s(t); an absent gate is 1;
+    s(t) = decay y_fg s(t-1) + y_in g. Outputs read x(t), the cell outputs y_c(t) and the bias.
+    Every trainable weight must be read, so no wiring goes unchecked."""
+    L = papers_layout(plan)
+    X, M, Y, blocks, per_block, n, block, gates, decay = (
+        L[k] for k in ("X", "M", "Y", "blocks", "per_block", "n", "block", "gates", "decay"))
+    g_of, g_prime = SQUASH[L["memory"]["cell_input_activation"]]
+    h_of, h_prime = SQUASH[L["memory"]["cell_output_activation"]]
+    f_gate, f_gate_prime = SQUASH[L["memory"]["gate_activation"]]
+    f_out, f_out_prime = SQUASH[L["output"]["activation"]]
     W = {name: value[0] for name, value in weights.items()}
-    n_cells, per_block = 4, 2
-    block = np.arange(n_cells) // per_block
-    y_c, s = np.zeros(n_cells), np.zeros(n_cells)
+    for connection in plan.connections:  # the fixed ones: the CEC's weight is the decay, the rest plain sums
+        if not connection.trainable:
+            assert np.all(W[connection.name] == (decay if connection.name == f"{M}.state->{M}.state" else 1.0))
+    read = set()
+
+    def weighted(pairs):
+        read.update(name for name, _ in pairs)
+        return sum(W[name] @ value for name, value in pairs)
+
+    previous = {"cell_output": np.zeros(n), **{gate: np.zeros(blocks) for gate in gates}}
+    s = np.zeros(n)
     steps = []
     for x in inputs:
-        def net(port, peek=None):
-            total = W[f"x->m.{port}"] @ x + W[f"m.cell_output->m.{port}"] @ y_c + W[f"bias->m.{port}"][:, 0]
-            if peek is not None:  # gate k sees the cells of block k only
-                total = total + (W[f"m.state->m.{port}"] * peek.reshape(-1, per_block)).sum(axis=1)
+        def sources(port):
+            listed = [(f"{X}->{M}.{port}", x), *[(f"{M}.{unit}->{M}.{port}", previous[unit])
+                                                for unit in ("cell_output", *gates)], (f"bias->{M}.{port}", np.ones(1))]
+            return [(name, value) for name, value in listed if name in W]
+
+        def net(port, peek):
+            total = weighted(sources(port))
+            peephole = f"{M}.state->{M}.{port}"
+            if peephole in W:  # gate k sees the cells of block k only
+                read.add(peephole)
+                total = total + (W[peephole] * peek.reshape(blocks, per_block)).sum(axis=1)
             return total
-        source = np.concatenate([x, y_c, [1.0]])          # x~(t): inputs, y_c(t-1), bias
+
         s_prev = s
-        y_in = _sigma(net("input_gate", s_prev))          # input and forget gates peek at s(t-1)
-        y_fg = _sigma(net("forget_gate", s_prev))
-        g = 4.0 * _sigma(net("cell_input")) - 2.0
+        nets = {gate: net(gate, s_prev) for gate in gates if gate != "output_gate"}
+        net_c = net("cell_input", None)
+        y_in = f_gate(nets["input_gate"]) if "input_gate" in nets else np.ones(blocks)
+        y_fg = f_gate(nets["forget_gate"]) if "forget_gate" in nets else np.ones(blocks)
+        g = g_of(net_c)
         s = decay * y_fg[block] * s_prev + y_in[block] * g
-        y_og = _sigma(net("output_gate", s))              # the output gate at the new s(t)
-        h = 2.0 * _sigma(s) - 1.0
+        if "output_gate" in gates:
+            nets["output_gate"] = net("output_gate", s)
+        y_og = f_gate(nets["output_gate"]) if "output_gate" in nets else np.ones(blocks)
+        h = h_of(s)
         y_c = y_og[block] * h
-        y = _sigma(W["m.cell_output->y"] @ y_c + W["bias->y"][:, 0])
-        steps.append(dict(source=source, s_prev=s_prev, y_in=y_in, y_fg=y_fg, g=g, s=s, y_og=y_og, h=h,
-                          y_c=y_c, y=y))
+        out_sources = [(name, value) for name, value in ((f"{X}->{Y}", x), (f"{M}.cell_output->{Y}", y_c),
+                                                         (f"bias->{Y}", np.ones(1))) if name in W]
+        net_y = weighted(out_sources)
+        steps.append(dict(sources={port: sources(port) for port in ("cell_input", *gates)}, out_sources=out_sources,
+                          s_prev=s_prev, y_in=y_in, y_fg=y_fg, g=g, g_prime=g_prime(net_c), s=s, y_og=y_og, h=h,
+                          h_prime=h_prime(s), y_c=y_c, y=f_out(net_y), y_prime=f_out_prime(net_y),
+                          gate_prime={gate: f_gate_prime(value) for gate, value in nets.items()}))
+        previous = {"cell_output": y_c, "input_gate": y_in, "forget_gate": y_fg, "output_gate": y_og}
+    assert read == {connection.name for connection in plan.connections if connection.trainable}
     return steps
+
+
+#: `papers_forward`'s name of each gate's activation.
+GATE_KEYS = {"input_gate": "y_in", "forget_gate": "y_fg", "output_gate": "y_og"}
 
 
 @pytest.mark.parametrize("decay", [1.0, 0.9])
@@ -185,7 +251,43 @@ def test_blocks_of_cells_with_peepholes_and_state_decay_follow_the_papers_equati
     records, _ = Simulator(plan).run(weights, inputs)
     names = {"y_in": "m.input_gate", "y_fg": "m.forget_gate", "g": "m.cell_input", "s": "m.state",
              "y_og": "m.output_gate", "y_c": "m.cell_output", "y": "y"}
-    for record, expected in zip(records, papers_forward(weights, inputs, decay)):
+    for record, expected in zip(records, papers_forward(plan, weights, inputs)):
+        for key, group in names.items():
+            np.testing.assert_allclose(record.y[group][0], expected[key], rtol=1e-13, atol=1e-15, err_msg=key)
+
+
+#: The papers' nets: the bundled specs of the 1997, 2000 and 2002 papers and every net their
+#: experiments and committed sweeps train (conftest.EXPERIMENT_NETS: the variants).
+PAPERS_NETS = [pytest.param(lambda path=path: lstmgraph.compile_spec(path), id=path.stem)
+               for path in sorted(SPECS.glob("*.yaml")) if path.stem.startswith(("hochreiter1997", "gers"))] + [
+    pytest.param(lambda key=key: experiment_plan(key), id=key) for key in EXPERIMENT_NETS]
+
+
+def papers_problem(plan, seed: int, steps: int) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Weights uniform in [-1, 1], inputs in [-1, 1], targets in [0, 1] with none at step 1 and
+    at some units of other steps (NaN), but for the last step, where every unit has one."""
+    weights = random_weights(plan, seed)
+    rng = np.random.default_rng(seed + 1)
+    size = papers_layout(plan)["output"]["size"]
+    inputs = rng.uniform(-1.0, 1.0, (steps, papers_layout(plan)["n_in"]))
+    targets = rng.uniform(0.0, 1.0, (steps, size))
+    targets[rng.random((steps, size)) < 0.2] = np.nan
+    targets[1] = np.nan
+    targets[-1] = rng.uniform(0.0, 1.0, size)
+    return weights, inputs, targets
+
+
+@pytest.mark.parametrize("make_plan", PAPERS_NETS)
+def test_every_papers_net_follows_the_papers_equations(make_plan):
+    """Every unit of every papers' net, bundled or a variant, against `papers_forward`, 6 steps."""
+    plan = make_plan()
+    weights, inputs, _ = papers_problem(plan, 11, 6)
+    records, _ = Simulator(plan).run(weights, inputs)
+    L = papers_layout(plan)
+    M = L["M"]
+    names = {"g": f"{M}.cell_input", "s": f"{M}.state", "y_c": f"{M}.cell_output", "y": L["Y"],
+             **{GATE_KEYS[gate]: f"{M}.{gate}" for gate in L["gates"]}}
+    for record, expected in zip(records, papers_forward(plan, weights, inputs)):
         for key, group in names.items():
             np.testing.assert_allclose(record.y[group][0], expected[key], rtol=1e-13, atol=1e-15, err_msg=key)
 

@@ -1,4 +1,5 @@
-"""Every learning rule against an independent computation, on every bundled spec."""
+"""Every learning rule against an independent computation, on every bundled spec and every net the
+experiments train."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from lstmgraph.engine import RealTimeRecurrentLearning, Simulator, bptt_gradient
 from lstmgraph.engine.gradcheck import gradient_check, random_problem, rtrl_gradient
 from lstmgraph.program import lower
 
-from conftest import SPECS
-from engine.test_forward import blocks_with_peepholes, papers_forward, random_weights
+from conftest import EXPERIMENT_NETS, SPECS, experiment_data, experiment_plan, net_structure
+from engine.test_forward import PAPERS_NETS, blocks_with_peepholes, papers_forward, papers_layout, papers_problem
 
 SPEC_PATHS = sorted(SPECS.glob("*.yaml"))
 
@@ -24,6 +25,26 @@ def test_gradients_agree_on_every_bundled_spec(path):
     assert errors["rtrl_vs_bptt"] < 1e-9
     assert errors["bptt_vs_finite_differences"] < 1e-6
     assert report["passed"]
+
+
+@pytest.mark.parametrize("key", EXPERIMENT_NETS)
+def test_gradients_agree_on_every_net_the_experiments_train(key):
+    """The three checks of `gradient_check` on the catalogue's variants (no forget gate, state
+    decay, no peepholes, an identity output, 8 symbols, the 2000 wiring) and the sweeps' ones."""
+    report = gradient_check(experiment_plan(key), seed=3, steps=7)
+    errors = {check["name"]: check["max_rel_error"] for check in report["checks"]}
+    assert errors["truncated_rtrl_vs_bptt"] < 1e-9 and errors["rtrl_vs_bptt"] < 1e-9
+    assert errors["bptt_vs_finite_differences"] < 1e-6 and report["passed"]
+
+
+def test_every_catalogue_row_trains_one_of_the_nets_the_exactness_tests_check():
+    """A row added with a new net (a new variant, spec or wiring) must join EXPERIMENT_NETS,
+    so that the tests parametrised over it check its arithmetic too."""
+    from lstmgraph.experiments.catalogue import EXPERIMENTS
+    checked = {net_structure(experiment_data(key)) for key in EXPERIMENT_NETS}
+    assert len(checked) == len(EXPERIMENT_NETS)  # no net listed twice
+    missing = [name for name, row in EXPERIMENTS.items() if net_structure(row.spec_data()[0]) not in checked]
+    assert missing == []
 
 
 def test_truncated_gradient_differs_from_the_full_one():
@@ -124,62 +145,77 @@ def test_online_rtrl_gradient_of_each_step_matches_bptt_of_that_step():
             np.testing.assert_allclose(grads[name], reference[name], rtol=1e-9, atol=1e-15)
 
 
-def _papers_truncated_rtrl(weights, inputs, targets, decay):
-    """Per-step dE(t)/dW of `blocks_with_peepholes` by the 1997/2000/2002 truncated RTRL rule as
-    papers.md section 2 writes it out: error reaches the past only through the CEC, and the
-    cell states keep traces of their own block's cell-input, input-gate and forget-gate weights
-    (peepholes included); the output gate and output weights learn from the step alone."""
+def _split(pairs, matrix: np.ndarray, peephole: str | None) -> dict[str, np.ndarray]:
+    """The columns of ``matrix`` (rows, sources) cut into the weights of ``pairs`` (connection,
+    source value) in order; the columns left, if any, are ``peephole``'s."""
+    out, start = {}, 0
+    for name, value in pairs:
+        out[name], start = matrix[:, start:start + len(value)], start + len(value)
+    if start < matrix.shape[1]:
+        out[peephole] = matrix[:, start:]
+    return out
+
+
+def papers_truncated_rtrl(plan, weights, inputs, targets) -> list[dict[str, np.ndarray]]:
+    """Per-step dE(t)/dW of a papers' net (`papers_forward`) by the 1997/2000/2002 truncated
+    RTRL rule as papers.md section 2 writes it out, sum of squares: error reaches the past only
+    through the CEC, and the cell states keep traces of their own block's cell-input,
+    input-gate and forget-gate weights (peepholes included); the output gate and output weights
+    learn from the step alone. A NaN target carries no error."""
+    L = papers_layout(plan)
+    M, Y, blocks, per_block, n, block, gates, decay = (
+        L[k] for k in ("M", "Y", "blocks", "per_block", "n", "block", "gates", "decay"))
     W = {name: value[0] for name, value in weights.items()}
-    per_block, n_cells = 2, 4
-    block = np.arange(n_cells) // per_block
-    columns = 2 + n_cells + 1  # x~(t): inputs, y_c(t-1), bias
-    trace = {"cell_input": np.zeros((n_cells, columns)),
-             "input_gate": np.zeros((n_cells, columns + per_block)),  # + the peepholes on s(t-1)
-             "forget_gate": np.zeros((n_cells, columns + per_block))}
+    trace = {}
     steps = []
-    for v, target in zip(papers_forward(weights, inputs, decay), targets):
-        src = v["source"]
-        peeked = v["s_prev"].reshape(-1, per_block)[block]  # each cell's row: its block's s(t-1)
-        gated_src = np.concatenate([np.tile(src, (n_cells, 1)), peeked], axis=1)
+    for v, target in zip(papers_forward(plan, weights, inputs), targets):
+        def source_rows(port, peek):
+            """Per cell, the values port's weights multiply at this step: its sources, then
+            (a gate with peepholes) the cells of the cell's block."""
+            rows = np.tile(np.concatenate([value for _, value in v["sources"][port]]), (n, 1))
+            if f"{M}.state->{M}.{port}" in W:
+                rows = np.concatenate([rows, peek.reshape(blocks, per_block)[block]], axis=1)
+            return rows
         carry = (decay * v["y_fg"][block])[:, None]
-        sigma_c = (v["g"] + 2.0) / 4.0
-        g_prime = 4 * sigma_c * (1 - sigma_c)
-        trace["cell_input"] = carry * trace["cell_input"] + (v["y_in"][block] * g_prime)[:, None] * src
-        f_in, f_fg = v["y_in"] * (1 - v["y_in"]), v["y_fg"] * (1 - v["y_fg"])
-        trace["input_gate"] = carry * trace["input_gate"] + (v["g"] * f_in[block])[:, None] * gated_src
-        trace["forget_gate"] = carry * trace["forget_gate"] + (decay * v["s_prev"] * f_fg[block])[:, None] * gated_src
-        delta_out = (v["y"] - target) * v["y"] * (1 - v["y"])
-        e = W["m.cell_output->y"].T @ delta_out
-        e_s = e * v["y_og"][block] * 2 * ((v["h"] + 1) / 2) * (1 - (v["h"] + 1) / 2)  # e y_og h'(s)
-        delta_og = np.bincount(block, e * v["h"]) * v["y_og"] * (1 - v["y_og"])
-        grad = {"m.cell_output->y": np.outer(delta_out, v["y_c"]), "bias->y": delta_out[:, None],
-                "m.state->m.output_gate": delta_og[:, None] * v["s"].reshape(-1, per_block)}
-        by_port = {"output_gate": np.outer(delta_og, src),
-                   "cell_input": e_s[:, None] * trace["cell_input"]}
+        new = {"cell_input": (v["y_in"][block] * v["g_prime"])[:, None] * source_rows("cell_input", None)}
+        if "input_gate" in gates:
+            new["input_gate"] = (v["g"] * v["gate_prime"]["input_gate"][block])[:, None] * source_rows(
+                "input_gate", v["s_prev"])
+        if "forget_gate" in gates:
+            new["forget_gate"] = (decay * v["s_prev"] * v["gate_prime"]["forget_gate"][block])[:, None] * source_rows(
+                "forget_gate", v["s_prev"])
+        trace = {port: carry * trace.get(port, 0.0) + value for port, value in new.items()}
+        delta = np.where(np.isnan(target), 0.0, v["y"] - target) * v["y_prime"]
+        grad = {name: np.outer(delta, value) for name, value in v["out_sources"]}
+        e = W[f"{M}.cell_output->{Y}"].T @ delta       # truncated: the outputs' error only
+        e_s = e * v["y_og"][block] * v["h_prime"]
+        if "output_gate" in gates:
+            delta_og = np.bincount(block, e * v["h"], minlength=blocks) * v["gate_prime"]["output_gate"]
+            rows = source_rows("output_gate", v["s"])[::per_block]  # one row a block
+            grad.update(_split(v["sources"]["output_gate"], delta_og[:, None] * rows, f"{M}.state->{M}.output_gate"))
+        grad.update(_split(v["sources"]["cell_input"], e_s[:, None] * trace["cell_input"], None))
         for gate in ("input_gate", "forget_gate"):
-            summed = np.stack([(e_s[:, None] * trace[gate])[block == k].sum(axis=0) for k in range(2)])
-            by_port[gate] = summed[:, :columns]
-            grad[f"m.state->m.{gate}"] = summed[:, columns:]
-        for port, full in by_port.items():
-            grad[f"x->m.{port}"], grad[f"m.cell_output->m.{port}"] = full[:, :2], full[:, 2:2 + n_cells]
-            grad[f"bias->m.{port}"] = full[:, -1:]
+            if gate in gates:
+                summed = np.stack([(e_s[:, None] * trace[gate])[block == k].sum(axis=0) for k in range(blocks)])
+                grad.update(_split(v["sources"][gate], summed, f"{M}.state->{M}.{gate}"))
         steps.append(grad)
     return steps
 
 
-@pytest.mark.parametrize("decay", [1.0, 0.9])
-def test_truncated_rtrl_is_the_papers_rule_written_out(decay):
+@pytest.mark.parametrize("make_plan", [pytest.param(lambda: blocks_with_peepholes(1.0), id="peepholes"),
+                                       pytest.param(lambda: blocks_with_peepholes(0.9), id="peepholes-decay-0.9"),
+                                       *PAPERS_NETS])
+def test_truncated_rtrl_is_the_papers_rule_written_out(make_plan):
     """Not only BPTT with the same cuts: the cuts themselves are the papers'. Per step, every
-    weight's gradient of 2 blocks of 2 cells with peepholes, forget gates, the 1997 squashing
-    functions and a CEC weight ``decay`` (the 2000 state-decay baseline) against the rule written
-    out by hand, to 1e-12 of each matrix's largest entry, over 8 steps (the traces grow for 7)."""
-    plan = blocks_with_peepholes(decay)
-    weights = random_weights(plan, 5)
-    rng = np.random.default_rng(7)
-    inputs, targets = rng.uniform(-1.0, 1.0, (8, 2)), rng.uniform(0.0, 1.0, (8, 2))
+    weight's gradient against the rule written out by hand, to 1e-12 of each matrix's largest
+    entry, over 8 steps (the traces grow for 7): 2 blocks of 2 cells with peepholes, forget
+    gates, the 1997 squashing functions and a CEC weight 1 or 0.9 (the 2000 state-decay
+    baseline); and every papers' net, bundled or a variant an experiment trains."""
+    plan = make_plan()
+    weights, inputs, targets = papers_problem(plan, 5, 8)
     sim = Simulator(plan)
     learner, state = RealTimeRecurrentLearning(sim, 1), sim.zero_state(1)
-    for t, expected in enumerate(_papers_truncated_rtrl(weights, inputs, targets, decay)):
+    for t, expected in enumerate(papers_truncated_rtrl(plan, weights, inputs, targets)):
         _, grads, state, _ = learner.step(weights, state, inputs[t], targets[t])
         assert set(grads) == set(expected)
         for name, values in expected.items():
