@@ -15,7 +15,7 @@ from lstmgraph.success import MOST_ACTIVE, most_active_correct
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph.training.optim import Optimizer
 
-from conftest import SPECS
+from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
 
 
 def _stream(plan, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +119,55 @@ def test_the_loss_pairings_no_bundled_spec_trains_with_agree_with_the_numpy_engi
     scale = max(np.abs(values).max() for values in weights.values())
     assert max(np.abs(compiled[k] - weights[k]).max() for k in weights) <= 1e-12 * scale
     np.testing.assert_allclose(compiled_loss, total, rtol=1e-12)
+
+def _numpy_online(plan, full: bool, weights, inputs, targets, rate: float, momentum: float, loss: str):
+    """Online (truncated or exact) RTRL with momentum SGD in the numpy engine, ``weights``
+    updated in place: the summed loss per trial and the learner (its traces)."""
+    sim = Simulator(plan, full_gradient=full)
+    trials = len(next(iter(weights.values())))
+    learner, state = RealTimeRecurrentLearning(sim, trials), sim.zero_state(trials)
+    optimizer = Optimizer(rate, momentum, LearningRateDecay())
+    total = 0.0
+    for x, target in zip(inputs, targets):
+        step_loss, grads, state, _ = learner.step(weights, state, x, target, loss)
+        optimizer.apply(weights, grads)
+        total = total + step_loss
+    return total, learner
+
+
+#: The experiment nets that are bundled specs, which the test above runs by truncated RTRL.
+BUNDLED_NETS = {"erg-3x2", "erg-4x1", "adding", "temporal-order-6a", "temporal-order-6b", "cerg-forget", "gts-peephole"}
+
+
+@pytest.mark.parametrize("key,full", [(key, full) for key in EXPERIMENT_NETS for full in (False, True)
+                                      if full or key not in BUNDLED_NETS])
+def test_the_interpreter_agrees_with_the_numpy_engine_on_every_net_the_experiments_train(key, full):
+    """Every net of the catalogue's rows and the committed sweeps (conftest.EXPERIMENT_NETS), by
+    truncated RTRL (but the bundled specs, above) and by exact RTRL (the exact-rtrl sweeps), at
+    its row's rate and momentum: 150 online steps of random inputs and targets, some missing.
+    The weights' change to 1e-12 of the largest change, the traces to 1e-12 of their group's
+    largest, the summed loss to a relative 1e-12."""
+    plan = experiment_plan(key)
+    rate, momentum = plan.training.learning_rate, plan.training.momentum
+    weights = initial_weights(plan, [0, 1])
+    start = {name: values.copy() for name, values in weights.items()}
+    rng = np.random.default_rng(5)
+    network = CompiledNetwork(plan, full_gradient=full, loss="sum_of_squares", kernel="interpreter")
+    inputs = rng.uniform(-1.0, 1.0, (150, network.n_inputs))
+    targets = rng.uniform(0.0, 1.0, (150, network.n_outputs))
+    targets[rng.random(targets.shape) < 0.3] = np.nan
+    population = network.population(weights, rate)
+    _, compiled_loss = population.run(inputs, targets, momentum)
+    total, learner = _numpy_online(plan, full, weights, inputs, targets, rate, momentum, "sum_of_squares")
+    compiled = population.weights()
+    moved = max(float(np.abs(weights[k] - start[k]).max()) for k in weights)
+    assert moved > 0
+    assert max(float(np.abs(compiled[k] - weights[k]).max()) for k in weights) <= 1e-12 * moved
+    np.testing.assert_allclose(compiled_loss, total, rtol=1e-12)
+    for group, data in population.traces().items():
+        reference = learner.traces[group]
+        assert np.abs(data - reference).max() <= 1e-12 * np.abs(reference).max(), group
+
 
 def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error():
     plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
