@@ -155,7 +155,9 @@ def _scaled_logistic(scale: float, shift: float):
 #: The squashing functions and their derivatives as the papers define them, written here (not
 #: read from lstmgraph's activation registry): the 1997 g = 4 sigma - 2 and h = 2 sigma - 1.
 SQUASH = {"logistic": _scaled_logistic(1.0, 0.0), "four_logistic_minus_two": _scaled_logistic(4.0, 2.0),
-          "two_logistic_minus_one": _scaled_logistic(2.0, 1.0), "identity": (lambda x: x, np.ones_like)}
+          "two_logistic_minus_one": _scaled_logistic(2.0, 1.0), "identity": (lambda x: x, np.ones_like),
+          "tanh": (np.tanh, lambda x: 1.0 - np.tanh(x) ** 2),
+          "softmax": (lambda x: np.exp(x) / np.exp(x).sum(), lambda x: None)}  # (not elementwise: no f')
 
 
 def papers_layout(plan) -> dict:
@@ -277,9 +279,11 @@ def papers_problem(plan, seed: int, steps: int) -> tuple[dict, np.ndarray, np.nd
     return weights, inputs, targets
 
 
-@pytest.mark.parametrize("make_plan", PAPERS_NETS)
-def test_every_papers_net_follows_the_papers_equations(make_plan):
-    """Every unit of every papers' net, bundled or a variant, against `papers_forward`, 6 steps."""
+@pytest.mark.parametrize("make_plan", [*PAPERS_NETS, pytest.param(
+    lambda: lstmgraph.compile_spec(SPECS / "modern_lstm.yaml"), id="modern_lstm")])
+def test_every_memory_block_net_follows_the_papers_equations(make_plan):
+    """Every unit of every papers' net, bundled or a variant, against `papers_forward`, 6 steps;
+    and the modern LSTM (tanh squashing, forget gates without peepholes, a softmax output)."""
     plan = make_plan()
     weights, inputs, _ = papers_problem(plan, 11, 6)
     records, _ = Simulator(plan).run(weights, inputs)
@@ -317,3 +321,42 @@ def test_the_1997_erg_net_follows_the_1997_equations():
         for group, expected in (("memory.input_gate", y_in), ("memory.output_gate", y_out), ("memory.state", s),
                                 ("memory.cell_output", y_c), ("prediction", y)):
             np.testing.assert_allclose(record.y[group][0], expected, rtol=1e-13, atol=1e-15, err_msg=group)
+
+
+def _softmax(net: np.ndarray) -> np.ndarray:
+    return np.exp(net) / np.exp(net).sum()
+
+
+def test_the_elman_rnn_follows_its_equations():
+    """rnn.yaml: h(t) = tanh(W_x x(t) + W_h h(t-1) + b), y(t) = softmax(W_y h(t) + b_y)."""
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    weights = random_weights(plan, 3)
+    inputs = np.random.default_rng(4).uniform(-1.0, 1.0, (6, 4))
+    records, _ = Simulator(plan).run(weights, inputs)
+    W = {name: value[0] for name, value in weights.items()}
+    h = np.zeros(8)
+    for record, x in zip(records, inputs):
+        h = np.tanh(W["x->h"] @ x + W["h->h"] @ h + W["bias->h"][:, 0])
+        y = _softmax(W["h->class"] @ h + W["bias->class"][:, 0])
+        np.testing.assert_allclose(record.y["h"][0], h, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(record.y["class"][0], y, rtol=1e-13, atol=1e-15)
+
+
+def test_the_gru_follows_the_equations_of_cho_et_al():
+    """gru.yaml is the GRU of Cho et al. 2014 (the reset gate on h(t-1) before the weights,
+    h(t) = z h(t-1) + (1 - z) n), `test_gru_torch.cho_gru`, with a softmax output on h(t)."""
+    from engine.test_gru_torch import cho_gru
+    plan = lstmgraph.compile_spec(SPECS / "gru.yaml")
+    weights = random_weights(plan, 3)
+    inputs = np.random.default_rng(4).uniform(-1.0, 1.0, (6, 4))
+    records, _ = Simulator(plan).run(weights, inputs)
+    W = {name: value[0] for name, value in weights.items()}
+    assert all(np.all(W[name] == 1.0) for name in ("h_carry", "candidate->h"))  # plain products
+    zero = np.zeros(8)
+    cho = {"W_ir": W["x->reset"], "W_hr": W["h->reset"], "b_ir": W["bias->reset"][:, 0], "b_hr": zero,
+           "W_iz": W["x->update"], "W_hz": W["h->update"], "b_iz": W["bias->update"][:, 0], "b_hz": zero,
+           "W_in": W["x->candidate"], "W_hn": W["h->candidate"], "b_in": W["bias->candidate"][:, 0], "b_hn": zero}
+    for record, h in zip(records, cho_gru(cho, inputs)):
+        np.testing.assert_allclose(record.y["h"][0], h, rtol=1e-13, atol=1e-15)
+        y = _softmax(W["h->class"] @ h + W["bias->class"][:, 0])
+        np.testing.assert_allclose(record.y["class"][0], y, rtol=1e-13, atol=1e-15)
