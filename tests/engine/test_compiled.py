@@ -270,16 +270,18 @@ def _sequences(plan, count: int, seed: int = 3) -> list:
 
 
 @pytest.mark.parametrize("full", [False, True])
-def test_bptt_segments_equal_online_rtrl_where_only_a_sequences_last_step_has_a_target(full):
-    """Temporal order 6b (1997: a target at the last step only, no momentum): online RTRL
-    updates once a sequence, at its end, with the gradient summed over it; so does BPTT over
-    the sequence (the interpreter's ``run_segment``), truncated alike, or exact (every edge
-    carrying). 80 sequences of 2 trials, the weights to 1e-12."""
-    plan = lstmgraph.compile_spec(SPECS / "hochreiter1997_temporal_order_6b.yaml")
+@pytest.mark.parametrize("name,count", [("hochreiter1997_temporal_order_6b", 80), ("hochreiter1997_adding", 20)])
+def test_bptt_segments_equal_online_rtrl_where_only_a_sequences_last_step_has_a_target(name, count, full):
+    """Temporal order 6b and the adding problem (1997: a target at the last step only, no
+    momentum; their rows' exact-gradient sweeps learn by BPTT): online RTRL updates once a
+    sequence, at its end, with the gradient summed over it; so does BPTT over the sequence (the
+    interpreter's ``run_segment``), truncated alike, or exact (every edge carrying). 80 (20)
+    sequences of 2 trials, the weights to 1e-12."""
+    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
     weights = initial_weights(plan, [0, 1])
     online = CompiledNetwork(plan, full_gradient=full, kernel="interpreter").population(weights, 0.1)
-    segments = CompiledNetwork(plan, full_gradient=full, segments=True).population(weights, 0.1)
-    for sequence in _sequences(plan, 80):
+    segments = CompiledNetwork(plan, full_gradient=full, segments=True, kernel="interpreter").population(weights, 0.1)
+    for sequence in _sequences(plan, count):
         for population in (online, segments):
             population.reset()
             done, _ = population.run(sequence.inputs, sequence.targets)
