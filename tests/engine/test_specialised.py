@@ -1,8 +1,9 @@
 """The specialised kernel against the interpreter: bit for bit (np.array_equal), not to a tolerance.
 
 Each case compiles one kernel (seconds; numba's cache keeps it), so the cases are few and small:
-truncated and exact RTRL, both losses, a softmax output (the CERG net and exact RTRL in lanes
-were checked the same way by hand; their kernels take 16-90 s to compile), one trial and populations (trials side
+truncated and exact RTRL, both losses, a softmax output, exact RTRL in lanes on the timing net (the
+CERG, ERG and adding nets' four-lane kernels, truncated and exact, take 30-190 s each to compile:
+they run with LSTMGRAPH_FULL_AGREEMENT=1), one trial and populations (trials side
 by side in lanes: the interpreter's block of any width, the specialised kernel's blocks of
 `specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success tests (tolerance, most active) stopping lanes, recorded outputs, and
 the stream protocol's compiled loop.
@@ -24,8 +25,8 @@ from lstmgraph.engine.compiled import specialised
 from lstmgraph.success import MOST_ACTIVE
 from lstmgraph.experiments import find_experiment
 
-from conftest import SPECS
-from engine.test_compiled import _stream
+from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
+from engine.test_compiled import FULL_AGREEMENT, _stream
 
 
 def _everything(population) -> list[np.ndarray]:
@@ -54,13 +55,23 @@ def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, t
     return population.kernel, results + _everything(population)
 
 
+LANES = [0, 1, 2, 3, 4, 5]  # lanes: a full block, a padded one
+#: The experiment nets whose four-lane kernels take 15-90 s each to compile from an empty cache:
+#: they run with LSTMGRAPH_FULL_AGREEMENT=1 (tests/engine/test_compiled.py).
+SLOW = pytest.mark.skipif(not FULL_AGREEMENT, reason="a kernel that compiles for a minute: LSTMGRAPH_FULL_AGREEMENT=1")
+
+
 @pytest.mark.parametrize("name,full,loss,seeds", [
     ("gers2002_timing", False, "sum_of_squares", [0]),
-    ("gers2002_timing", False, "sum_of_squares", [0, 1, 2, 3, 4, 5]),  # lanes: a full block, a padded one
+    ("gers2002_timing", False, "sum_of_squares", LANES),
     ("rnn", True, "cross_entropy", [0]),  # softmax outputs
+    # exact RTRL in lanes (the exact-rtrl sweeps), a linear output
+    pytest.param("pfg-peephole", True, "sum_of_squares", LANES, id="pfg-peephole-rtrl-lanes"),
+    *[pytest.param(key, full, "sum_of_squares", LANES, marks=SLOW, id=f"{key}-{'rtrl' if full else 'truncated'}-lanes")
+      for key in ("cerg-forget", "cerg-state-decay", "erg-3x2", "adding") for full in (False, True)],
 ])
 def test_the_specialised_kernel_is_bit_identical_to_the_interpreter(name, full, loss, seeds):
-    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    plan = experiment_plan(name) if name in EXPERIMENT_NETS else lstmgraph.compile_spec(SPECS / f"{name}.yaml")
     inputs, targets = _stream(plan, 300)
     rate = 0.002 if name == "rnn" else 0.05
     kernel, expected = _train(plan, "interpreter", seeds, full, loss, inputs, targets, rate)
