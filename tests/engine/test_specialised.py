@@ -2,8 +2,8 @@
 
 Each case compiles one kernel (seconds; numba's cache keeps it), so the cases are few and small:
 truncated and exact RTRL, both losses, a softmax output, exact RTRL in lanes on the timing net (the
-CERG, ERG and adding nets' four-lane kernels, truncated and exact, take 30-190 s each to compile:
-they run with LSTMGRAPH_FULL_AGREEMENT=1), one trial and populations (trials side
+CERG, ERG and adding nets' kernels, one trial or lanes, truncated, exact or BPTT, take 30-190 s each
+to compile: they run with LSTMGRAPH_FULL_AGREEMENT=1), one trial and populations (trials side
 by side in lanes: the interpreter's block of any width, the specialised kernel's blocks of
 `specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success tests (tolerance, most active) stopping lanes, recorded outputs, and
 the stream protocol's compiled loop.
@@ -67,8 +67,10 @@ SLOW = pytest.mark.skipif(not FULL_AGREEMENT, reason="a kernel that compiles for
     ("rnn", True, "cross_entropy", [0]),  # softmax outputs
     # exact RTRL in lanes (the exact-rtrl sweeps), a linear output
     pytest.param("pfg-peephole", True, "sum_of_squares", LANES, id="pfg-peephole-rtrl-lanes"),
-    *[pytest.param(key, full, "sum_of_squares", LANES, marks=SLOW, id=f"{key}-{'rtrl' if full else 'truncated'}-lanes")
-      for key in ("cerg-forget", "cerg-state-decay", "erg-3x2", "adding") for full in (False, True)],
+    *[pytest.param(key, full, "sum_of_squares", seeds, marks=SLOW,
+                   id=f"{key}-{'rtrl' if full else 'truncated'}-{'lanes' if len(seeds) > 1 else 'one'}")
+      for key in ("cerg-forget", "cerg-state-decay", "erg-3x2", "adding") for full in (False, True)
+      for seeds in ([0], LANES)],
 ])
 def test_the_specialised_kernel_is_bit_identical_to_the_interpreter(name, full, loss, seeds):
     plan = experiment_plan(name) if name in EXPERIMENT_NETS else lstmgraph.compile_spec(SPECS / f"{name}.yaml")
@@ -143,31 +145,37 @@ def test_the_stream_loop_runs_either_kernel_to_the_same_result():
         assert np.array_equal(weights[0][key], weights[1][key])
 
 
-def _train_segments(plan, kernel: str, loss: str, inputs, targets, rate: float):
+def _train_segments(plan, kernel: str, loss: str, inputs, targets, rate: float, seeds: list[int], full: bool):
     """Calls of a BPTT population (each one segment): learning with momentum and a decay, a
     segment over the call's steps, a frozen call stopped by the success test."""
-    network = CompiledNetwork(plan, loss=loss, kernel=kernel, threads=1, segments=True)
-    population = network.population(initial_weights(plan, [0]), rate)
+    network = CompiledNetwork(plan, full_gradient=full, loss=loss, kernel=kernel, threads=1, segments=True)
+    population = network.population(initial_weights(plan, seeds), rate)
     results = []
     for start in range(0, len(inputs), 37):  # segments of 37 steps (a window), the state carried
-        outputs = np.zeros((1, 37, network.n_outputs))
+        outputs = np.zeros((len(seeds), 37, network.n_outputs))
         results += population.run(inputs[start:start + 37], targets[start:start + 37], 0.9, 0.999, outputs=outputs)
         results.append(outputs.copy())
-    weights = initial_weights(plan, [0])
+    weights = initial_weights(plan, seeds)
     assert not all(np.array_equal(population.weights()[key], values) for key, values in weights.items())
     population.reset()
     results += population.run(inputs, targets, tolerance=0.4, learn=False)
     return population.kernel, results + _everything(population)
 
 
-def test_the_specialised_bptt_kernel_is_bit_identical_to_the_interpreter():
+@pytest.mark.parametrize("name,loss,seeds", [
+    ("rnn", "cross_entropy", [0]),
+    # Full BPTT on the 1997 rows' exact-gradient sweeps (adding, 6b). (BPTT's specialised kernel
+    # runs one lane: trials side by side run the interpreter's, `uses_specialised`.)
+    *[pytest.param(key, "sum_of_squares", [0], marks=SLOW, id=f"{key}-full-bptt-one")
+      for key in ("adding", "temporal-order-6b")],
+])
+def test_the_specialised_bptt_kernel_is_bit_identical_to_the_interpreter(name, loss, seeds):
     """The recurrent net of rnn.yaml (softmax outputs, cross-entropy; its kernel compiles in
-    about 20 s; the 6b and adding nets' were checked the same way by hand)."""
-    name, loss = "rnn", "cross_entropy"
-    plan = lstmgraph.compile_spec(SPECS / f"{name}.yaml")
+    about 20 s); the adding and 6b nets, every edge carrying (LSTMGRAPH_FULL_AGREEMENT=1)."""
+    plan = experiment_plan(name) if name in EXPERIMENT_NETS else lstmgraph.compile_spec(SPECS / f"{name}.yaml")
     inputs, targets = _stream(plan, 600)
-    kernel_i, interpreted = _train_segments(plan, "interpreter", loss, inputs, targets, 0.05)
-    kernel_s, specialised_ = _train_segments(plan, "specialised", loss, inputs, targets, 0.05)
+    kernel_i, interpreted = _train_segments(plan, "interpreter", loss, inputs, targets, 0.05, seeds, True)
+    kernel_s, specialised_ = _train_segments(plan, "specialised", loss, inputs, targets, 0.05, seeds, True)
     assert (kernel_i, kernel_s) == ("interpreter", "specialised")
     assert len(interpreted) == len(specialised_)
     for a, b in zip(interpreted, specialised_):
