@@ -144,7 +144,7 @@ BUNDLED_NETS = {"erg-3x2", "erg-4x1", "adding", "temporal-order-6a", "temporal-o
 def test_the_interpreter_agrees_with_the_numpy_engine_on_every_net_the_experiments_train(key, full):
     """Every net of the catalogue's rows and the committed sweeps (conftest.EXPERIMENT_NETS), by
     truncated RTRL (but the bundled specs, above) and by exact RTRL (the exact-rtrl sweeps), at
-    its row's rate and momentum: 150 online steps of random inputs and targets, some missing.
+    its row's rate and momentum: 100 online steps of random inputs and targets, some missing.
     The weights' change to 1e-12 of the largest change, the traces to 1e-12 of their group's
     largest, the summed loss to a relative 1e-12."""
     plan = experiment_plan(key)
@@ -153,8 +153,8 @@ def test_the_interpreter_agrees_with_the_numpy_engine_on_every_net_the_experimen
     start = {name: values.copy() for name, values in weights.items()}
     rng = np.random.default_rng(5)
     network = CompiledNetwork(plan, full_gradient=full, loss="sum_of_squares", kernel="interpreter")
-    inputs = rng.uniform(-1.0, 1.0, (150, network.n_inputs))
-    targets = rng.uniform(0.0, 1.0, (150, network.n_outputs))
+    inputs = rng.uniform(-1.0, 1.0, (100, network.n_inputs))
+    targets = rng.uniform(0.0, 1.0, (100, network.n_outputs))
     targets[rng.random(targets.shape) < 0.3] = np.nan
     population = network.population(weights, rate)
     _, compiled_loss = population.run(inputs, targets, momentum)
