@@ -308,8 +308,10 @@ def _drive(kernel, block, rule, training, frozen, counters, recent, test_errors,
                 stage(stage_inputs, lane, frozen_inputs[lane], position, chunk)
                 stage(stage_targets[:, 0], lane, frozen_targets[lane], position, chunk)
         # The kernel judges nothing; each sequence is judged at its end, below.
+        # np.bool_: a bool, not a literal, so this call takes the kernel's signature that Python calls
+        # compile (a literal compiles the kernel again, 10 s or more).
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
-               rates, momentum, 1.0, NOT_JUDGED, learn, active, steps_done, sums, record, wrong, False)
+               rates, momentum, 1.0, NOT_JUDGED, learn, active, steps_done, sums, record, wrong, np.bool_(False))
         done_work += chunk
         # Each lane's outputs kept; a lane whose sequence ended is judged.
         for lane in range(trials):

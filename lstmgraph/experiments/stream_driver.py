@@ -262,8 +262,10 @@ def _drive(kernel, block, rule, train, test, counters, scores, scratch, work):
             if stage_targets.shape[1] == 2:
                 stage(stage_targets[:, 1], lane, judged, position, chunk)
             steps_done[lane] = 0
+        # np.bool_: a bool, not a literal, so this call takes the kernel's signature that Python calls
+        # compile (a literal compiles the kernel again, 10 s or more).
         kernel(kind, phase, code, mode, run_start, run_stop, runs, V, stage_inputs[:chunk], stage_targets[:chunk],
-               rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, True)
+               rates, momentum, 1.0, tolerance, learn, active, steps_done, sums, record, wrong, np.bool_(True))
         ran, still = 0, 0
         for lane in range(trials):
             ran = max(ran, steps_done[lane])

@@ -201,3 +201,24 @@ def test_a_stream_trial_and_a_gpu_refuse_bptt():
     with pytest.raises(DeviceError, match="bptt run on the CPU only"):
         sequences.trial(sequences.plan(), 0, device="cuda")
     check_run_device(sequences, "cpu", None)
+
+
+@pytest.mark.parametrize("name,changes", [("gers2000-cerg-forget", dict(train_limit=60, test_limit=40)),
+                                          ("hochreiter1997-adding-t100", dict(test_sequences=20))])
+def test_python_and_the_compiled_drivers_call_one_signature_of_the_kernel(name, changes):
+    """Each signature numba sees compiles the kernel again (10 s or more): the drivers' calls
+    (a stream trial, a sequence trial) and Python's (inputs shared or each lane's, a block cut
+    from the middle of the trials, read-only arrays) all take the same one."""
+    experiment = find_experiment(name)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
+    plan = experiment.plan()
+    trials = [experiment.trial(plan, seed, 600, "interpreter") for seed in (0, 1, 2)]
+    advance_together(trials, 600)
+    network = trials[0].engine.network
+    population = network.population({key: np.stack([w] * 7) for key, w in trials[0].engine.weights.items()}, 0.1,
+                                    lanes=3)
+    inputs, targets = np.zeros((5, network.n_inputs)), np.full((5, network.n_outputs), 0.5)
+    inputs.flags.writeable = False
+    population.run(inputs, targets)
+    population.run(np.zeros((5, network.n_inputs, 7)), np.zeros((5, network.n_outputs, 7)), judged=targets)
+    assert len(network.interpreter_run.signatures) == 1

@@ -282,11 +282,12 @@ def _planes(planes: tuple[np.ndarray, ...], first: int, last: int, width: int | 
 
 def _lanes(values: np.ndarray, first: int, last: int, width: int | None = None) -> np.ndarray:
     """A stream as (steps, columns, lanes): shared by every lane, or the lanes' own; ``width``
-    lanes in all (the last trial's data repeated)."""
+    lanes in all (the last trial's data repeated). Always C-contiguous and writable: numba
+    compiles a kernel once per array layout and read-only flag, 10 s or more each."""
     width = width or last - first
     if values.ndim == 2:
-        return np.broadcast_to(values[:, :, None], values.shape + (width,))
+        return np.repeat(values[:, :, None], width, axis=2)
     own = values[:, :, first:last]
-    if width == last - first:
-        return own
-    return np.concatenate([own, np.repeat(own[:, :, -1:], width - (last - first), axis=2)], axis=2)
+    if width != last - first:
+        own = np.concatenate([own, np.repeat(own[:, :, -1:], width - (last - first), axis=2)], axis=2)
+    return np.require(own, requirements=["C", "W"])
