@@ -14,6 +14,7 @@ from .catalogue import Experiment
 from .folder import ResultsFolder, check_trial_count
 from .folder_settings import settings
 from .trial import DeviceError, check_device
+from .workers import check_cluster
 
 #: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
@@ -21,7 +22,8 @@ MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 
 def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
     """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
-    with a cluster; `GpuUnavailable` where no GPU is present (before anything is written)."""
+    with a cluster; `GpuUnavailable` where no GPU is present; `ClusterError` for a cluster
+    address of the wrong form or no Dask (before anything is written)."""
     rule = experiment.plan().training.learning_rule if device != "cpu" else None
     check_device(experiment.protocol, device, rule)
     if device == "cuda":
@@ -30,6 +32,8 @@ def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
         if cluster is not None:
             raise DeviceError("a run on the GPU uses this machine's GPU: leave out --cluster")
         cuda_module()
+    if cluster is not None:
+        check_cluster(cluster)
 
 
 def check_run(experiment: Experiment, trials: int, budget_steps: int | None, specs: Path,

@@ -135,11 +135,7 @@ class ClusterWorkers(Workers):
     def __init__(self, cluster: Any):
         if isinstance(cluster, str):
             cluster = check_cluster_address(cluster)
-        try:
-            import distributed
-        except ImportError:
-            raise ClusterError("running on a cluster needs Dask's distributed package: "
-                               "pip install 'lstmgraph[cluster]'") from None
+        distributed = dask_distributed()
         if isinstance(cluster, str):
             try:
                 self.client = distributed.Client(cluster, timeout="20s")
@@ -223,6 +219,24 @@ def _describe(error: BaseException) -> str:
     if len(text) > 4000:
         text = text[:3997] + "..."
     return f"{type(error).__name__}: {text}"
+
+
+def dask_distributed() -> Any:
+    """Dask's distributed package, or a `ClusterError` saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError("running on a cluster needs Dask's distributed package: "
+                           "pip install 'lstmgraph[cluster]'") from None
+    return distributed
+
+
+def check_cluster(cluster: Any) -> None:
+    """A `ClusterError` for a run on ``cluster`` (an address or a ``distributed.Client``) that
+    cannot start here: an address of the wrong form, or no Dask. Nothing is connected to."""
+    if isinstance(cluster, str):
+        check_cluster_address(cluster)
+    dask_distributed()
 
 
 def check_cluster_address(address: str) -> str:

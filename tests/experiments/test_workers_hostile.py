@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import sys
 import time
 from concurrent.futures.process import BrokenProcessPool
 
@@ -102,6 +103,18 @@ def test_reproduce_with_a_malformed_cluster_address_exits_2(tmp_path, text):
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
     assert "Traceback" not in result.output
     assert f"not a Dask scheduler address: {text!r}" in result.output and "expected SCHEME://HOST:PORT" in result.output
+    assert result.output.startswith("error: ") and not (tmp_path / "out").exists()  # no header, no folder
+
+
+@pytest.mark.parametrize("command", [["reproduce"], ["sweep", "--vary", "learning_rate=0.1"]])
+def test_a_run_on_a_cluster_without_dask_exits_2_before_writing_anything(tmp_path, monkeypatch, command):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed: ImportError
+    result = CliRunner().invoke(main, [command[0], "gers2002-gts-peephole", *command[1:], "--trials", "1",
+                                       "--cluster", "tcp://127.0.0.1:8786", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: running on a cluster needs Dask's distributed package: ")
+    assert "pip install 'lstmgraph[cluster]'" in result.output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("jobs", [0, MAX_JOBS + 1, 10**12, 10**5000], ids=["0", "limit+1", "1e12", "1e5000"])
