@@ -64,8 +64,9 @@ def cuda_module(allow_simulator: bool = True) -> ModuleType:
         raise GpuUnavailable("NUMBA_ENABLE_CUDASIM=1 runs numba's CUDA simulator, which is for tests only; "
                              "unset it on a machine with an NVIDIA GPU")
     if not cuda.is_available():
-        raise GpuUnavailable("no CUDA GPU is available (numba.cuda.is_available() is False); run on a machine "
-                             "with an NVIDIA GPU and driver, or use the CPU (the default device)")
+        raise GpuUnavailable("no CUDA GPU is available (numba.cuda.is_available() is False); on a machine with "
+                             "an NVIDIA GPU and its driver, install the GPU extra (pip install 'lstmgraph[gpu]'); "
+                             "or use the CPU (the default device)")
     from numba.cuda.cudadrv import nvvm
 
     install(nvvm)

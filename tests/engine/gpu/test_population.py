@@ -92,3 +92,15 @@ def test_the_simulator_is_refused_where_a_real_gpu_is_asked_for():
     assert cuda_module(allow_simulator=True) is not None
     with pytest.raises(GpuUnavailable, match="simulator"):
         cuda_module(allow_simulator=False)
+
+
+@pytest.mark.skipif(not SIMULATED, reason="the simulator's module stands in for a machine without a GPU")
+def test_no_gpu_is_refused_saying_how_to_get_one(monkeypatch):
+    from numba import cuda
+
+    import lstmgraph.engine.gpu.population as population
+
+    monkeypatch.setattr(population, "simulated", lambda module: False)
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    with pytest.raises(GpuUnavailable, match=r"no CUDA GPU is available .*pip install 'lstmgraph\[gpu\]'"):
+        cuda_module()
