@@ -40,7 +40,7 @@ PAPERS = {
     "hochreiter1997": "Hochreiter & Schmidhuber 1997",
     "gers2000": "Gers, Schmidhuber & Cummins 2000",
     "gers2002": "Gers, Schraudolph & Schmidhuber 2002",
-    "textbook": "textbook chapter (seed 003)",
+    "textbook": "a textbook chapter on RNNs and LSTM",
 }
 
 

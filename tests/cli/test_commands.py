@@ -284,6 +284,7 @@ def test_specs_lists_every_bundled_spec_with_its_compiled_parameter_count():
     text = run("specs").stdout
     assert f"{len(listed)} bundled specs" in text
     assert any(line.split()[:2] == ["gers2000_cerg", "424"] for line in text.splitlines())
+    assert "seed 0" not in text  # the source documents' names in ../shared are ours, not a reader's
 
 
 def test_overrides_on_a_spec_without_a_training_section_say_so(tmp_path):
