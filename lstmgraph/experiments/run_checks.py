@@ -1,7 +1,7 @@
 """What a run of experiments is checked for before any results folder is made or worker
 started (`schedule.run_experiments`, `sweep_run.check_sweep`; the CLI prints a run's plan once
 they pass), so a refused run writes nothing: the counts and times asked for, the device, the
-spec and the program its training runs."""
+spec and the program its training runs (the plan compiled once, the program lowered once)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..limits import MAX_STEPS, check_count
+from ..plan import Plan
 from ..training.engines import check_program
 from .catalogue import Experiment
 from .folder import ResultsFolder, check_trial_count
@@ -20,12 +21,11 @@ from .workers import check_cluster
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 
 
-def check_run_device(experiment: Experiment, device: str, cluster: Any) -> None:
-    """`trial.DeviceError` for a device the experiment's protocol has no driver on, or the GPU
-    with a cluster; `GpuUnavailable` where no GPU is present; `ClusterError` for a cluster
-    address of the wrong form or no Dask (before anything is written)."""
-    rule = experiment.plan().training.learning_rule if device != "cpu" else None
-    check_device(experiment.protocol, device, rule)
+def check_run_device(experiment: Experiment, plan: Plan, device: str, cluster: Any) -> None:
+    """`trial.DeviceError` for a device the experiment's protocol (or ``plan``'s learning rule)
+    has no driver on, or the GPU with a cluster; `GpuUnavailable` where no GPU is present;
+    `ClusterError` for a cluster address of the wrong form or no Dask (before anything is written)."""
+    check_device(experiment.protocol, device, plan.training.learning_rule)
     if device == "cuda":
         from ..engine.gpu import cuda_module
 
@@ -45,8 +45,9 @@ def check_run(experiment: Experiment, trials: int, budget_steps: int | None, spe
     with ``out``, a folder there of other settings (`ResultsConflict`; read only: the run
     checks it again under its lock)."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    check_run_device(experiment, device, cluster)
-    check_program(experiment.plan(specs), checked)
+    plan = experiment.plan(specs)
+    check_run_device(experiment, plan, device, cluster)
+    check_program(plan, checked)
     if out is not None and (folder := ResultsFolder(out)).reach():
         folder.check_settings(settings(experiment, budget_steps, specs, device), experiment.name)
 

@@ -290,6 +290,17 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
         check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked,
                   None if isinstance(out, ResultsFolder) else Path(out))
     checks_passed()
+    return run_checked(targets, trials, jobs, budget_steps, specs, trial_done, progress, cluster, checkpoint_seconds,
+                       lanes, device, labels, until_settled)
+
+
+def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: int, jobs: int,
+                budget_steps: int | None, specs: Path, trial_done: Callable[[int, dict[str, Any]], None],
+                progress: Progress | None, cluster: Any, checkpoint_seconds: float, lanes: int, device: str,
+                labels: list[str] | None, until_settled: bool) -> list[dict[str, Any]]:
+    """`run_experiments` once the caller has made its checks (`check_run`'s) on every target:
+    `sweep_run.run_sweep`, whose `check_sweep` checks each setting, so each setting's plan is
+    compiled and its program lowered once before the run."""
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,

@@ -1,4 +1,5 @@
-"""Run a sweep: every setting of the grid as a row, through `schedule.run_experiments`.
+"""Run a sweep: every setting of the grid as a row, through `schedule.run_checked` (`run_experiments`'
+run once its checks have passed).
 
 The sweep's folder ``DIR`` holds one results folder per setting, ``DIR/settings/INDEX`` (with
 everything `reproduce` gives a row: the same seeds 0..N-1 for every setting, checkpoints,
@@ -24,7 +25,7 @@ from ..limits import LimitError
 from .folder import ResultsFolder, check_written_by, locked_folder
 from .folder_settings import settings
 from .run_checks import check_run_device, check_run_settings
-from .schedule import CHECKPOINT_SECONDS, run_experiments
+from .schedule import CHECKPOINT_SECONDS, run_checked
 from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
@@ -67,11 +68,14 @@ def setting_folder(out: Path, setting: Setting) -> ResultsFolder:
     return ResultsFolder(out / setting.folder, within=out)
 
 
-def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
+def check_plans(grid: list[Setting], subject: Experiment | None = None, device: str = "cpu",
+                cluster: Any = None) -> None:
     """`SweepError` naming a setting whose net does not compile, that the compiled engine
     cannot train, or whose program is over a limit, before any folder is made or worker
-    started. Where ``subject`` compiles and a setting changed it does not, the setting's values
-    are named, not the file's lines."""
+    started, and ``device`` for it (`check_run_device`): each setting's plan compiled once and
+    its program lowered once, as `run_sweep` runs the settings without checking them again
+    (`schedule.run_checked`). Where ``subject`` compiles and a setting changed it does not, the
+    setting's values are named, not the file's lines."""
     from ..training.engines import EngineError, check_program, select_engine
 
     checked: set[str] = set()
@@ -79,6 +83,7 @@ def check_plans(grid: list[Setting], subject: Experiment | None = None) -> None:
         named = f"setting {setting.index} ({setting.label() or 'as the subject'})"
         try:
             plan = setting.experiment.plan()
+            check_run_device(setting.experiment, plan, device, cluster)
             select_engine(plan, plan.training, "compiled")
             check_program(plan, checked)
         except SpecError as error:
@@ -103,9 +108,7 @@ def check_sweep(subject: Subject, grid: list[Setting], trials: int, budget_steps
     and every setting's net (`check_plans`); with ``out``, the settings' folders there
     (`check_folders`, read only), before `run_sweep` calls its ``checks_passed``."""
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
-    for setting in grid:
-        check_run_device(setting.experiment, device, cluster)
-    check_plans(grid, subject.experiment)
+    check_plans(grid, subject.experiment, device, cluster)
     if out is not None:
         check_folders(grid, Path(out), budget_steps, device)
 
@@ -158,10 +161,10 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
         check_folders(grid, out, budget_steps, device)
         targets = [(setting.experiment, setting_folder(out, setting)) for setting in grid]
         try:
-            results = run_experiments(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
-                                      lambda index, row: trial_done(grid[index], row), progress, cluster,
-                                      checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
-                                      until_settled)
+            results = run_checked(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
+                                  lambda index, row: trial_done(grid[index], row), progress, cluster,
+                                  checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
+                                  until_settled)
         except Stopped as stop:  # every setting's trials finished so far
             with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
                 write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))

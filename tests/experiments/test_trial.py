@@ -197,10 +197,10 @@ def test_a_stream_trial_and_a_gpu_refuse_bptt():
         by_bptt.trial(by_bptt.plan(), 0)
     sequences = _with(find_experiment("hochreiter1997-temporal-order-6b"), "learning_rule", "learning_rule", "bptt")
     with pytest.raises(DeviceError, match="bptt run on the CPU only"):
-        check_run_device(sequences, "cuda", None)
+        check_run_device(sequences, sequences.plan(), "cuda", None)
     with pytest.raises(DeviceError, match="bptt run on the CPU only"):
         sequences.trial(sequences.plan(), 0, device="cuda")
-    check_run_device(sequences, "cpu", None)
+    check_run_device(sequences, sequences.plan(), "cpu", None)
 
 
 @pytest.mark.parametrize("name,changes", [("gers2000-cerg-forget", dict(train_limit=60, test_limit=40)),
