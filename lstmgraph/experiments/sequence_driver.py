@@ -34,8 +34,8 @@ from ..success import NOT_JUDGED
 from .counters import (CHECK_AFTER_RIGHT, SEQUENCE_COUNTERS, SequenceCounter as Counter, SequencePhase as Phase,
                        SequenceSetting as Setting, Status)
 
-#: Per lane, sequences laid end to end (each field a tuple, one array per lane): inputs,
-#: targets, judged values and sequence ends.
+#: Per lane, sequences laid end to end (each field a typed list, one array per lane,
+#: `lanes.LaneArrays`): inputs, targets, judged values and sequence ends.
 LaneSequences = namedtuple("LaneSequences", "inputs targets judged ends")
 #: The protocol as the driver reads it: the int64 `counters.SequenceSetting` array, the success
 #: test's kernel tolerance (`lstmgraph.success`) and the stopping rule's mean squared error (NaN:

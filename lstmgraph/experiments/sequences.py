@@ -355,7 +355,7 @@ def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, rec
     called until every lane has stopped; the networks and rates scattered back. Trials learning
     by BPTT run one at a time: a kernel call is then one segment, and the driver's calls end at
     the end of a sequence of the lane alone (staged whole)."""
-    from ..engine.compiled.lanes import LaneBlock
+    from ..engine.compiled.lanes import LaneArrays, LaneBlock
     from . import sequence_driver as driver
 
     segments = trials[0].engine.segments
@@ -370,6 +370,7 @@ def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, rec
     stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
     stage_targets = np.zeros((CHUNK, 1, program.n_outputs, block.width))
     outputs = np.zeros((block.width, 0, program.n_outputs))
+    lane_training, lane_tests = LaneArrays(driver.LaneSequences), LaneArrays(driver.LaneSequences)
     status = counters[:, Counter.STATUS]
     while True:
         _refill_sequences(trials, counters, frozen)
@@ -379,9 +380,9 @@ def _advance_on_cpu(trials: list[SequenceTrial], rule, counters: np.ndarray, rec
         if segments and longest > len(stage_inputs):
             stage_inputs = np.zeros((longest, program.n_inputs, block.width))
             stage_targets = np.zeros((longest, 1, program.n_outputs, block.width))
-        training = driver.LaneSequences(*(tuple(getattr(trial.training, field) for trial in trials)
-                                          for field in driver.LaneSequences._fields))
-        driver.drive(block, trials[0].engine.training.momentum, rule, training, driver.LaneSequences(*zip(*frozen)),
+        training = lane_training([tuple(getattr(trial.training, field) for field in driver.LaneSequences._fields)
+                                  for trial in trials])
+        driver.drive(block, trials[0].engine.training.momentum, rule, training, lane_tests(frozen),
                      counters, recent, test_errors, outputs, stage_inputs, stage_targets, WORK)
         if not np.isin(status, (Status.RUNNING, Status.NEED_TRAINING, Status.NEED_TEST)).any():
             break

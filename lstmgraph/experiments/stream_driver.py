@@ -31,8 +31,8 @@ from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_
 from .counters import (FIRST_CHUNK, NOT_RUN, STREAM_COUNTERS, Status, StreamCounter as Counter,
                        StreamSetting as Setting)
 
-#: Per lane, the data of its training or test streams (each field a tuple, one array per lane):
-#: inputs, targets, judged values, sequence ends and `StreamData.counts`.
+#: Per lane, the data of its training or test streams (each field a typed list, one array per
+#: lane, `lanes.LaneArrays`): inputs, targets, judged values, sequence ends and `StreamData.counts`.
 LaneData = namedtuple("LaneData", "inputs targets judged ends counts")
 #: The protocol as the driver reads it: the int64 `counters.StreamSetting` array, the success
 #: test's kernel tolerance (`lstmgraph.success`) and the rate decay.

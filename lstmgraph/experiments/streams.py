@@ -343,7 +343,7 @@ def refill(trials: list[StreamTrial], counters: np.ndarray, threads: int = 1) ->
 def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, scores: np.ndarray) -> None:
     """The trials side by side in one block of lanes, the compiled driver (`stream_driver.drive`)
     called until every lane has stopped; the networks and rates scattered back."""
-    from ..engine.compiled.lanes import LaneBlock
+    from ..engine.compiled.lanes import LaneArrays, LaneBlock
     from . import stream_driver as driver  # numba: only when a trial runs
 
     program = trials[0].engine.network.program
@@ -352,10 +352,11 @@ def _advance_on_cpu(trials: list[StreamTrial], rule, counters: np.ndarray, score
     stage_inputs = np.zeros((CHUNK, program.n_inputs, block.width))
     stage_targets = None
 
+    lane_data = {which: LaneArrays(driver.LaneData) for which in ("training", "testing")}
+
     def lanes(which: str) -> "driver.LaneData":
-        sources = [getattr(trial, which) for trial in trials]
-        return driver.LaneData(*(tuple(getattr(source, field) for source in sources)
-                                 for field in driver.LaneData._fields))
+        return lane_data[which]([tuple(getattr(getattr(trial, which), field) for field in driver.LaneData._fields)
+                                 for trial in trials])
 
     status = counters[:, Counter.STATUS]
     while True:

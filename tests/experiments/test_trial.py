@@ -222,3 +222,21 @@ def test_python_and_the_compiled_drivers_call_one_signature_of_the_kernel(name, 
     population.run(inputs, targets)
     population.run(np.zeros((5, network.n_inputs, 7)), np.zeros((5, network.n_outputs, 7)), judged=targets)
     assert len(network.interpreter_run.signatures) == 1
+
+
+@pytest.mark.parametrize("name,changes", [("gers2000-cerg-forget", dict(train_limit=60, test_limit=40)),
+                                          ("hochreiter1997-adding-t100", dict(test_sequences=20))])
+def test_a_driver_compiles_once_whatever_the_number_of_lanes(name, changes):
+    """A block's per-lane data are typed lists (`lanes.LaneArrays`): as tuples, whose type names
+    their length, each number of lanes compiled the driver again (3-18 s)."""
+    from lstmgraph.engine.compiled.bound import _BOUND
+    from lstmgraph.experiments import sequence_driver, stream_driver
+
+    experiment = find_experiment(name)
+    experiment = replace(experiment, protocol=replace(experiment.protocol, **changes))
+    plan = experiment.plan()
+    trials = [experiment.trial(plan, seed, 400, "interpreter") for seed in range(5)]
+    advance_together(trials[:2], 400)
+    advance_together(trials[2:], 400)
+    drivers = [bound for (driver, _), bound in _BOUND.items() if driver in (stream_driver._drive, sequence_driver._drive)]
+    assert drivers and all(len(bound.signatures) == 1 for bound in drivers)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.typed import List
 
 from ... import numba_cache  # noqa: F401  (numba caches this module's functions in the kernel cache)
 
@@ -80,6 +81,31 @@ class LaneBlock:
             if len(engines) > 1:
                 engine.population.lanes[0].V[:, 0] = self.V[:, lane]
             engine.rate = float(self.rates[lane])
+
+
+class LaneArrays:
+    """A driver's per-lane data (``fields``: its named tuple, e.g. `stream_driver.LaneData`) as
+    one numba typed list per field. A tuple's numba type names its length, so each number of
+    lanes compiled a driver again (3-18 s); a typed list's does not. The lists are kept between
+    calls and a lane's entry replaced only when its array is another object (a refill): building
+    them anew cost about 0.13 ms a driver call."""
+
+    def __init__(self, fields: type) -> None:
+        self.fields = fields
+        self.lists: tuple | None = None
+        self.held: list[tuple] = []   # the arrays the lists hold, lane by lane (compared by identity)
+
+    def __call__(self, lanes: list[tuple]) -> tuple:
+        """``lanes``: each lane's arrays in ``fields``' order. Returns ``fields`` of typed lists."""
+        if self.lists is None or len(lanes) != len(self.held):
+            self.lists = tuple(List(arrays) for arrays in zip(*lanes))
+        else:
+            for lane, (arrays, held) in enumerate(zip(lanes, self.held)):
+                for field, (array, old) in enumerate(zip(arrays, held)):
+                    if array is not old:
+                        self.lists[field][lane] = array
+        self.held = [tuple(arrays) for arrays in lanes]
+        return self.fields(*self.lists)
 
 
 @numba.njit(cache=True, nogil=True)
