@@ -12,11 +12,16 @@ kernel cache cannot be written, numba's usual locators decide. The generated mod
 interpreter, the specialised kernels, the drivers) already live in the kernel cache and keep
 numba's default. Every module of ours that compiles with ``cache=True`` imports this one
 before its first ``numba.njit``.
+
+The locator extends numba's private caching classes (numba >= 0.60 has them). A numba without
+them gets a warning, and its own locators decide; lstmgraph runs the same, only its compiled
+functions are cached where numba puts them.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from numba.core import caching
@@ -24,7 +29,6 @@ from numba.core import caching
 from .files import cache_directory
 
 _PACKAGE = Path(__file__).resolve().parent
-_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (numba < 0.61: _CacheImpl)
 
 
 def is_ours(source: str | os.PathLike) -> bool:
@@ -35,35 +39,46 @@ def is_ours(source: str | os.PathLike) -> bool:
         return False
 
 
-def module_cache(source: str | os.PathLike) -> Path:
-    """The folder numba caches the compiled functions of ``source`` in (a file of ours)."""
-    return cache_directory() / "modules" / caching._CacheLocator.get_suitable_cache_subpath(str(source))
+def install(numba_caching=caching) -> bool:
+    """Put the kernel cache's locator among ``numba_caching``'s locators (once), after a
+    user-provided ``NUMBA_CACHE_DIR``'s. False, with a warning, where that numba lacks the
+    private classes it extends: numba's own locators then decide."""
+    try:
+        impl = getattr(numba_caching, "CacheImpl", None) or numba_caching._CacheImpl  # (numba < 0.61: _CacheImpl)
+        classes = impl._locator_classes
+        bases = (numba_caching._SourceFileBackedLocatorMixin, numba_caching._CacheLocator)
+    except AttributeError:
+        warnings.warn("this numba lacks the caching classes lstmgraph extends: lstmgraph's compiled functions "
+                      "are cached where numba puts them, not in its kernel cache", RuntimeWarning, stacklevel=2)
+        return False
+    if not any(getattr(locator, "lstmgraph_kernel_cache", False) for locator in classes):
+        provided = [index for index, locator in enumerate(classes) if "UserProvided" in locator.__name__]
+        classes.insert(provided[0] + 1 if provided else 0, _kernel_cache_locator(*bases))
+    return True
 
 
-class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
-    """numba's locator for a function of an lstmgraph module: `module_cache` of its file."""
+def _kernel_cache_locator(source_backed: type, locator: type) -> type:
+    """numba's locator for a function of an lstmgraph module: a folder of the kernel cache
+    under ``modules/``, named by a hash of the source's folder as numba names its own."""
 
-    def __init__(self, py_func, py_file):
-        self._py_file = py_file
-        self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = str(module_cache(py_file))
+    class KernelCacheLocator(source_backed, locator):
+        lstmgraph_kernel_cache = True
 
-    def get_cache_path(self) -> str:
-        return self._cache_path
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(cache_directory() / "modules" / self.get_suitable_cache_subpath(str(py_file)))
 
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        if not is_ours(py_file):
-            return None
-        return super().from_function(py_func, py_file)  # None where the folder cannot be written
+        def get_cache_path(self) -> str:
+            return self._cache_path
 
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not is_ours(py_file):
+                return None
+            return super().from_function(py_func, py_file)  # None where the folder cannot be written
 
-def _register() -> None:
-    classes = _IMPL._locator_classes
-    if KernelCacheLocator in classes:
-        return
-    provided = [index for index, locator in enumerate(classes) if "UserProvided" in locator.__name__]
-    classes.insert(provided[0] + 1 if provided else 0, KernelCacheLocator)
+    return KernelCacheLocator
 
 
-_register()
+install()
