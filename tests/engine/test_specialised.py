@@ -93,6 +93,15 @@ def test_the_exact_rtrl_case_reads_unchanging_operands_once_before_a_loop():
     assert len(re.findall(r"^ +h\d+ = v\[\d+\]$", text, re.M)) >= 10
 
 
+def test_an_operation_longer_than_a_section_is_cut_between_its_runs():
+    """rnn.yaml's exact RTRL has one operation of 176 runs (about 940 lines, which numba took
+    12 s to compile as one function): it is cut into sections of at most SECTION_LINES."""
+    network = CompiledNetwork(lstmgraph.compile_spec(SPECS / "rnn.yaml"), full_gradient=True, kernel="interpreter")
+    bodies = re.findall(r"^def section_\d+\(.*\):\n((?:    .*\n|\s*\n)*)", specialised.source(network.flat, 1), re.M)
+    lengths = [len([line for line in body.splitlines() if line.strip()]) for body in bodies]
+    assert len(lengths) > 5 and max(lengths) <= specialised.SECTION_LINES
+
+
 def test_a_run_is_hoisted_only_where_its_rows_are_consecutive_and_its_reads_unwritten():
     #          rows, entries; out: base, i, j; a: base, i, j; b; c
     row = np.array([4, 2, 10, 1, 0, 30, 0, 1, 0, 0, 0, 40, 1, 4])

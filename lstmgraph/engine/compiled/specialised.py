@@ -68,14 +68,26 @@ def _slots(row: np.ndarray, column: int) -> set[int]:
 
 
 class _Writer:
-    """Lines of one section function's body."""
+    """Lines of one section function's body, and where they may be cut into two sections."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.depth = 1
+        self.cuts: list[int] = []  # line numbers where a run begins (its locals are its own)
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
+
+    def cut(self) -> None:
+        """Mark that a new section may begin here: the lines before define no local that the
+        lines after read."""
+        if self.lines and self.depth == 1:
+            self.cuts.append(len(self.lines))
+
+    def pieces(self) -> list[list[str]]:
+        """The lines split at every cut."""
+        bounds = [0, *self.cuts, len(self.lines)]
+        return [self.lines[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
 
     def run(self, row: np.ndarray, body, before_j=None) -> None:
         """``body(columns)`` inside `for i` / `for j` where the run has more than one row /
@@ -109,6 +121,7 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
     lane = "" if width == 1 else " + l"
     for r in range(rs, re):
         row = R[r]
+        w.cut()
         if kind.term and _accumulates(row, width):
             _accumulate(w, kind, row, width)
             continue
@@ -275,7 +288,8 @@ def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> Non
 
 #: Lines of a section function at most: numba's analyses grow faster than linearly with a
 #: function's length (one function for the CERG net's step took a minute to compile), and a
-#: call costs a few nanoseconds.
+#: call costs a few nanoseconds. An operation longer than this is cut between its runs (a run
+#: longer than this keeps a section of its own).
 SECTION_LINES = 150
 _ARGUMENTS = ("v, V, R, inputs, targets, t, rate, momentum, decay, tolerance, active, learn, wrong, sums, record, "
               "everyone")
@@ -304,10 +318,11 @@ def _sections(flat: FlatProgram, width: int, ops, prefix: str = "section",
             w(entry.call.format(code=int(flat.code[op]), mode=int(flat.mode[op]), run=rs, lanes="WIDTH"))
         else:
             _operation(w, entry, flat, op, width)
-        if sections and sections[-1][0] == learns and len(sections[-1][1]) + len(w.lines) <= SECTION_LINES:
-            sections[-1][1].extend(w.lines)
-        else:
-            sections.append((learns, w.lines))
+        for piece in w.pieces():
+            if sections and sections[-1][0] == learns and len(sections[-1][1]) + len(piece) <= SECTION_LINES:
+                sections[-1][1].extend(piece)
+            else:
+                sections.append((learns, piece))
     functions, calls = [], []
     for k, (learns, lines) in enumerate(sections):
         body = "\n".join(lines)
