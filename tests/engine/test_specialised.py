@@ -102,6 +102,21 @@ def test_an_operation_longer_than_a_section_is_cut_between_its_runs():
     assert len(lengths) > 5 and max(lengths) <= specialised.SECTION_LINES
 
 
+def test_the_text_has_no_operation_that_changes_nothing():
+    """numba types every operation of the text: positions are one constant plus the loop terms,
+    and a product reads no factor 1.0 (x * 1.0 is x, bit for bit)."""
+    assert specialised._index(704, 0, -176, 1, 2, width=4, lane=3) == "2819 + j * -704"
+    assert specialised._index(0, 1, 485, 2, 2, width=1) == "i + j * 485"
+    assert specialised._index(5, 1, 2, 3, 4, width=4, lane="l") == "20 + i * 4 + j * 8 + l"
+    assert specialised._index(0, 0, 0, 1, 1) == "0"
+    assert specialised._without_unit_factors("v[2] += 1.0 * v[3] * 1.0") == "v[2] += v[3]"
+    assert specialised._without_unit_factors("h3 * -1.0 * v[1] * 1.05") == "h3 * -1.0 * v[1] * 1.05"
+    network = CompiledNetwork(lstmgraph.compile_spec(SPECS / "rnn.yaml"), full_gradient=True, kernel="interpreter")
+    for width in (1, specialised.WIDTH):
+        text = specialised.source(network.flat, width)
+        assert not re.search(r"\* 1\.0\b|(?<![-\d.])1\.0 \*|\[0 \+ | \+ 0\]|\* 1\]", text)
+
+
 def test_a_run_is_hoisted_only_where_its_rows_are_consecutive_and_its_reads_unwritten():
     #          rows, entries; out: base, i, j; a: base, i, j; b; c
     row = np.array([4, 2, 10, 1, 0, 30, 0, 1, 0, 0, 0, 40, 1, 4])

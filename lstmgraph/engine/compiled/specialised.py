@@ -9,8 +9,8 @@ and the registry (`lstmgraph.operations`), and it performs the interpreter's flo
 operations in the interpreter's order (each multiply-accumulate entry in entry order, the
 same expressions, no fastmath), so its results are bit-identical to the interpreter's. It
 rewrites two things only: the constant slots ONE and MINUS_ONE are read as the literals 1.0
-and -1.0 (a product with 1.0 or -1.0 is exact, so LLVM drops or negates it without changing a
-bit), and an operand that stays the same along a loop is read once, before it, where the run
+and -1.0, a factor 1.0 left out of the text (a product with 1.0 or -1.0 is exact, so LLVM
+drops or negates it without changing a bit; numba would type it first), and an operand that stays the same along a loop is read once, before it, where the run
 writes no slot it reads (`_accumulate_hoisted`, `_steady_operands`: the same values).
 
 A kernel runs one trial (width 1: it matches the interpreter's single-lane paths) or `WIDTH`
@@ -42,23 +42,32 @@ _LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only 
 _ACTIVATION = {code: activation for code, activation in enumerate(ACTIVATIONS.values())}
 
 
-def _index(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1) -> str:
-    """Where lane 0 of an entry's slot base + i si + j sj is in the flat array (slot * width),
-    with the loop variables the run has."""
-    parts = [str(base * width)]
-    if ni > 1 and si:
-        parts.append(f"i * {si * width}")
-    if nj > 1 and sj:
-        parts.append(f"j * {sj * width}")
-    return " + ".join(parts)
+def _index(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1, lane: int | str = 0) -> str:
+    """Where an entry's slot base + i si + j sj is in the flat array (slot * width + lane), with
+    the loop variables the run has: the constants added up, no term that is 0 and no factor 1
+    (numba types every operation of the text; the position is the same)."""
+    offset = base * width + (lane if isinstance(lane, int) else 0)
+    parts = [str(offset)] if offset else []
+    for name, count, stride in (("i", ni, si * width), ("j", nj, sj * width)):
+        if count > 1 and stride:
+            parts.append(name if stride == 1 else f"{name} * {stride}")
+    if isinstance(lane, str) and lane:
+        parts.append(lane)
+    return " + ".join(parts) or "0"
 
 
-def _value(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1, lane: str = "") -> str:
+def _value(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1, lane: int | str = 0) -> str:
     """An entry's value in a lane: '1.0' or '-1.0' where every entry of the column reads the
     constant slot ONE or MINUS_ONE, else v[position]."""
     if not ((ni > 1 and si) or (nj > 1 and sj)) and base in (ONE, MINUS_ONE):
         return "1.0" if base == ONE else "-1.0"
-    return f"v[{_index(base, si, sj, ni, nj, width)}{lane}]"
+    return f"v[{_index(base, si, sj, ni, nj, width, lane)}]"
+
+
+def _without_unit_factors(text: str) -> str:
+    """A product's text with its factors 1.0 left out: x * 1.0 is x, bit for bit (LLVM drops
+    the multiplication anyway, but numba types it first)."""
+    return regex.sub(r"(^|= )1\.0 \* ", r"\1", regex.sub(r" \* 1\.0(?![\d.])", "", text))
 
 
 def _slots(row: np.ndarray, column: int) -> set[int]:
@@ -118,7 +127,7 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
     R, rs, re = flat.runs, int(flat.run_start[op]), int(flat.run_stop[op])
     activation = _ACTIVATION[int(flat.code[op])] if kind.form else None
     masked = int(flat.phase[op]) >= PHASE_CODE["update"]
-    lane = "" if width == 1 else " + l"
+    lane = 0 if width == 1 else "l"
     for r in range(rs, re):
         row = R[r]
         w.cut()
@@ -134,7 +143,7 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
                 w(f"{name}_here = v[{_index(base, si, 0, ni, 1)}]")
 
         def body(ni, nj, columns):
-            operands = {name: f"v[{_index(*column, ni, nj, width)}{lane}]" for name, column in zip(_OPERANDS, columns)}
+            operands = {name: f"v[{_index(*column, ni, nj, width, lane)}]" for name, column in zip(_OPERANDS, columns)}
             if kind.term:  # the term reads the constant slots as literals
                 operands.update((name, _value(*column, ni, nj, width, lane))
                                 for name, column in zip(_OPERANDS[1:], columns[1:]))
@@ -142,6 +151,8 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
             operands.update(input=f"inputs[t, {_index(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
                             rate="rate[0]" if width == 1 else "rate[l]")
             lines = kind.lines(activation, **operands)
+            if kind.term:
+                lines = [_without_unit_factors(line) for line in lines]
             if width == 1:  # a lane runs a step only while it is active, so no mask
                 for line in lines:
                     w(line)
@@ -216,24 +227,23 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
     if width == 1 and ni > 1 and nj <= UNROLL and _hoistable(row):
         _accumulate_hoisted(w, kind, row)
         return
-    lanes = [("acc", "")] if width == 1 else [(f"acc{lane}", f" + {lane}") for lane in range(width)]
+    lanes = [("acc", 0)] if width == 1 else [(f"acc{lane}", lane) for lane in range(width)]
     depth = w.depth
     if ni > 1:
         w(f"for i in range({ni}):")
         w.depth += 1
-    out = _index(o0, oi, 0, ni, 1, width)
     for acc, lane in lanes:
-        w(f"{acc} = v[{out}{lane}]")
+        w(f"{acc} = v[{_index(o0, oi, 0, ni, 1, width, lane)}]")
     if nj > 1:
         w(f"for j in range({nj}):")
         w.depth += 1
     for acc, lane in lanes:
         values = (_value(*operand, ni, nj, width, lane) for operand in operands)
-        w(f"{acc} += " + kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+        w(f"{acc} += " + _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
     if nj > 1:
         w.depth -= 1
     for acc, lane in lanes:
-        w(f"v[{out}{lane}] = {acc}")
+        w(f"v[{_index(o0, oi, 0, ni, 1, width, lane)}] = {acc}")
     w.depth = depth
 
 
@@ -277,13 +287,14 @@ def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> Non
                     hoisted.add(name)
                 values.append(name)
             else:
-                values.append(f"v[{slot} + i * {si}]")
-        terms.append(kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+                values.append(f"v[{_index(slot, si, 0, ni, 1)}]")
+        terms.append(_without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
+    out = _index(o0, oi, 0, ni, 1)
     w(f"for i in range({ni}):")
-    w(f"    acc = v[{o0} + i * {oi}]")
+    w(f"    acc = v[{out}]")
     for term in terms:
         w(f"    acc += {term}")
-    w(f"    v[{o0} + i * {oi}] = acc")
+    w(f"    v[{out}] = acc")
 
 
 #: Lines of a section function at most: numba's analyses grow faster than linearly with a
