@@ -104,7 +104,8 @@ def test_an_operation_longer_than_a_section_is_cut_between_its_runs():
 
 def test_the_text_has_no_operation_that_changes_nothing():
     """numba types every operation of the text: positions are one constant plus the loop terms,
-    and a product reads no factor 1.0 (x * 1.0 is x, bit for bit)."""
+    a product reads no factor 1.0 (x * 1.0 is x, bit for bit), and a sum of two entries is not a
+    loop."""
     assert specialised._index(704, 0, -176, 1, 2, width=4, lane=3) == "2819 + j * -704"
     assert specialised._index(0, 1, 485, 2, 2, width=1) == "i + j * 485"
     assert specialised._index(5, 1, 2, 3, 4, width=4, lane="l") == "20 + i * 4 + j * 8 + l"
@@ -115,6 +116,7 @@ def test_the_text_has_no_operation_that_changes_nothing():
     for width in (1, specialised.WIDTH):
         text = specialised.source(network.flat, width)
         assert not re.search(r"\* 1\.0\b|(?<![-\d.])1\.0 \*|\[0 \+ | \+ 0\]|\* 1\]", text)
+        assert not re.search(r"for j in range\(2\):\n +acc", text)  # a register sum of two: two statements
 
 
 def test_a_run_is_hoisted_only_where_its_rows_are_consecutive_and_its_reads_unwritten():

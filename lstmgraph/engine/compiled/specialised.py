@@ -234,18 +234,25 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
         w.depth += 1
     for acc, lane in lanes:
         w(f"{acc} = v[{_index(o0, oi, 0, ni, 1, width, lane)}]")
-    if nj > 1:
+    written_out = nj <= WRITTEN_OUT  # each entry a statement of its own, j a literal
+    if not written_out:
         w(f"for j in range({nj}):")
         w.depth += 1
-    for acc, lane in lanes:
-        values = (_value(*operand, ni, nj, width, lane) for operand in operands)
-        w(f"{acc} += " + _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
-    if nj > 1:
+    for entries in ([[(base + j * sj, si, 0) for base, si, sj in operands] for j in range(nj)] if written_out
+                    else [operands]):
+        for acc, lane in lanes:
+            values = (_value(*operand, ni, 1 if written_out else nj, width, lane) for operand in entries)
+            w(f"{acc} += " + _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
+    if not written_out:
         w.depth -= 1
     for acc, lane in lanes:
         w(f"v[{_index(o0, oi, 0, ni, 1, width, lane)}] = {acc}")
     w.depth = depth
 
+
+#: Entries of a register sum written out as statements, not a loop over j, at most: a loop of
+#: two costs numba more work than its two statements (`_accumulate`).
+WRITTEN_OUT = 2
 
 #: Entries of a register sum written out one by one (`_accumulate_hoisted`) at most.
 UNROLL = 16
