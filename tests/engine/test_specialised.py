@@ -2,7 +2,7 @@
 
 Each case compiles one kernel (seconds; numba's cache keeps it), so the cases are few and small:
 truncated and exact RTRL, both losses, a softmax output, exact RTRL in lanes on the timing net (the
-CERG, ERG and adding nets' kernels, one trial or lanes, truncated, exact or BPTT, take 30-190 s each
+CERG, ERG and adding nets' kernels, one trial or lanes, truncated, exact or BPTT, take 10-60 s each
 to compile: they run with LSTMGRAPH_FULL_AGREEMENT=1), one trial and populations (trials side
 by side in lanes: the interpreter's block of any width, the specialised kernel's blocks of
 `specialised.WIDTH` with idle lanes in the last), learning with momentum and rate decay, the success tests (tolerance, most active) stopping lanes, recorded outputs, and
@@ -56,7 +56,7 @@ def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, t
 
 
 LANES = [0, 1, 2, 3, 4, 5]  # lanes: a full block, a padded one
-#: The experiment nets whose four-lane kernels take 15-90 s each to compile from an empty cache:
+#: The experiment nets whose four-lane kernels take 15-60 s each to compile from an empty cache:
 #: they run with LSTMGRAPH_FULL_AGREEMENT=1 (tests/engine/test_compiled.py).
 SLOW = pytest.mark.skipif(not FULL_AGREEMENT, reason="a kernel that compiles for a minute: LSTMGRAPH_FULL_AGREEMENT=1")
 
