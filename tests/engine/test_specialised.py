@@ -100,6 +100,9 @@ def test_an_operation_longer_than_a_section_is_cut_between_its_runs():
     bodies = re.findall(r"^def section_\d+\(.*\):\n((?:    .*\n|\s*\n)*)", specialised.source(network.flat, 1), re.M)
     lengths = [len([line for line in body.splitlines() if line.strip()]) for body in bodies]
     assert len(lengths) > 5 and max(lengths) <= specialised.SECTION_LINES
+    # each section has a statement (a comment alone would not compile), and the text compiles
+    assert all(any(line.strip() and not line.strip().startswith("#") for line in body.splitlines()) for body in bodies)
+    compile(specialised.source(network.flat, specialised.WIDTH), "kernel", "exec")
 
 
 def test_the_text_has_no_operation_that_changes_nothing():

@@ -10,8 +10,9 @@ operations in the interpreter's order (each multiply-accumulate entry in entry o
 same expressions, no fastmath), so its results are bit-identical to the interpreter's. It
 rewrites two things only: the constant slots ONE and MINUS_ONE are read as the literals 1.0
 and -1.0, a factor 1.0 left out of the text (a product with 1.0 or -1.0 is exact, so LLVM
-drops or negates it without changing a bit; numba would type it first), and an operand that stays the same along a loop is read once, before it, where the run
-writes no slot it reads (`_accumulate_hoisted`, `_steady_operands`: the same values).
+drops or negates it without changing a bit; numba would type it first), and an operand that
+stays the same along a loop is read once, before it, where the run writes no slot it reads
+(`_accumulate_hoisted`, `_steady_operands`: the same values).
 
 A kernel runs one trial (width 1: it matches the interpreter's single-lane paths) or `WIDTH`
 trials side by side (it matches the interpreter's lane paths; sums kept in one register per
@@ -89,7 +90,7 @@ class _Writer:
 
     def cut(self) -> None:
         """Mark that a new section may begin here: the lines before define no local that the
-        lines after read."""
+        lines after read, and each side has a statement."""
         if self.lines and self.depth == 1:
             self.cuts.append(len(self.lines))
 
@@ -130,7 +131,8 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
     lane = 0 if width == 1 else "l"
     for r in range(rs, re):
         row = R[r]
-        w.cut()
+        if r > rs:  # the operation's first lines (its comment) stay with its first run
+            w.cut()
         if kind.term and _accumulates(row, width):
             _accumulate(w, kind, row, width)
             continue
