@@ -202,7 +202,7 @@ def entry_functions(kind: OperationKind) -> str:
                                                else ["    " + after])
         return lines
 
-    def function(name: str, arguments: str, inline: bool, body) -> str:
+    def function(name: str, arguments: str, body) -> str:
         if kind.form is None:
             lines = ["    " + line for line in body(None)]
         else:
@@ -211,14 +211,14 @@ def entry_functions(kind: OperationKind) -> str:
                 if activation.elementwise:
                     lines.append(f"    {'if' if not lines else 'elif'} code == {code}:")
                     lines += ["        " + line for line in body(activation)]
-        options = ', inline="always"' if inline else ""
-        return (f"@numba.njit(cache=True, nogil=True{options})\n"
+        return ("@numba.njit(cache=True, nogil=True)\n"
                 f"def {kind.name}_{name}({_arguments(arguments, kind)}):\n" + "\n".join(lines) + "\n")
 
     mask = "learn" if kind.learning else "mask"
-    # Inlined into run: every one-lane form, and mac's lanes form (most of a step's operations).
-    return (function("one", "code, rs, re, R, v", True, one) + "\n\n"
-            + function("lanes", f"code, rs, re, R, V, L, active, {mask}", bool(kind.term), lanes))
+    # Called, not inlined into run (numba's inline="always"): run then compiles in 10 s, not 12, and
+    # steps 4-26 % faster (docs/performance.md, 2026-11-29).
+    return (function("one", "code, rs, re, R, v", one) + "\n\n"
+            + function("lanes", f"code, rs, re, R, V, L, active, {mask}", lanes))
 
 
 def compiled_in_cache(path: Path) -> bool:
