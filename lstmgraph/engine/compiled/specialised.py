@@ -71,6 +71,11 @@ def _without_unit_factors(text: str) -> str:
     return regex.sub(r"(^|= )1\.0 \* ", r"\1", regex.sub(r" \* 1\.0(?![\d.])", "", text))
 
 
+def _product(kind: OperationKind, values) -> str:
+    """An accumulating kind's term of one entry, its operands' ``values`` (a, b, c) as text."""
+    return _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+
+
 def _slots(row: np.ndarray, column: int) -> set[int]:
     ni, nj = int(row[0]), int(row[1])
     base, si, sj = (int(x) for x in row[2 + 3 * column:5 + 3 * column])
@@ -244,7 +249,7 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
                     else [operands]):
         for acc, lane in lanes:
             values = (_value(*operand, ni, 1 if written_out else nj, width, lane) for operand in entries)
-            w(f"{acc} += " + _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
+            w(f"{acc} += " + _product(kind, values))
     if not written_out:
         w.depth -= 1
     for acc, lane in lanes:
@@ -297,7 +302,7 @@ def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> Non
                 values.append(name)
             else:
                 values.append(f"v[{_index(slot, si, 0, ni, 1)}]")
-        terms.append(_without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values)))))
+        terms.append(_product(kind, values))
     out = _index(o0, oi, 0, ni, 1)
     w(f"for i in range({ni}):")
     w(f"    acc = v[{out}]")
