@@ -76,7 +76,9 @@ def _compile_at_launch(kernel, _config):
         calls = len(re.findall(r"^\s*call", ptx, re.M))  # 0 where every device function is inlined
         print(f"  {kernel.py_func.__name__}: PTX {len(ptx):,} characters, {time.perf_counter() - start:.0f} s "
               f"({time.process_time() - cpu:.0f} s of CPU), "
-              f"{ptx.count('fma.rn.f64')} fused multiply-adds, {calls} calls", flush=True)
+              f"{ptx.count('fma.rn.f64')} fused multiply-adds, {calls} calls; "
+              f"{ptx.count('mul.rn.f64')} multiplies, {ptx.count('ld.shared.f64')} shared and "
+              f"{ptx.count('ld.global.f64')} global loads (in the text, not as run)", flush=True)
         raise Compiled
     return launch
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program.model import MINUS_ONE, ONE, PHASE_CODE
+from .entry_text import OPERANDS, WRITTEN_OUT, constant, position, product, without_unit_factors
 from .interpreter import FlatProgram, cache_directory, compiled_in_cache, group_functions, load_source, math_import
 
 SPECIALISED_VERSION = "3"
@@ -43,37 +44,10 @@ _LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only 
 _ACTIVATION = {code: activation for code, activation in enumerate(ACTIVATIONS.values())}
 
 
-def _index(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1, lane: int | str = 0) -> str:
-    """Where an entry's slot base + i si + j sj is in the flat array (slot * width + lane), with
-    the loop variables the run has: the constants added up, no term that is 0 and no factor 1
-    (numba types every operation of the text; the position is the same)."""
-    offset = base * width + (lane if isinstance(lane, int) else 0)
-    parts = [str(offset)] if offset else []
-    for name, count, stride in (("i", ni, si * width), ("j", nj, sj * width)):
-        if count > 1 and stride:
-            parts.append(name if stride == 1 else f"{name} * {stride}")
-    if isinstance(lane, str) and lane:
-        parts.append(lane)
-    return " + ".join(parts) or "0"
-
-
 def _value(base: int, si: int, sj: int, ni: int, nj: int, width: int = 1, lane: int | str = 0) -> str:
-    """An entry's value in a lane: '1.0' or '-1.0' where every entry of the column reads the
-    constant slot ONE or MINUS_ONE, else v[position]."""
-    if not ((ni > 1 and si) or (nj > 1 and sj)) and base in (ONE, MINUS_ONE):
-        return "1.0" if base == ONE else "-1.0"
-    return f"v[{_index(base, si, sj, ni, nj, width, lane)}]"
-
-
-def _without_unit_factors(text: str) -> str:
-    """A product's text with its factors 1.0 left out: x * 1.0 is x, bit for bit (LLVM drops
-    the multiplication anyway, but numba types it first)."""
-    return regex.sub(r"(^|= )1\.0 \* ", r"\1", regex.sub(r" \* 1\.0(?![\d.])", "", text))
-
-
-def _product(kind: OperationKind, values) -> str:
-    """An accumulating kind's term of one entry, its operands' ``values`` (a, b, c) as text."""
-    return _without_unit_factors(kind.term.format(**dict(zip(_OPERANDS[1:], values))))
+    """An entry's value in a lane: a literal where every entry of the column reads a constant
+    slot (`entry_text.constant`), else v[position]."""
+    return constant(base, si, sj, ni, nj) or f"v[{position(base, si, sj, ni, nj, width, lane)}]"
 
 
 def _slots(row: np.ndarray, column: int) -> set[int]:
@@ -146,20 +120,20 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
 
         def before_j(ni, nj, columns):
             for name in steady:
-                base, si, _ = columns[_OPERANDS.index(name)]
-                w(f"{name}_here = v[{_index(base, si, 0, ni, 1)}]")
+                base, si, _ = columns[OPERANDS.index(name)]
+                w(f"{name}_here = v[{position(base, si, 0, ni, 1)}]")
 
         def body(ni, nj, columns):
-            operands = {name: f"v[{_index(*column, ni, nj, width, lane)}]" for name, column in zip(_OPERANDS, columns)}
+            operands = {name: f"v[{position(*column, ni, nj, width, lane)}]" for name, column in zip(OPERANDS, columns)}
             if kind.term:  # the term reads the constant slots as literals
                 operands.update((name, _value(*column, ni, nj, width, lane))
-                                for name, column in zip(_OPERANDS[1:], columns[1:]))
+                                for name, column in zip(OPERANDS[1:], columns[1:]))
             operands.update((name, f"{name}_here") for name in steady)
-            operands.update(input=f"inputs[t, {_index(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
+            operands.update(input=f"inputs[t, {position(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
                             rate="rate[0]" if width == 1 else "rate[l]")
             lines = kind.lines(activation, **operands)
             if kind.term:
-                lines = [_without_unit_factors(line) for line in lines]
+                lines = [without_unit_factors(line) for line in lines]
             if width == 1:  # a lane runs a step only while it is active, so no mask
                 for line in lines:
                     w(line)
@@ -184,9 +158,6 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
         _lanes(w, [kind.after.format(rate="rate[l]")], "active[l] and learn[l]" if kind.learning else "")
 
 
-_OPERANDS = ("out", "a", "b", "c")
-
-
 def _lanes(w: _Writer, lines: list[str], condition: str = "") -> None:
     w("for l in range(WIDTH):")
     indent = "    "
@@ -204,7 +175,7 @@ def _steady_operands(row: np.ndarray) -> tuple[str, ...]:
     if int(row[1]) == 1:
         return ()
     writes = _slots(row, 0)
-    return tuple(name for k, name in enumerate(_OPERANDS[1:], start=1)
+    return tuple(name for k, name in enumerate(OPERANDS[1:], start=1)
                  if (reads := _steady_reads(row, k, along=1)) is not None and not reads & ({ONE, MINUS_ONE} | writes))
 
 
@@ -240,7 +211,7 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
         w(f"for i in range({ni}):")
         w.depth += 1
     for acc, lane in lanes:
-        w(f"{acc} = v[{_index(o0, oi, 0, ni, 1, width, lane)}]")
+        w(f"{acc} = v[{position(o0, oi, 0, ni, 1, width, lane)}]")
     written_out = nj <= WRITTEN_OUT  # each entry a statement of its own, j a literal
     if not written_out:
         w(f"for j in range({nj}):")
@@ -249,17 +220,13 @@ def _accumulate(w: _Writer, kind: OperationKind, row: np.ndarray, width: int) ->
                     else [operands]):
         for acc, lane in lanes:
             values = (_value(*operand, ni, 1 if written_out else nj, width, lane) for operand in entries)
-            w(f"{acc} += " + _product(kind, values))
+            w(f"{acc} += " + product(kind, values))
     if not written_out:
         w.depth -= 1
     for acc, lane in lanes:
-        w(f"v[{_index(o0, oi, 0, ni, 1, width, lane)}] = {acc}")
+        w(f"v[{position(o0, oi, 0, ni, 1, width, lane)}] = {acc}")
     w.depth = depth
 
-
-#: Entries of a register sum written out as statements, not a loop over j, at most: a loop of
-#: two costs numba more work than its two statements (`_accumulate`).
-WRITTEN_OUT = 2
 
 #: Entries of a register sum written out one by one (`_accumulate_hoisted`) at most.
 UNROLL = 16
@@ -292,8 +259,8 @@ def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> Non
         for k in (1, 2, 3):
             base, si, sj = (int(x) for x in row[2 + 3 * k:5 + 3 * k])
             slot = base + j * sj
-            if si == 0 and slot in (ONE, MINUS_ONE):
-                values.append("1.0" if slot == ONE else "-1.0")
+            if literal := constant(slot, si, 0, ni, 1):  # ni > 1: a constant only where si is 0
+                values.append(literal)
             elif si == 0:
                 name = f"h{slot}"
                 if name not in hoisted:
@@ -301,9 +268,9 @@ def _accumulate_hoisted(w: _Writer, kind: OperationKind, row: np.ndarray) -> Non
                     hoisted.add(name)
                 values.append(name)
             else:
-                values.append(f"v[{_index(slot, si, 0, ni, 1)}]")
-        terms.append(_product(kind, values))
-    out = _index(o0, oi, 0, ni, 1)
+                values.append(f"v[{position(slot, si, 0, ni, 1)}]")
+        terms.append(product(kind, values))
+    out = position(o0, oi, 0, ni, 1)
     w(f"for i in range({ni}):")
     w(f"    acc = v[{out}]")
     for term in terms:

@@ -36,14 +36,14 @@ import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program.model import PHASE_CODE
+from ..compiled.entry_text import OPERANDS, WRITTEN_OUT, constant, position, product, without_unit_factors
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
-GPU_SOURCE_VERSION = "4"
+GPU_SOURCE_VERSION = "5"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
 _ACTIVATION = dict(enumerate(ACTIVATIONS.values()))
-_OPERANDS = ("out", "a", "b", "c")
 
 #: Threads a trial may have: one, or a warp.
 THREADS_PER_TRIAL = (1, 32)
@@ -102,7 +102,7 @@ def split(kind: OperationKind, row: np.ndarray) -> str:
     ``columns`` or ``one`` (the module docstring says when)."""
     ni, nj, oi, oj = int(row[0]), int(row[1]), int(row[3]), int(row[4])
     writes = _run_slots(row, 0)
-    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, _OPERANDS.index(name))}
+    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, OPERANDS.index(name))}
     if set(writes) & reads:
         return "one"
     if len(set(writes)) == len(writes):
@@ -156,59 +156,77 @@ class _Writer:
             self(line)
 
 
-def _slot(column: tuple[int, int, int], i: str, j: str) -> str:
-    base, si, sj = column
-    parts = [str(base)] + ([f"{i} * {si}"] if si else []) + ([f"{j} * {sj}"] if sj else [])
-    return " + ".join(parts)
-
-
-def _statement(kind: OperationKind, activation, columns, i: str, j: str, store: str) -> list[str]:
-    """One entry's lines with operands at rows ``i``, ``j`` of the run; ``store`` formats a slot
-    of the trial's slot array."""
-    operands = {name: store.format(_slot(column, i, j)) for name, column in zip(_OPERANDS, columns)}
-    operands.update(input=f"inputs[t, {_slot(columns[1], i, j)}, gi]", rate="rate[g]")
-    return kind.lines(activation, **operands)
+def _statement(kind: OperationKind, activation, columns, ni: int, nj: int, store: str) -> list[str]:
+    """One entry's lines, its slots at the loop variables the run has (`entry_text.position`;
+    an accumulating kind's constant slots as literals); ``store`` formats a slot of the trial's
+    slot array."""
+    operands = {name: store.format(position(*column, ni, nj)) for name, column in zip(OPERANDS, columns)}
+    if kind.term:
+        operands.update((name, constant(*column, ni, nj) or operands[name])
+                        for name, column in zip(OPERANDS[1:], columns[1:]))
+    operands.update(input=f"inputs[t, {position(*columns[1], ni, nj)}, gi]", rate="rate[g]")
+    lines = kind.lines(activation, **operands)
+    return [without_unit_factors(line) for line in lines] if kind.term else lines
 
 
 def _run(w: _Writer, kind: OperationKind, activation, row: np.ndarray, threads: int, store: str) -> None:
     ni, nj = int(row[0]), int(row[1])
     columns = [(int(row[2 + 3 * k]), int(row[3 + 3 * k]), int(row[4 + 3 * k])) for k in range(4)]
     how = split(kind, row) if threads > 1 else "one"
-    start, step = ("lane", threads) if threads > 1 else ("0", 1)
-    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, _OPERANDS.index(name))}
+    reads = {slot for name in kind_operands(kind) if name != "out" for slot in _run_slots(row, OPERANDS.index(name))}
     w.sync(reads, set(_run_slots(row, 0)))
     depth = w.depth
-    if how == "entries" and threads > 1:
-        w(f"for e in range({start}, {ni * nj}, {step}):")
+    if how == "entries":
+        if ni > 1 and nj > 1:
+            w(f"for e in range(lane, {ni * nj}, {threads}):")
+            w(f"    i = e // {nj}")
+            w(f"    j = e - i * {nj}")
+        else:  # one loop variable, i or j (with a single entry: the first thread's)
+            w(f"for {'i' if ni > 1 else 'j'} in range(lane, {ni * nj}, {threads}):")
         w.depth += 1
-        w(f"i = e // {nj}")
-        w(f"j = e - i * {nj}")
-        w.block(_statement(kind, activation, columns, "i", "j", store))
+        w.block(_statement(kind, activation, columns, ni, nj, store))
     elif how == "columns":
-        w(f"for j in range({start}, {nj}, {step}):")
-        w(f"    for i in range({ni}):")
-        w.depth += 2
-        w.block(_statement(kind, activation, columns, "i", "j", store))
+        w(f"for j in range(lane, {nj}, {threads}):")
+        w.depth += 1
+        if ni > 1:
+            w(f"for i in range({ni}):")
+            w.depth += 1
+        w.block(_statement(kind, activation, columns, ni, nj, store))
     else:
         if how == "one" and threads > 1:
             w("if lane == 0:")
             w.depth += 1
-        rows = f"range({start}, {ni}, {step})" if how == "rows" else f"range({ni})"
-        w(f"for i in {rows}:")
-        w.depth += 1
-        if kind.term and (int(row[4]) == 0 or nj == 1):  # a sum into one slot: in a register
-            out = store.format(_slot(columns[0], "i", "0"))
-            term = kind.term.format(**{name: store.format(_slot(column, "i", "j"))
-                                       for name, column in zip(_OPERANDS[1:], columns[1:])})
-            w(f"acc = {out}")
-            w(f"for j in range({nj}):")
-            w(f"    acc += {term}")
-            w(f"{out} = acc")
-        else:
-            w(f"for j in range({nj}):")
+        if how == "rows":  # also with a single row: it is the first thread's
+            w(f"for i in range(lane, {ni}, {threads}):")
             w.depth += 1
-            w.block(_statement(kind, activation, columns, "i", "j", store))
+        elif ni > 1:
+            w(f"for i in range({ni}):")
+            w.depth += 1
+        if kind.term and (int(row[4]) == 0 or nj == 1):  # a sum into one slot: in a register
+            _register_sum(w, kind, columns, ni, nj, store)
+        else:
+            if nj > 1:
+                w(f"for j in range({nj}):")
+                w.depth += 1
+            w.block(_statement(kind, activation, columns, ni, nj, store))
     w.depth = depth
+
+
+def _register_sum(w: _Writer, kind: OperationKind, columns, ni: int, nj: int, store: str) -> None:
+    """A row's sum into its one slot, kept in a register, its entries in order: a loop over j,
+    or (at most `WRITTEN_OUT` entries) one statement an entry."""
+    (o0, oi, _), operands = columns[0], columns[1:]
+    out = store.format(position(o0, oi, 0, ni, 1))
+    w(f"acc = {out}")
+    written_out = nj <= WRITTEN_OUT
+    if not written_out:
+        w(f"for j in range({nj}):")
+    for entries in ([[(base + j * sj, si, 0) for base, si, sj in operands] for j in range(nj)] if written_out
+                    else [operands]):
+        count = 1 if written_out else nj
+        values = (constant(*column, ni, count) or store.format(position(*column, ni, count)) for column in entries)
+        w(("acc += " if written_out else "    acc += ") + product(kind, values))
+    w(f"{out} = acc")
 
 
 def _operation(w: _Writer, flat: FlatProgram, op: int, threads: int, store: str) -> None:

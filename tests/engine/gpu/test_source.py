@@ -3,6 +3,8 @@ for every bundled spec (compiled as Python here; on a GPU by benchmarks/gpu_chec
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,18 @@ def test_the_step_in_parts_runs_the_statements_of_one_function(threads):
     assert whole.count("\ndef part_") == 3 and parts.count("\ndef part_") > 50
     assert _statements(whole) == _statements(parts)
     assert sum(learns for learns, _ in _statements(parts)) > len(_statements(parts)) / 2
+
+
+@pytest.mark.parametrize("threads", [1, 32])
+def test_the_text_has_no_operation_that_changes_nothing(threads):
+    """As the specialised CPU kernel's (`entry_text`): positions are one constant plus the loop
+    terms, a product reads neither the constant slot ONE nor a factor 1.0 (x * 1.0 is x, bit for
+    bit: on a GPU a load from shared memory saved), no loop has one pass and a sum of two
+    entries is two statements. The simulator's tests hold the results to the CPU's."""
+    network = CompiledNetwork(compile_spec(SPECS / "gers2000_cerg.yaml"), kernel="interpreter")
+    text = source(network.flat, network.program.n_slots, choose_layout(network.program.n_slots, threads))
+    step = text[text.index("def part_0"):text.index("def run")]
+    assert not re.search(r"\* 1\b|\* 1\.0\b|(?<![-\d.])1\.0 \*|\[0 \+ |W\[0, c\] \*|\* W\[0, c\]", step)
+    assert "range(1)" not in step and "range(0, " not in step
+    assert not re.search(r"for j in range\(2\):\n +acc", step)
+    assert "W[60 + i, c] = acc" in step  # a cell input's weighted sum, in a register
