@@ -91,9 +91,16 @@ def kernel_facts(kernel) -> dict:
         ptx = "".join(str(text) for text in kernel.inspect_asm().values())
     except Exception as error:  # noqa: BLE001 (a diagnostic: report, do not stop)
         ptx = f"(no PTX: {error})"
+    resources = {}
+    for name, method in (("registers", "get_regs_per_thread"), ("local_bytes", "get_local_mem_per_thread")):
+        try:  # what the driver gave the kernel: spills show as local memory (docs/gpu.md, "Registers")
+            value = getattr(kernel, method)()  # a dict by signature where the kernel is not specialised
+            resources[name] = int(max(value.values()) if isinstance(value, dict) else value)
+        except Exception as error:  # noqa: BLE001 (a diagnostic: report, do not stop)
+            resources[name] = f"unknown ({error})"
     return {"cache_hits": sum(getattr(kernel, "_cache_hits", {}).values()),
             "cache_misses": sum(getattr(kernel, "_cache_misses", {}).values()),
-            "fma_in_ptx": ptx.count("fma.rn.f64"), "mul_rn_in_ptx": ptx.count("mul.rn.f64")}
+            "fma_in_ptx": ptx.count("fma.rn.f64"), "mul_rn_in_ptx": ptx.count("mul.rn.f64"), **resources}
 
 
 def describe(row: dict) -> str:
@@ -102,7 +109,8 @@ def describe(row: dict) -> str:
     return (f"steps {'same' if row['same_steps'] else 'DIFFER'}, weights {row['weights']:.1e}, "
             f"traces {row['traces']:.1e}, loss {row['loss']:.1e}, bit-identical {row['bit_identical_weights']}, "
             f"compile {row['compile_seconds']:.0f} s (cache hits {row['cache_hits']}), run {row['run_seconds']:.1f} s, "
-            f"fma in PTX {row['fma_in_ptx']}, first difference {row.get('first_difference')}")
+            f"fma in PTX {row['fma_in_ptx']}, registers {row.get('registers')}, local bytes {row.get('local_bytes')}, "
+            f"first difference {row.get('first_difference')}")
 
 
 def check_agreement(out: Path, steps: int, jobs: int, names: list[str] | None) -> list:

@@ -65,7 +65,12 @@ class _Device:
 
 
 def _typeof(value):
-    return numba.typeof(np.ascontiguousarray(value.view(np.ndarray)) if isinstance(value, np.ndarray) else value)
+    """A launch argument's type as numba-cuda sees it on a GPU: a device array is contiguous, in
+    C order or, where the array is so, in F order (`Layout.slot_order`)."""
+    if not isinstance(value, np.ndarray):
+        return numba.typeof(value)
+    host = value.view(np.ndarray)
+    return numba.typeof(host if host.flags.f_contiguous and not host.flags.c_contiguous else np.ascontiguousarray(host))
 
 
 def _compile_at_launch(kernel, _config):
@@ -79,8 +84,34 @@ def _compile_at_launch(kernel, _config):
               f"{ptx.count('fma.rn.f64')} fused multiply-adds, {calls} calls; "
               f"{ptx.count('mul.rn.f64')} multiplies, {ptx.count('ld.shared.f64')} shared and "
               f"{ptx.count('ld.global.f64')} global loads (in the text, not as run)", flush=True)
+        if PTXAS:
+            _assemble(ptx)
         raise Compiled
     return launch
+
+
+#: ptxas to assemble each kernel's PTX with (``--ptxas``), as the driver does at a kernel's
+#: first load (numba-cuda hands it PTX where link-time optimisation is off): None, not run.
+PTXAS: str | None = None
+
+
+def _assemble(ptx: str) -> None:
+    """Time ptxas on ``ptx`` for the device's architecture, as the driver's JIT would."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.ptx")
+        with open(path, "w") as file:
+            file.write(ptx)
+        arch = "sm_{}{}".format(*_Device.compute_capability)
+        start = time.perf_counter()
+        done = subprocess.run([PTXAS, f"-arch={arch}", "-O3", "-v", path, "-o", os.path.join(folder, "kernel.cubin")],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+    usage = " ".join(line.split("info    : ", 1)[-1] for line in done.stderr.splitlines()
+                     if "Used" in line or "spill" in line)
+    print(f"    ptxas ({arch}): {seconds:.1f} s, exit {done.returncode}; {usage}", flush=True)
 
 
 def stand_in_for_the_gpu() -> None:
@@ -159,7 +190,11 @@ def main() -> None:
     parser.add_argument("--part-lines", type=int, help="lines of a part of the step (default: source.PART_LINES)")
     parser.add_argument("--exact", action="store_true", help="the exact-RTRL programs instead of the truncated ones")
     parser.add_argument("--draws", action="store_true", help="only the kernels that draw streams on the device")
+    parser.add_argument("--ptxas", metavar="PATH", help="also assemble each kernel's PTX with this ptxas, timed "
+                        "(pip install nvidia-cuda-nvcc: nvidia/cu13/bin/ptxas)")
     options = parser.parse_args()
+    global PTXAS
+    PTXAS = options.ptxas
     if options.part_lines:
         from lstmgraph.engine.gpu import source
 

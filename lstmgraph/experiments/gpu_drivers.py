@@ -273,7 +273,7 @@ def drive(R, V, rates, momenta, tolerances, rate_decays, settings, rows, train_i
         steps = 0
         for t in range(room):
             step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, tolerances[g], learning,
-                 sums, record, wrong, 0)
+                 sums, record, wrong, 0#LANE_OF)
             steps = t + 1
             if wrong[g]:
                 break
@@ -322,7 +322,7 @@ def drive(R, V, rates, momenta, tolerance, max_error, not_judged, settings, rows
             inputs, targets, first = frozen_inputs, frozen_targets, r1 + counter[START] + offset
         for t in range(room):
             step(R, W, c, g, lane, inputs, 0, targets, 0, first + t, rates, momenta[g], 1.0, not_judged, learning, sums,
-                 outputs, wrong, offset + t)
+                 outputs, wrong, offset + t#LANE_OF)
         #BARRIER
         if lane == 0:
             sequence_after(counter, settings, tolerance, max_error, room, outputs[g], train_targets[r0:r0 + n0, 0, :, 0],

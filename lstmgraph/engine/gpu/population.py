@@ -118,7 +118,7 @@ class GpuPopulation(NamedSlots):
         self._host = np.zeros((self.program.n_slots, trials))
         self._host[ONE], self._host[MINUS_ONE] = 1.0, -1.0
         self.set_weights(weights)
-        self.V = self.cuda.to_device(self._host)
+        self.V = self._to_device(self._host)
         self._host = None
         self.rates = self.cuda.to_device(np.zeros(trials))
         self.set_rate(rate)
@@ -130,7 +130,7 @@ class GpuPopulation(NamedSlots):
         to the device (`slots` gives them back)."""
         population = cls.__new__(cls)
         population._open(network, slots.shape[1], threads, slots_in, False)
-        population.V = population.cuda.to_device(np.ascontiguousarray(slots, dtype=np.float64))
+        population.V = population._to_device(slots)
         population.rates = population.cuda.to_device(np.ascontiguousarray(rates, dtype=np.float64))
         return population
 
@@ -146,6 +146,10 @@ class GpuPopulation(NamedSlots):
         self.module = load_kernel(network.flat, self.program.n_slots, self.layout)
         self.kernel = self.module.run
         self.R = self.cuda.to_device(np.ascontiguousarray(network.flat.runs))
+
+    def _to_device(self, slots: np.ndarray):
+        """A slot array (slots, trials) on the device, in the layout's memory order (`Layout.slot_order`)."""
+        return self.cuda.to_device(np.array(slots, dtype=np.float64, order=self.layout.slot_order))
 
     def slots(self) -> np.ndarray:
         """Every trial's slots, (slots, trials), on the host."""
@@ -187,7 +191,7 @@ class GpuPopulation(NamedSlots):
 
     def restore(self, snapshot: list[np.ndarray]) -> None:
         slots, rates = snapshot
-        self.V.copy_to_device(np.ascontiguousarray(slots))
+        self.V.copy_to_device(np.array(slots, dtype=np.float64, order=self.layout.slot_order))
         self.rates.copy_to_device(np.ascontiguousarray(rates))
 
     # -- running ----------------------------------------------------------------------------

@@ -25,7 +25,12 @@ differed from the CPU's in the last bits, from a source not yet found (docs/gpu.
 
 **Where the slots live.** ``shared``: a trial's slots are copied into the block's shared memory
 for the whole launch and back at its end (the weights, traces and velocities stay on the chip);
-``global``: they stay in the device array ``V`` (slots, trials), trials innermost.
+``global``: they stay in the device array ``V`` (slots, trials), a trial's slots side by side
+where a warp runs it, trials side by side where a thread does (`Layout.slot_order`).
+
+**Registers.** A warp's threads read their lanes again at each part of the step
+(`_LANE_TABLE`): compiled once a launch, every lane-dependent slot address was kept in a
+register for the whole launch, and every warp kernel spilt (docs/gpu.md, "Registers").
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ...program.model import PHASE_CODE
 from ..compiled.entry_text import OPERANDS, WRITTEN_OUT, constant, position, product, without_unit_factors
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
-GPU_SOURCE_VERSION = "5"
+GPU_SOURCE_VERSION = "6"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
@@ -71,6 +76,18 @@ class Layout:
     def block_threads(self) -> int:
         return self.threads * self.trials
 
+    @property
+    def slot_order(self) -> str:
+        """The memory order of the device's slot array (slots, trials): ``F`` (a trial's slots
+        side by side) where a warp runs a trial, so that its threads read neighbouring slots
+        together and each slot's address is a constant from the trial's first; ``C`` (a slot's
+        trials side by side) where a thread runs a trial, so that neighbouring trials' threads
+        read together. With ``C`` a warp's kernel in device memory computes every slot's row
+        offset from the population's size, and ptxas keeps those in registers: the CERG net's
+        exact-RTRL kernel took 255 registers a thread and spilt 40 kB, against 162 and none
+        (docs/gpu.md, "Registers")."""
+        return "F" if self.threads > 1 else "C"
+
 
 def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in: str = "auto",
                   fused: bool = False) -> Layout:
@@ -83,11 +100,14 @@ def choose_layout(n_slots: int, threads: int, simulator: bool = False, slots_in:
     if slots_in not in SLOTS_IN:
         raise ValueError(f"slots_in must be one of {SLOTS_IN}, not {slots_in!r}")
     most = 1 if simulator else max(1, 128 // threads)
-    fit = min(most, SHARED_BYTES // (8 * n_slots))
+    # A trial's share of a block's shared memory: its slots, its threads' lanes (`_LANE_TABLE`)
+    # and a driver's word a trial (`experiments.gpu_drivers`).
+    share = 8 * (n_slots + (threads if threads > 1 else 0) + 1)
+    fit = min(most, SHARED_BYTES // share)
     shared = fit >= 1 if slots_in == "auto" else slots_in == "shared"
     if shared and fit < 1:
-        raise ValueError(f"a trial's {n_slots} slots ({8 * n_slots} bytes) do not fit {SHARED_BYTES} bytes of "
-                         "shared memory")
+        raise ValueError(f"a trial's {n_slots} slots and its threads' lanes ({share} bytes) do not fit {SHARED_BYTES} "
+                         "bytes of shared memory")
     return Layout(threads, fit if shared else most, shared, simulator, fused)
 
 
@@ -271,7 +291,7 @@ def source(flat: FlatProgram, n_slots: int, layout: Layout, part_lines: int | No
     parts.append((learning, body.lines))
     functions, calls = [], []
     for number, (learns, lines) in enumerate(part for part in parts if part[1]):
-        functions.append(f"\n\n#PART_JIT\ndef part_{number}({_STEP_ARGUMENTS}):\n" + "\n".join(lines) + "\n")
+        functions.append(f"\n\n#PART_JIT\ndef part_{number}({_STEP_ARGUMENTS}):\n#LANE_AGAIN" + "\n".join(lines) + "\n")
         calls.append(f"    {'if learning: ' if learns else ''}part_{number}({_STEP_ARGUMENTS})")
     text = _HEADER.replace("#MATH\n", math_import()) + "".join(functions) + _STEP + _RUN
     text = text.replace("#STEP\n", "\n".join(calls + ["    return"]) + "\n")
@@ -290,6 +310,10 @@ def finish(text: str, layout: Layout, n_slots: int, runs: int) -> str:
     stand-ins."""
     return (text.replace("#ENTER\n", _ENTER_SHARED if layout.shared else _ENTER_GLOBAL)
             .replace("#LEAVE\n", _LEAVE_SHARED if layout.shared else "")
+            .replace("#LANE_TABLE", _LANE_TABLE.replace("#BLOCK_THREADS", str(layout.block_threads))
+                     if layout.threads > 1 else "")
+            .replace("#LANE_AGAIN", _LANE_AGAIN if layout.threads > 1 else "")
+            .replace("#LANE_OF", ", lane_of" if layout.threads > 1 else "")
             .replace("#THREADS", str(layout.threads)).replace("#TRIALS", str(layout.trials))
             .replace("#SLOTS", str(n_slots)).replace("#RUNS", str(runs))
             .replace("#ARITHMETIC", "fused multiply-adds" if layout.fused else "the CPU's (no contraction)")
@@ -301,6 +325,17 @@ def finish(text: str, layout: Layout, n_slots: int, runs: int) -> str:
             .replace("@cuda.jit(cache=True)", "@cuda.jit(cache=True)" if layout.simulator else _KERNEL_JIT)
             .replace("#DEVICE_TANH", "" if layout.simulator else "tanh = device_version(tanh, DEVICE)\n"))
 
+
+#: Where a trial has a warp: each thread's lane in a table in shared memory, which each part of the
+#: step reads again (`_LANE_AGAIN`). A lane computed once per launch lets the compiler hoist
+#: every run's lane-dependent slot address out of the step loop and keep them all in registers:
+#: the CERG warp kernel then took 255 registers a thread and spilt 10 KB (``ptxas -v``), against
+#: about 100 and none. A barrier (``syncwarp``) orders shared memory, so no load of the table
+#: moves past the step's barriers (docs/gpu.md, "Registers").
+_LANE_TABLE = """    lane_of = cuda.shared.array(#BLOCK_THREADS, int64)
+    lane_of[cuda.threadIdx.x] = lane
+"""
+_LANE_AGAIN = "    lane = lane_of[cuda.threadIdx.x]\n"
 
 #: A kernel's decorator on a GPU. Without link-time optimisation: with it (numba-cuda's default
 #: where nvJitLink is present), nvJitLink generates the code from NVVM's IR, whatever ``-fma``
@@ -334,7 +369,7 @@ loss_lane, softmax_lane = device_version(loss_lane, DEVICE), device_version(soft
 #DEVICE_TANH"""
 
 _STEP_ARGUMENTS = ("R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, "
-                   "record, wrong, tr")
+                   "record, wrong, tr#LANE_OF")
 
 _STEP = '''
 
@@ -349,7 +384,7 @@ def step(#STEP_ARGUMENTS):
 #: A kernel's opening: the thread's place in its trial (``lane``), the trial ``g``, its slots
 #: ``W`` (column ``c``) and its place in the block ``b``.
 _ENTER_SHARED = """    lane = cuda.threadIdx.x % THREADS
-    b = cuda.threadIdx.x // THREADS
+#LANE_TABLE    b = cuda.threadIdx.x // THREADS
     g = cuda.blockIdx.x * TRIALS + b
     W = cuda.shared.array((SLOTS, TRIALS), float64)
     c = b
@@ -361,7 +396,7 @@ _ENTER_SHARED = """    lane = cuda.threadIdx.x % THREADS
 """
 
 _ENTER_GLOBAL = """    lane = cuda.threadIdx.x % THREADS
-    b = cuda.threadIdx.x // THREADS
+#LANE_TABLE    b = cuda.threadIdx.x // THREADS
     g = cuda.blockIdx.x * TRIALS + b
     if g >= V.shape[1]:
         return
@@ -391,7 +426,7 @@ def run(R, V, inputs, targets, rate, momentum, decay, tolerance, learn, active, 
         if not active[g]:
             break
         step(R, W, c, g, lane, inputs, gi, targets, gt, t, rate, momentum, decay, tolerance, learning, sums, record,
-             wrong, t)
+             wrong, t#LANE_OF)
         stop = wrong[g]
         #BARRIER
         if lane == 0:

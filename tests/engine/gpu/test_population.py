@@ -50,6 +50,24 @@ def test_a_thread_a_trial_learns_as_the_cpu_does(slots_in):
     np.testing.assert_array_equal(gpu.rate(), cpu.rate())
 
 
+@pytest.mark.parametrize("slots_in", ["shared", "global"])
+def test_a_warp_keeps_a_trial_s_slots_side_by_side_and_learns_as_the_cpu_does(slots_in):
+    """With a warp a trial the device's slot array is in F order (`Layout.slot_order`): the
+    same slots and results, read and written by name, snapshot and restore as with C order."""
+    network = networks("gers2002_timing.yaml")
+    weights = initial_weights(network.plan, [0, 1])
+    inputs, targets = stream(network.n_inputs, network.n_outputs, 6)
+    cpu, gpu = network.population(weights, 0.3), GpuPopulation(network, weights, 0.3, threads=32, slots_in=slots_in)
+    assert gpu.slots().flags.f_contiguous and not gpu.slots().flags.c_contiguous
+    assert_same(cpu, gpu, cpu.run(inputs, targets, momentum=0.9), gpu.run(inputs, targets, momentum=0.9))
+    snapshot = gpu.snapshot()
+    gpu.run(inputs, targets, momentum=0.9)
+    gpu.restore([np.ascontiguousarray(snapshot[0]), snapshot[1]])  # any order in, the layout's kept
+    assert gpu.slots().flags.f_contiguous
+    np.testing.assert_array_equal(gpu.slots(), snapshot[0])
+    assert GpuPopulation(network, weights, 0.3, threads=1).slots().flags.c_contiguous
+
+
 def test_a_warp_a_trial_learns_as_the_cpu_does():
     """The CERG net (2,600 slots), its runs shared among 32 threads."""
     network = networks("gers2000_cerg.yaml")

@@ -72,7 +72,8 @@ def test_every_bundled_spec_has_a_kernel(spec):
         text = source(network.flat, network.program.n_slots, layout)
         compile(text, spec, "exec")  # valid Python: numba-cuda compiles it on a GPU
         assert ("cuda.syncwarp()" in text) == (layout.threads > 1)
-        assert ("cuda.shared.array" in text) == layout.shared
+        assert ("cuda.shared.array((SLOTS, TRIALS)" in text) == layout.shared
+        assert ("lane_of" in text) == (layout.threads > 1)  # the lane table (`_LANE_TABLE`)
 
 
 def test_threads_meet_only_before_a_run_that_depends_on_one_since_the_last_meeting():
@@ -101,13 +102,15 @@ def test_the_cerg_step_has_fewer_barriers_than_runs():
 
 
 def _statements(text: str) -> list[tuple[bool, str]]:
-    """The step's statements in the order they run, each with whether it runs only when learning."""
+    """The step's statements in the order they run, each with whether it runs only when learning
+    (not each part's opening, where its threads read their lanes again)."""
     module, statements = {}, []
     parts = text[text.index("def part_0"):text.index("\ndef step")].split("\ndef ")
     for part in parts:
         name, *lines = part.splitlines()
         module[name[:name.index("(")].removeprefix("def ")] = [line for line in lines if line.strip()
-                                                               and not line.startswith("@")]
+                                                               and not line.startswith("@")
+                                                               and line.strip() != "lane = lane_of[cuda.threadIdx.x]"]
     body = text[text.index("\ndef step"):text.index("\n@cuda.jit(cache=True")].splitlines()
     for line in body:
         call = line.strip().removeprefix("if learning: ")
@@ -144,3 +147,17 @@ def test_the_text_has_no_operation_that_changes_nothing(threads):
     assert "range(1)" not in step and "range(0, " not in step
     assert not re.search(r"for j in range\(2\):\n +acc", step)
     assert "W[60 + i, c] = acc" in step  # a cell input's weighted sum, in a register
+
+
+def test_each_part_of_a_warp_s_step_reads_its_lane_again():
+    """A lane computed once a launch lets the compiler keep every run's lane-dependent slot
+    address in a register for the whole launch (the CERG warp kernel: 255 registers a thread and
+    10 KB spilt, `ptxas -v`); each part reads it again from a table in shared memory."""
+    network = CompiledNetwork(compile_spec(SPECS / "gers2000_cerg.yaml"), kernel="interpreter")
+    n = network.program.n_slots
+    for slots_in in ("shared", "global"):
+        text = source(network.flat, n, choose_layout(n, 32, slots_in=slots_in))
+        assert "lane_of = cuda.shared.array(64, int64)" in text or "lane_of = cuda.shared.array(128, int64)" in text
+        openings = re.findall(r"^def part_\d+\(.*, lane_of\):\n    lane = lane_of\[cuda.threadIdx.x\]\n", text, re.M)
+        assert len(openings) == text.count("\ndef part_") > 10
+    assert "lane_of" not in source(network.flat, n, choose_layout(n, 1))  # a thread a trial: lane 0
