@@ -22,6 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ...limits import MAX_GPU_KERNEL_LINES
 from ...program import MINUS_ONE, ONE
 from ..compiled.interpreter import load_source
 from ..compiled.named_slots import NamedSlots
@@ -79,8 +80,14 @@ def simulated(cuda: ModuleType) -> bool:
 
 
 def load_kernel(flat, n_slots: int, layout: Layout) -> ModuleType:
-    """The generated kernel module of a program and layout (written to the kernel cache)."""
+    """The generated kernel module of a program and layout (written to the kernel cache);
+    `GpuUnavailable` where it is too long to compile (`limits.MAX_GPU_KERNEL_LINES`)."""
     text = source(flat, n_slots, layout)
+    lines = text.count("\n")
+    if lines > MAX_GPU_KERNEL_LINES:
+        raise GpuUnavailable(f"this network's GPU kernel is {lines:,} lines, over the {MAX_GPU_KERNEL_LINES:,} that "
+                             "numba-cuda compiles within a few GB of memory (the GRU's 18,261 passed 24 GB); run it on "
+                             "the CPU (the default device). docs/gpu.md, \"Kernels too long to compile\"")
     key = hashlib.sha256((GPU_SOURCE_VERSION + text).encode()).hexdigest()[:20]
     return load_source(f"lstmgraph_gpu_{key}", text)
 

@@ -122,3 +122,13 @@ def test_no_gpu_is_refused_saying_how_to_get_one(monkeypatch):
     monkeypatch.setattr(cuda, "is_available", lambda: False)
     with pytest.raises(GpuUnavailable, match=r"no CUDA GPU is available .*pip install 'lstmgraph\[gpu\]'"):
         cuda_module()
+
+
+def test_a_kernel_too_long_to_compile_is_refused_before_compiling():
+    """The GRU's kernel (18,000 lines: numba-cuda passed 24 GB compiling it) is refused with a
+    clear error, on the simulator as on a GPU, before anything is compiled or allocated."""
+    network = networks("gru.yaml")
+    with pytest.raises(GpuUnavailable, match=r"GPU kernel is 1\d,\d{3} lines, over the 10,000 .* run it on the CPU"):
+        GpuPopulation(network, initial_weights(network.plan, [0]), 0.1, threads=32)
+    GpuPopulation(networks("modern_lstm.yaml"), initial_weights(networks("modern_lstm.yaml").plan, [0]), 0.1,
+                  threads=32)  # 4,543 lines: compiled on first launch, as before
