@@ -52,3 +52,19 @@ def without_unit_factors(text: str) -> str:
 def product(kind: OperationKind, values) -> str:
     """An accumulating kind's term of one entry, its operands' ``values`` (a, b, c) as text."""
     return without_unit_factors(kind.term.format(**dict(zip(OPERANDS[1:], values))))
+
+
+def entry_lines(kind: OperationKind, activation, columns, ni: int, nj: int, read, trial: str, rate: str,
+                replaced: dict[str, str] | None = None) -> list[str]:
+    """One entry's lines from its kind's statement, its slots at the loop variables the run has:
+    ``read(column)`` the text reading an operand's slot, an accumulating kind's constant slots as
+    literals (`constant`) and its products without factors 1.0, ``replaced`` operands given as
+    text, the input read from column ``trial`` of ``inputs`` and the rate as ``rate``."""
+    operands = {name: read(column) for name, column in zip(OPERANDS, columns)}
+    if kind.term:
+        operands.update((name, constant(*column, ni, nj) or operands[name])
+                        for name, column in zip(OPERANDS[1:], columns[1:]))
+    operands.update(replaced or {})
+    operands.update(input=f"inputs[t, {position(*columns[1], ni, nj)}, {trial}]", rate=rate)
+    lines = kind.lines(activation, **operands)
+    return [without_unit_factors(line) for line in lines] if kind.term else lines

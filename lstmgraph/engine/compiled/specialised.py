@@ -33,7 +33,7 @@ import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program.model import MINUS_ONE, ONE, PHASE_CODE
-from .entry_text import OPERANDS, WRITTEN_OUT, constant, position, product, without_unit_factors
+from .entry_text import OPERANDS, WRITTEN_OUT, constant, entry_lines, position, product
 from .interpreter import FlatProgram, cache_directory, compiled_in_cache, group_functions, load_source, math_import
 
 SPECIALISED_VERSION = "3"
@@ -124,16 +124,10 @@ def _operation(w: _Writer, kind: OperationKind, flat: FlatProgram, op: int, widt
                 w(f"{name}_here = v[{position(base, si, 0, ni, 1)}]")
 
         def body(ni, nj, columns):
-            operands = {name: f"v[{position(*column, ni, nj, width, lane)}]" for name, column in zip(OPERANDS, columns)}
-            if kind.term:  # the term reads the constant slots as literals
-                operands.update((name, _value(*column, ni, nj, width, lane))
-                                for name, column in zip(OPERANDS[1:], columns[1:]))
-            operands.update((name, f"{name}_here") for name in steady)
-            operands.update(input=f"inputs[t, {position(*columns[1], ni, nj)}, {'0' if width == 1 else 'l'}]",
-                            rate="rate[0]" if width == 1 else "rate[l]")
-            lines = kind.lines(activation, **operands)
-            if kind.term:
-                lines = [without_unit_factors(line) for line in lines]
+            lines = entry_lines(kind, activation, columns, ni, nj,
+                                lambda column: f"v[{position(*column, ni, nj, width, lane)}]",
+                                "0" if width == 1 else "l", "rate[0]" if width == 1 else "rate[l]",
+                                {name: f"{name}_here" for name in steady})
             if width == 1:  # a lane runs a step only while it is active, so no mask
                 for line in lines:
                     w(line)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program.model import PHASE_CODE
-from ..compiled.entry_text import OPERANDS, WRITTEN_OUT, constant, position, product, without_unit_factors
+from ..compiled.entry_text import OPERANDS, WRITTEN_OUT, constant, entry_lines, position, product
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
 GPU_SOURCE_VERSION = "6"
@@ -180,13 +180,8 @@ def _statement(kind: OperationKind, activation, columns, ni: int, nj: int, store
     """One entry's lines, its slots at the loop variables the run has (`entry_text.position`;
     an accumulating kind's constant slots as literals); ``store`` formats a slot of the trial's
     slot array."""
-    operands = {name: store.format(position(*column, ni, nj)) for name, column in zip(OPERANDS, columns)}
-    if kind.term:
-        operands.update((name, constant(*column, ni, nj) or operands[name])
-                        for name, column in zip(OPERANDS[1:], columns[1:]))
-    operands.update(input=f"inputs[t, {position(*columns[1], ni, nj)}, gi]", rate="rate[g]")
-    lines = kind.lines(activation, **operands)
-    return [without_unit_factors(line) for line in lines] if kind.term else lines
+    return entry_lines(kind, activation, columns, ni, nj, lambda column: store.format(position(*column, ni, nj)),
+                       "gi", "rate[g]")
 
 
 def _run(w: _Writer, kind: OperationKind, activation, row: np.ndarray, threads: int, store: str) -> None:
