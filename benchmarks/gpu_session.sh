@@ -45,8 +45,7 @@ note "bench --device cuda"
 timeout -k 5 200 python3 benchmarks/gpu_check.py "$OUT/bench" --stage bench 2>&1 | grep -v Warning
 
 note "the other specs' agreement (8 processes), the gpu tests (3 workers)"
-# (The GRU nets' kernels are refused as too long to compile: docs/gpu.md, "Kernels too long to compile".)
-OTHERS=$(ls specs/*.yaml | xargs -n1 basename | sed 's/\.yaml$//' | grep -vxE 'gers2000_cerg|gers2002_timing|gru|gru_torch')
+OTHERS=$(ls specs/*.yaml | xargs -n1 basename | sed 's/\.yaml$//' | grep -vxE 'gers2000_cerg|gers2002_timing')
 timeout -k 5 300 python3 benchmarks/gpu_check.py "$OUT/others" --stage agreement --jobs 8 --specs $OTHERS \
     >> "$OUT/agreement.log" 2>&1 &
 AGREEMENT=$!

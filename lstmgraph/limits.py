@@ -24,8 +24,9 @@ MAX_GROUP_SIZE = 100_000
 #: the program holds about 600 bytes a weight while it builds it (2 x 10^6: 16 s, 1.3 GB).
 MAX_WEIGHTS = 2_000_000
 #: Lines of a program's GPU kernel (`engine.gpu.source`). numba-cuda's memory grows faster than
-#: the kernel: the modern LSTM's 4,562 lines compiled in 1.5 GB, the GRU's 18,276 passed 24 GB
-#: (docs/gpu.md, "Kernels too long to compile"). Past this a GPU run is refused, not attempted.
+#: the kernel: the modern LSTM's 4,562 lines compiled in 1.5 GB, a GRU kernel of 18,276 (before
+#: `lower.MAX_RUNS_GROWTH`) passed 24 GB (docs/gpu.md, "Kernels too long to compile"). Past this
+#: a GPU run is refused, not attempted.
 MAX_GPU_KERNEL_LINES = 10_000
 #: An integer option of a built-in task (lengths, periods, counts: they size the sequences).
 MAX_TASK_INTEGER = 10_000_000

@@ -33,10 +33,18 @@ from ..limits import COUNT_LIMITS_HINT, MAX_TRACE_TERMS, LimitError
 from ..plan import Plan, require_plan
 from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, LOSSES, PATTERNS
 from .model import MINUS_ONE, ONE, Op, Program, Slots
+from .runs import affine_runs
 
 
 def _array(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+#: Sorting an operation's entries by slot is kept only where it multiplies the operation's affine
+#: runs by at most this: every bundled spec's sorted operations stay within 2.7 times, the GRU's
+#: gated sums alternate two patterns and would take 13.8 (gru) to 112 times (gru_torch), a
+#: kernel line or more per run (docs/performance.md, "A sum's terms together").
+MAX_RUNS_GROWTH = 4
 
 
 def _by_slot(out: list[int], *reads: list[int]) -> tuple[np.ndarray, ...]:
@@ -44,12 +52,24 @@ def _by_slot(out: list[int], *reads: list[int]) -> tuple[np.ndarray, ...]:
     in their own order (a stable sort). Where no entry reads a slot the operation writes, every
     slot gets the same sum, added in the same order; a slot's entries then stand together, and
     an executor keeps its sum in a register (a sensitivity's sum over the sources, exact RTRL:
-    the specialised kernel's step 3 times faster, docs/performance.md). Else as given."""
+    the specialised kernel's step 3 times faster, docs/performance.md). Else, or where sorting
+    breaks the entries into many more affine runs (`MAX_RUNS_GROWTH`), as given."""
     columns = [_array(column) for column in (out, *reads)]
     if set(columns[0].tolist()) & set(np.concatenate(columns[1:]).tolist()):
         return tuple(columns)
     order = np.argsort(columns[0], kind="stable")
-    return tuple(column[order] for column in columns)
+    by_slot = tuple(column[order] for column in columns)
+    if _run_count(by_slot) > MAX_RUNS_GROWTH * _run_count(columns):
+        return tuple(columns)
+    return by_slot
+
+
+def _run_count(columns) -> int:
+    """How many affine runs an executor walks for these entries (columns out, a, b, c; absent
+    ones read as slot 0, as `interpreter.flatten` writes them)."""
+    padded = np.zeros((4, len(columns[0])), dtype=np.int64)
+    padded[:len(columns)] = columns
+    return len(affine_runs(padded))
 
 
 class _Lowering:

@@ -86,7 +86,7 @@ def load_kernel(flat, n_slots: int, layout: Layout) -> ModuleType:
     lines = text.count("\n")
     if lines > MAX_GPU_KERNEL_LINES:
         raise GpuUnavailable(f"this network's GPU kernel is {lines:,} lines, over the {MAX_GPU_KERNEL_LINES:,} that "
-                             "numba-cuda compiles within a few GB of memory (the GRU's, about 18,000 lines, took "
+                             "numba-cuda compiles within a few GB of memory (one of 18,000 lines took "
                              "over 24 GB); run it on the CPU (the default device). docs/gpu.md in the lstmgraph "
                              "source, \"Kernels too long to compile\"")
     key = hashlib.sha256((GPU_SOURCE_VERSION + text).encode()).hexdigest()[:20]

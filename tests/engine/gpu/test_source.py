@@ -64,8 +64,7 @@ def test_layout_puts_slots_in_shared_memory_where_they_fit():
 @pytest.mark.parametrize("spec", sorted(path.name for path in SPECS.glob("*.yaml")))
 def test_every_bundled_spec_has_a_kernel(spec):
     network = CompiledNetwork(compile_spec(SPECS / spec), kernel="interpreter")
-    # Each layout once ("auto" is "global" where the slots outgrow shared memory: gru_torch's
-    # exact-RTRL source is 4 MB, a second a layout).
+    # Each layout once ("auto" is "global" where the slots outgrow shared memory).
     layouts = {choose_layout(network.program.n_slots, threads, slots_in=slots_in)
                for threads in (1, 32) for slots_in in ("auto", "global")}
     for layout in layouts:
