@@ -136,3 +136,16 @@ def test_a_kernel_too_long_to_compile_is_refused_before_compiling(monkeypatch):
         GpuPopulation(network, initial_weights(network.plan, [0]), 0.1, threads=32)
     monkeypatch.undo()
     GpuPopulation(network, initial_weights(network.plan, [0]), 0.1, threads=32)  # compiled on first launch
+
+
+@pytest.mark.parametrize("spec", ["gru.yaml", "gru_torch.yaml"])
+def test_sums_in_their_given_order_learn_as_the_cpu_does(spec):
+    """The GRU nets' gated sums keep their given order (`lower.MAX_RUNS_GROWTH`): a slot's terms
+    spread over runs, which a warp's threads share."""
+    network = CompiledNetwork(compile_spec(SPECS / spec), loss="cross_entropy", kernel="interpreter")
+    weights = initial_weights(network.plan, [0])
+    inputs, _ = stream(network.n_inputs, network.n_outputs, 2)
+    targets = np.eye(network.n_outputs)[np.arange(2) % network.n_outputs]
+    cpu, gpu = network.population(weights, 0.1), GpuPopulation(network, weights, 0.1, threads=32)
+    assert gpu.layout.threads == 32
+    assert_same(cpu, gpu, cpu.run(inputs, targets, momentum=0.9), gpu.run(inputs, targets, momentum=0.9))
