@@ -41,9 +41,10 @@ def _array(values) -> np.ndarray:
 
 
 #: Sorting an operation's entries by slot is kept only where it multiplies the operation's affine
-#: runs by at most this: every bundled spec's sorted operations stay within 2.7 times, the GRU's
-#: gated sums alternate two patterns and would take 13.8 (gru) to 112 times (gru_torch), a
-#: kernel line or more per run (docs/performance.md, "A sum's terms together").
+#: runs by at most this. It multiplies no other bundled spec's by more than 2.7; the GRU's gated
+#: sums alternate two patterns, and sorting would multiply them by 13.8 (gru) to 112 (gru_torch),
+#: each run a kernel line or more (docs/performance.md, "A sum's terms together only where its
+#: runs stay few").
 MAX_RUNS_GROWTH = 4
 
 
