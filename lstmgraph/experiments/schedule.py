@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
+from ..training.engines import program_key
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import FINISHED_BEFORE, ResultsConflict, ResultsFolder
@@ -59,6 +60,8 @@ class _Run:
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
+        #: What its pieces compile (`_Schedule.compiles`): its program's kernel and its protocol's driver.
+        self.compiles = (program_key(Experiment.plan_of(self.wanted["spec_data"])), self.kernel, experiment.protocol.kind)
         self.checkpoints: dict[int, bytes | None] = {}
         self._lock: ExitStack | None = None
         self.final: dict[str, Any] | None = None  # its results, once closed
@@ -154,14 +157,30 @@ class _Schedule:
         self.losses: dict[tuple[int, int], int] = {}
         self.running: dict[Future, tuple[tuple[int, int], ...]] = {}
         self.reports: dict[tuple[int, int], ProgressReport] = {}
+        # What pieces compile (`compiles`): done by a piece that ended, or under way in one.
+        self.compiled: set[tuple] = set()
+        self.compiling: dict[Future, tuple] = {}
 
-    def submit(self, workers: Workers, keys: tuple[tuple[int, int], ...]) -> None:
+    def submit(self, workers: Workers, keys: tuple[tuple[int, int], ...]) -> Future:
         place = {index: at for at, index in enumerate(dict.fromkeys(index for index, _ in keys))}  # runs in order
         runs = tuple(self.runs[index].piece_run() for index in place)
         trials = tuple((place[index], seed) for index, seed in keys)
         piece = Piece(runs, trials, min(self.piece_steps.get(key, FIRST_PIECE_STEPS) for key in keys),
                       tuple(self.runs[index].checkpoints[seed] for index, seed in keys), self.device)
-        self.running[workers.submit(run_piece, piece)] = keys
+        future = workers.submit(run_piece, piece)
+        self.running[future] = keys
+        return future
+
+    def compiles(self, keys: tuple[tuple[int, int], ...]) -> tuple:
+        """What a piece of these trials compiles: its runs' kernels and drivers, for one trial or
+        a block of lanes."""
+        return len(keys) > 1, tuple(sorted({self.runs[index].compiles for index, _ in keys}))
+
+    def compiled_by(self, future: Future) -> None:
+        """A piece ended: what it compiled is in the kernel cache now."""
+        compiled = self.compiling.pop(future, None)
+        if compiled is not None:
+            self.compiled.add(compiled)
 
     def open(self, index: int) -> None:
         """Open run ``index`` (`_Run.open`), its trials waiting as its folder now says; closed at
@@ -181,8 +200,16 @@ class _Schedule:
         while self.ready and len(self.running) < workers.slots:
             size = min(self.lanes, -(-len(self.ready) // (workers.slots - len(self.running))))
             keys = self._take(size, GPU_RUNS if self.device == "cuda" else 1)
-            if keys:
+            if not keys:
+                continue
+            compiles = self.compiles(keys)
+            if not workers.shares_cache or compiles in self.compiled:
                 self.submit(workers, keys)
+            elif compiles in self.compiling.values():  # the piece compiling it goes first
+                self.ready = sorted(self.ready + list(keys))
+                return
+            else:
+                self.compiling[self.submit(workers, keys)] = compiles
 
     def _take(self, size: int, most_runs: int) -> tuple[tuple[int, int], ...]:
         """The first ``size`` ready trials at most, of ``most_runs`` runs at most, taken from
@@ -354,6 +381,7 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                 except BaseException as error:
                     if not workers.lost(error):
                         raise
+                    schedule.compiling.pop(future, None)  # a piece of its kind compiles it again, alone
                     if max(schedule.losses.get(key, 0) for key in keys) >= schedule.LOSSES:
                         seeds = ", ".join(str(seed) for _, seed in keys)
                         raise ClusterError(f"trials {seeds}: their worker was lost {schedule.LOSSES + 1} times "
@@ -363,6 +391,7 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                         schedule.losses[key] = schedule.losses.get(key, 0) + 1
                     schedule.ready = sorted(schedule.ready + list(keys))
                     continue
+                schedule.compiled_by(future)
                 for (index, _), trial in zip(keys, result.trials):
                     if trial.row is None:
                         schedule.progressed(index, trial, result.seconds)

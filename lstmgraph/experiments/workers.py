@@ -48,10 +48,12 @@ _HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
 
 
 class Workers:
-    """What the runner needs of a place to run pieces."""
+    """What the runner needs of a place to run pieces. ``shares_cache``: whether every worker
+    reads and writes this process's kernel cache, so that what one compiles the others load."""
 
     slots: int
     description: str
+    shares_cache: bool = False
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
         raise NotImplementedError
@@ -84,7 +86,9 @@ def _start_worker(parent: int) -> None:
 
 
 class LocalWorkers(Workers):
-    """``jobs`` worker processes on this machine."""
+    """``jobs`` worker processes on this machine; they share its kernel cache."""
+
+    shares_cache = True
 
     def __init__(self, jobs: int):
         self.slots = max(1, jobs)

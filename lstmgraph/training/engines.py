@@ -101,12 +101,20 @@ def check_program(plan: Plan, checked: set[str] | None = None) -> None:
     training = plan.training
     if training is None or training.learning_rule == "bptt":
         return
-    key = repr((plan.units, plan.connections, plan.execution_order, training.learning_rule, training.loss))
+    key = program_key(plan)
     if checked is not None:
         if key in checked:
             return
         checked.add(key)
     lower(plan, full_gradient=training.learning_rule == "rtrl", loss=training.loss)
+
+
+def program_key(plan: Plan) -> str:
+    """What the program ``plan``'s training runs is lowered from: plans alike in it run one
+    program (settings of a sweep over rates, say), so one kernel."""
+    training = plan.training
+    return repr((plan.units, plan.connections, plan.execution_order,
+                 training and training.learning_rule, training and training.loss))
 
 
 def _gpu_population(network, weights: Weights, rate: float):

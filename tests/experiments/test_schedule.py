@@ -241,6 +241,80 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
                 run.release()
 
 
+def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_kernel(tmp_path):
+    """Local workers share the kernel cache: the first piece of a kind (its program, kernel
+    and protocol; one trial or lanes) runs alone, and those of its kind start once it has
+    ended, loading what it compiled; a sweep's settings over rates are of one kind. A lost
+    piece compiled nothing for sure: the next of its kind runs alone again. A cluster's
+    workers share no cache and start everything at once."""
+    from concurrent.futures import Future
+    from dataclasses import replace
+
+    from lstmgraph.experiments.schedule import _Run, _Schedule
+    from lstmgraph.experiments.workers import Workers
+    from lstmgraph.files import BUNDLED_SPECS
+
+    class Recorded(Workers):
+        description = "recorded slots"
+
+        def __init__(self, slots, shares_cache):
+            self.slots, self.shares_cache, self.futures = slots, shares_cache, []
+
+        def submit(self, function, argument):
+            self.futures.append((Future(), argument))
+            return self.futures[-1][0]
+
+        def pieces(self):
+            """Each piece's trials as (run, seed)."""
+            specs = [run.wanted["spec_data"] for run in runs]
+            return [[(specs.index(piece.runs[index].spec_data), seed) for index, seed in piece.trials]
+                    for _, piece in self.futures]
+
+    def ended(schedule, workers, at, lost=False):
+        future = workers.futures[at][0]
+        schedule.running.pop(future)
+        if lost:
+            schedule.compiling.pop(future)
+            schedule.ready = sorted(schedule.ready + [(0, 0)])
+        else:
+            schedule.compiled_by(future)
+
+    rows = [find_experiment("gers2002-gts-peephole"), find_experiment("gers2002-gts-no-peephole")]
+    rows.insert(1, replace(rows[0], learning_rate=0.25))
+    runs = [_Run(row, tmp_path / str(index), 2, 2000, BUNDLED_SPECS, "cpu", lambda row: None)
+            for index, row in enumerate(rows)]
+    assert runs[0].compiles == runs[1].compiles != runs[2].compiles
+    schedule, workers = _Schedule(runs, 60.0, 1, "cpu"), Recorded(4, shares_cache=True)
+    try:
+        schedule.fill(workers)
+        assert workers.pieces() == [[(0, 0)]]  # seed 0 compiles, the others wait in order
+        ended(schedule, workers, 0, lost=True)
+        schedule.fill(workers)
+        assert workers.pieces()[1:] == [[(0, 0)]]  # alone again
+        ended(schedule, workers, 1)
+        schedule.fill(workers)
+        # the rest of its kind (run 1 differs in its rate only); the next program compiles alone
+        assert workers.pieces()[2:] == [[(0, 1)], [(1, 0)], [(1, 1)], [(2, 0)]]
+        assert schedule.ready == [(2, 1)]
+        ended(schedule, workers, 2)
+        schedule.fill(workers)
+        assert len(workers.pieces()) == 6 and schedule.ready == [(2, 1)]
+        ended(schedule, workers, 5)
+        schedule.fill(workers)
+        assert workers.pieces()[6:] == [[(2, 1)]]
+    finally:
+        for run in runs:
+            run.release()
+
+    runs = [_Run(rows[0], tmp_path / "cluster", 3, 2000, BUNDLED_SPECS, "cpu", lambda row: None)]
+    schedule, workers = _Schedule(runs, 60.0, 1, "cpu"), Recorded(3, shares_cache=False)
+    try:
+        schedule.fill(workers)
+        assert workers.pieces() == [[(0, 0)], [(0, 1)], [(0, 2)]]
+    finally:
+        runs[0].release()
+
+
 def test_until_settled_starts_no_trial_once_the_verdict_is_settled(tmp_path, monkeypatch):
     """`--until-settled`: once the verdict of the finished trials is settled (here: made so
     from the second on), no more trials start; the folder holds the two and is let go; the
