@@ -27,7 +27,7 @@ from .run_checks import check_run
 from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
 from .summary import csv_text, results_of
 from .verdict import settled_outcome
-from .workers import ClusterError, Workers, workers_for
+from .workers import ClusterError, Workers, connected, workers_for
 
 TrialDone = Callable[[dict[str, Any]], None]
 
@@ -316,9 +316,10 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
     for experiment, out in targets:  # a folder given as a path is read here; each is checked again under its lock
         check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked,
                   None if isinstance(out, ResultsFolder) else Path(out))
-    checks_passed()
-    return run_checked(targets, trials, jobs, budget_steps, specs, trial_done, progress, cluster, checkpoint_seconds,
-                       lanes, device, labels, until_settled)
+    with connected(cluster) as workers:  # a scheduler not reached: refused too
+        checks_passed()
+        return run_checked(targets, trials, jobs, budget_steps, specs, trial_done, progress, workers,
+                           checkpoint_seconds, lanes, device, labels, until_settled)
 
 
 def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: int, jobs: int,

@@ -32,6 +32,7 @@ from .catalogue import Experiment
 from .sweep import Setting, Subject, varied_values
 from .sweep_values import SweepError
 from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
+from .workers import connected
 
 JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
 
@@ -154,28 +155,29 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
     CLI prints the sweep's plan there)."""
     out = Path(out)
     check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster, out)
-    checks_passed()
-    document_head = head(subject, varied_values(grid), trials, budget_steps)
-    listed = [_listed(setting) for setting in grid]
-    with sweep_locked(out):
-        check_folders(grid, out, budget_steps, device)
-        targets = [(setting.experiment, setting_folder(out, setting)) for setting in grid]
-        try:
-            results = run_checked(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
-                                  lambda index, row: trial_done(grid[index], row), progress, cluster,
-                                  checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
-                                  until_settled)
-        except Stopped as stop:  # every setting's trials finished so far
-            with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
-                write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
-            raise SweepStopped(stop.signal_number) from None
-        try:
-            with stops_deferred():  # a stop signal now: the files written whole, then the stop
-                document = sweep_document(document_head, listed, _rows(grid, results))
-                write_outputs(out, document)
-        except Stopped as stop:  # every trial had finished: sweep.json is whole
-            raise SweepStopped(stop.signal_number) from None
-    return document
+    with connected(cluster) as workers:  # a scheduler not reached: refused too
+        checks_passed()
+        document_head = head(subject, varied_values(grid), trials, budget_steps)
+        listed = [_listed(setting) for setting in grid]
+        with sweep_locked(out):
+            check_folders(grid, out, budget_steps, device)
+            targets = [(setting.experiment, setting_folder(out, setting)) for setting in grid]
+            try:
+                results = run_checked(targets, trials, jobs, budget_steps, BUNDLED_SPECS,
+                                      lambda index, row: trial_done(grid[index], row), progress, workers,
+                                      checkpoint_seconds, lanes, device, [f"setting {s.index}" for s in grid],
+                                      until_settled)
+            except Stopped as stop:  # every setting's trials finished so far
+                with stops_deferred(drop=True):  # a second stop signal: stopping already, the files written whole
+                    write_outputs(out, sweep_document(document_head, listed, _rows(grid, stop.results)))
+                raise SweepStopped(stop.signal_number) from None
+            try:
+                with stops_deferred():  # a stop signal now: the files written whole, then the stop
+                    document = sweep_document(document_head, listed, _rows(grid, results))
+                    write_outputs(out, document)
+            except Stopped as stop:  # every trial had finished: sweep.json is whole
+                raise SweepStopped(stop.signal_number) from None
+        return document
 
 
 def _rows(grid: list[Setting], results: list[dict[str, Any] | None] | None) -> dict[int, list[dict[str, Any]]]:

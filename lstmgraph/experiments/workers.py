@@ -33,8 +33,9 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..limits import MAX_JOBS, LimitError, check_count
 from .stops import STOP_SIGNALS
@@ -149,6 +150,9 @@ class ClusterWorkers(Workers):
             except (ValueError, TypeError) as error:  # what the check above lets through and Dask does not take
                 raise ClusterError(f"not a Dask scheduler address: {cluster} ({error}); expected "
                                    f"{CLUSTER_ADDRESS_FORM}") from None
+            except Exception as error:  # another service there: Dask read its reply as a message's length
+                raise ClusterError(f"what answers at {cluster} is not a Dask scheduler ({_describe(error)}); give the "
+                                   "scheduler's own address (port 8786 by default; 8787 is its dashboard)") from None
             self.own_client = True
         else:
             self.client, self.own_client = cluster, False
@@ -167,7 +171,7 @@ class ClusterWorkers(Workers):
     def stop(self) -> None:
         self.executor.shutdown(wait=False)
         if self.own_client:
-            self.client.close()
+            self.client.close()  # (again: nothing)
 
 
 class ClusterError(Exception):
@@ -299,8 +303,24 @@ def check_cluster_address(address: str) -> str:
     return address
 
 
+@contextmanager
+def connected(cluster: Any) -> Iterator[Any]:
+    """``cluster`` connected (`ClusterWorkers`) for the block, so that a scheduler not reached
+    is refused before anything is written, and let go after it; None (local workers) and
+    `Workers` as they are."""
+    workers = ClusterWorkers(cluster) if cluster is not None and not isinstance(cluster, Workers) else cluster
+    try:
+        yield workers
+    finally:
+        if workers is not None and workers is not cluster:
+            workers.stop()
+
+
 def workers_for(jobs: int, cluster: Any = None) -> Workers:
-    """Local worker processes, or a cluster's workers when ``cluster`` is given."""
+    """Local worker processes, or a cluster's workers when ``cluster`` is given (an address, a
+    ``distributed.Client``, or `ClusterWorkers` already connected)."""
+    if isinstance(cluster, Workers):
+        return cluster
     if cluster is None:
         try:
             check_count("the number of local workers (--jobs)", jobs, MAX_JOBS)

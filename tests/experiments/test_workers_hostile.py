@@ -117,6 +117,60 @@ def test_a_run_on_a_cluster_without_dask_exits_2_before_writing_anything(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+@pytest.fixture
+def http_server():
+    """An address where a web server answers (a scheduler's dashboard port, say): every request
+    gets 400 Bad Request. Dask reads those bytes as the length of its handshake message."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                try:
+                    connection.recv(65536)
+                    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    done.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_an_address_where_another_service_answers_is_named_not_a_memory_error(http_server):
+    pytest.importorskip("distributed")
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as raised:
+        ClusterWorkers(http_server)
+    assert str(raised.value).startswith(f"what answers at {http_server} is not a Dask scheduler (")
+    assert "8787 is its dashboard" in str(raised.value)
+    assert time.monotonic() - start < 15  # refused on its answer, not after Dask's 20 s timeout
+
+
+@pytest.mark.parametrize("command", [["reproduce"], ["sweep", "--vary", "learning_rate=0.1"]])
+def test_a_run_on_an_address_where_another_service_answers_exits_2_before_writing_anything(tmp_path, http_server,
+                                                                                            command):
+    pytest.importorskip("distributed")
+    result = CliRunner().invoke(main, [command[0], "gers2002-gts-peephole", *command[1:], "--trials", "1",
+                                       "--cluster", http_server, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: what answers at {http_server} is not a Dask scheduler"), result.output
+    assert not (tmp_path / "out").exists()  # no header printed, no folder made
+
+
 @pytest.mark.parametrize("jobs", [0, MAX_JOBS + 1, 10**12, 10**5000], ids=["0", "limit+1", "1e12", "1e5000"])
 def test_absurd_worker_counts_are_refused_naming_the_limit(jobs):
     with pytest.raises(ClusterError) as raised:
@@ -128,11 +182,18 @@ def test_absurd_worker_counts_are_refused_naming_the_limit(jobs):
 # -- a piece's errors ------------------------------------------------------------------------------
 
 def test_run_in_worker_passes_errors_that_travel_and_wraps_those_that_do_not():
+    class Unpicklable(worker_functions.Unpicklable):
+        """Defined here, after any import of Dask: Dask installs tblib's pickling of the exception
+        classes defined before it (in this process, not in a spawned worker)."""
+
+    def unpicklable(message):
+        raise Unpicklable(message, 7)
+
     assert run_in_worker((worker_functions.square, 7)) == 49
     with pytest.raises(ValueError, match="plain"):
         run_in_worker((worker_functions.value_error, "plain"))
     with pytest.raises(WorkerError, match=r"Unpicklable: broken \(code 7\)"):
-        run_in_worker((worker_functions.unpicklable, "broken"))
+        run_in_worker((unpicklable, "broken"))
     with pytest.raises(SpecError, match=r"specs/net.yaml: groups\[0\].size: the net takes 5 inputs"):
         run_in_worker((worker_functions.spec_error, 5))  # a spec error travels as itself
 
