@@ -33,8 +33,8 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from ..limits import MAX_JOBS, LimitError, check_count
