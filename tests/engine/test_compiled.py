@@ -333,3 +333,35 @@ def test_the_note_is_none_once_the_interpreter_is_compiled(monkeypatch):
     assert interpreter.first_compile_note() is None
     monkeypatch.setattr(interpreter, "compiled_before", lambda module: False)
     assert "once per installation" in interpreter.first_compile_note()
+
+
+def test_a_cached_module_that_is_a_fifo_or_a_folder_is_replaced_or_named(tmp_path, monkeypatch):
+    """A FIFO at a module's place in the kernel cache was read (blocking forever), a folder there
+    was an IsADirectoryError traceback: the FIFO is replaced, never opened blocking, the folder named."""
+    import signal
+
+    from lstmgraph.engine.compiled import interpreter
+    from lstmgraph.files import OutputError
+
+    def hung(*_):
+        raise TimeoutError("load_source blocked on the FIFO")
+
+    monkeypatch.setenv("LSTMGRAPH_CACHE", str(tmp_path))
+    (tmp_path / "kernels").mkdir()
+    os.mkfifo(tmp_path / "kernels" / "lstmgraph_test_fifo.py")
+    (tmp_path / "kernels" / "lstmgraph_test_folder.py").mkdir()
+    for name in ("lstmgraph_test_fifo", "lstmgraph_test_folder"):
+        monkeypatch.delitem(interpreter.sys.modules, name, raising=False)
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        assert interpreter.load_source("lstmgraph_test_fifo", "X = 1\n").X == 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        monkeypatch.delitem(interpreter.sys.modules, "lstmgraph_test_fifo", raising=False)
+    assert (tmp_path / "kernels" / "lstmgraph_test_fifo.py").read_text() == "X = 1\n"
+    with pytest.raises(OutputError) as refused:
+        interpreter.load_source("lstmgraph_test_folder", "X = 1\n")
+    assert str(refused.value).startswith(f"cannot write {tmp_path}/kernels/lstmgraph_test_folder.py: ")
+    assert "LSTMGRAPH_CACHE" in str(refused.value)

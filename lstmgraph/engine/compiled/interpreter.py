@@ -23,7 +23,7 @@ from types import ModuleType
 
 import numpy as np
 
-from ...files import cache_directory, write_atomically
+from ...files import InputFileError, OutputError, cache_directory, reading_no_follow, write_atomically
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
 from ...program.model import PHASE_CODE
@@ -206,14 +206,29 @@ def load_source(name: str, text: str) -> ModuleType:
         return sys.modules[name]
     _vectorise_neighbours()
     path = cache_directory() / f"{name}.py"
-    if not path.exists() or path.read_bytes() != text.encode():
-        write_atomically(path, text.encode())
+    content = text.encode()
+    if _cached_bytes(path, len(content)) != content:
+        try:
+            write_atomically(path, content)  # replaces a link, FIFO or device there, never follows it
+        except OutputError as error:
+            raise OutputError(path, f"{error.reason} (the kernel cache: set LSTMGRAPH_CACHE to a writable "
+                                    "folder, or leave it unset for ~/.cache/lstmgraph)") from None
     spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
     module = importlib.util.module_from_spec(spec)
     module.__file__ = str(path)
     exec(compile(text, str(path), "exec"), module.__dict__)
     sys.modules[name] = module
     return module
+
+
+def _cached_bytes(path: Path, size: int) -> bytes | None:
+    """The first ``size`` + 1 bytes of the module cached at ``path``; None where none can be
+    used: missing, a link, a folder, a FIFO or device (never opened blocking), unreadable."""
+    try:
+        with reading_no_follow(path) as stream:
+            return stream.read(size + 1)
+    except (InputFileError, OSError):
+        return None
 
 
 def load() -> ModuleType:
