@@ -111,11 +111,18 @@ def make_folder(folder: Path, for_path: Path | None = None) -> None:
 
 def blocked_folder(folder: Path, error: OSError) -> OSError:
     """``error`` (making or opening ``folder``), or one naming the file that stands where
-    ``folder`` or one of its parents should be."""
-    blocking = next((parent for parent in (folder, *folder.parents) if parent.exists()), None)
-    if blocking is not None and not blocking.is_dir():
+    ``folder`` or one of its parents should be, or saying that a name in it is too long."""
+    if error.errno == errno.ENAMETOOLONG:
+        return OSError(errno.ENAMETOOLONG, TOO_LONG)
+    blocking = next((parent for parent in (folder, *folder.parents) if os.path.exists(parent)), None)
+    if blocking is not None and not os.path.isdir(blocking):
         return OSError(errno.ENOTDIR, f"{blocking} is a file, not a folder")
     return error
+
+
+#: What a path too long for the system is told (ENAMETOOLONG), after the path.
+TOO_LONG = ("a name in the path is longer than the file system allows (most allow 255 bytes a name); "
+            "choose a shorter one")
 
 
 def sync_folder(folder: Path) -> None:

@@ -61,6 +61,17 @@ def test_a_file_where_a_folder_should_be_is_named(tmp_path):
     assert isinstance(caught.value, OSError)  # callers that handle OSError still do
 
 
+def test_a_name_too_long_for_the_file_system_is_named_not_a_traceback(tmp_path):
+    """Path.exists raised ENAMETOOLONG while the folder's error was being explained: train --out,
+    render -o or LSTMGRAPH_CACHE with a 300-byte name ended in a traceback (exit 1)."""
+    long = tmp_path / ("b" * 300)
+    for target in (long / "f.npz", long / "sub" / "f.npz", tmp_path / "sub" / ("b" * 300) / "f.npz"):
+        with pytest.raises(OutputError) as caught:
+            write_atomically(target, b"")
+        assert str(caught.value).startswith(f"cannot write {target}: a name in the path is longer than")
+        assert "choose a shorter one" in str(caught.value)
+
+
 def test_own_file_exists_refuses_a_link_a_fifo_and_a_folder_without_opening_them(tmp_path):
     (tmp_path / "file").write_text("x")
     (tmp_path / "link").symlink_to(tmp_path / "file")
