@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import reading_no_follow, write_atomically
+from .files import TOO_LONG, name_too_long, reading_no_follow, write_atomically
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31
@@ -156,6 +156,8 @@ def write_array(path: Path, array: np.ndarray) -> None:
 
 def _check_file(path: Path) -> None:
     """A missing file or a folder is named as such (and a FIFO is not opened: it would block)."""
+    if name_too_long(path):
+        raise ArrayFileError(f"{path}: {TOO_LONG}")
     if not path.exists():
         raise ArrayFileError(f"{path}: no such file")
     if path.is_dir():

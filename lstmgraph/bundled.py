@@ -15,7 +15,7 @@ import difflib
 from pathlib import Path
 
 from .errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
-from .files import BUNDLED_SPECS
+from .files import BUNDLED_SPECS, TOO_LONG, name_too_long
 
 #: The files a spec may be, by suffix, and their formats (`spec.loader` reads them).
 SPEC_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
@@ -58,6 +58,8 @@ def find_spec(argument: str | Path, folder: Path = BUNDLED_SPECS) -> Path:
     name (a run folder named ``gru`` does not hide the bundled ``gru``), else the folder
     itself (the loader refuses it); `SpecNotFound` otherwise."""
     path = Path(argument)
+    if name_too_long(path):
+        raise SpecFileError(str(argument), TOO_LONG, SPEC_EXPECTED)
     if not path.is_dir() and (path.exists() or path.is_symlink()):
         return path
     found = bundled_spec(str(argument), folder)

@@ -125,6 +125,16 @@ TOO_LONG = ("a name in the path is longer than the file system allows (most allo
             "choose a shorter one")
 
 
+def name_too_long(path: Path) -> bool:
+    """Whether ``path`` cannot be looked up because a name in it, or the whole, is longer than
+    the system allows (ENAMETOOLONG, which Path.exists and Path.is_dir raise, not answer)."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ENAMETOOLONG
+    return False
+
+
 def sync_folder(folder: Path) -> None:
     """fsync a folder so that a rename in it survives a power cut (where the system allows it)."""
     handle = os.open(folder, os.O_RDONLY)

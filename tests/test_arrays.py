@@ -72,6 +72,14 @@ def test_every_kind_of_damage_names_the_file(tmp_path):
         assert str(caught.value).startswith(f"{tmp_path / name}: ") and words in str(caught.value), name
 
 
+def test_a_name_too_long_for_the_file_system_is_named(tmp_path):
+    """Path.exists raised ENAMETOOLONG: run --inputs, train --data with a 300-byte name were tracebacks."""
+    for name in ("b" * 300 + ".npy", "b" * 300 + ".npz", "b" * 300 + ".csv"):
+        with pytest.raises(ArrayFileError) as caught:
+            read_array(tmp_path / name)
+        assert str(caught.value).startswith(f"{tmp_path / name}: a name in the path is longer than")
+
+
 def test_an_archive_is_measured_before_it_is_unpacked(tmp_path, monkeypatch):
     monkeypatch.setattr("lstmgraph.arrays.MAX_ARCHIVE_BYTES", 10_000)
     with zipfile.ZipFile(tmp_path / "bomb.npz", "w", zipfile.ZIP_DEFLATED) as archive:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..arrays import ArrayFileError, numbers, read_npz
 from ..engine.weights import Weights, WeightsError, load_weights
-from ..files import NotAFile, own_file_exists
+from ..files import TOO_LONG, NotAFile, name_too_long, own_file_exists
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
@@ -113,6 +113,8 @@ def load_run(path: str | Path) -> TrainedRun:
     missing, a symbolic link, damaged, of another network or holds NaN or infinite weights;
     `SpecError` if its spec.yaml does not compile."""
     path = Path(path)
+    if name_too_long(path):
+        raise TrainedRunError(f"{path}: {TOO_LONG}")
     if not path.is_dir():
         raise TrainedRunError(f"{path}: is a file, not a run directory (a run's folder: 'lstmgraph train --out "
                               "DIR', or OUT/trials/SEED of 'lstmgraph reproduce')" if path.exists()

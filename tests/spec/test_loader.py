@@ -174,6 +174,16 @@ def test_files_that_cannot_be_read_say_why(tmp_path):
         assert words in caught.value.format(), name
 
 
+def test_a_spec_name_too_long_for_the_file_system_is_a_spec_file_error(tmp_path):
+    """find_spec's Path.is_dir raised ENAMETOOLONG: validate with a 300-byte name was a traceback."""
+    from lstmgraph.errors import SpecFileError
+    for name in (str(tmp_path / ("b" * 300)) + ".yaml", "b" * 300):
+        with pytest.raises(SpecFileError) as caught:
+            lstmgraph.load_spec(name)
+        assert caught.value.source.filename == name
+        assert "a name in the path is longer than the file system allows" in caught.value.format()
+
+
 def test_the_library_takes_a_bundled_spec_by_name_from_any_folder(tmp_path, monkeypatch):
     """`load_spec` and `compile_spec` resolve names as the commands do: a folder named like a
     bundled spec does not hide it, a file of that name does, a near miss names the closest."""

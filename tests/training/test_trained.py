@@ -48,6 +48,12 @@ def test_a_file_given_as_the_run_directory_is_named_as_a_file(tmp_path):
         load_run(tmp_path / "absent")
 
 
+def test_a_run_directory_name_too_long_for_the_file_system_is_named(tmp_path):
+    """Path.is_dir raised ENAMETOOLONG: evaluate and plot of a 300-byte name were tracebacks."""
+    with pytest.raises(TrainedRunError, match="a name in the path is longer than the file system allows"):
+        load_run(tmp_path / ("b" * 300))
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda run: (run / "spec.yaml").unlink(), "not a run directory"),
     (lambda run: (run / "weights.npz").write_bytes(b"not a zip"), "weights.npz"),
