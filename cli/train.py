@@ -17,7 +17,7 @@ from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
 from lstmgraph.engine import Simulator, WeightsError, load_weights
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.files import OutputError, write_atomically
+from lstmgraph.files import OutputError, replaces, write_atomically
 from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
@@ -186,6 +186,10 @@ def run(spec: Path, weights_file: Path, inputs_file: Path, outputs_file: Path | 
         if path is not None and path.suffix.lower() not in suffixes:
             fail(f"{path}: cannot tell the format; expected a file ending in {' or '.join(suffixes)}")
     plan = compile_or_exit(spec)
+    for option, path in (("--outputs", outputs_file), ("--record", record)):
+        for source, read in (("--inputs", inputs_file), ("--weights", weights_file)):
+            if path is not None and replaces(path, read):
+                fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
     sim = Simulator(plan)
     try:
         weights = load_weights(weights_file, plan)

@@ -135,6 +135,13 @@ def name_too_long(path: Path) -> bool:
     return False
 
 
+def replaces(path: Path, other: Path) -> bool:
+    """Whether writing ``path`` (`write_atomically`) would replace the file ``other`` names: the
+    same folder entry once links are resolved (a link at ``path`` or a hard link is replaced, not
+    written through, so the file ``other`` reads stays)."""
+    return path.parent.resolve() / path.name == Path(other).resolve()
+
+
 def sync_folder(folder: Path) -> None:
     """fsync a folder so that a rename in it survives a power cut (where the system allows it)."""
     handle = os.open(folder, os.O_RDONLY)

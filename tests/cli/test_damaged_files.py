@@ -95,6 +95,25 @@ def test_run_refuses_bad_weights_inputs_and_outputs(runs, tmp_path):
         assert code == 2 and words in output, (args, output)
 
 
+def test_run_refuses_outputs_or_a_record_over_its_own_inputs_or_weights(runs, tmp_path):
+    """--outputs X.csv --inputs X.csv replaced the inputs with the outputs, --record over the
+    weights replaced the run's weights.npz; a link in the path does not hide them."""
+    weights = tmp_path / "w.npz"
+    shutil.copy(runs / "one" / "weights.npz", weights)
+    np.savetxt(tmp_path / "x.csv", np.zeros((3, 4)), delimiter=",")
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    (tmp_path / "link").symlink_to(tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in ("w.npz", "x.csv", "x.npy")}
+    for inputs, option, target, source in (("x.csv", "--outputs", "x.csv", "--inputs"),
+                                           ("x.npy", "--outputs", "link/x.npy", "--inputs"),
+                                           ("x.npy", "--record", "w.npz", "--weights"),
+                                           ("x.npy", "--record", "link/w.npz", "--weights")):
+        code, output = invoke("run", RNN, "--weights", weights, "--inputs", tmp_path / inputs,
+                              option, tmp_path / target)
+        assert code == 2 and f"{tmp_path / target}: {option} names the {source} file" in output, output
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
 DAMAGE = {
     "checkpoint.npz truncated": lambda d: (d / "checkpoint.npz").write_bytes((d / "checkpoint.npz").read_bytes()[:500]),
     "checkpoint.npz a folder": lambda d: ((d / "checkpoint.npz").unlink(), (d / "checkpoint.npz").mkdir()),
