@@ -16,7 +16,7 @@ import click
 
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.errors import SpecError, SpecFileError
-from lstmgraph.files import OutputError
+from lstmgraph.files import TOO_LONG, OutputError
 from lstmgraph.limits import LIMITS_HINT
 from lstmgraph.plan import Plan
 
@@ -53,9 +53,19 @@ class Commands(click.Group):
         except MemoryError as error:
             fail(str(error) or f"not enough memory for this network ({LIMITS_HINT})")
         except OSError as error:
+            if error.errno == errno.ENAMETOOLONG:  # (Path.exists raises it, wherever a command asks)
+                fail(error_text(error))
             if error.errno not in _NO_ROOM:
                 raise
             fail(f"cannot write the standard output: {error.strerror} (redirected to a full disk?)")
+
+
+def error_text(error: Exception) -> str:
+    """What an error message says of ``error``: a path too long for the file system named as
+    such, with what to do (Path.exists raises ENAMETOOLONG rather than answer)."""
+    if getattr(error, "errno", None) == errno.ENAMETOOLONG and not isinstance(error, OutputError):
+        return f"{error.filename if error.filename is not None else error}: {TOO_LONG}"
+    return str(error)
 
 
 def note_first_compile(device: str, cluster: str | None) -> None:

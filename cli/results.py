@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .common import fail
+from .common import error_text, fail
 
 
 @click.command(short_help="Print the summary table of the results under docs/results.")
@@ -40,7 +40,7 @@ def results(action: str | None, docs: Path | None) -> None:
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
         raise
     except OSError as error:  # OutputError: a document or figure that cannot be written
-        fail(str(error))
+        fail(error_text(error))
     if action is None:
         sys.stdout.write(state.table)
     elif action == "check":

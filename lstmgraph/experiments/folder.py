@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import FolderInUse, FolderLock, OutputError, make_folder
+from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, name_too_long
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names, not_written_by,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
@@ -117,6 +117,8 @@ class ResultsFolder:
                                                   "results.png", ".lock")
 
     def __init__(self, path: str | Path, within: str | Path | None = None, advice: str = WRITER_ADVICE):
+        if name_too_long(Path(path)):
+            raise ResultsConflict(f"{path}: {TOO_LONG}")
         self.path = Path(path)
         self.root = Path(within) if within is not None else self.path
         self.below = self.path.relative_to(self.root).as_posix() if within is not None else ""
@@ -139,7 +141,8 @@ class ResultsFolder:
             with folder_descriptor(self.root, tuple(self.below.split("/")) if self.below else (), create) as descriptor:
                 return descriptor is not None
         except OutputError as error:
-            raise ResultsConflict(f"{error.path}: {error.reason}; {self.advice}") from None
+            advice = "" if str(error.reason).endswith(TOO_LONG) else f"; {self.advice}"  # (its own advice)
+            raise ResultsConflict(f"{error.path}: {error.reason}{advice}") from None
 
     # -- the layout -------------------------------------------------------------------------------
     def file(self, relative: str) -> Path:

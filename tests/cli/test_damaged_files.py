@@ -297,3 +297,22 @@ def test_damaged_run_directories_never_end_in_a_traceback(runs, tmp_path_factory
     (copy / name).write_bytes(data.draw(damage(len(raw)))(raw))
     code, output = _outcome(["train", "--resume", copy, "--quiet"])
     assert code == 0 or f"{copy}" in output, output
+
+
+@pytest.mark.parametrize("command", [
+    ["train", RNN, "--steps", "5", "--quiet", "--out", "{long}"],
+    ["reproduce", "gers2002-gts-peephole", "--trials", "1", "--out", "{long}"],
+    ["reproduce", "gers2002-gts-peephole", "--status", "--out", "{long}"],
+    ["sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.1", "--trials", "1", "--out", "{long}"],
+    ["sweep", "gers2002-gts-peephole", "--vary", "learning_rate=0.1", "--status", "--out", "{long}"],
+    ["results", "--docs", "{long}"],
+], ids=["train", "reproduce", "reproduce-status", "sweep", "sweep-status", "results"])
+def test_a_folder_name_too_long_for_the_file_system_is_named_with_what_to_do(tmp_path, command):
+    """Path.exists raises ENAMETOOLONG instead of answering: each command says the name is too
+    long and to choose a shorter one (before: a traceback from train, the bare errno elsewhere)."""
+    long = tmp_path / ("b" * 300)
+    code, output = invoke(*[str(long) if part == "{long}" else part for part in command])
+    assert code == 2, output
+    assert output.startswith("error: ") and "longer than the file system allows" in output, output
+    assert "choose a shorter one" in output and "[Errno" not in output and "delete it" not in output
+    assert os.listdir(tmp_path) == []
