@@ -80,6 +80,19 @@ def is_temporary(name: str) -> bool:
     return name.startswith(".") and name.endswith(".tmp")
 
 
+def not_written_by(folder: Path, names: list[str], marks: tuple[str, ...], command: str) -> str | None:
+    """Why a run of ``lstmgraph COMMAND`` must not write ``folder``, which holds ``names``: files
+    but none of ``marks`` (its own, e.g. experiment.json), so no such run wrote it (anyone's
+    files, another command's folder); None if it holds none or is marked. A lock and the
+    temporary files a killed write leaves do not count."""
+    foreign = [name for name in sorted(names) if name != ".lock" and not is_temporary(name)]
+    if not foreign or any(mark.rstrip("/") in names for mark in marks):
+        return None
+    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")
+    return (f"{folder}: holds {shown} but no {' or '.join(marks)}: not a folder lstmgraph {command} "
+            "writes, and this run would mix its files with those; choose an empty or new folder with --out")
+
+
 def remove_temporaries(descriptor: int) -> None:
     """Remove from the open folder ``descriptor`` the temporary files killed atomic writes left
     (a link is removed, not followed; a folder so named stays). Call it holding the folder's

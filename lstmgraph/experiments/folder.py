@@ -38,9 +38,9 @@ import numpy as np
 import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, name_too_long
+from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, name_too_long, not_written_by
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
-from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names, not_written_by,
+from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
 from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, former_settings, run_settings
@@ -68,9 +68,9 @@ class ResultsConflict(Exception):
 
 def check_written_by(root: Path, below: str, marks: tuple[str, ...], command: str) -> None:
     """`ResultsConflict` for a folder (``root``/``below``) holding files but none of ``marks``
-    (`folder_files.not_written_by`): one a run would mix its files into."""
+    (`files.not_written_by`): one a run would mix its files into."""
     try:
-        problem = not_written_by(root, below, marks, command)
+        problem = not_written_by(root.joinpath(below), folder_names(root, below) or [], marks, command)
     except OutputError as error:
         raise ResultsConflict(f"{error.path}: {error.reason}") from None
     if problem:

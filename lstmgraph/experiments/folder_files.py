@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from ..files import OutputError, blocked_folder, is_temporary, remove_temporaries, write_synced
+from ..files import OutputError, blocked_folder, remove_temporaries, write_synced
 from ..limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
@@ -177,20 +177,6 @@ def remove_temporaries_in(root: Path, relative: str = "") -> None:
     with folder_descriptor(root, _parts(relative) if relative else (), create=False) as descriptor:
         if descriptor is not None:
             remove_temporaries(descriptor)
-
-
-def not_written_by(root: Path, relative: str, marks: tuple[str, ...], command: str) -> str | None:
-    """Why a run of ``lstmgraph COMMAND`` must not write the folder ``root``/``relative``: it
-    holds files but none of ``marks`` (its own, e.g. experiment.json), so no such run wrote it
-    (a training run's folder, anyone's files); None if it is missing, empty, or marked. A lock
-    and the temporary files a killed write leaves do not count."""
-    names = folder_names(root, relative) or []
-    foreign = [name for name in names if name != ".lock" and not is_temporary(name)]
-    if not foreign or any(mark.rstrip("/") in names for mark in marks):
-        return None
-    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")
-    return (f"{root.joinpath(relative)}: holds {shown} but no {' or '.join(marks)}: not a folder lstmgraph {command} "
-            "writes, and this run would mix its files with those; choose an empty or new folder with --out")
 
 
 def read_file(root: Path, relative: str, limit: int) -> bytes | None:

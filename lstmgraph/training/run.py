@@ -216,6 +216,9 @@ def start_run(plan: Plan, out: str | Path | None = None, trials: int = 1, engine
         if holder is not None:
             raise RunInUse(FolderInUse(directory.path, holder, directory.lock.suggestion))
         raise RunExists(directory.path)
+    problem = directory.not_a_run()
+    if problem is not None:
+        raise RunDirectoryError(problem)
     info = {"lstmgraph": __version__, "spec": str(spec if spec is not None else plan.source.filename),
             "trials": trials}
     trainer = Trainer(plan, trials, engine=engine, device=device)

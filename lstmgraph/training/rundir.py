@@ -34,7 +34,7 @@ import yaml
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..engine.devices import DEVICES
 from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
-                     open_no_follow, read_no_follow, remove_temporaries, write_atomically)
+                     not_written_by, open_no_follow, read_no_follow, remove_temporaries, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 
@@ -120,6 +120,15 @@ class RunDirectory:
 
     def exists(self) -> bool:
         return os.path.lexists(self.path / "run.json")
+
+    def not_a_run(self) -> str | None:
+        """Why a new run must not start here: the folder holds files, but none a run writes first
+        (`files.not_written_by`: anyone's files, a results folder); None where it may."""
+        try:
+            names = os.listdir(self.path)
+        except OSError:  # missing, or a file (making the folder names that)
+            return None
+        return not_written_by(self.path, names, ("run.json", "spec.yaml"), "train")
 
     # -- who trains here ------------------------------------------------------------------------
     def acquire(self) -> None:

@@ -133,6 +133,25 @@ def test_a_run_that_fails_before_its_first_row_removes_what_it_created(tmp_path,
     assert start_run(plan, out, engine="numpy").train().steps >= 200   # the same command, again
 
 
+def test_a_new_run_refuses_a_folder_of_files_no_run_wrote(tmp_path):
+    """Anyone's files, or a reproduce results folder: refused before anything is written. A
+    folder with only what a start killed early leaves (its lock, a temporary, spec.yaml) is taken."""
+    plan = lstmgraph.compile_spec(TIMING, Overrides(steps=100))
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    (foreign / "experiment.json").write_text("{}")
+    with pytest.raises(RunDirectoryError, match=r"holds experiment.json, notes.txt but no run.json or spec.yaml: "
+                                                r"not a folder lstmgraph train writes"):
+        start_run(plan, foreign)
+    assert sorted(path.name for path in foreign.iterdir()) == ["experiment.json", "notes.txt"]
+    started = tmp_path / "started"
+    started.mkdir()
+    for name in (".lock", ".run.json.0a1b2c.tmp", "spec.yaml"):
+        (started / name).write_text("")
+    assert start_run(plan, started, engine="numpy").train().steps >= 100
+
+
 @pytest.mark.parametrize("left", ["rows", "no metrics files"])
 def test_a_run_stopped_before_its_first_checkpoint_resumes_from_step_0(tmp_path, left):
     plan = lstmgraph.compile_spec(TIMING, Overrides(steps=200))
