@@ -10,26 +10,18 @@ trial's row and trained weights. Only this process writes the results folder
 from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
-from ..engine.compiled.network import kernel_for
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
-from ..training.engines import program_key
 from .catalogue import Experiment
-from .figures import results_figure
-from .folder import FINISHED_BEFORE, ResultsConflict, ResultsFolder
-from .folder_settings import checkpoint_digests, settings
+from .folder import ResultsConflict, ResultsFolder
+from .folder_run import FolderRun, TrialDone
 from .stops import Stopped, stopped_by_signals, stops_deferred
 from .run_checks import check_run
-from .piece import Piece, PieceCheckpointError, PieceRun, PieceTrial, run_piece
-from .summary import csv_text, results_of
-from .verdict import settled_outcome
+from .piece import Piece, PieceCheckpointError, PieceTrial, run_piece
 from .workers import ClusterError, Workers, connected, workers_for
-
-TrialDone = Callable[[dict[str, Any]], None]
 
 #: Work per piece, and so the most a lost worker or a killed run can cost.
 CHECKPOINT_SECONDS = 60.0
@@ -40,105 +32,6 @@ FIRST_PIECE_STEPS = 20_000
 
 
 # -- the schedule ------------------------------------------------------------------------------------
-class _Run:
-    """One experiment's trials into one results folder, seeds 0..trials-1: what the folder holds
-    (read and checked when made, nothing written), then, once opened, its lock, checkpoints and
-    rows. Opened when its first piece is due and closed when its last trial ends, so a sweep of
-    many settings holds the locks of the few running, not of all."""
-
-    def __init__(self, experiment: Experiment, out: Path | ResultsFolder, trials: int, budget_steps: int | None, specs: Path,
-                 device: str, trial_done: TrialDone, until_settled: bool = False):
-        self.experiment, self.trials = experiment, trials
-        self.folder = out if isinstance(out, ResultsFolder) else ResultsFolder(out)
-        self.budget_steps, self.trial_done, self.until_settled = budget_steps, trial_done, until_settled
-        self.stopping = False  # settled (`settled`): no more pieces, closed once none runs
-        self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
-        self.wanted = settings(experiment, budget_steps, specs, device)
-        self.digests = checkpoint_digests(self.wanted)  # the first written, either read
-        self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
-        self.rows, self.todo = self._read()[2:]
-        # Every piece of the run's trials on a worker shares one compilation of the specialised
-        # kernel (results are bit-identical either way): worth it for long runs only.
-        self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
-        #: What its pieces compile (`_Schedule.compiles`): its program's kernel and its protocol's driver.
-        self.compiles = (program_key(Experiment.plan_of(self.wanted["spec_data"])), self.kernel, experiment.protocol.kind)
-        self.checkpoints: dict[int, bytes | None] = {}
-        self._lock: ExitStack | None = None
-        self.final: dict[str, Any] | None = None  # its results, once closed
-
-    def _read(self) -> tuple[list[dict[str, Any]], bool, list[dict[str, Any]], list[int]]:
-        """The folder's rows as stored, whether a kill cut the last, those of seeds in range, and
-        the seeds still to run; `ResultsConflict` for trials of other settings or damaged files."""
-        self.folder.check_settings(self.wanted, self.experiment.name)
-        stored, cut = self.folder.read_rows(self.experiment.protocol, self.experiment.protocol.limit)
-        rows = [row for row in stored if row["seed"] < self.trials]
-        done = {row["seed"] for row in rows}
-        return stored, cut, rows, [seed for seed in range(self.trials) if seed not in done]
-
-    def settled(self) -> bool:
-        """With ``until_settled``: whether no outcome of the trials not finished can change the
-        verdict of those finished against the published figures (`verdict.settled_outcome`)."""
-        return self.until_settled and bool(self.rows) and settled_outcome(
-            results_of(self.experiment, self.budget_steps, self.rows), self.trials - len(self.rows),
-            self.experiment.published, self.experiment.trials) is not None
-
-    @property
-    def waiting(self) -> list[int]:
-        """The seeds still to run: none once settled."""
-        return [] if self.stopping or self.settled() else self.todo
-
-    @property
-    def opened(self) -> bool:
-        return self._lock is not None
-
-    def open(self) -> None:
-        """Lock the folder, read it again (another run may have written it since), read the
-        checkpoints of the trials to run (checked), then write: the settings, the rows without
-        a line a kill cut, no checkpoint for a trial that ended after it."""
-        self._lock = ExitStack()
-        self._lock.enter_context(self.folder.locked())
-        stored, cut, self.rows, self.todo = self._read()
-        for seed in self.todo:
-            found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
-            self.checkpoints[seed] = found[0] if found is not None else None
-        self.folder.remove_temporaries()  # what killed writes left: locked, no write of ours is under way
-        self.folder.write_settings(self.wanted)
-        if cut:  # the line a kill cut: that trial runs again
-            self.folder.write_rows(stored)
-        for row in self.rows:
-            self.folder.remove_checkpoint(row["seed"])  # ended after it
-            self.trial_done({**row, FINISHED_BEFORE: True})
-
-    def piece_run(self) -> PieceRun:
-        """What a worker needs of this run (`piece.PieceRun`)."""
-        return PieceRun(self.experiment.task, self.experiment.task_options, self.experiment.protocol,
-                        self.wanted["spec_data"], self.budget_steps, self.kernel)
-
-    def results(self) -> dict[str, Any] | None:
-        """The run's results: as its close wrote them; at a stop, those of the trials finished
-        so far, written to the folder if the run had opened it (None if none finished)."""
-        if self.final is not None:
-            return self.final
-        if not self.rows:
-            return None
-        if not self.opened:  # its folder is not ours to write: the figures only
-            return results_of(self.experiment, self.budget_steps, self.rows)
-        return write_results(self.folder, self.experiment, self.budget_steps, self.rows)
-
-    def close(self) -> dict[str, Any]:
-        """Every trial ended: the run's results written (a stop signal waits for them), its lock let go."""
-        try:
-            with stops_deferred():
-                self.final = write_results(self.folder, self.experiment, self.budget_steps, self.rows)
-            return self.final
-        finally:
-            self.release()
-
-    def release(self) -> None:
-        if self._lock is not None:
-            self._lock.close()
-
-
 class _Schedule:
     """The trials of some runs: waiting, running (in one piece at a time, up to `lanes` to a
     piece: one run's on the CPU, several runs' on the GPU) and their checkpoints (as the folders
@@ -149,7 +42,7 @@ class _Schedule:
     #: A piece whose worker was lost this many times is not tried again.
     LOSSES = 3
 
-    def __init__(self, runs: list[_Run], checkpoint_seconds: float, lanes: int, device: str):
+    def __init__(self, runs: list[FolderRun], checkpoint_seconds: float, lanes: int, device: str):
         self.runs, self.device, self.checkpoint_seconds, self.lanes = runs, device, checkpoint_seconds, lanes
         # Up to `lanes` trials side by side in a piece (a block of lanes, `trial.advance_together`).
         self.ready = [(index, seed) for index, run in enumerate(runs) for seed in run.waiting]
@@ -183,7 +76,7 @@ class _Schedule:
             self.compiled.add(compiled)
 
     def open(self, index: int) -> None:
-        """Open run ``index`` (`_Run.open`), its trials waiting as its folder now says; closed at
+        """Open run ``index`` (`FolderRun.open`), its trials waiting as its folder now says; closed at
         once if none is left."""
         run = self.runs[index]
         run.open()
@@ -258,7 +151,7 @@ class _Schedule:
             self.ready = [key for key in self.ready if key[0] != index]
 
     def close_settled(self) -> None:
-        """Close each run settled early once none of its trials runs (`_Run.settled`)."""
+        """Close each run settled early once none of its trials runs (`FolderRun.settled`)."""
         running = {index for keys in self.running.values() for index, _ in keys}
         for index, run in enumerate(self.runs):
             if run.stopping and run.final is None and index not in running:
@@ -285,7 +178,7 @@ def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, bu
     trials side by side in one piece, at most (results are the same; one by default, which
     costs the least CPU on every row measured: docs/performance.md, "Whether side by side pays").
     ``device`` ``cuda``: every trial in one piece on the GPU (`trial.check_device`), one worker.
-    ``until_settled``: no trial started once the verdict is settled (`_Run.settled`).
+    ``until_settled``: no trial started once the verdict is settled (`FolderRun.settled`).
     Everything the folder holds is checked before anything is written: a refused run
     (`ResultsConflict`) leaves it as it was; ``checks_passed()`` is called once all checks pass."""
     try:
@@ -331,7 +224,7 @@ def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: 
     compiled and its program lowered once before the run."""
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
-    runs = [_Run(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,
+    runs = [FolderRun(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,
                  lambda row, index=index: trial_done(index, row), until_settled)
             for index, (experiment, out) in enumerate(targets)]
     for run, label in zip(runs, labels or []):
@@ -353,16 +246,6 @@ def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: 
         for run in runs:
             run.release()
     return [run.results() for run in runs]
-
-
-def write_results(folder: ResultsFolder, experiment: Experiment, budget_steps: int | None,
-                  rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """results.json, trials.csv and results.png of the finished trials ``rows``: all of a run's
-    at its end, those so far when it is stopped (the summary table marks such a row "N of M
-    trials")."""
-    results = results_of(experiment, budget_steps, rows)
-    folder.write_results(results, csv_text(rows), results_figure(results))
-    return results
 
 
 def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> None:

@@ -210,7 +210,8 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
     row's trial (a sweep's settings in one population)."""
     from concurrent.futures import Future
 
-    from lstmgraph.experiments.schedule import _Run, _Schedule
+    from lstmgraph.experiments.folder_run import FolderRun
+    from lstmgraph.experiments.schedule import _Schedule
     from lstmgraph.experiments.workers import Workers
     from lstmgraph.files import BUNDLED_SPECS
 
@@ -227,7 +228,7 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
     experiment = find_experiment("gers2002-gts-peephole")
     for device, slots, pieces, opened in (("cpu", 2, [((0, 0),), ((0, 0),)], [True, True, False]),
                                           ("cuda", 1, [((0, 0), (1, 0), (2, 0))], [True, True, True])):
-        runs = [_Run(experiment, tmp_path / device / str(index), 1, 2000, BUNDLED_SPECS, device, lambda row: None)
+        runs = [FolderRun(experiment, tmp_path / device / str(index), 1, 2000, BUNDLED_SPECS, device, lambda row: None)
                 for index in range(3)]
         schedule, workers = _Schedule(runs, 60.0, 4, device), Recorded(slots)
         try:
@@ -250,7 +251,8 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
     from concurrent.futures import Future
     from dataclasses import replace
 
-    from lstmgraph.experiments.schedule import _Run, _Schedule
+    from lstmgraph.experiments.folder_run import FolderRun
+    from lstmgraph.experiments.schedule import _Schedule
     from lstmgraph.experiments.workers import Workers
     from lstmgraph.files import BUNDLED_SPECS
 
@@ -281,7 +283,7 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
 
     rows = [find_experiment("gers2002-gts-peephole"), find_experiment("gers2002-gts-no-peephole")]
     rows.insert(1, replace(rows[0], learning_rate=0.25))
-    runs = [_Run(row, tmp_path / str(index), 2, 2000, BUNDLED_SPECS, "cpu", lambda row: None)
+    runs = [FolderRun(row, tmp_path / str(index), 2, 2000, BUNDLED_SPECS, "cpu", lambda row: None)
             for index, row in enumerate(rows)]
     assert runs[0].compiles == runs[1].compiles != runs[2].compiles
     schedule, workers = _Schedule(runs, 60.0, 1, "cpu"), Recorded(4, shares_cache=True)
@@ -306,7 +308,7 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
         for run in runs:
             run.release()
 
-    runs = [_Run(rows[0], tmp_path / "cluster", 3, 2000, BUNDLED_SPECS, "cpu", lambda row: None)]
+    runs = [FolderRun(rows[0], tmp_path / "cluster", 3, 2000, BUNDLED_SPECS, "cpu", lambda row: None)]
     schedule, workers = _Schedule(runs, 60.0, 1, "cpu"), Recorded(3, shares_cache=False)
     try:
         schedule.fill(workers)
@@ -319,10 +321,10 @@ def test_until_settled_starts_no_trial_once_the_verdict_is_settled(tmp_path, mon
     """`--until-settled`: once the verdict of the finished trials is settled (here: made so
     from the second on), no more trials start; the folder holds the two and is let go; the
     same run finds it settled and runs none; without the flag the rest run."""
-    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments import folder_run
     from lstmgraph.experiments.folder import ResultsFolder
 
-    monkeypatch.setattr(schedule, "settled_outcome",
+    monkeypatch.setattr(folder_run, "settled_outcome",
                         lambda results, left, published, paper: "differs" if len(results["trials"]) >= 2 else None)
     experiment = find_experiment("hochreiter1997-adding-t100")
     results = run_experiment(experiment, 3, 1, tmp_path, budget_steps=2000, until_settled=True)
@@ -351,10 +353,10 @@ def test_a_stop_while_the_results_are_written_waits_for_them(tmp_path, monkeypat
     import os
     import signal
 
-    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments import folder_run
     from lstmgraph.experiments.stops import Stopped
 
-    real, state = schedule.results_figure, {"calls": 0, "imported": False}
+    real, state = folder_run.results_figure, {"calls": 0, "imported": False}
 
     def figure_importing_matplotlib(results):
         state["calls"] += 1
@@ -365,7 +367,7 @@ def test_a_stop_while_the_results_are_written_waits_for_them(tmp_path, monkeypat
             raise AttributeError("module 'matplotlib' has no attribute 'get_data_path'")
         return real(results)
 
-    monkeypatch.setattr(schedule, "results_figure", figure_importing_matplotlib)
+    monkeypatch.setattr(folder_run, "results_figure", figure_importing_matplotlib)
     experiment = find_experiment("gers2002-gts-peephole")
     with pytest.raises(Stopped) as stopped:
         run_experiment(experiment, 1, 1, tmp_path, budget_steps=2000)
