@@ -210,9 +210,9 @@ def test_ctrl_c_sigterm_or_sighup_stops_the_workers_and_says_how_to_resume(tmp_p
 def test_a_ctrl_c_while_the_results_are_written_waits_for_them(tmp_path, monkeypatch):
     """A Ctrl-C inside the import of matplotlib for results.png once made the stop write the
     results again on the half-loaded module: exit 1, a traceback. Now it waits for the files."""
-    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments import folder_run
 
-    monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure, cut_short=True))
+    monkeypatch.setattr(folder_run, "results_figure", with_a_ctrl_c(folder_run.results_figure, cut_short=True))
     out = tmp_path / "out"
     result = run("reproduce", "gers2002-msd-f10-peephole", "--trials", "1", "--jobs", "1", "--max-steps", "3000",
                  "--out", str(out))

@@ -162,9 +162,9 @@ def test_a_ctrl_c_while_a_setting_s_results_are_written_waits_for_them_and_the_s
     """An auditor's Ctrl-C arrived inside the import of matplotlib for a setting's results.png; the
     stop then wrote the results again on the half-loaded module and exited 1 with a traceback,
     without sweep.json. Now the signal waits until the results are written, then stops the sweep."""
-    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments import folder_run
 
-    monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure, cut_short=True))
+    monkeypatch.setattr(folder_run, "results_figure", with_a_ctrl_c(folder_run.results_figure, cut_short=True))
     out = tmp_path / "sweep"
     command = ["sweep", ROW, "--vary", "learning_rate=1e-5,1e-4", "--trials", "1", "--jobs", "1", "--max-steps",
                STEPS, "--out", str(out)]
@@ -184,10 +184,10 @@ def test_a_ctrl_c_while_a_setting_s_results_are_written_waits_for_them_and_the_s
 def test_a_ctrl_c_while_sweep_json_is_written_waits_for_its_files(tmp_path, monkeypatch, stopped_before):
     """A Ctrl-C while the sweep's own files are written, at a stop (a second Ctrl-C: dropped) or
     at the end (the sweep then ends as interrupted): sweep.json, sweep.csv and sweep.png whole."""
-    from lstmgraph.experiments import schedule, sweep_run
+    from lstmgraph.experiments import folder_run, sweep_run
 
     if stopped_before:  # the first Ctrl-C: as a setting's results are written
-        monkeypatch.setattr(schedule, "results_figure", with_a_ctrl_c(schedule.results_figure))
+        monkeypatch.setattr(folder_run, "results_figure", with_a_ctrl_c(folder_run.results_figure))
     monkeypatch.setattr(sweep_run, "sweep_figure", with_a_ctrl_c(sweep_run.sweep_figure))
     out = tmp_path / "sweep"
     result = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-4", "--trials", "1", "--jobs", "1", "--max-steps",
