@@ -209,8 +209,8 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
     for experiment, out in targets:  # a folder given as a path is read here; each is checked again under its lock
         check_run(experiment, trials, budget_steps, specs, checkpoint_seconds, lanes, device, cluster, checked,
                   None if isinstance(out, ResultsFolder) else Path(out))
-    with connected(cluster) as workers:  # a scheduler not reached: refused too
-        checks_passed()
+    checks_passed()
+    with connected(cluster) as workers:  # a scheduler not reached: refused before a folder is made
         return run_checked(targets, trials, jobs, budget_steps, specs, trial_done, progress, workers,
                            checkpoint_seconds, lanes, device, labels, until_settled)
 

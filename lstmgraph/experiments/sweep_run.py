@@ -155,8 +155,8 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
     CLI prints the sweep's plan there)."""
     out = Path(out)
     check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster, out)
-    with connected(cluster) as workers:  # a scheduler not reached: refused too
-        checks_passed()
+    checks_passed()
+    with connected(cluster) as workers:  # a scheduler not reached: refused before a folder is made
         document_head = head(subject, varied_values(grid), trials, budget_steps)
         listed = [_listed(setting) for setting in grid]
         with sweep_locked(out):

@@ -167,8 +167,9 @@ def test_a_run_on_an_address_where_another_service_answers_exits_2_before_writin
     result = CliRunner().invoke(main, [command[0], "gers2002-gts-peephole", *command[1:], "--trials", "1",
                                        "--cluster", http_server, "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
-    assert result.output.startswith(f"error: what answers at {http_server} is not a Dask scheduler"), result.output
-    assert not (tmp_path / "out").exists()  # no header printed, no folder made
+    assert f"on the Dask cluster at {http_server}" in result.output.splitlines()[0]  # the plan, while it connects
+    assert f"\nerror: what answers at {http_server} is not a Dask scheduler" in result.output, result.output
+    assert not (tmp_path / "out").exists()  # no folder made
 
 
 @pytest.mark.parametrize("jobs", [0, MAX_JOBS + 1, 10**12, 10**5000], ids=["0", "limit+1", "1e12", "1e5000"])
