@@ -26,7 +26,7 @@ from pathlib import Path
 
 from numba.core import caching
 
-from .files import cache_directory
+from .files import OutputError, cache_directory
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -54,7 +54,29 @@ def install(numba_caching=caching) -> bool:
     if not any(getattr(locator, "lstmgraph_kernel_cache", False) for locator in classes):
         provided = [index for index, locator in enumerate(classes) if "UserProvided" in locator.__name__]
         classes.insert(provided[0] + 1 if provided else 0, _kernel_cache_locator(*bases))
+    cache = getattr(numba_caching, "Cache", None)
+    if cache is not None and not getattr(cache.save_overload, "lstmgraph_names_cache", False):
+        cache.save_overload = _naming_the_cache(cache.save_overload)
     return True
+
+
+def _naming_the_cache(save_overload):
+    """numba's ``Cache.save_overload``, raising `OutputError` naming the cache's folder where
+    the machine code cannot be written (numba's error names no file)."""
+
+    def save_naming_the_cache(self, sig, data):
+        try:
+            save_overload(self, sig, data)
+        except OutputError:
+            raise
+        except OSError as error:
+            where = ("the kernel cache: free space there, or set LSTMGRAPH_CACHE to a writable folder with room"
+                     if Path(self.cache_path).is_relative_to(cache_directory()) else
+                     "numba's cache: free space there, or set NUMBA_CACHE_DIR to a writable folder with room")
+            raise OutputError(self.cache_path, OSError(error.errno, f"{error.strerror or error} ({where})")) from None
+
+    save_naming_the_cache.lstmgraph_names_cache = True
+    return save_naming_the_cache
 
 
 def _kernel_cache_locator(source_backed: type, locator: type) -> type:

@@ -4,6 +4,7 @@ end to end in an installed package."""
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,3 +40,27 @@ def test_a_numba_without_the_classes_it_extends_is_left_to_its_own_locators():
     with pytest.warns(RuntimeWarning, match="cached where numba puts them"):
         assert numba_cache.install(types.SimpleNamespace()) is False
     assert len(_ours()) == 1
+
+
+def test_a_full_disk_under_numba_s_cache_is_an_output_error_naming_the_cache(tmp_path, monkeypatch):
+    """numba saving machine code to a full kernel cache: `OutputError` naming its folder and
+    what to do (the command exits 2 saying so), not a bare ENOSPC taken for standard output."""
+    import errno
+
+    from lstmgraph.files import OutputError
+
+    monkeypatch.setenv("LSTMGRAPH_CACHE", str(tmp_path))
+    cache = caching.FunctionCache(lanes.reset_lane.py_func)
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache._cache_file, "save", full)
+    monkeypatch.setattr(cache._impl, "check_cachable", lambda data: True)
+    monkeypatch.setattr(cache._impl, "reduce", lambda data: data)
+    monkeypatch.setattr(cache, "_index_key", lambda sig, codegen: sig)
+    with pytest.raises(OutputError) as raised:
+        cache.save_overload((), types.SimpleNamespace(codegen=None))
+    assert raised.value.errno == errno.ENOSPC and raised.value.path == Path(cache.cache_path)
+    assert raised.value.path.is_relative_to(tmp_path / "kernels" / "modules")
+    assert "No space left on device" in str(raised.value) and "LSTMGRAPH_CACHE" in str(raised.value)
