@@ -124,7 +124,9 @@ def write_file(root: Path, relative: str, content: bytes) -> None:
 
 def append_file(root: Path, relative: str, content: bytes) -> None:
     """Append ``content`` to ``root``/``relative`` (created if missing) and fsync it; a link or
-    anything but a regular file there is refused (`OutputError`)."""
+    anything but a regular file there is refused (`OutputError`). All of it or none: a full
+    disk that takes only its first bytes (a short write) is an `OutputError`, the file cut back
+    to what it held, so no later append lands on half a line."""
     *folders, name = _parts(relative)
     path = root.joinpath(relative)
     with folder_descriptor(root, tuple(folders), create=True) as descriptor:
@@ -134,16 +136,35 @@ def append_file(root: Path, relative: str, content: bytes) -> None:
         except OSError as error:
             raise OutputError(path, _refusal(path, error)) from None
         try:
-            if not stat.S_ISREG(os.fstat(handle).st_mode):
+            found = os.fstat(handle)
+            if not stat.S_ISREG(found.st_mode):
                 raise OutputError(path, "is not a regular file")
-            os.write(handle, content)
-            os.fsync(handle)
+            _append_whole(handle, content, found.st_size)
         except OSError as error:
             if isinstance(error, OutputError):
                 raise
             raise OutputError(path, error) from None
         finally:
             os.close(handle)
+
+
+def _append_whole(handle: int, content: bytes, size: int) -> None:
+    """Write all of ``content`` to ``handle`` (opened to append, ``size`` bytes long) and fsync
+    it; where that fails (ENOSPC after a short write), cut the file back to ``size`` and raise."""
+    try:
+        written = 0
+        while written < len(content):
+            count = os.write(handle, content[written:])
+            if count == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written += count
+        os.fsync(handle)
+    except OSError:
+        try:
+            os.ftruncate(handle, size)
+        except OSError:
+            pass  # (a line left cut at the end is dropped on reading: `ResultsFolder.read_rows`)
+        raise
 
 
 def remove_file(root: Path, relative: str) -> None:

@@ -207,6 +207,30 @@ def test_a_line_cut_by_a_kill_is_dropped_only_at_the_end(tmp_path):
         ResultsFolder(out).read_rows(experiment.protocol)
 
 
+
+def test_a_row_appended_to_a_full_disk_fails_naming_the_file_and_leaves_no_cut_line(tmp_path, monkeypatch):
+    """A full disk takes the first bytes of a row and refuses the rest (a short write, no
+    error): the append fails naming trials.jsonl, cut back to its rows, so the next row does
+    not land on half a line (which would damage the folder)."""
+    experiment, out, _ = _folder(tmp_path, rows=[_row(0)])
+    before = (out / "trials.jsonl").read_bytes()
+    write = os.write
+
+    def full(handle, data):  # room for 6 bytes, then none
+        if len(data) > 6:
+            return write(handle, bytes(data)[:6])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OutputError, match=r"cannot write .*trials.jsonl: No space left on device"):
+        ResultsFolder(out).append_row(_row(1))
+    monkeypatch.undo()
+    assert (out / "trials.jsonl").read_bytes() == before
+    ResultsFolder(out).append_row(_row(2))
+    rows, cut = ResultsFolder(out).read_rows(experiment.protocol)
+    assert [row["seed"] for row in rows] == [0, 2] and not cut
+
+
 JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) \
     | st.text(max_size=8)
 JSON = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=3)
