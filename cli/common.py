@@ -68,6 +68,16 @@ def error_text(error: Exception) -> str:
     return str(error)
 
 
+def resumable_error_text(error: Exception) -> str:
+    """`error_text` of what stopped `reproduce` or `sweep`, with what to do where a file could
+    not be written (a full or read-only disk): the same command again resumes."""
+    text = error_text(error)
+    if isinstance(error, OutputError):
+        text += ("; once it can be written, run the same command again: it resumes, keeping the trials finished "
+                 "and checkpointed")
+    return text
+
+
 def note_first_compile(device: str, cluster: str | None) -> None:
     """Where trials run on this machine's CPU, the once-per-installation compilation the first
     trial waits for (`first_compile_note`), said on standard error before the wait."""

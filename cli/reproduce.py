@@ -15,7 +15,8 @@ from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail, note_first_compile, report_spec_error
+from .common import (UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail, note_first_compile, report_spec_error,
+                     resumable_error_text)
 from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `run_checks.MAX_CHECKPOINT_SECONDS`,
@@ -220,7 +221,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
         raise
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # an unwritable folder; data too large
-        fail(error_text(error))
+        fail(resumable_error_text(error))
     except (DeviceError, GpuUnavailable) as error:
         fail(f"--device {device}: {error}")
     except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (stops.Stopped)

@@ -15,7 +15,7 @@ from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error
+from .common import UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error, resumable_error_text
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
@@ -131,7 +131,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
         raise
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
-        fail(error_text(error))
+        fail(resumable_error_text(error))
     except KeyboardInterrupt as stop:
         if not begun:  # during the checks: nothing was started ("interrupted", `Commands`)
             raise

@@ -345,3 +345,21 @@ def test_a_ctrl_c_during_the_checks_says_interrupted_and_promises_nothing_kept(t
         result = run(*command, "--trials", "1", "--out", tmp_path / command[0])
         assert (result.returncode, result.stdout, result.stderr) == (130, "", "\ninterrupted\n")
         assert not (tmp_path / command[0]).exists()
+
+
+def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_again(tmp_path, monkeypatch):
+    """A results folder that finds no room: the file named, and what to do (the rerun resumes)."""
+    import errno
+
+    from lstmgraph.experiments.folder import ResultsFolder
+    from lstmgraph.files import OutputError
+
+    def full(folder, settings):
+        raise OutputError(folder.file(folder.SETTINGS), OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr(ResultsFolder, "write_settings", full)
+    out = tmp_path / "out"
+    code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "1000",
+                          "--out", out)
+    assert code == 2 and (f"error: cannot write {out}/experiment.json: No space left on device; once it can be "
+                          "written, run the same command again: it resumes") in output, output

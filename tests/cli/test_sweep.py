@@ -245,3 +245,22 @@ def test_a_setting_s_folder_of_other_settings_is_refused_before_the_plan_is_prin
                  "--max-steps", "300", "--out", out)
     assert result.returncode == 2 and result.stdout == ""
     assert "settings/0 holds trials of" in result.stderr and "200 in the folder, 300 in this command" in result.stderr
+
+
+def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_again(tmp_path, monkeypatch):
+    """A setting's folder that finds no room: the file named, and what to do (the rerun resumes)."""
+    import errno
+
+    from lstmgraph.experiments.folder import ResultsFolder
+    from lstmgraph.files import OutputError
+
+    def full(folder, settings):
+        raise OutputError(folder.file(folder.SETTINGS), OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr(ResultsFolder, "write_settings", full)
+    out = tmp_path / "out"
+    result = run("sweep", ROW, "--vary", "learning_rate=1e-5,2e-5", "--trials", "1", "--max-steps", STEPS,
+                 "--out", str(out))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert (f"error: cannot write {out}/settings/0/experiment.json: No space left on device; once it can be "
+            "written, run the same command again: it resumes") in result.stderr, result.stderr
