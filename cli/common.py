@@ -57,14 +57,19 @@ class Commands(click.Group):
                 fail(error_text(error))
             if error.errno not in _NO_ROOM:
                 raise
-            fail(f"cannot write the standard output: {error.strerror} (redirected to a full disk?)")
+            fail(error_text(error))
 
 
 def error_text(error: Exception) -> str:
     """What an error message says of ``error``: a path too long for the file system named as
-    such, with what to do (Path.exists raises ENAMETOOLONG rather than answer)."""
-    if getattr(error, "errno", None) == errno.ENAMETOOLONG and not isinstance(error, OutputError):
-        return f"{error.filename if error.filename is not None else error}: {TOO_LONG}"
+    such, with what to do (Path.exists raises ENAMETOOLONG rather than answer); a write that
+    found no room and names no file (the library names its own: `OutputError`) as the standard
+    output's, for a command that catches it before the command group does (`Commands`)."""
+    if isinstance(error, OSError) and not isinstance(error, OutputError):
+        if error.errno == errno.ENAMETOOLONG:
+            return f"{error.filename if error.filename is not None else error}: {TOO_LONG}"
+        if error.errno in _NO_ROOM and error.filename is None:
+            return f"cannot write the standard output: {error.strerror} (redirected to a full disk?)"
     return str(error)
 
 

@@ -363,3 +363,26 @@ def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_
                           "--out", out)
     assert code == 2 and (f"error: cannot write {out}/experiment.json: No space left on device; once it can be "
                           "written, run the same command again: it resumes") in output, output
+
+
+def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(tmp_path, monkeypatch):
+    """The plan printed to a full disk (ENOSPC, no file named): said to be the standard output,
+    as every other command says it, not a bare "[Errno 28]"; the folder is not made."""
+    import errno
+
+    import click
+
+    echo = click.echo
+
+    def full(message=None, file=None, nl=True, err=False, color=None):
+        if not err:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        echo(message, file, nl, err, color)
+
+    monkeypatch.setattr(click, "echo", full)
+    out = tmp_path / "out"
+    code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "1000",
+                          "--out", out)
+    assert code == 2 and output == ("error: cannot write the standard output: No space left on device "
+                                    "(redirected to a full disk?)\n"), output
+    assert not out.exists()

@@ -264,3 +264,26 @@ def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert (f"error: cannot write {out}/settings/0/experiment.json: No space left on device; once it can be "
             "written, run the same command again: it resumes") in result.stderr, result.stderr
+
+
+def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(tmp_path, monkeypatch):
+    """The plan printed to a full disk (ENOSPC, no file named): said to be the standard output,
+    as every other command says it, not a bare "[Errno 28]"; the folder is not made."""
+    import errno
+
+    import click
+
+    echo = click.echo
+
+    def full(message=None, file=None, nl=True, err=False, color=None):
+        if not err:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        echo(message, file, nl, err, color)
+
+    monkeypatch.setattr(click, "echo", full)
+    out = tmp_path / "out"
+    result = run("sweep", ROW, "--vary", "learning_rate=1e-5,2e-5", "--trials", "1", "--max-steps", STEPS,
+                 "--out", str(out))
+    assert result.returncode == 2 and result.stderr == ("error: cannot write the standard output: No space left "
+                                                        "on device (redirected to a full disk?)\n"), result.stderr
+    assert not out.exists()
