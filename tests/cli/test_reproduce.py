@@ -347,7 +347,14 @@ def test_a_ctrl_c_during_the_checks_says_interrupted_and_promises_nothing_kept(t
         assert not (tmp_path / command[0]).exists()
 
 
-def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_again(tmp_path, monkeypatch):
+FULL_DISK_COMMANDS = [(["reproduce", "hochreiter1997-adding-t100"], "experiment.json"),
+                      (["sweep", "hochreiter1997-adding-t100", "--vary", "learning_rate=0.5,0.4"],
+                       "settings/0/experiment.json")]
+
+
+@pytest.mark.parametrize("command,written", FULL_DISK_COMMANDS, ids=["reproduce", "sweep"])
+def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_again(tmp_path, monkeypatch,
+                                                                                     command, written):
     """A results folder that finds no room: the file named, and what to do (the rerun resumes)."""
     import errno
 
@@ -359,13 +366,13 @@ def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_
 
     monkeypatch.setattr(ResultsFolder, "write_settings", full)
     out = tmp_path / "out"
-    code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "1000",
-                          "--out", out)
-    assert code == 2 and (f"error: cannot write {out}/experiment.json: No space left on device; once it can be "
+    code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", out)
+    assert code == 2 and (f"error: cannot write {out}/{written}: No space left on device; once it can be "
                           "written, run the same command again: it resumes") in output, output
 
 
-def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", [command for command, _ in FULL_DISK_COMMANDS], ids=["reproduce", "sweep"])
+def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(tmp_path, monkeypatch, command):
     """The plan printed to a full disk (ENOSPC, no file named): said to be the standard output,
     as every other command says it, not a bare "[Errno 28]"; the folder is not made."""
     import errno
@@ -381,8 +388,7 @@ def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(
 
     monkeypatch.setattr(click, "echo", full)
     out = tmp_path / "out"
-    code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "1000",
-                          "--out", out)
+    code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", out)
     assert code == 2 and output == ("error: cannot write the standard output: No space left on device "
                                     "(redirected to a full disk?)\n"), output
     assert not out.exists()
