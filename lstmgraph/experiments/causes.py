@@ -148,6 +148,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,)),
         _exact_gradient("hochreiter1997-adding-t500")),
     "hochreiter1997-adding-t1000": (
+        TriedChange("a linear output unit", "results/hochreiter1997-adding-t1000-linear-output"),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t1000/learning-rate", suspects=(RATE,)),
         _exact_gradient("hochreiter1997-adding-t1000")),
