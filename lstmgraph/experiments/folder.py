@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, name_too_long, not_written_by
+from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, not_written_by
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
@@ -117,8 +117,6 @@ class ResultsFolder:
                                                   "results.png", ".lock")
 
     def __init__(self, path: str | Path, within: str | Path | None = None, advice: str = WRITER_ADVICE):
-        if name_too_long(Path(path)):
-            raise ResultsConflict(f"{path}: {TOO_LONG}")
         self.path = Path(path)
         self.root = Path(within) if within is not None else self.path
         self.below = self.path.relative_to(self.root).as_posix() if within is not None else ""
