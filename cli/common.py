@@ -16,7 +16,7 @@ import click
 
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.errors import SpecError, SpecFileError
-from lstmgraph.files import TOO_LONG, OutputError
+from lstmgraph.files import NO_ROOM, TOO_LONG, OutputError
 from lstmgraph.limits import LIMITS_HINT
 from lstmgraph.plan import Plan
 
@@ -30,11 +30,6 @@ UNTIL_SETTLED_OPTION = click.option(
     help="Start no more trials of a row (or setting) once no outcome of those not run can change its verdict "
          "against the published figures: a tested change ruled out, or reproduced, early "
          "(docs/results.md in the lstmgraph source). The same command without it runs the rest.")
-
-
-#: Errors of a write that found no room: the library names its own files (`OutputError`), so one
-#: of these reaching the command group is standard output redirected to a full disk.
-_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 class Commands(click.Group):
@@ -55,7 +50,7 @@ class Commands(click.Group):
         except OSError as error:
             if error.errno == errno.ENAMETOOLONG:  # (Path.exists raises it, wherever a command asks)
                 fail(error_text(error))
-            if error.errno not in _NO_ROOM:
+            if error.errno not in NO_ROOM:  # (the library names its own files: `OutputError`)
                 raise
             fail(error_text(error))
 
@@ -68,7 +63,7 @@ def error_text(error: Exception) -> str:
     if isinstance(error, OSError) and not isinstance(error, OutputError):
         if error.errno == errno.ENAMETOOLONG:
             return f"{error.filename if error.filename is not None else error}: {TOO_LONG}"
-        if error.errno in _NO_ROOM and error.filename is None:
+        if error.errno in NO_ROOM and error.filename is None:
             return f"cannot write the standard output: {error.strerror} (redirected to a full disk?)"
     return str(error)
 

@@ -77,6 +77,9 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         report_spec_error(spec, error)
     except (RunDirectoryError, DataError, EngineError, LimitError) as error:
         fail(str(error))
+    except OutputError as error:  # the lock of a run to resume, on a full or read-only disk
+        fail(f"{error}; once it can be written, run lstmgraph train --resume {resume} again" if resume is not None
+             else str(error))
     if not quiet:
         for note in run.notes:
             click.echo(f"note: {note}", err=True)

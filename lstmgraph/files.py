@@ -32,6 +32,13 @@ def cache_directory() -> Path:
     return Path(root) / "kernels"
 
 
+#: A write that found no room (a full disk, a quota, a file-size limit).
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+#: A write refused for the disk's state, not the folder's: no room, or read-only. The same
+#: command succeeds once that changes (a run resumes).
+DISK_REFUSED = NO_ROOM + (errno.EROFS,)
+
+
 class OutputError(OSError):
     """A file or folder that cannot be written (read-only or full disk, a file where a folder
     should be, ...); the message names the path. The CLI reports it with exit code 2."""

@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, not_written_by
+from ..files import DISK_REFUSED, TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, not_written_by
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
@@ -92,7 +92,8 @@ def _check_lock_file(path: Path) -> None:
 def locked_folder(path: Path, command: str) -> Iterator[None]:
     """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`files.FolderLock`);
     `ResultsConflict` naming the holder, or a lock file that cannot be used (a link, or a file
-    with other hard links) or written (a full disk: "cannot write PATH: ...", as `OutputError` says it)."""
+    with other hard links); `OutputError` where the disk refuses it (full or read-only: the same
+    command resumes once it can write, as `cli.common.resumable_error_text` says)."""
     _check_lock_file(path / FolderLock.NAME)
     lock = FolderLock(path, f"lstmgraph {command}, process {os.getpid()} on {socket.gethostname()}",
                       "wait for it to end, or choose another --out")
@@ -100,8 +101,10 @@ def locked_folder(path: Path, command: str) -> Iterator[None]:
         lock.acquire()
     except FolderInUse as error:
         raise ResultsConflict(str(error)) from None
-    except OutputError as error:  # a link, a full disk: worded as every write that fails
-        raise ResultsConflict(str(error)) from None
+    except OutputError as error:
+        if error.errno in DISK_REFUSED:
+            raise
+        raise ResultsConflict(str(error)) from None  # a link, not a regular file: the folder is at fault
     try:
         yield
     finally:

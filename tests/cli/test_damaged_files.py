@@ -213,6 +213,25 @@ def test_a_full_disk_at_the_first_checkpoint_leaves_a_run_that_resumes_from_step
     assert summary == {**json.loads((tmp_path / "whole" / "summary.json").read_text()), "run_directory": str(run_dir)}
 
 
+def test_a_resume_whose_lock_finds_no_room_says_to_resume_again_once_it_can_write(tmp_path, monkeypatch):
+    """--resume on a full disk: the lock file is the first write; the message says the same
+    --resume works once there is room, and the run's files are untouched."""
+    run_dir = tmp_path / "run"
+    code, output = invoke("train", RNN, "--steps", "20", "--quiet", "--out", run_dir)
+    assert code == 0, output
+    (run_dir / ".lock").unlink(missing_ok=True)
+    before = {path.name: path.read_bytes() for path in run_dir.iterdir()}
+
+    def full(handle, data, offset):  # the holder written into .lock
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)
+    code, output = invoke("train", "--resume", run_dir, "--quiet")
+    assert code == 2 and (f"error: cannot write {run_dir}/.lock: No space left on device; once it can be written, "
+                          f"run lstmgraph train --resume {run_dir} again") in output, output
+    assert {path.name: path.read_bytes() for path in run_dir.iterdir()} == before
+
+
 def test_metric_rows_are_synced_before_the_checkpoint_that_counts_them(tmp_path, monkeypatch):
     """A power cut must not leave a checkpoint counting rows the metrics files lost: a resume
     would refuse it. So the rows are synced (fsync) before each checkpoint is written."""

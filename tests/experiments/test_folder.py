@@ -90,18 +90,24 @@ def test_a_lock_hard_linked_to_another_file_is_not_written(tmp_path):
     assert victim.read_text() == "precious\n"
 
 
-def test_a_lock_file_that_finds_no_room_says_cannot_write(tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", [("reproduce", ADDING), ("sweep", ADDING, "--vary", "learning_rate=0.1")],
+                         ids=["reproduce", "sweep"])
+def test_a_lock_file_that_finds_no_room_says_cannot_write_and_that_the_command_resumes(tmp_path, monkeypatch,
+                                                                                    command):
+    """A full disk is the disk's state, not the folder's fault: the library raises the
+    `OutputError` itself, and the command says that the same command resumes once it can write."""
     experiment, out, _ = _folder(tmp_path)
 
     def full(handle, data, offset):  # the holder written into .lock on a full disk
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "pwrite", full)
-    with pytest.raises(ResultsConflict) as refused:
+    with pytest.raises(OutputError) as refused:
         run_experiment(experiment, 1, 1, out, 1000)
     assert str(refused.value) == f"cannot write {out}/.lock: No space left on device"
-    code, output = invoke("reproduce", ADDING, "--trials", "1", "--max-steps", "1000", "--out", out)
-    assert code == 2 and f"error: cannot write {out}/.lock: No space left on device" in output, output
+    code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", out)
+    assert code == 2 and (f"error: cannot write {out}/.lock: No space left on device; once it can be written, "
+                          "run the same command again: it resumes") in output, output
     assert not (out / ".lock").exists()
 
 
