@@ -3,8 +3,9 @@
 Values come as a comma-separated list, each read as JSON (0.5, true, [1, 2], null, "text") or
 else taken as text (``cue=length,delay``); a comma inside brackets, braces or quotes belongs to
 its value (``input_gate_bias=[-1,-2,-3],[-2,-4,-6]``). ``A:B:N`` is N values evenly spaced from A
-to B, both ends exact (whole numbers where A and B are written as whole numbers: ``-2:2:5``),
-and ``A:B:N:log`` N values evenly spaced on a log scale.
+to B, both ends exact, and ``A:B:N:log`` N values evenly spaced on a log scale; where A and B
+are written as whole numbers (``-2:2:5``, ``100:1e3:4``, ``1:1e3:4:log``), so are the values
+that are whole.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _range(key: str, match: re.Match) -> list[Any]:
                           for i in range(1, count - 1)] + [high]
     else:
         values = [low * (1 - i / (count - 1)) + high * (i / (count - 1)) for i in range(count)]  # (ends exact)
-    whole = not log and all(re.fullmatch(r"[-+]?\d+", t) for t in (low_text, high_text))
+    whole = all(re.fullmatch(r"[-+]?\d+(?:[eE]\+?\d+)?", t) and float(t).is_integer()
+                for t in (low_text, high_text))
     values = [float(f"{v:.12g}") for v in values]
     return [int(v) if whole and v == int(v) else v for v in values]
 

@@ -30,6 +30,16 @@ def test_lists_and_ranges_are_read_as_values():
     assert parse_vary("variant.forget_open=true,false")[1] == [True, False]
 
 
+@pytest.mark.parametrize("argument, values", [
+    ("task.length=100:1e3:3", [100, 550, 1000]), ("task.length=1:1e3:4:log", [1, 10, 100, 1000]),
+    ("x=1:10:3:log", [1, 3.16227766017, 10]), ("x=0.0:1.0:3", [0.0, 0.5, 1.0]), ("x=1e-3:1:2", [0.001, 1.0])])
+def test_a_range_s_whole_values_are_integers_where_its_ends_are_written_whole(argument, values):
+    """An integer option (a task's length) takes a range written with exponents (1e3) or on a
+    log scale; ends written with a point (0.0) or a fraction (1e-3) keep floats."""
+    parsed = parse_vary(argument)[1]
+    assert parsed == values and [type(value) for value in parsed] == [type(value) for value in values]
+
+
 @pytest.mark.parametrize("argument, named", [
     ("learning_rate", "KEY=V1,V2"), ("=1,2", "KEY=V1,V2"), ("momentum=0.9,,0.99", "momentum"),
     ("learning_rate=0.1,0.1", "learning_rate"), ("learning_rate=1:2:0", "learning_rate"),
