@@ -79,19 +79,13 @@ def _trial_line(row: dict, unit: str) -> str:
 
 
 def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
-    """``flag``'s KEY=VALUE pairs as a dict, each VALUE read as JSON (0, true, [0, 1], null) or
-    else taken as text (delay)."""
-    options = {}
-    for pair in pairs:
-        key, equals, text = pair.partition("=")
-        key = key.strip()
-        if not equals or not key:
-            fail(f"{flag} takes KEY=VALUE, such as {example}; got {pair!r}")
-        try:
-            options[key] = json.loads(text)
-        except json.JSONDecodeError:
-            options[key] = text
-    return options
+    """``flag``'s KEY=VALUE pairs as a dict (`parse_option`)."""
+    from lstmgraph.experiments.sweep_values import SweepError, parse_option
+
+    try:
+        return dict(parse_option(pair, flag, example) for pair in pairs)
+    except SweepError as error:
+        fail(str(error))
 
 
 @click.command(short_help="Run a table row of the papers; compare with their figures.")

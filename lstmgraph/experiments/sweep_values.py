@@ -1,4 +1,5 @@
-"""The values of one ``--vary KEY=V1,V2,...`` argument (`parse_vary`), and when two are the same.
+"""The values of one ``--vary KEY=V1,V2,...`` argument (`parse_vary`), and when two are the same;
+one ``KEY=VALUE`` of ``reproduce --task-option`` (`parse_option`), its value read alike.
 
 Values come as a comma-separated list, each read as JSON (0.5, true, [1, 2], null, "text") or
 else taken as text (``cue=length,delay``); a comma inside brackets, braces or quotes belongs to
@@ -86,12 +87,26 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def parse_vary(argument: str) -> tuple[str, list[Any]]:
-    """(KEY, its values) of ``KEY=V1,V2,...``; `SweepError` names what is wrong."""
+def split_pair(argument: str, flag: str, form: str, example: str) -> tuple[str, str]:
+    """(KEY, the text after ``=``) of ``flag``'s argument ``KEY=...``; `SweepError` saying
+    ``form`` and ``example`` where there is no ``=`` or no key."""
     key, equals, text = argument.partition("=")
     key = key.strip()
     if not equals or not key:
-        raise SweepError(f"--vary takes KEY=V1,V2,... (or KEY=A:B:N), such as learning_rate=0.1,0.5; got {argument!r}")
+        raise SweepError(f"{flag} takes {form}, such as {example}; got {argument!r}")
+    return key, text
+
+
+def parse_option(argument: str, flag: str, example: str) -> tuple[str, Any]:
+    """(KEY, VALUE) of one ``KEY=VALUE`` option (``reproduce --task-option``), the value read
+    as `parse_value` reads it."""
+    key, text = split_pair(argument, flag, "KEY=VALUE", example)
+    return key, parse_value(text)
+
+
+def parse_vary(argument: str) -> tuple[str, list[Any]]:
+    """(KEY, its values) of ``KEY=V1,V2,...``; `SweepError` names what is wrong."""
+    key, text = split_pair(argument, "--vary", "KEY=V1,V2,... (or KEY=A:B:N)", "learning_rate=0.1,0.5")
     values: list[Any] = []
     for item in split_values(text):
         item = item.strip()

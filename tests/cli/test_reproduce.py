@@ -83,7 +83,8 @@ def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
                 "--max-steps", "3000", "--out", str(out))
     assert again.returncode == 0 and "[1/1]" in again.stdout  # the same settings: the trial is kept
     for option, message in (("idle=0", "has no option 'idle'"), ("idle_target", "takes KEY=VALUE"),
-                            ("idle_target=zero", "idle_target must be a finite number")):
+                            ("idle_target=zero", "idle_target must be a finite number"),
+                            ("idle_target=" + "[" * 5000, "idle_target must be a finite number")):  # (JSON too deep)
         wrong = run("reproduce", "gers2000-cnto-forget", "--task-option", option, "--out", str(tmp_path / "x"))
         assert wrong.returncode == 2 and message in wrong.stderr and "Traceback" not in wrong.stderr
         assert not (tmp_path / "x").exists()
