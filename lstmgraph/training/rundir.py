@@ -251,7 +251,8 @@ class RunDirectory:
     # -- reading back ---------------------------------------------------------------------------
     def read_json(self, name: str) -> Any:
         """A JSON file of the directory: a regular file (no link followed) of at most
-        `MAX_JSON_BYTES`, UTF-8, read by the spec's bounded JSON reader (depth, values, digits)."""
+        `MAX_JSON_BYTES`, UTF-8, read by the spec's bounded JSON reader (depth, values, digits),
+        no key twice in an object."""
         path = self.path / name
         try:
             text = read_no_follow(path, MAX_JSON_BYTES, name).decode("utf-8")
@@ -260,7 +261,7 @@ class RunDirectory:
         except UnicodeDecodeError as error:
             raise RunDirectoryError(f"{path}: cannot read it as JSON (not UTF-8 text at byte {error.start})") from None
         try:
-            return parse_json(text)[0]
+            data, _, repeated = parse_json(text)
         except JsonSyntaxError as error:
             line, column = error.position
             message = error.message.replace("the spec is too large: ", "too large: ")
@@ -268,6 +269,11 @@ class RunDirectory:
                         if message != error.message else error.expected)
             raise RunDirectoryError(f"{path}: cannot read it as JSON: line {line}, column {column}: {message}"
                                     + (f"; expected {expected}" if expected else "")) from None
+        if repeated:  # json's own reader would keep the last: a damaged or hand-edited file
+            key, (line, column) = repeated[0]
+            raise RunDirectoryError(f"{path}: line {line}, column {column}: the key {key[-1]!r} appears twice in one "
+                                    f"object; expected the file lstmgraph wrote (restore {name})")
+        return data
 
     def read_info(self) -> dict[str, Any]:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),

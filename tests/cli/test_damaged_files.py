@@ -120,6 +120,7 @@ DAMAGE = {
     "run.json not JSON": lambda d: (d / "run.json").write_text("{trials: 2"),
     "run.json without trials": lambda d: (d / "run.json").write_text('{"engine": "numpy"}'),
     "run.json trial count": lambda d: (d / "run.json").write_text('{"trials": 3, "engine": "numpy"}'),
+    "run.json a key twice": lambda d: (d / "run.json").write_text('{"trials": 2,\n "engine": "numpy", "trials": 1}'),
     "spec.yaml of another network": lambda d: shutil.copy(SPECS / "gru.yaml", d / "spec.yaml"),
     "metrics.jsonl cut short": lambda d: (d / "metrics.jsonl").write_text(""),
 }
@@ -131,6 +132,7 @@ DAMAGE = {
     ("run.json not JSON", "run.json: cannot read it as JSON"),
     ("run.json without trials", "run.json: expected a JSON object whose 'trials' is an integer > 0"),
     ("run.json trial count", "checkpoint.npz: holds 2 trials, but"),
+    ("run.json a key twice", "run.json: line 2, column 21: the key 'trials' appears twice in one object"),
     ("spec.yaml of another network", "checkpoint.npz: not this run's checkpoint: its network is 'rnn' with 131 "
                                      "parameters, this run's 'gru' with 339"),
     ("metrics.jsonl cut short", "metrics.jsonl: holds 0 rows, but the checkpoint was written after 5"),
