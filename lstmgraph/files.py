@@ -6,8 +6,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -58,32 +58,46 @@ class OutputError(OSError):
 
 
 def write_atomically(path: Path, content: bytes) -> None:
-    """Write through a temporary file in the same folder, fsync it, rename it into place and
-    fsync the folder, so a reader, a killed run or a power cut never leaves half a file.
-    Raises `OutputError` naming ``path``."""
+    """Write ``path`` whole (`write_whole_in` its folder, made if missing), so a reader, a
+    killed run or a power cut never leaves half a file. Raises `OutputError` naming ``path``."""
     make_folder(path.parent, path)
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise OutputError(path, blocked_folder(path.parent, error)) from None
+    try:
+        write_whole_in(folder, path.name, content, path)
+    finally:
+        os.close(folder)
+
+
+def write_whole_in(folder: int, name: str, content: bytes, path: Path) -> None:
+    """Write the file ``name`` of the open folder ``folder`` whole: a temporary file beside it
+    (`is_temporary`), fsynced, renamed into place (a link standing there is replaced, never
+    written through), the folder fsynced. `OutputError` names ``path``."""
+    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    try:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                         dir_fd=folder)
     except OSError as error:
         raise OutputError(path, error) from None
     try:
         write_synced(handle, content)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
-        os.replace(temporary, path)
-        sync_folder(path.parent)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
-        raise OutputError(path, error) from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        sync_descriptor(folder)
+    except BaseException as error:
+        try:
+            os.unlink(temporary, dir_fd=folder)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise OutputError(path, error) from None
         raise
 
 
 def is_temporary(name: str) -> bool:
     """Whether ``name`` is a temporary file of an atomic write (``.NAME.XXXX.tmp``:
-    `write_atomically`, `experiments.folder_files.write_file`), which a kill can leave behind."""
+    `write_whole_in`), which a kill can leave behind."""
     return name.startswith(".") and name.endswith(".tmp")
 
 
@@ -162,16 +176,14 @@ def replaces(path: Path, other: Path) -> bool:
     return path.parent.resolve() / path.name == Path(other).resolve()
 
 
-def sync_folder(folder: Path) -> None:
-    """fsync a folder so that a rename in it survives a power cut (where the system allows it)."""
-    handle = os.open(folder, os.O_RDONLY)
+def sync_descriptor(folder: int) -> None:
+    """fsync the open folder ``folder`` so that a rename in it survives a power cut (where the
+    system allows it: some file systems cannot sync a folder, and nothing more can be done)."""
     try:
-        os.fsync(handle)
+        os.fsync(folder)
     except OSError as error:
         if error.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise  # some file systems cannot sync a folder; nothing more can be done there
-    finally:
-        os.close(handle)
+            raise
 
 
 # -- folders a process holds, and files never followed out of their folder -----------------------

@@ -5,7 +5,7 @@ it goes through a descriptor of the folder: each path component is opened with
 ``O_NOFOLLOW``, a symbolic link (the file itself, or a folder on the way such as ``trials`` or
 ``trials/SEED``) is refused, never followed, and a file that is not a regular one (a FIFO, a
 device) is refused before it is read (issue 36). Whole files are written through a temporary
-file and a rename in the same folder, as `files.write_atomically` does. Reads are bounded in
+file and a rename in the same folder (`files.write_whole_in`). Reads are bounded in
 bytes before anything is read, and JSON is read with limits on depth, integer digits and
 non-finite numbers (`limits.py`'s depth).
 """
@@ -16,13 +16,12 @@ import errno
 import json
 import os
 import re
-import secrets
 import stat
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from ..files import OutputError, blocked_folder, remove_temporaries, write_synced
+from ..files import OutputError, blocked_folder, remove_temporaries, write_whole_in
 from ..limits import MAX_DEPTH
 
 #: Digits of an integer in a file read back (the largest count a trial keeps is 2**62: 19 digits).
@@ -97,29 +96,11 @@ def folder_descriptor(root: Path, folders: tuple[str, ...], create: bool) -> Ite
 
 
 def write_file(root: Path, relative: str, content: bytes) -> None:
-    """Write ``root``/``relative`` whole: a temporary file in its folder, fsynced, renamed into
-    place (a link standing there is replaced, never written through), the folder fsynced.
-    `OutputError` names the file."""
+    """Write ``root``/``relative`` whole (`files.write_whole_in` its folder, reached without
+    following a link). `OutputError` names the file."""
     *folders, name = _parts(relative)
-    path = root.joinpath(relative)
     with folder_descriptor(root, tuple(folders), create=True) as descriptor:
-        temporary = f".{name}.{secrets.token_hex(6)}.tmp"
-        try:
-            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o666, dir_fd=descriptor)
-        except OSError as error:
-            raise OutputError(path, error) from None
-        try:
-            write_synced(handle, content)
-            os.replace(temporary, name, src_dir_fd=descriptor, dst_dir_fd=descriptor)
-            _sync(descriptor)
-        except BaseException as error:
-            try:
-                os.unlink(temporary, dir_fd=descriptor)
-            except OSError:
-                pass
-            if isinstance(error, OSError):
-                raise OutputError(path, error) from None
-            raise
+        write_whole_in(descriptor, name, content, root.joinpath(relative))
 
 
 def append_file(root: Path, relative: str, content: bytes) -> None:
@@ -241,14 +222,6 @@ def read_file(root: Path, relative: str, limit: int) -> bytes | None:
     if len(content) > limit:
         raise FolderFileError(f"{path}: holds more than the {limit:,} bytes such a file may hold")
     return content
-
-
-def _sync(descriptor: int) -> None:
-    try:
-        os.fsync(descriptor)
-    except OSError as error:
-        if error.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
 
 
 # -- JSON with limits -------------------------------------------------------------------------------
