@@ -54,7 +54,7 @@ def _table(result: Evaluation) -> str:
              + ("" if result.weights_file == "weights.npz" else f" (unfinished: weights of {result.weights_file})"),
              describe_data(result.data, result.source, result.seed, result.sequences, "sequences")
              + f", {result.steps} steps, "
-             + ("activations reset before each" if result.reset else "one stream, no reset"),
+             + ("activations reset before each" if result.reset else "one stream from zero activations, no reset"),
              f"success test: {result.success_test.describe()}", ""]
     if result.data == "training data":
         lines.insert(2, "note: these are the sequences the run trained on; judge held-out data with --data FILE")

@@ -119,6 +119,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         click.echo(f"mean loss per step: {first} {summary.first_loss_per_step:.6g}, "
                    f"{last} {summary.last_loss_per_step:.6g}")
         click.echo(f"run directory: {summary.run_directory} (weights.npz, metrics.csv, checkpoint.npz)")
+        click.echo(f"judge it: lstmgraph evaluate {summary.run_directory}")
 
 
 def _exists(error: RunExists) -> str:
