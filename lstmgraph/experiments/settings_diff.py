@@ -9,12 +9,14 @@ from typing import Any
 
 #: A value shown in full up to this many characters; a longer one around its first difference.
 SHOWN_CHARS = 60
+#: Settings only a command's option sets: (the option, the words for its absence).
+SET_BY = {"budget_steps": ("--max-steps", "no cap")}
 
 
 def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
     """Up to ``limit`` settings (dotted paths) on which a folder's ``stored`` settings and a
-    command's ``wanted`` ones differ, with both values, e.g. "budget_steps: 3,000 in the folder,
-    2,999 in this command"."""
+    command's ``wanted`` ones differ, with both values, and the option that sets one (`SET_BY`),
+    e.g. "budget_steps (--max-steps): 3,000 in the folder, no cap in this command"."""
     found: list[str] = []
 
     def walk(path: str, ours: Any, theirs: Any) -> None:
@@ -24,8 +26,11 @@ def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
             for key in list(ours) + [key for key in theirs if key not in ours]:
                 walk(f"{path}.{key}" if path else str(key), ours.get(key, _ABSENT), theirs.get(key, _ABSENT))
             return
-        shown_ours, shown_theirs = _shown_pair(ours, theirs)
-        found.append(f"{path}: {shown_ours} in the folder, {shown_theirs} in this command")
+        option, absent = SET_BY.get(path.split(".")[0], (None, None))
+        shown_ours, shown_theirs = _shown_pair(*(_Words(absent) if value is None and absent else value
+                                                 for value in (ours, theirs)))
+        named = f"{path} ({option})" if option else path
+        found.append(f"{named}: {shown_ours} in the folder, {shown_theirs} in this command")
 
     walk("", stored, wanted)
     return found or ["the settings as a whole"]
@@ -34,9 +39,15 @@ def setting_differences(stored: Any, wanted: Any, limit: int = 3) -> list[str]:
 _ABSENT = object()
 
 
+class _Words(str):
+    """Words shown as they are (an option's absence), not as a JSON string."""
+
+
 def _text(value: Any) -> str:
     if value is _ABSENT:
         return "not set"
+    if isinstance(value, _Words):
+        return value
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return json.dumps(value)

@@ -144,7 +144,7 @@ def test_status_says_what_a_results_folder_holds_and_writes_nothing(tmp_path):
     assert listed["resumes"] and listed["waiting"] == [1, 2] and listed["results"]["summary"]["trials"] == 1
     other = run("reproduce", "gers2002-gts-peephole", "--max-steps", "2999", "--out", str(out), "--status")
     assert other.returncode == 0 and "this command would not run there" in other.stdout
-    assert "(budget_steps: 3,000 in the folder, 2,999 in this command)" in other.stdout
+    assert "(budget_steps (--max-steps): 3,000 in the folder, 2,999 in this command)" in other.stdout
     missing = run("reproduce", "gers2002-gts-peephole", "--out", str(tmp_path / "none"), "--status")
     assert missing.returncode == 2 and "no such folder" in missing.stderr and "Traceback" not in missing.stderr
     assert not (tmp_path / "none").exists()
@@ -327,7 +327,7 @@ def test_a_folder_of_other_settings_is_refused_before_the_plan_is_printed(tmp_pa
     assert run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "200", "--out", out).returncode == 0
     result = run("reproduce", "gers2002-gts-peephole", "--trials", "1", "--max-steps", "300", "--out", out)
     assert result.returncode == 2 and result.stdout == ""
-    assert "budget_steps: 200 in the folder, 300 in this command" in result.stderr
+    assert "budget_steps (--max-steps): 200 in the folder, 300 in this command" in result.stderr
 
 
 def test_a_ctrl_c_during_the_checks_says_interrupted_and_promises_nothing_kept(tmp_path, monkeypatch):

@@ -349,15 +349,17 @@ def test_a_checkpoint_written_by_the_folder_reads_back_with_its_digest(tmp_path)
 # -- settings --------------------------------------------------------------------------------------------
 def test_other_settings_are_named(tmp_path):
     experiment, out, stored = _folder(tmp_path)
-    with pytest.raises(ResultsConflict, match=r"run with other settings \(budget_steps: 1,000 in the folder, "
-                                              r"2,000 in this command\)"):
+    with pytest.raises(ResultsConflict, match=r"run with other settings \(budget_steps \(--max-steps\): 1,000 in the "
+                                              r"folder, 2,000 in this command\)"):
         run_experiment(experiment, 1, 1, out, 2000)
+    assert setting_differences(stored, {**stored, "budget_steps": None}) == [
+        "budget_steps (--max-steps): 1,000 in the folder, no cap in this command"]
     other = experiment.with_protocol_options({"max_sequences": 5000})
     assert setting_differences(stored, run_settings(other, 1000, BUNDLED_SPECS))[0].startswith("protocol: ")
     assert setting_differences({"a": {"b": 1}}, {"a": {"b": 2, "c": 3}}) == [
         "a.b: 1 in the folder, 2 in this command", "a.c: not set in the folder, 3 in this command"]
     code, output = invoke("reproduce", ADDING, "--trials", "1", "--max-steps", "999", "--out", out, "--status")
-    assert code == 0 and "budget_steps: 1,000 in the folder, 999 in this command" in output
+    assert code == 0 and "budget_steps (--max-steps): 1,000 in the folder, 999 in this command" in output
 
 
 # -- counts out of range ---------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_the_status_takes_a_folder_as_text_and_the_bundled_specs_by_default(fold
 def test_the_status_says_why_a_command_with_other_settings_would_not_resume(folder):
     experiment, out, _ = folder
     status = folder_status(experiment, 3, out, BUDGET + 1, BUNDLED_SPECS)
-    assert "run with other settings (budget_steps: 3,000 in the folder, 3,001 in this command)" in status.conflict
+    assert "run with other settings (budget_steps (--max-steps): 3,000 in the folder, 3,001 in this command)" in status.conflict
     assert not status.as_dict()["resumes"]
     other = experiment.with_protocol_options({"test_phase_stops_at_failure": True})
     conflict = folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
