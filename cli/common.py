@@ -17,13 +17,18 @@ import click
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import NO_ROOM, TOO_LONG, OutputError
-from lstmgraph.limits import LIMITS_HINT
+from lstmgraph.limits import LIMITS_HINT, MAX_STEPS
 from lstmgraph.plan import Plan
 
 from .entry import exit_interrupted
 
 #: A spec file, or a bundled spec's name (resolved by `compile_or_exit`).
 SPEC_ARGUMENT = click.argument("spec", type=click.Path(path_type=Path))
+#: `reproduce` and `sweep`: a cap on each trial's steps.
+MAX_STEPS_OPTION = click.option(
+    "--max-steps", metavar="N", type=click.IntRange(min=1, max=MAX_STEPS),
+    help="Cap each trial's training steps, checked between training sequences or streams, so a trial may pass "
+         "it by one (a quick look; the paper's limits otherwise).")
 #: `reproduce` and `sweep`: stop a run (each setting) once its verdict is settled.
 UNTIL_SETTLED_OPTION = click.option(
     "--until-settled", is_flag=True,

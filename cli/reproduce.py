@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 
 import click
+import yaml
 
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_JOBS, MAX_TRIALS, LimitError
 
-from .common import (UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail, note_first_compile, report_spec_error,
-                     resumable_error_text)
+from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail,
+                     note_first_compile, report_spec_error, resumable_error_text)
 from .trial_progress import LOG_EVERY, trial_progress
 
 #: The longest piece of work `--checkpoint-seconds` takes: `run_checks.MAX_CHECKPOINT_SECONDS`,
@@ -24,13 +25,16 @@ from .trial_progress import LOG_EVERY, trial_progress
 MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 
 
-def _list(as_json: bool) -> None:
+def _list(as_json: bool, chosen=None) -> None:
+    """Every experiment in a few lines each, or only ``chosen`` (as the options given change it)
+    with its protocol."""
     from lstmgraph.experiments import EXPERIMENTS
 
+    listed = [chosen] if chosen is not None else list(EXPERIMENTS.values())
     if as_json:
-        click.echo(json.dumps([experiment.describe() for experiment in EXPERIMENTS.values()], indent=2))
+        click.echo(json.dumps([experiment.describe() for experiment in listed], indent=2))
         return
-    for experiment in EXPERIMENTS.values():
+    for experiment in listed:
         published = ", ".join(f"{key.replace('_', ' ')} {value:,}" if isinstance(value, (int, float))
                               else f"{key.replace('_', ' ')}: {value}"
                               for key, value in experiment.published.items())
@@ -41,6 +45,8 @@ def _list(as_json: bool) -> None:
         click.echo(f"    task: {experiment.task}"
                    + "".join(f", {key} {value}" for key, value in experiment.task_options.items()))
         click.echo(f"    published: {published}")
+        if chosen is not None:
+            click.echo(f"    protocol: {experiment.protocol.describe()}")
         if experiment.note:
             click.echo(f"    note: {experiment.note}")
 
@@ -90,7 +96,12 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
 
 @click.command(short_help="Run a table row of the papers; compare with their figures.")
 @click.argument("experiment", required=False)
-@click.option("--list", "show_list", is_flag=True, help="Name every experiment with its paper, table and figures.")
+@click.option("--list", "show_list", is_flag=True,
+              help="Name every experiment with its paper, table and figures; with EXPERIMENT, that one and its "
+                   "protocol.")
+@click.option("--print-spec", is_flag=True,
+              help="Print EXPERIMENT's network as it runs (the bundled spec with the row's changes, task, rate "
+                   "and momentum) as YAML, to copy and change, and run nothing.")
 @click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS),
               help=f"Number of trials, at most {MAX_TRIALS:,} (default: the paper's).")
 @click.option("--jobs", metavar="N",
@@ -111,8 +122,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               help="cuda: every trial at once on this machine's GPU (docs/gpu.md in the lstmgraph source).")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
-@click.option("--max-steps", metavar="N", type=click.IntRange(min=1, max=MAX_STEPS),
-              help="Cap each trial's training steps (a quick look; the paper's limits otherwise).")
+@MAX_STEPS_OPTION
 @click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
               callback=_finite,
               help="When the output is not a terminal (a log file): a line on the running trials at most "
@@ -133,7 +143,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "as text), e.g. success=most_active: a stream judged by its most active output unit "
                    "rather than within the tolerance.")
 @UNTIL_SETTLED_OPTION
-def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs: int, cluster: str | None,
+def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials: int | None, jobs: int, cluster: str | None,
               checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
               log_every: float, show_status: bool, as_json: bool, specs: Path, task_options: tuple[str, ...],
               protocol_options: tuple[str, ...], device: str, until_settled: bool) -> None:
@@ -156,7 +166,7 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
     from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
 
-    if show_list:
+    if show_list and not experiment:
         _list(as_json)
         return
     if not experiment:
@@ -179,6 +189,13 @@ def reproduce(experiment: str | None, show_list: bool, trials: int | None, jobs:
             chosen.protocol.check_read(given)
         except ProtocolError as error:
             fail(f"--protocol-option: {error}")
+    if show_list:
+        _list(as_json, chosen)
+        return
+    if print_spec:
+        click.echo(yaml.safe_dump(chosen.spec_data(specs)[0], sort_keys=False, default_flow_style=None, width=100),
+                   nl=False)
+        return
     count = trials or chosen.trials
     out = out or Path("runs") / "reproduce" / chosen.name
     if show_status:

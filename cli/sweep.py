@@ -13,9 +13,10 @@ import click
 
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.limits import MAX_JOBS, MAX_STEPS, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_JOBS, MAX_TRIALS, LimitError
 
-from .common import UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error, resumable_error_text
+from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error,
+                     resumable_error_text)
 from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
@@ -27,8 +28,7 @@ from .trial_progress import LOG_EVERY, trial_progress
                    "(A:B:N:log on a log scale). Repeat for a grid of every combination. --keys lists the keys.")
 @click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS),
               help="Trials a setting, seeds 0..N-1 in every setting (default: the row's; 10 for a spec).")
-@click.option("--max-steps", metavar="N",
-              type=click.IntRange(min=1, max=MAX_STEPS), help="Cap each trial's training steps.")
+@MAX_STEPS_OPTION
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="The sweep's folder (default runs/sweep/NAME); rerun to resume.")
 @click.option("--jobs", metavar="N",

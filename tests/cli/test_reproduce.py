@@ -24,6 +24,30 @@ def test_list_names_every_experiment_with_its_paper_and_figures():
     assert [entry["name"] for entry in listed] == list(EXPERIMENTS)
 
 
+def test_list_with_an_experiment_describes_that_one_as_the_options_change_it():
+    result = run("reproduce", "gers2002-gts-peephole", "--list", "--task-option", "cue=delay")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "gers2002-gts-peephole" and sum(not line.startswith(" ") for line in lines) == 1
+    assert "cue delay" in result.stdout and "    protocol: continual streams" in result.stdout
+    (listed,) = json.loads(run("reproduce", "gers2002-gts-peephole", "--list", "--json").stdout)
+    assert listed == EXPERIMENTS["gers2002-gts-peephole"].describe()
+    wrong = run("reproduce", "gers2002-gts-peephol", "--list")
+    assert wrong.returncode == 2 and "did you mean gers2002-gts-peephole" in wrong.stderr
+
+
+def test_print_spec_prints_the_network_a_row_runs_as_a_spec_that_compiles_to_its_plan(tmp_path):
+    import lstmgraph
+
+    result = run("reproduce", "gers2000-cnto-forget", "--print-spec", "--task-option", "idle_target=null")
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "row.yaml").write_text(result.stdout)
+    plan = lstmgraph.compile_spec(tmp_path / "row.yaml")
+    row = EXPERIMENTS["gers2000-cnto-forget"].with_task_options({"idle_target": None})
+    assert plan.n_parameters == row.plan().n_parameters and plan.training == row.plan().training
+    assert "idle_target" not in result.stdout
+
+
 def test_an_unknown_experiment_is_a_usage_error_with_a_suggestion():
     result = run("reproduce", "gers2000-cerg-forgett")
     assert result.returncode == 2
