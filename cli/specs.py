@@ -7,18 +7,33 @@ from dataclasses import asdict
 
 import click
 
+from lstmgraph.bundled import bundled_spec, close_names
 from lstmgraph.plan.summary import list_specs
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
-from .common import report_spec_error
+from .common import fail, report_spec_error
 
 
-@click.command(short_help="List the bundled specs, which a SPEC argument takes by name.")
+@click.command(short_help="List the bundled specs, which a SPEC argument takes by name; print one.")
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, an object per spec.")
-def specs(as_json: bool) -> None:
+def specs(name: str | None, as_json: bool) -> None:
     """List the bundled specs: name, parameters (counted by compiling each), task, paper and
-    description. Any command that takes a SPEC takes a name, e.g. lstmgraph train gers2000_cerg."""
+    description. Any command that takes a SPEC takes a name, e.g. lstmgraph train gers2000_cerg.
+
+    With NAME, print that spec's file as it is, to copy and change:
+    lstmgraph specs gers2000_cerg > my_net.yaml"""
+    if name is not None:
+        if as_json:
+            fail("--json lists the specs; give no NAME with it")
+        found = bundled_spec(name)
+        if found is None:
+            close = close_names(name)
+            fail(f"no bundled spec named {name!r}" + (f"; did you mean {', '.join(close)}?" if close else
+                                                     "; lstmgraph specs lists them"))
+        click.echo(found.read_text(encoding="utf-8"), nl=False)
+        return
     try:
         listed = list_specs()
     except SpecError as error:

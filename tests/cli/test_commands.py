@@ -287,6 +287,15 @@ def test_specs_lists_every_bundled_spec_with_its_compiled_parameter_count():
     assert "seed 0" not in text  # the source documents' names in ../shared are ours, not a reader's
 
 
+def test_specs_name_prints_that_spec_s_file_as_it_is():
+    for name in ("gru", "gru.yaml", "specs/gru.yaml"):
+        result = run("specs", name)
+        assert result.returncode == 0 and result.stdout == (SPECS / "gru.yaml").read_text(), name
+    wrong = run("specs", "gers2000_crg")
+    assert wrong.returncode == 2 and "did you mean gers2000_cerg" in wrong.stderr and not wrong.stdout
+    assert run("specs", "gru", "--json").returncode == 2
+
+
 def test_overrides_on_a_spec_without_a_training_section_say_so(tmp_path):
     """Not 'training.learning_rate: missing required key' for a section the spec never had."""
     spec = tmp_path / "spec.json"
