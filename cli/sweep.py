@@ -66,7 +66,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
     from lstmgraph.experiments.folder import ResultsConflict
     from lstmgraph.experiments.status import FolderError
-    from lstmgraph.experiments.sweep import grid, subject_of
+    from lstmgraph.experiments.sweep import compared_with_nothing, grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
     from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
     from lstmgraph.engine.gpu import GpuUnavailable
@@ -113,6 +113,9 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             lines.append(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
         for line in shortened(lines, "settings: sweep --status --json lists them all"):
             click.echo(line)
+        unpaired = compared_with_nothing(row, settings)
+        if unpaired:
+            click.echo(f"note: {unpaired}", err=True)
         note_first_compile(device, cluster)
 
     begun: list = []

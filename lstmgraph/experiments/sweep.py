@@ -176,6 +176,20 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool
     return settings
 
 
+def compared_with_nothing(subject: Experiment, grid: list[Setting]) -> str | None:
+    """Where the grid is one setting that changes ``subject``, why nothing is compared with it
+    (a key given one value is fixed for the whole sweep, so that setting is its own reference)
+    and the ``--vary`` that sets it beside the subject; else None."""
+    if len(grid) != 1 or not grid[0].changes(subject):
+        return None
+    given = []
+    for full, value in grid[0].values.items():
+        _, key, name = resolve(subject, full)
+        given.append(f"--vary {full}={json.dumps(key.current(subject, name))},{json.dumps(value)}")
+    return ("one setting, compared with nothing: a key given one value is fixed for the whole sweep; to compare "
+            f"it with {subject.name} as it is, give the own value too: {' '.join(given)}")
+
+
 def varied_values(grid: list[Setting]) -> dict[str, list[Any]]:
     """Each key of ``grid`` with its values as given, in order, each once (the own setting's
     values, where added, left out): what sweep.json lists under ``keys``."""

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from lstmgraph.experiments import SequenceProtocol, StreamProtocol, find_experiment
-from lstmgraph.experiments.sweep import SpecExperiment, grid, subject_of
+from lstmgraph.experiments.sweep import SpecExperiment, compared_with_nothing, grid, subject_of
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.sweep_values import SweepError
 from lstmgraph.experiments.sweep_report import (csv_text, document_bytes, mcnemar_exact, sweep_document,
@@ -38,6 +38,19 @@ def test_a_key_set_to_the_row_s_own_value_runs_the_row_s_trials():
     opened, row = other.trial(other.plan(), 0, 3000), MSD.trial(MSD.plan(), 0, 3000)
     assert opened.engine.weights["bias->memory.forget_gate"][0, 0] == 2.0
     assert row.engine.weights["bias->memory.forget_gate"][0, 0] == -2.0
+
+
+def test_one_changed_setting_says_it_is_compared_with_nothing_and_how_to_compare_it():
+    alone = grid(MSD, [("variant.without_peepholes", [True]), ("learning_rate", [0.5])])
+    assert len(alone) == 1 and alone[0].own
+    note = compared_with_nothing(MSD, alone)
+    assert note.endswith("give the own value too: --vary variant.without_peepholes=false,true "
+                         f"--vary learning_rate={json.dumps(MSD.learning_rate)},0.5")
+    # the suggestion's grid pairs the change with the row itself
+    paired = grid(MSD, [("variant.without_peepholes", [False, True]), ("learning_rate", [MSD.learning_rate, 0.5])])
+    assert any(setting.own and not setting.changes(MSD) for setting in paired)
+    assert compared_with_nothing(MSD, paired) is None
+    assert compared_with_nothing(MSD, grid(MSD, [("learning_rate", [MSD.learning_rate])])) is None  # the row
 
 
 def test_a_spec_is_swept_under_its_task_s_test_and_a_protocol_for_its_kind_of_task(tmp_path):
