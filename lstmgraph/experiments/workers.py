@@ -235,7 +235,7 @@ def dask_distributed() -> Any:
         import distributed
     except ImportError:
         raise ClusterError("running on a cluster needs Dask's distributed package: "
-                           "pip install 'lstmgraph[cluster]'") from None
+                           "pip install distributed (in a checkout: pip install '.[cluster]')") from None
     return distributed
 
 

@@ -113,7 +113,7 @@ def test_a_run_on_a_cluster_without_dask_exits_2_before_writing_anything(tmp_pat
                                        "--cluster", "tcp://127.0.0.1:8786", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: running on a cluster needs Dask's distributed package: ")
-    assert "pip install 'lstmgraph[cluster]'" in result.output
+    assert "pip install distributed (in a checkout: pip install '.[cluster]')" in result.output
     assert not (tmp_path / "out").exists()
 
 

@@ -57,8 +57,8 @@ def cuda_module(allow_simulator: bool = True) -> ModuleType:
     try:
         from numba import cuda
     except ImportError as error:  # numba-cuda missing or broken
-        raise GpuUnavailable(f"cannot import numba.cuda ({error}); install the GPU extra: "
-                             "pip install 'lstmgraph[gpu]'") from None
+        raise GpuUnavailable(f"cannot import numba.cuda ({error}); install it: "
+                             "pip install numba-cuda (in a checkout: pip install '.[gpu]')") from None
     if simulated(cuda):
         if allow_simulator:
             return cuda
@@ -66,7 +66,7 @@ def cuda_module(allow_simulator: bool = True) -> ModuleType:
                              "unset it on a machine with an NVIDIA GPU")
     if not cuda.is_available():
         raise GpuUnavailable("no CUDA GPU is available (numba.cuda.is_available() is False); on a machine with "
-                             "an NVIDIA GPU and its driver, install the GPU extra (pip install 'lstmgraph[gpu]'); "
+                             "an NVIDIA GPU and its driver, install numba-cuda (in a checkout: pip install '.[gpu]'); "
                              "or use the CPU (the default device)")
     from numba.cuda.cudadrv import nvvm
 
