@@ -120,7 +120,8 @@ def test_no_gpu_is_refused_saying_how_to_get_one(monkeypatch):
 
     monkeypatch.setattr(population, "simulated", lambda module: False)
     monkeypatch.setattr(cuda, "is_available", lambda: False)
-    with pytest.raises(GpuUnavailable, match=r"no CUDA GPU is available .*install numba-cuda \(in a checkout: pip install '\.\[gpu\]'\)"):
+    with pytest.raises(GpuUnavailable,
+                       match=r"no CUDA GPU is available .*install numba-cuda \(in a checkout: pip install '\.\[gpu\]'\)"):
         cuda_module()
 
 
