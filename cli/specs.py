@@ -15,7 +15,7 @@ from lstmgraph.files import BUNDLED_SPECS
 from .common import fail, report_spec_error
 
 
-@click.command(short_help="List the bundled specs, which a SPEC argument takes by name; print one.")
+@click.command(short_help="List the bundled specs (a SPEC argument takes a name); print one.")
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, an object per spec.")
 def specs(name: str | None, as_json: bool) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from contextlib import contextmanager
@@ -10,11 +9,12 @@ from pathlib import Path
 from typing import Iterator
 
 import click
-import numpy as np
 
 from lstmgraph import Overrides
-from lstmgraph.arrays import ArrayFileError, numbers, read_array, write_array
-from lstmgraph.engine import Simulator, WeightsError, load_weights
+from lstmgraph.arrays import ArrayFileError, write_array
+from lstmgraph.engine import WeightsError, load_weights
+from lstmgraph.engine.forward import input_sequence, run_forward
+from lstmgraph.bundled import bundled_spec
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import OutputError, replaces, write_atomically
@@ -22,8 +22,9 @@ from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
                                 TrainingRun, resume_run, start_run)
+from lstmgraph.training.trained import TrainedRunError, load_run
 
-from .common import SPEC_ARGUMENT, compile_or_exit, counted, fail, report_spec_error
+from .common import compile_or_exit, counted, fail, report_spec_error
 from .entry import INTERRUPTED
 
 @click.command(short_help="Train SPEC, writing metrics and weights to a run directory.")
@@ -172,10 +173,10 @@ def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
         yield progress
 
 
-@click.command(short_help="Run SPEC forward on an input sequence; print its outputs.")
-@SPEC_ARGUMENT
-@click.option("--weights", "weights_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Weights .npz (e.g. weights.npz of a run directory).")
+@click.command(short_help="Run a trained net forward on inputs; print its outputs.")
+@click.argument("spec", metavar="RUN_DIR|SPEC", type=click.Path(path_type=Path))
+@click.option("--weights", "weights_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Weights .npz (e.g. weights.npz of a run directory); a RUN_DIR's own by default.")
 @click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Input sequence of shape (steps, inputs): .npy, .npz (its one array, or the one "
                    "named 'inputs') or .csv (one row per step).")
@@ -183,44 +184,44 @@ def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
               help="Also write the outputs, one row per step, to this .npy or .csv file.")
 @click.option("--record", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every unit group's activations per step to this .npz.")
-def run(spec: Path, weights_file: Path, inputs_file: Path, outputs_file: Path | None,
+def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: Path | None,
         record: Path | None) -> None:
-    """Run SPEC forward on an input sequence; print the outputs as CSV (one row per step)."""
+    """Run a trained net forward on an input sequence from zero activations; print the outputs
+    as CSV (one row per step). RUN_DIR is a run directory (train --out, or a reproduce trial's
+    OUT/trials/SEED): its spec and its weights. SPEC is a spec file or a bundled spec's name,
+    given with --weights."""
     for path, suffixes in ((outputs_file, (".npy", ".csv")), (record, (".npz",))):
         if path is not None and path.suffix.lower() not in suffixes:
             fail(f"{path}: cannot tell the format; expected a file ending in {' or '.join(suffixes)}")
-    plan = compile_or_exit(spec)
     for option, path in (("--outputs", outputs_file), ("--record", record)):
         for source, read in (("--inputs", inputs_file), ("--weights", weights_file)):
-            if path is not None and replaces(path, read):
+            if path is not None and read is not None and replaces(path, read):
                 fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
-    sim = Simulator(plan)
+    if spec.is_dir() and ((spec / "spec.yaml").is_file() or bundled_spec(str(spec)) is None):  # a run directory
+        try:
+            trained = load_run(spec)
+        except TrainedRunError as error:
+            fail(str(error))
+        except SpecError as error:
+            report_spec_error(spec / "spec.yaml", error)
+        plan, weights = trained.plan, trained.weights
+    elif weights_file is None:
+        fail(f"{spec}: give its --weights, or a run directory (which holds its spec and weights) instead of a spec")
+    else:
+        plan = compile_or_exit(spec)
     try:
-        weights = load_weights(weights_file, plan)
-        for name, values in weights.items():
-            numbers(weights_file, f"'{name}'", values)
-        inputs = numbers(inputs_file, "the inputs", read_array(inputs_file))
+        if weights_file is not None:
+            weights = load_weights(weights_file, plan)
+        forward = run_forward(plan, weights, input_sequence(inputs_file, plan.n_inputs))
     except (WeightsError, ArrayFileError) as error:
         fail(str(error))
-    if inputs.ndim == 1 and sim.n_inputs == 1:
-        inputs = inputs[:, None]
-    if inputs.ndim != 2 or inputs.shape[1] != sim.n_inputs or len(inputs) == 0:
-        fail(f"{inputs_file}: inputs have shape {inputs.shape}; the network needs (steps, {sim.n_inputs}) "
-             "with at least one step")
-    try:
-        records, _ = sim.run(weights, inputs)
     except LimitError as error:
         fail(f"{inputs_file}: {error}")
-    signals = {name: values[:, 0] if values.shape[1] == 1 else values
-               for name, values in sim.signals(records).items()}
-    # One row per step: the output groups side by side (trial by trial for a population).
-    outputs = np.concatenate([signals[u.name] for u in sim.outputs], axis=-1).reshape(len(inputs), -1)
-    for values in outputs:
+    for values in forward.outputs:
         click.echo(",".join(f"{v:.10g}" for v in values))
     if outputs_file is not None:
-        write_array(outputs_file, outputs)
+        write_array(outputs_file, forward.outputs)
     if record is not None:
-        buffer = io.BytesIO()
-        np.savez(buffer, inputs=inputs, **signals)
-        write_atomically(record, buffer.getvalue())
-        click.echo(f"recorded {len(signals)} unit groups over {len(inputs)} steps to {record}", err=True)
+        write_atomically(record, forward.record_bytes())
+        click.echo(f"recorded {len(forward.signals)} unit groups over {len(forward.inputs)} steps to {record}",
+                   err=True)

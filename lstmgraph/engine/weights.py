@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..arrays import ArrayFileError, npz_bytes, read_npz
+from ..arrays import ArrayFileError, npz_bytes, numbers, read_npz
 from ..files import write_atomically
 from ..graph.units import Connection
 from ..plan import Plan, require_plan
@@ -129,7 +129,8 @@ def weights_file_bytes(plan: Plan, weights: Weights) -> bytes:
 
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:
-    """Read weights written by `save_weights` (or by hand: one array per connection name)."""
+    """Read weights written by `save_weights` (or by hand: one array per connection name), each
+    of the connection's shape, real and finite; `WeightsError` names the file and what is wrong."""
     path = Path(path)
     try:
         stored = read_npz(path)
@@ -152,10 +153,10 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
         if connection.name not in stored:  # fixed internal connections may be left out
             weights[connection.name] = np.ones((trials,) + connection.shape)
             continue
-        if stored[connection.name].dtype.kind not in "biuf":
-            raise WeightsError(f"{path}: '{connection.name}' holds {stored[connection.name].dtype} "
-                               "values, not real numbers")
-        values = np.asarray(stored[connection.name], dtype=np.float64)
+        try:  # real and finite: no run saves other weights
+            values = numbers(path, f"'{connection.name}'", stored[connection.name])
+        except ArrayFileError as error:
+            raise WeightsError(str(error)) from None
         expected = connection.shape if trials == 1 else (trials,) + connection.shape
         if values.shape != expected:
             raise WeightsError(f"{path}: '{connection.name}' has shape {values.shape}, "

@@ -139,11 +139,6 @@ def load_run(path: str | Path) -> TrainedRun:
         weights_file = "checkpoint.npz"
     else:
         raise TrainedRunError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
-    for name, values in weights.items():
-        try:
-            numbers(path / weights_file, f"'{name}'", values)
-        except ArrayFileError as error:
-            raise TrainedRunError(f"{error} (damaged: a run saves no such weights)") from None
     # A reproduce trial keeps no learning curve, only its result row (summary.json).
     metrics_file = path / "metrics.jsonl"
     trials = next(iter(weights.values())).shape[0]
@@ -191,10 +186,10 @@ def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
     missing = [c.name for c in plan.connections if c.name not in stored]
     if missing:
         raise TrainedRunError(f"{path}: does not fit network '{plan.name}'; missing: {_listed(missing)}")
-    for name in (c.name for c in plan.connections):
-        if stored[name].dtype.kind not in "biuf":
-            raise TrainedRunError(f"{path}: '{name}' holds {stored[name].dtype} values, not real numbers")
-    weights = {c.name: np.asarray(stored[c.name], dtype=np.float64) for c in plan.connections}
+    try:  # real and finite, as `load_weights` reads a weights file
+        weights = {c.name: numbers(path, f"'{c.name}'", stored[c.name]) for c in plan.connections}
+    except ArrayFileError as error:
+        raise TrainedRunError(str(error)) from None
     if len({values.shape[0] if values.ndim else 0 for values in weights.values()}) != 1:
         raise TrainedRunError(f"{path}: its weight arrays disagree on the number of trials")
     for connection in plan.connections:

@@ -229,6 +229,23 @@ def test_train_and_run_take_a_bundled_spec_by_name(tmp_path):
     assert ran.returncode == 0 and len(ran.stdout.split()) == 3, ran.stderr
 
 
+def test_run_takes_a_run_directory_for_its_spec_and_weights(tmp_path):
+    import numpy as np
+
+    out = tmp_path / "r"
+    assert run("train", "gers2002_timing", "--steps", "30", "--engine", "numpy", "--out", str(out)).returncode == 0
+    np.save(tmp_path / "x.npy", np.array([0.0, 1.0, 0.0]))
+    by_spec = run("run", "gers2002_timing", "--weights", str(out / "weights.npz"), "--inputs", str(tmp_path / "x.npy"))
+    by_run = run("run", str(out), "--inputs", str(tmp_path / "x.npy"))
+    assert by_run.returncode == 0 and by_run.stdout == by_spec.stdout and len(by_run.stdout.split()) == 3
+    (out / "weights.npz").unlink()  # an unfinished run: its checkpoint's weights, as evaluate takes them
+    assert run("run", str(out), "--inputs", str(tmp_path / "x.npy")).stdout == by_spec.stdout
+    no_weights = run("run", "gers2002_timing", "--inputs", str(tmp_path / "x.npy"))
+    assert no_weights.returncode == 2 and "give its --weights, or a run directory" in no_weights.stderr
+    not_a_run = run("run", str(tmp_path), "--inputs", str(tmp_path / "x.npy"))
+    assert not_a_run.returncode == 2 and "is not a run directory (no spec.yaml" in not_a_run.stderr
+
+
 def test_a_file_beats_a_bundled_name(tmp_path):
     (tmp_path / "rnn.yaml").write_text((SPECS / "gers2002_timing.yaml").read_text())
     result = run("validate", "rnn.yaml", cwd=tmp_path)
@@ -237,7 +254,8 @@ def test_a_file_beats_a_bundled_name(tmp_path):
 
 def test_a_folder_named_like_a_bundled_spec_does_not_hide_it(tmp_path):
     """After ``train gru --out gru`` the folder ``gru`` is a run directory; ``gru`` still names
-    the bundled spec in every command that takes a SPEC (click refused a folder before)."""
+    the bundled spec in every command that takes a SPEC (click refused a folder before), and
+    `run` takes the run directory (its spec is the bundled one)."""
     (tmp_path / "gru").mkdir()
     trained = run("train", "gru", "--steps", "5", "--engine", "numpy", "--out", "gru", cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
 import lstmgraph
+from lstmgraph.arrays import ArrayFileError
 from lstmgraph.engine import Simulator, initial_weights
+from lstmgraph.engine.forward import input_sequence, run_forward
 
 from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
 
@@ -116,6 +120,28 @@ def test_signals_record_every_group_over_time(timing):
     assert set(signals) == set(timing.execution_order)
     assert signals["memory.state"].shape == (5, 1, 1)
     assert np.array_equal(state["memory.state"], signals["memory.state"][-1])
+
+
+def test_run_forward_sets_each_trial_s_outputs_side_by_side_and_records_every_group(tmp_path):
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    inputs = np.eye(7)[[0, 1, 5, 3]]
+    forward = run_forward(plan, initial_weights(plan, [4, 5]), inputs)
+    for index, seed in enumerate([4, 5]):
+        alone = run_forward(plan, initial_weights(plan, [seed]), inputs)
+        assert np.array_equal(forward.outputs[:, 7 * index:7 * (index + 1)], alone.outputs)
+        assert alone.signals["memory.state"].shape == (4, 8) and forward.signals["memory.state"].shape == (4, 2, 8)
+    recorded = np.load(io.BytesIO(forward.record_bytes()))
+    assert set(recorded.files) == {"inputs", *plan.execution_order} and np.array_equal(recorded["inputs"], inputs)
+
+
+def test_an_input_file_is_read_as_steps_of_the_net_s_width(tmp_path):
+    np.save(tmp_path / "one.npy", np.array([0.0, 1.0, 0.5]))
+    assert input_sequence(tmp_path / "one.npy", 1).shape == (3, 1)  # 1-D: a net of one input
+    with pytest.raises(ArrayFileError, match=r"one.npy: inputs have shape \(3,\); the network needs \(steps, 2\)"):
+        input_sequence(tmp_path / "one.npy", 2)
+    np.save(tmp_path / "empty.npy", np.zeros((0, 2)))
+    with pytest.raises(ArrayFileError, match="with at least one step"):
+        input_sequence(tmp_path / "empty.npy", 2)
 
 
 def blocks_with_peepholes(state_decay: float = 1.0) -> lstmgraph.Plan:

@@ -1,0 +1,54 @@
+"""A trained net run forward on one input sequence, from all-zero activations (`lstmgraph run`):
+the sequence read from a file and checked against the net, and the outputs and every group's
+activations per step, as the numpy executor (`Simulator`) computes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..arrays import ArrayFileError, npz_bytes, numbers, read_array
+from ..plan import Plan
+from .simulator import Simulator
+from .weights import Weights
+
+
+@dataclass(frozen=True)
+class ForwardRun:
+    """``inputs`` (steps, n_inputs); ``outputs`` one row per step, the output groups side by side
+    (trial by trial for several networks); ``signals`` every group's activations per step:
+    (steps, size) for one network, (steps, trials, size) for several."""
+
+    inputs: np.ndarray
+    outputs: np.ndarray
+    signals: dict[str, np.ndarray]
+
+    def record_bytes(self) -> bytes:
+        """An .npz archive of the inputs and every group's activations (``run --record``)."""
+        return npz_bytes({"inputs": self.inputs, **self.signals})
+
+
+def input_sequence(path: Path, n_inputs: int) -> np.ndarray:
+    """The input sequence in ``path`` (.npy, .npz, .csv: `arrays.read_array`) as real, finite
+    (steps, ``n_inputs``) values, a 1-D file taken as the steps of a net of one input;
+    `ArrayFileError` names the file and the shape the net needs."""
+    inputs = numbers(path, "the inputs", read_array(path))
+    if inputs.ndim == 1 and n_inputs == 1:
+        inputs = inputs[:, None]
+    if inputs.ndim != 2 or inputs.shape[1] != n_inputs or len(inputs) == 0:
+        raise ArrayFileError(f"{path}: inputs have shape {inputs.shape}; the network needs (steps, {n_inputs}) "
+                             "with at least one step")
+    return inputs
+
+
+def run_forward(plan: Plan, weights: Weights, inputs: np.ndarray) -> ForwardRun:
+    """Every network of ``weights`` run over ``inputs`` from zero activations; `LimitError`
+    where the activations kept would exceed the record limit (`Simulator.run`)."""
+    sim = Simulator(plan)
+    records, _ = sim.run(weights, inputs)
+    signals = {name: values[:, 0] if values.shape[1] == 1 else values
+               for name, values in sim.signals(records).items()}
+    outputs = np.concatenate([signals[unit.name] for unit in sim.outputs], axis=-1).reshape(len(inputs), -1)
+    return ForwardRun(inputs, outputs, signals)
