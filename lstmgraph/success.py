@@ -87,6 +87,10 @@ SUCCESS_TESTS = {
     "most_active": "the outputs whose target is 1 more active than every other output",
 }
 
+#: The test of outputs that no task's test judges (a task that declares none, a data file):
+#: every output on the right side of 0.5 (`tasks.task_success_test` falls back to it).
+FALLBACK_TEST = SuccessTest("tolerance", 0.49)
+
 
 def squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
     """Mean squared error over the judged entries (0 if none)."""

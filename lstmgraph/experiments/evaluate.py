@@ -29,7 +29,7 @@ from .. import success
 from ..limits import LimitError
 from ..progress import Progress, ProgressReport
 from ..training.trained import DataKind, load_run, sequence_source
-from ..tasks import TASKS
+from ..tasks import task_success_test
 from ..training.trainer import training_section
 from .catalogue import EXPERIMENTS
 from .folder import ResultsConflict, ResultsFolder
@@ -62,18 +62,6 @@ class TestUsed:
     def steps_correct(self, outputs: np.ndarray, judged: np.ndarray) -> np.ndarray:
         """Per step: correct (steps without a target count as correct)."""
         return self.test.steps_correct(outputs, judged)
-
-
-#: The test of data with no task behind it (a data file): every output on the right side of 0.5.
-DATA_FILE_TEST = success.SuccessTest("tolerance", 0.49)
-
-
-def task_success_test(task: str | None) -> TestUsed:
-    """The test a task declares (its ``success_test``, the paper's), else `DATA_FILE_TEST`."""
-    declared = getattr(TASKS.get(task), "success_test", None) if task is not None else None
-    if declared is not None:
-        return TestUsed.of(declared, f"the {task} task's test")
-    return TestUsed.of(DATA_FILE_TEST, "no paper's test for this data: on the right side of 0.5")
 
 
 def trial_success_test(run_path: Path, task: str | None) -> TestUsed | None:
@@ -172,7 +160,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     origin = sequence_source(run, sim, seed, epochs=1, data=data)
     draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
-    test = trial_success_test(run.path, task) or task_success_test(task)
+    test = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)

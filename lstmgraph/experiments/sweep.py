@@ -27,17 +27,13 @@ from ..bundled import close_names, find_spec
 from ..errors import SpecError
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
-from ..tasks import TASKS
+from ..tasks import TASKS, task_success_test
 from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
 from .sweep_keys import resolve
 from .sweep_values import MAX_SETTINGS, SweepError, same_value
-
-#: The test of a task that declares none (`evaluate.DATA_FILE_TEST`): every output on the right side of 0.5.
-FALLBACK_TEST = SuccessTest("tolerance", 0.49)
-
 
 @dataclass(frozen=True)
 class SpecExperiment(Experiment):
@@ -53,22 +49,14 @@ class SpecExperiment(Experiment):
         return {**super().describe(), "spec": self.spec_file}
 
 
-def task_test(task: str) -> tuple[SuccessTest, str]:
-    """The success test of ``task`` (its ``success_test``) and where it comes from."""
-    declared = getattr(TASKS.get(task), "success_test", None)
-    if declared is not None:
-        return declared, f"the {task} task's own test"
-    return FALLBACK_TEST, f"the {task} task declares no test: every output on the right side of 0.5"
-
-
 def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
     """The protocol a spec runs under: for a continual task the 2002 stream protocol (training
     streams of up to 100 sequences, stopped at their first error; perfect when each test stream
     runs 1,000 sequences without one; one test stream for a deterministic task); otherwise the
     1997 sequence protocol (solved when the last 2,000 sequences were right; at most 10^6)."""
     if task.continual:
-        return StreamProtocol(tolerance=test.tolerance if test.name == "tolerance" else 0.49, success=test.name,
-                              unit="sequences", train_limit=100, test_limit=1000, max_streams=1_000_000,
+        return StreamProtocol(tolerance=test.tolerance, success=test.name, unit="sequences", train_limit=100,
+                              test_limit=1000, max_streams=1_000_000,
                               test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
     return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000)
 
@@ -110,7 +98,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         made = make_task(task["name"], options)
     except TaskError as error:
         raise SweepError(f"{path}: training.task: {error}") from None
-    test, basis = task_test(task["name"])
+    test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
     experiment = SpecExperiment(name, f"your spec {path}", "-", Path(path).stem, task["name"], protocol,

@@ -9,7 +9,8 @@ MSD, and NMSD with ``continual: false``), ``generating_timed_spikes`` (Generatin
 Build one from a spec with ``make_task(name, options)``.
 """
 
-from .base import TASKS, Sequence, Sequences, Task, TaskError, concatenated, draw, make_task, register, unit_symbols
+from .base import (TASKS, Sequence, Sequences, Task, TaskError, concatenated, draw, make_task, register,
+                   task_success_test, unit_symbols)
 from . import builtin  # noqa: F401,E402  (registers the built-in tasks)
 from .adding import Adding, Multiplication
 from .periodic import PeriodicFunction
@@ -21,4 +22,4 @@ from .temporal_order import TemporalOrder
 __all__ = ["TASKS", "Adding", "ContinualEmbeddedReber", "EmbeddedReber",
            "GeneratingTimedSpikes", "MeasuringSpikeDelays", "Multiplication", "PeriodicFunction",
            "Reber", "RecallFirst", "Sequence", "Sequences", "Task", "TaskError", "TemporalOrder",
-           "concatenated", "draw", "make_task", "register", "unit_symbols"]
+           "concatenated", "draw", "make_task", "register", "task_success_test", "unit_symbols"]

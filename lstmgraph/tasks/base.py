@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import did_you_mean
 from ..limits import check_task_integers
+from ..success import FALLBACK_TEST, SuccessTest
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,18 @@ def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
         return factory
 
     return add
+
+
+def task_success_test(name: str | None) -> tuple[SuccessTest, str]:
+    """The success test that judges the task ``name`` and where it comes from, in words: the
+    test the task declares (``success_test``, the paper's), else `success.FALLBACK_TEST` (also
+    for None, data from a file with no task behind it). `evaluate` and `sweep` judge by it."""
+    declared = getattr(TASKS.get(name), "success_test", None) if name is not None else None
+    if declared is not None:
+        return declared, f"the {name} task's test"
+    if name is not None:
+        return FALLBACK_TEST, f"the {name} task declares no test: every output on the right side of 0.5"
+    return FALLBACK_TEST, "no task's test for this data: every output on the right side of 0.5"
 
 
 def concatenated(task: Task, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

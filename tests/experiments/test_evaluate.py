@@ -15,9 +15,9 @@ from click.testing import CliRunner
 import lstmgraph
 from lstmgraph.engine import Simulator, load_weights
 from lstmgraph.experiments.catalogue import EXPERIMENTS
-from lstmgraph.experiments.evaluate import evaluate_run, task_success_test
+from lstmgraph.experiments.evaluate import evaluate_run
 from lstmgraph.success import most_active_correct, within_tolerance
-from lstmgraph.tasks import make_task
+from lstmgraph.tasks import make_task, task_success_test
 from lstmgraph_cli.main import main
 
 from conftest import SPECS
@@ -66,7 +66,8 @@ def _by_hand(run: Path, sequences: int, seed: int, reset: bool, correct_at):
 
 def test_timing_net_population_matches_a_computation_by_hand(runs):
     result = evaluate_run(runs["timing"], sequences=30, seed=4)
-    assert result.success_test == task_success_test("periodic_function") and result.success_test.tolerance == 0.3
+    used = result.success_test
+    assert (used.test, used.basis) == task_success_test("periodic_function") and used.tolerance == 0.3
     assert not result.reset and result.sequences == 30 and len(result.trials) == 2
     correct, mse, first_wrong = _by_hand(runs["timing"], 30, 4, reset=False,
                                          correct_at=lambda y, t: within_tolerance(y, t, 0.3))
@@ -139,7 +140,8 @@ def test_a_reproduce_trial_is_judged_by_the_protocol_its_folder_records(runs, tm
 
 def test_a_trial_of_a_row_no_longer_in_the_catalogue_is_judged_by_its_tasks_test(runs, tmp_path):
     trial = _as_reproduce_trial(runs["timing"], tmp_path / "out", json.dumps({"name": "gone-row"}))
-    assert evaluate_run(trial, sequences=3).success_test == task_success_test("periodic_function")
+    used = evaluate_run(trial, sequences=3).success_test
+    assert (used.test, used.basis) == task_success_test("periodic_function")
 
 
 def test_a_fifo_for_a_trial_s_summary_json_exits_2_without_opening_it(runs, tmp_path):
@@ -174,13 +176,6 @@ def test_bad_requests_exit_2(runs, args, message):
     args = [str(runs["gru"]) if a == "RUN" else a for a in args]
     result = CliRunner().invoke(main, ["evaluate", *args])
     assert result.exit_code == 2 and message in result.output
-
-
-def test_success_tests_come_from_the_task():
-    assert task_success_test("embedded_reber").kind == "most_active"
-    assert task_success_test("adding").tolerance == 0.04
-    assert task_success_test("continual_embedded_reber").tolerance == 0.49
-    assert task_success_test(None).tolerance == 0.49  # a data file
 
 
 # -- held-out data (--data) ---------------------------------------------------------------------

@@ -9,7 +9,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from lstmgraph.tasks import TASKS, RecallFirst, Sequences, TaskError, draw, make_task, unit_symbols
+from lstmgraph.success import FALLBACK_TEST
+from lstmgraph.tasks import TASKS, RecallFirst, Sequences, TaskError, draw, make_task, task_success_test, unit_symbols
 from lstmgraph.tasks.temporal_order import class_of
 
 
@@ -125,6 +126,17 @@ def test_unit_symbols_name_each_unit_of_the_symbol_tasks_only():
     assert inputs == ("a", "b", "c", "d", "X", "Y", "E", "B")
     assert outputs[:2] == ("XXX", "XXY") and [class_of(s) for s in outputs] == list(range(8))
     assert unit_symbols(make_task("adding")) == (None, None)
+
+
+def test_success_tests_come_from_the_task(monkeypatch):
+    assert task_success_test("embedded_reber")[0].name == "most_active"
+    assert task_success_test("adding")[0].tolerance == 0.04
+    assert task_success_test("continual_embedded_reber") == (TASKS["continual_embedded_reber"].success_test,
+                                                             "the continual_embedded_reber task's test")
+    assert task_success_test(None)[0] == FALLBACK_TEST  # a data file
+    monkeypatch.setitem(TASKS, "plain", type("Plain", (), {}))  # a task of the user's that declares no test
+    test, basis = task_success_test("plain")
+    assert test == FALLBACK_TEST and test.tolerance == 0.49 and "plain task declares no test" in basis
 
 
 def test_a_misspelt_task_option_gets_the_closest_option():
