@@ -14,15 +14,11 @@ import yaml
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.limits import MAX_JOBS, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_CHECKPOINT_SECONDS, MAX_JOBS, MAX_LANES, MAX_TRIALS, LimitError
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail,
                      note_first_compile, report_spec_error, resumable_error_text)
 from .trial_progress import LOG_EVERY, trial_progress
-
-#: The longest piece of work `--checkpoint-seconds` takes: `run_checks.MAX_CHECKPOINT_SECONDS`,
-#: here so that the command's help needs no numba (tests/experiments/test_folder.py checks).
-MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
 
 
 def _list(as_json: bool, chosen=None) -> None:
@@ -115,7 +111,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
               show_default=True, callback=_finite,
               help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
-@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=MAX_LANES), default=1, show_default=True,
               help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
                    "costs more CPU on every row measured: docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,

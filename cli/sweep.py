@@ -13,11 +13,11 @@ import click
 
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.limits import MAX_JOBS, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_CHECKPOINT_SECONDS, MAX_JOBS, MAX_LANES, MAX_TRIALS, LimitError
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error,
                      resumable_error_text)
-from .reproduce import MAX_CHECKPOINT_SECONDS, _counted, _finite, _trial_line
+from .reproduce import _counted, _finite, _trial_line
 from .trial_progress import LOG_EVERY, trial_progress
 
 
@@ -38,7 +38,7 @@ from .trial_progress import LOG_EVERY, trial_progress
 @click.option("--checkpoint-seconds", metavar="SECONDS",
               type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
               show_default=True, callback=_finite, help="Work between two checkpoints of a running trial.")
-@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=MAX_LANES), default=1, show_default=True,
               help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
                    "row measured, docs/performance.md in the lstmgraph source).")
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,

@@ -65,6 +65,11 @@ MAX_GRADCHECK_STEPS = 10_000
 MAX_GRADCHECK_WORK = 10**11
 #: Worker processes on this machine (`reproduce --jobs`).
 MAX_JOBS = 4096
+#: The longest piece of work between two checkpoints of a running trial (`reproduce
+#: --checkpoint-seconds`, `sweep --checkpoint-seconds`): a week.
+MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
+#: Trials side by side in one block of lanes (`reproduce --lanes`, `sweep --lanes`).
+MAX_LANES = 64
 #: A seed (`--seed`): numpy takes any integer, but a checkpoint and a run.json store it.
 MAX_SEED = 2**63 - 1
 #: Bytes of a JSON file the tool wrote and reads back (run.json, summary.json, experiment.json).

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..limits import MAX_STEPS, check_count
+from ..limits import MAX_CHECKPOINT_SECONDS, MAX_LANES, MAX_STEPS, check_count
 from ..plan import Plan
 from ..training.engines import check_program
 from .catalogue import Experiment
@@ -16,10 +16,6 @@ from .folder import ResultsFolder, check_trial_count
 from .folder_settings import settings
 from .trial import DeviceError, check_device
 from .workers import check_cluster
-
-#: The longest piece a run may ask for (`reproduce --checkpoint-seconds`): a week.
-MAX_CHECKPOINT_SECONDS = 7 * 24 * 3600.0
-
 
 def check_run_device(experiment: Experiment, plan: Plan, device: str, cluster: Any) -> None:
     """`trial.DeviceError` for a device the experiment's protocol (or ``plan``'s learning rule)
@@ -60,5 +56,5 @@ def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds
         check_count("a trial's step budget (--max-steps)", budget_steps, MAX_STEPS)
     if not 1 <= checkpoint_seconds <= MAX_CHECKPOINT_SECONDS:  # (NaN fails too)
         raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
-    if not (type(lanes) is int and 1 <= lanes <= 64):
-        raise ValueError(f"lanes must be a whole number from 1 to 64, not {lanes!r}")
+    if not (type(lanes) is int and 1 <= lanes <= MAX_LANES):
+        raise ValueError(f"lanes must be a whole number from 1 to {MAX_LANES}, not {lanes!r}")

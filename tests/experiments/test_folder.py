@@ -384,12 +384,6 @@ def test_the_library_bounds_the_counts_too(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_command_s_bounds_mirror_the_library_s():
-    from cli import reproduce
-    from lstmgraph.experiments import run_checks
-    assert reproduce.MAX_CHECKPOINT_SECONDS == run_checks.MAX_CHECKPOINT_SECONDS
-
-
 # -- a folder no run of ours wrote ---------------------------------------------------------------------
 @pytest.mark.parametrize("files", [["run.json", "checkpoint.npz"], ["notes.txt"], ["trials.jsonl"]])
 def test_a_folder_of_files_without_experiment_json_is_refused_and_left_as_it_was(tmp_path, files):
