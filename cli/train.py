@@ -20,8 +20,9 @@ from lstmgraph.errors import SpecError
 from lstmgraph.files import OutputError, replaces, write_atomically
 from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
-from lstmgraph.training import (DataError, EngineError, LimitError, RunDirectoryError, RunExists, TrainingDiverged,
-                                TrainingRun, resume_run, start_run)
+from lstmgraph.spec.models import LEARNING_RULES
+from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, RunDirectoryError, RunExists,
+                                TrainingDiverged, TrainingRun, resume_run, start_run)
 from lstmgraph.training.trained import TrainedRunError, load_run
 
 from .common import compile_or_exit, counted, fail, report_spec_error
@@ -39,13 +40,13 @@ from .entry import INTERRUPTED
               help="Seed of the weights and the data stream (default: init.seed, training.seed).")
 @click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS), default=1, show_default=True,
               help="Train this many networks at once (weight seeds seed, seed+1, ...), same data.")
-@click.option("--rule", type=click.Choice(["truncated_rtrl", "rtrl", "bptt"]),
+@click.option("--rule", type=click.Choice(LEARNING_RULES),
               help="Learning rule, overriding the spec's training.learning_rule.")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/NAME-YYYYMMDD-HHMMSS).")
 @click.option("--resume", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Continue the run in this directory from its last checkpoint (no SPEC then).")
-@click.option("--engine", type=click.Choice(["auto", "compiled", "numpy"]),
+@click.option("--engine", type=click.Choice(ENGINES),
               help="compiled: the numba interpreter (online RTRL); numpy: the reference engine; "
                    "auto (default): compiled wherever it can train the spec.")
 @click.option("--device", type=click.Choice(DEVICES),

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
@@ -278,13 +279,9 @@ def _state_decay_current(row: Experiment, name: str) -> Any:
     return decays.pop() if len(decays) == 1 else None
 
 
-#: The learning rules a trial can run: online RTRL, or BPTT over each whole sequence (1997 rows).
-TRIAL_RULES = ("truncated_rtrl", "rtrl", "bptt")
-
-
 def _rule(row: Experiment, name: str, value: Any) -> Experiment:
-    if value not in TRIAL_RULES:
-        raise SweepError(f"learning_rule takes {', '.join(TRIAL_RULES)}, not {json.dumps(value)}")
+    if value not in LEARNING_RULES:
+        raise SweepError(f"learning_rule takes {', '.join(LEARNING_RULES)}, not {json.dumps(value)}")
     if value == "bptt" and not row.protocol.trial_class.WHOLE_SEQUENCES:
         raise SweepError(f"learning_rule bptt learns over whole sequences; the {row.protocol.kind} protocol of "
                          f"{row.name} never ends one (use truncated_rtrl or rtrl)")
@@ -299,7 +296,7 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              lambda row, name: row.learning_rate if row.learning_rate is not None else _training(row, "learning_rate")),
     SweepKey("momentum", "a number in [0, 1)", "the momentum of the weight updates", _momentum,
              lambda row, name: row.momentum if row.momentum is not None else _training(row, "momentum")),
-    SweepKey("learning_rule", ", ".join(TRIAL_RULES), "the learning rule: the papers' truncated RTRL, exact "
+    SweepKey("learning_rule", ", ".join(LEARNING_RULES), "the learning rule: the papers' truncated RTRL, exact "
              "RTRL (every gradient path kept: a bound on what the truncation costs), or BPTT over each sequence "
              "with one update at its end (sequence rows; with `variant.full_gradient` the exact gradient)", _rule,
              lambda row, name: _training(row, "learning_rule") or "truncated_rtrl"),

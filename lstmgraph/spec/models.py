@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator,
                       model_validator)
@@ -289,10 +289,15 @@ class TaskSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+#: The learning rules a network trains by (training.learning_rule, `train --rule`, the sweep key).
+LearningRule = Literal["truncated_rtrl", "rtrl", "bptt"]
+LEARNING_RULES: tuple[str, ...] = get_args(LearningRule)
+
+
 class TrainingSpec(_Model):
     """How `lstmgraph train` trains the network (docs/spec.md, "training")."""
 
-    learning_rule: Literal["truncated_rtrl", "rtrl", "bptt"] = "truncated_rtrl"
+    learning_rule: LearningRule = "truncated_rtrl"
     bptt_window: Size | None = None
     update: Literal["online", "sequence"] | None = None
     loss: Literal["sum_of_squares", "cross_entropy"] = "sum_of_squares"

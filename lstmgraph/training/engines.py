@@ -34,7 +34,10 @@ from ..spec.models import TrainingSpec
 from ..tasks import Sequence
 from .optim import Optimizer
 
-ENGINES = ("auto", "compiled", "numpy")
+#: The engines a run trains with (run.json's ``engine``).
+ENGINE_NAMES = ("compiled", "numpy")
+#: What a run may ask for: one of them, or ``auto`` (`select_engine` decides).
+ENGINES = ("auto", *ENGINE_NAMES)
 
 
 class EngineError(ValueError):

@@ -37,6 +37,7 @@ from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputEr
                      not_written_by, open_no_follow, read_no_follow, remove_temporaries, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
+from .engines import ENGINE_NAMES
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
 #: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
@@ -46,7 +47,6 @@ IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
 RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
                  "device": (str, False), "data_sha256": (str, False)}
-ENGINE_NAMES = ("compiled", "numpy")
 _MAX_IDENTITY_CHARS = 4096
 
 
@@ -288,7 +288,8 @@ class RunDirectory:
         if trials > MAX_TRIALS:
             raise RunDirectoryError(f"{path}: 'trials' is {trials}, more than the limit of {MAX_TRIALS:,}")
         if info.get("engine", "numpy") not in ENGINE_NAMES:
-            raise RunDirectoryError(f"{path}: unknown engine {info['engine'][:40]!r}; expected compiled or numpy")
+            raise RunDirectoryError(f"{path}: unknown engine {info['engine'][:40]!r}; expected "
+                                    f"{' or '.join(ENGINE_NAMES)}")
         if info.get("device", "cpu") not in DEVICES:
             raise RunDirectoryError(f"{path}: unknown device {info['device'][:40]!r}; expected one of "
                                     f"{', '.join(DEVICES)}")

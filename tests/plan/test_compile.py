@@ -165,11 +165,11 @@ def test_a_task_keeps_its_options_in_the_resolved_spec():
 
 def test_nothing_after_the_plan_imports_the_spec_stage():
     """Engines, training, rendering and experiments read the plan; of lstmgraph.spec they may
-    name only the settings models the plan carries (plan.init, plan.training and its parts).
-    The catalogue and the sweep build spec data; training runs, their folders and `load_run` read
-    a run's spec.yaml."""
+    name only the settings models the plan carries (plan.init, plan.training and its parts, its
+    learning rules among them). The catalogue and the sweep build spec data; training runs, their
+    folders and `load_run` read a run's spec.yaml."""
     import ast
-    allowed = {"InitDefaults", "TrainingSpec", "LearningRateDecay", "OptimizerSpec", "TaskSpec"}
+    allowed = {"InitDefaults", "TrainingSpec", "LearningRateDecay", "OptimizerSpec", "TaskSpec", "LEARNING_RULES"}
     package = Path(lstmgraph.__file__).parent
     makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "document_of", "spec_from_data"},
               package / "experiments" / "sweep.py": {"read_spec_file"},  # a user's spec as a row
