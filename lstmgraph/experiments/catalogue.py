@@ -16,6 +16,7 @@ from typing import Any
 from ..bundled import SPEC_FORMATS, bundled_spec
 from ..files import BUNDLED_SPECS
 from ..plan import Plan, compile_plan
+from ..plan.summary import PAPERS
 from ..spec import document_of, spec_from_data
 from ..spec.loader import read_spec_file
 from ..tasks import Task, make_task
@@ -143,8 +144,7 @@ DETERMINISTIC = ("the task draws the same sequence every time, so every test str
                  "the same result)")
 
 
-H97, G00, G02 = "Hochreiter & Schmidhuber 1997", "Gers, Schmidhuber & Cummins 2000", \
-    "Gers, Schraudolph & Schmidhuber 2002"
+H97, G00, G02 = PAPERS["hochreiter1997"], PAPERS["gers2000"], PAPERS["gers2002"]
 
 # 1997: ERG, success = every symbol of 256 training and 256 test strings predicted (most active).
 # The full check (all 512 strings, weights frozen) runs when the last 256 training strings were

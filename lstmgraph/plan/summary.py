@@ -35,7 +35,7 @@ def summarize(plan: Plan) -> dict[str, Any]:
     }
 
 
-#: The papers whose nets the bundled specs' name prefixes stand for.
+#: The papers whose nets the bundled specs' name prefixes stand for (the catalogue's rows name them too).
 PAPERS = {
     "hochreiter1997": "Hochreiter & Schmidhuber 1997",
     "gers2000": "Gers, Schmidhuber & Cummins 2000",
