@@ -27,14 +27,14 @@ def read_spec_file(path: str | Path) -> tuple[Any, SpecSource]:
     path = Path(path)
     name = str(path)
     fmt = SPEC_FORMATS.get(path.suffix.lower())
-    if fmt is None and not path.is_dir():  # a folder: _read_text says so
+    if fmt is None and not path.is_dir():  # a folder: _read_bytes says so
         raise SpecFileError(name, f"cannot tell the format of '{path.name}'",
                             "a file ending in .yaml, .yml or .json")
-    return parse_spec_text(_read_text(path), name, fmt)
+    return parse_spec_bytes(_read_bytes(path), name, fmt)
 
 
-def _read_text(path: Path) -> str:
-    """The file's text; a FIFO or device is refused before it is opened (it could block)."""
+def _read_bytes(path: Path) -> bytes:
+    """The file's content; a FIFO or device is refused before it is opened (it could block)."""
     name = str(path)
     try:
         mode = path.stat().st_mode
@@ -51,11 +51,18 @@ def _read_text(path: Path) -> str:
     if len(content) > MAX_SPEC_BYTES:
         raise SpecFileError(name, f"the file is larger than {MAX_SPEC_BYTES:,} bytes",
                             f"a smaller spec ({LIMITS_HINT})")
+    return content
+
+
+def parse_spec_bytes(content: bytes, filename: str, fmt: str = "yaml") -> tuple[Any, SpecSource]:
+    """Parse a spec file's ``content`` (UTF-8, a byte order mark allowed) in the given format:
+    `parse_spec_text` after a `SpecFileError` naming ``filename`` for bytes that are not UTF-8."""
     try:
-        return content.decode("utf-8-sig")
+        text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise SpecFileError(name, f"not UTF-8 text (byte {error.start} is {content[error.start]:#04x})",
+        raise SpecFileError(filename, f"not UTF-8 text (byte {error.start} is {content[error.start]:#04x})",
                             "a text file in UTF-8") from None
+    return parse_spec_text(text, filename, fmt)
 
 
 def parse_spec_text(text: str, filename: str = "<spec>", fmt: str = "yaml") -> tuple[Any, SpecSource]:

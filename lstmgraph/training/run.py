@@ -25,13 +25,12 @@ import numpy as np
 
 from .. import __version__
 from ..engine.weights import save_weights
-from ..errors import SpecFileError
 from ..files import FolderInUse
 from ..plan import Plan, compile_plan, require_plan
 from ..progress import Progress
 from ..spec import document_of
 from ..limits import MAX_TRIALS, check_count
-from ..spec.loader import parse_spec_text
+from ..spec.loader import parse_spec_bytes
 from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, run_identity, spec_file_bytes
 from .trainer import CheckpointError, Trainer
 
@@ -286,12 +285,7 @@ def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
 def compile_spec_bytes(path: Path, content: bytes) -> Plan:
     """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
     bytes compiled), its problems located in ``path``."""
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SpecFileError(str(path), f"not UTF-8 text (byte {error.start} is {content[error.start]:#04x})",
-                            "a text file in UTF-8") from None
-    data, source = parse_spec_text(text, str(path), "yaml")
+    data, source = parse_spec_bytes(content, str(path))
     return compile_plan(document_of(data, source))
 
 

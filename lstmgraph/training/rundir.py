@@ -73,9 +73,9 @@ def run_identity(plan, trials: int, engine: str, spec_bytes: bytes, device: str 
     engine, and the device where not the CPU: older identities stay as they were). A resumed
     run's must equal its checkpoint's. ``spec_bytes``: spec.yaml's content, which must be
     valid YAML (it compiled to ``plan``)."""
-    from ..spec.loader import parse_spec_text
+    from ..spec.loader import parse_spec_bytes
 
-    data = copy.deepcopy(parse_spec_text(spec_bytes.decode("utf-8-sig"), "spec.yaml", "yaml")[0])
+    data = copy.deepcopy(parse_spec_bytes(spec_bytes, "spec.yaml")[0])
     if isinstance(data, dict) and isinstance(data.get("training"), dict):
         for key in LENGTH_KEYS:
             data["training"].pop(key, None)

@@ -8,7 +8,7 @@ import pytest
 
 import lstmgraph
 from lstmgraph.errors import SpecError
-from lstmgraph.spec.loader import parse_spec_text
+from lstmgraph.spec.loader import parse_spec_bytes, parse_spec_text
 
 from conftest import MINIMAL, located
 
@@ -172,6 +172,16 @@ def test_files_that_cannot_be_read_say_why(tmp_path):
         with pytest.raises(SpecFileError) as caught:
             lstmgraph.load_spec(tmp_path / name)
         assert words in caught.value.format(), name
+
+
+def test_spec_bytes_are_utf_8_with_or_without_a_byte_order_mark():
+    """A run's spec.yaml is compiled from the bytes its identity digests, decoded as a file is."""
+    from lstmgraph.errors import SpecFileError
+    assert parse_spec_bytes("\ufeffname: café\n".encode("utf-8"), "run/spec.yaml")[0] == {"name": "café"}
+    with pytest.raises(SpecFileError) as caught:
+        parse_spec_bytes("name: caf\xe9\n".encode("latin-1"), "run/spec.yaml")
+    assert caught.value.source.filename == "run/spec.yaml"
+    assert "not UTF-8 text (byte 9 is 0xe9)" in caught.value.format()
 
 
 def test_a_spec_name_too_long_for_the_file_system_is_a_spec_file_error(tmp_path):
