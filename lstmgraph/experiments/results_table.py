@@ -217,11 +217,6 @@ def replace_between(document: str, begin: str, end: str, text: str, what: str) -
     return f"{head}{begin}\n{text}{end}{tail}"
 
 
-def replace_table(document: str, table: str) -> str:
-    """``document`` with the text between the summary table's markers replaced by ``table``."""
-    return replace_between(document, BEGIN, END, table, "summary-table")
-
-
 class ResultsTableError(Exception):
     """The docs to regenerate cannot be found or read; the message says where and why."""
 

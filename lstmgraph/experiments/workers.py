@@ -53,7 +53,6 @@ class Workers:
     reads and writes this process's kernel cache, so that what one compiles the others load."""
 
     slots: int
-    description: str
     shares_cache: bool = False
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
@@ -93,7 +92,6 @@ class LocalWorkers(Workers):
 
     def __init__(self, jobs: int):
         self.slots = max(1, jobs)
-        self.description = f"{self.slots} local worker{'s' if self.slots != 1 else ''}"
         self.pool: ProcessPoolExecutor | None = None
         self.others = set(multiprocessing.active_children())  # a caller's own processes: left alone
 
@@ -158,7 +156,6 @@ class ClusterWorkers(Workers):
             self.client, self.own_client = cluster, False
         threads = sum(worker.get("nthreads", 1) for worker in self.client.scheduler_info()["workers"].values())
         self.slots = max(1, threads)
-        self.description = f"the Dask cluster at {self.client.scheduler.address} ({threads} worker threads)"
         self.executor = self.client.get_executor(pure=False)
         self.killed_worker = distributed.KilledWorker
 

@@ -111,11 +111,6 @@ class Automaton:
         """Multi-hot rows of the symbols that may follow each state."""
         return np.array([self._successor_rows[state] for state in states])
 
-    @property
-    def transitions(self) -> frozenset[tuple[str, str, str]]:
-        """Every edge (state, symbol, next state) of the automaton (all are reachable)."""
-        return frozenset(self.numbered)
-
     def walk(self, rng: np.random.Generator) -> list[int]:
         """One random string as the numbers of its edges (``numbered``): each edge of a
         branching state is equally likely, drawn by ``rng.integers(number of edges)``, the only

@@ -43,11 +43,6 @@ WINDOWS: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
-def class_of(relevant: str) -> int:
-    """Class index of an X/Y string such as ``"XY"`` (X = 0, Y = 1, first most significant)."""
-    return int(relevant.replace("X", "0").replace("Y", "1"), 2)
-
-
 @register("temporal_order")
 class TemporalOrder:
     """1997 Exp. 6a/6b: classify a sequence by the order of its widely separated X/Y symbols.

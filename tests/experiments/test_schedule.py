@@ -216,8 +216,6 @@ def test_a_worker_left_free_by_one_experiment_takes_the_next_experiment_s_trials
     from lstmgraph.files import BUNDLED_SPECS
 
     class Recorded(Workers):
-        description = "recorded slots"
-
         def __init__(self, slots):
             self.slots, self.pieces = slots, []
 
@@ -257,8 +255,6 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
     from lstmgraph.files import BUNDLED_SPECS
 
     class Recorded(Workers):
-        description = "recorded slots"
-
         def __init__(self, slots, shares_cache):
             self.slots, self.shares_cache, self.futures = slots, shares_cache, []
 
