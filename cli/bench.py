@@ -62,8 +62,9 @@ def bench(as_json: bool, quick: bool, specs: Path, device: str) -> None:
                f"{results['timing_specialised_load_seconds']:.1f} s, {results['timing_specialised_lanes_load_seconds']:.1f} s")
     for rule in ("truncated_rtrl", "rtrl"):
         click.echo(f"{rule}: time per step against W (fitted exponent {results[rule + '_exponent']:.2f})")
-        for row in results[rule + "_scaling"]:
-            click.echo(f"  {row['blocks']:>3} blocks  W = {row['weights']:>6}  {row['seconds_per_step'] * 1e6:>12.2f} us/step")
+        for point in results[rule + "_scaling"]:
+            click.echo(f"  {point['blocks']:>3} blocks  W = {point['weights']:>6}  "
+                       f"{point['seconds_per_step'] * 1e6:>12.2f} us/step")
     click.echo(f"peak memory: {results['peak_memory_mib']:.0f} MiB")
     if results["torch_ratio"] is None:
         click.echo("PyTorch: not installed (pip install torch==2.13.0 to compare)")
