@@ -1,0 +1,126 @@
+"""docs/results.md's generated tables and summary figure: the rows collected from the results
+folders (`results_table`), the docs regenerated between their markers (`results_docs`), and the
+figure's points and staleness (`figures`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.figures import points_digest, summary_digest
+from lstmgraph.experiments.results_docs import regenerate
+from lstmgraph.experiments.results_table import (BEGIN, END, ResultsTableError, collect, find_docs, render,
+                                                 summary_points)
+from lstmgraph.experiments.summary import summarise
+from lstmgraph.experiments.verdict import DIFFERS, REPRODUCED, bootstrap_mean, judge, wilson
+
+from test_verdict import _results, _row
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_table_of_docs_results_md_is_current():
+    """Regenerate it with: lstmgraph results --write"""
+    assert regenerate(ROOT / "docs", write=False).stale == []
+
+
+def _docs(tmp_path, text: str):
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    (docs / "results.md").write_text(text)
+    return docs
+
+
+def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_markers(tmp_path):
+    rows = collect(ROOT / "docs" / "results")
+    assert len(rows) == len([path for path in (ROOT / "docs" / "results").rglob("results.json")
+                             if "history" not in path.relative_to(ROOT / "docs" / "results").parts[:1]])
+    assert rows[0].paper.startswith("Hochreiter") and rows[-1].paper.startswith("Gers, Schraudolph")
+    docs = _docs(tmp_path, f"# title\n\n{BEGIN}\nold\n{END}\n\ntext after\n")
+    (docs / "results" / "gers2002-gts-peephole").mkdir()
+    (docs / "results" / "gers2002-gts-peephole" / "results.json").write_text(
+        json.dumps(_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])))
+    assert regenerate(docs, write=False).stale == [f"the tables of {docs / 'results.md'}",
+                                                  f"the figure {docs / 'results' / 'summary.png'}"]
+    state = regenerate(docs, write=True)
+    assert state.rows == 1
+    text = (docs / "results.md").read_text()
+    assert text.startswith(f"# title\n\n{BEGIN}\n| results folder |") and text.endswith(f"{END}\n\ntext after\n")
+    assert regenerate(docs, write=False).stale == []
+    assert math.isclose(len(text.splitlines()), 6 + 1 + 2)
+
+
+def test_the_docs_are_found_from_anywhere_in_the_checkout_or_named(tmp_path):
+    assert find_docs(ROOT / "lstmgraph" / "experiments") == ROOT / "docs"
+    assert find_docs(ROOT / "docs" / "results") == ROOT / "docs"
+    with pytest.raises(ResultsTableError, match="no docs/results.md in .* or a folder above it"):
+        find_docs(tmp_path)
+    docs = _docs(tmp_path, "no markers\n")
+    with pytest.raises(ResultsTableError, match="results.md: the document has no summary-table markers"):
+        regenerate(docs, write=False)
+
+
+def test_a_folder_run_with_other_task_options_or_protocol_settings_says_so_in_the_table(tmp_path):
+    rows = [_row(seed, 20_000 if seed < 3 else None) for seed in range(10)]
+    as_row = find_experiment("gers2000-cnto-forget")
+    for folder, experiment in (("a/gers2000-cnto-forget", as_row),
+                               ("b/gers2000-cnto-forget", as_row.with_task_options({"idle_target": 0.5})),
+                               ("c/gers2000-cnto-forget", as_row.with_task_options({"idle_target": None})),
+                               ("d/gers2000-cnto-forget", as_row.with_protocol_options({"success": "most_active"}))):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "results.json").write_text(json.dumps(
+            {"experiment": experiment.describe(), "summary": summarise(experiment, rows), "trials": rows,
+             "budget_steps": None}))
+    plain, changed, unset, protocol = render(collect(tmp_path)).splitlines()[2:]
+    assert protocol.startswith("| [d/gers2000-cnto-forget](results/d/gers2000-cnto-forget) "
+                               '(protocol: success "most_active") | 10 of 100 |')
+    assert plain.startswith("| [a/gers2000-cnto-forget](results/a/gers2000-cnto-forget) | 10 of 100 |")
+    assert changed.startswith("| [b/gers2000-cnto-forget](results/b/gers2000-cnto-forget) "
+                              "(task: idle_target 0.5) | 10 of 100 |")
+    assert unset.startswith("| [c/gers2000-cnto-forget](results/c/gers2000-cnto-forget) "
+                            "(task: no idle_target) | 10 of 100 |")
+    assert plain.split(" | ", 2)[2] == changed.split(" | ", 2)[2]  # the same figures and verdict
+
+
+def test_the_summary_figure_plots_each_folder_s_intervals_and_knows_when_it_is_stale(tmp_path):
+    results = tmp_path / "results"
+    for name, rows in (("gers2000-cerg-forget", [_row(seed, 10_000 + seed if seed < 7 else None)
+                                                 for seed in range(10)]),
+                       ("gers2002-gts-no-peephole", [_row(seed, None) for seed in range(10)])):
+        (results / name).mkdir(parents=True)
+        (results / name / "results.json").write_text(json.dumps(_results(name, rows)))
+    forget, gts = points = summary_points(collect(results))
+    assert forget.rate == (0.7, *wilson(7, 10)) and forget.published_rate == pytest.approx(0.18)
+    assert forget.rate_verdict == DIFFERS  # 18 % lies below 40-89 %
+    assert forget.mean[0] == 10_003 and forget.mean[1:] == bootstrap_mean(range(10_000, 10_007))
+    assert forget.mean_verdict == DIFFERS and forget.published_mean == 18_889
+    assert gts.rate == (0.0, *wilson(0, 10)) and gts.published_rate == 0.0 and gts.rate_verdict == REPRODUCED
+    assert gts.mean is None and gts.mean_verdict is None
+    docs = tmp_path
+    (docs / "results.md").write_text(f"{BEGIN}\n{END}\n")
+    figure = results / "summary.png"
+    assert regenerate(docs, write=True).stale and summary_digest(figure) == points_digest(points)
+    assert regenerate(docs, write=False).stale == []
+    (results / "gers2002-gts-no-peephole" / "results.json").write_text(
+        json.dumps(_results("gers2002-gts-no-peephole", [_row(seed, 9_000 if seed == 3 else None)
+                                                          for seed in range(10)])))
+    assert f"the figure {figure}" in regenerate(docs, write=False).stale
+    figure.write_bytes(b"not a png")
+    assert summary_digest(figure) is None
+
+
+def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_stays_not_judged():
+    from lstmgraph.experiments.results_table import CAPPED_CELL, verdict_cell
+    from lstmgraph.experiments.verdict import cap_binds
+
+    stopped = [{**_row(seed, None), "steps": 2_000} for seed in range(10)]
+    capped = {**_results("gers2002-gts-peephole", stopped), "budget_steps": 2000}
+    assert cap_binds(capped) and not cap_binds({**capped, "budget_steps": 2001})
+    assert verdict_cell(judge(capped), cap_binds(capped)) == CAPPED_CELL
+    assert verdict_cell(judge(capped)).startswith("**differs**")
+    words = _results("gers2000-nto-standard", stopped[:1])  # a finding in words: no figure to judge
+    assert verdict_cell(judge(words), True) == "not judged"
