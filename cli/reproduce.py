@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sys
 from pathlib import Path
 
 import click
 import yaml
 
-from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
-from lstmgraph.limits import MAX_CHECKPOINT_SECONDS, MAX_JOBS, MAX_LANES, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_TRIALS
 
-from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted as _counted, error_text, fail,
-                     note_first_compile, report_spec_error, resumable_error_text)
-from .trial_progress import LOG_EVERY, trial_progress
+from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
+                     report_spec_error)
+from .trial_progress import trial_progress
+from .trial_runs import run_errors, running_options, trial_line, where_trials_run
 
 
 def _list(as_json: bool, chosen=None) -> None:
@@ -58,28 +55,6 @@ def _spec_name(name: str) -> str:
         return name
 
 
-def _finite(context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
-    """Refuse NaN, which passes click's range checks (every comparison with it is false)."""
-    if value is not None and value != value:
-        raise click.BadParameter("expected a number, not nan")
-    return value
-
-
-def _trial_line(row: dict, unit: str) -> str:
-    """One finished trial in words, e.g. 'trial 3: solved after 12,311 training streams (609.8 s)';
-    one an earlier run finished says so (a resume lists it again)."""
-    from lstmgraph.experiments.folder import FINISHED_BEFORE  # (the experiments package: only when trials run)
-
-    if row.get("diverged"):
-        outcome = f"diverged after {row['presented']:,} {unit}"
-    elif row["solved"]:
-        outcome = f"solved after {row['to_success']:,} {unit}"
-    else:
-        outcome = f"not solved in {row['presented']:,} {unit}"
-    kept = " (finished in an earlier run of the folder)" if row.get(FINISHED_BEFORE) else ""
-    return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s){kept}"
-
-
 def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
     """``flag``'s KEY=VALUE pairs as a dict (`parse_option`)."""
     from lstmgraph.experiments.sweep_values import SweepError, parse_option
@@ -100,29 +75,13 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "and momentum) as YAML, to copy and change, and run nothing.")
 @click.option("--trials", metavar="N", type=click.IntRange(min=1, max=MAX_TRIALS),
               help=f"Number of trials, at most {MAX_TRIALS:,} (default: the paper's).")
-@click.option("--jobs", metavar="N",
-              type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
-              show_default=True,
-              help="Worker processes on this machine.")
-@click.option("--cluster", metavar="ADDRESS",
-              help="Run the trials on a Dask cluster's workers instead (e.g. tcp://HOST:8786; docs/cluster.md in the "
-                   "lstmgraph source).")
-@click.option("--checkpoint-seconds", metavar="SECONDS",
-              type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
-              show_default=True, callback=_finite,
-              help="Work between two checkpoints of a running trial: the most a lost worker or a kill costs.")
-@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=MAX_LANES), default=1, show_default=True,
-              help="Trials side by side in one block of lanes per worker, the same results (more than 1 "
-                   "costs more CPU on every row measured: docs/performance.md in the lstmgraph source).")
-@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: every trial at once on this machine's GPU (docs/gpu.md in the lstmgraph source).")
+@running_options(
+    lanes_help="Trials side by side in one block of lanes per worker, the same results (more than 1 costs more "
+               "CPU on every row measured: docs/performance.md in the lstmgraph source).",
+    device_help="cuda: every trial at once on this machine's GPU (docs/gpu.md in the lstmgraph source).")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Results folder (default runs/reproduce/EXPERIMENT); rerun to resume.")
 @MAX_STEPS_OPTION
-@click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
-              callback=_finite,
-              help="When the output is not a terminal (a log file): a line on the running trials at most "
-                   "this often, besides a line per finished trial.")
 @click.option("--status", "show_status", is_flag=True,
               help="Run nothing: say what the results folder holds (the finished trials' figures so far, "
                    "each checkpointed trial's place, the trials not started) and whether this command "
@@ -139,8 +98,8 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
                    "as text), e.g. success=most_active: a stream judged by its most active output unit "
                    "rather than within the tolerance.")
 @UNTIL_SETTLED_OPTION
-def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials: int | None, jobs: int, cluster: str | None,
-              checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
+def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials: int | None, jobs: int,
+              cluster: str | None, checkpoint_seconds: float, lanes: int, out: Path | None, max_steps: int | None,
               log_every: float, show_status: bool, as_json: bool, specs: Path, task_options: tuple[str, ...],
               protocol_options: tuple[str, ...], device: str, until_settled: bool) -> None:
     """Run EXPERIMENT (a table row of the 1997, 2000 or 2002 paper) and compare with the paper.
@@ -152,14 +111,11 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     OUT/trials/SEED/ (for plot and evaluate). Rerun the same command to resume."""
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
-    from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
+    from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
-    from lstmgraph.engine.gpu import GpuUnavailable
-    from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.verdict import judge, trials_left_note, verdict
-    from lstmgraph.experiments.workers import ClusterError
     from lstmgraph.tasks import TaskError
 
     if show_list and not experiment:
@@ -199,9 +155,8 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
         return
 
     def print_plan() -> None:  # once the run's checks pass: a refused run prints only its error
-        where = ("this machine's GPU, all at once" if device == "cuda" else
-                 f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
-        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {_counted(count, 'trial')} on {where} -> {out}")
+        where = where_trials_run(device, cluster, jobs, "all at once")
+        click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
         if specs != BUNDLED_SPECS:
             click.echo(f"spec: {chosen.spec_path(specs)} (set with --specs: not the bundled one)")
@@ -216,30 +171,23 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
                        + " (set with --protocol-option: not the row's)")
         note_first_compile(device, cluster)
 
-    begun: list = []
-    try:
-        with trial_progress(count, as_json, log_every, lambda row: _trial_line(row, chosen.protocol.counted),
-                            print_plan) as (begin, trial_done, progress):
-            results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
-                                     checkpoint_seconds, lanes, device, until_settled,
-                                     checks_passed=lambda: begun.append(begin()))
-    except SpecError as error:
-        report_spec_error(error.source.filename if error.source else specs, error)
-    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
-        raise
-    except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # an unwritable folder; data too large
-        fail(resumable_error_text(error))
-    except (DeviceError, GpuUnavailable) as error:
-        fail(f"--device {device}: {error}")
-    except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (stops.Stopped)
-        if not begun:  # during the checks: nothing was started ("interrupted", `Commands`)
-            raise
+    def interrupted(stop: BaseException) -> str:
         folder = ResultsFolder(out)
         summarised = (f" and summarised so far in {folder.RESULTS}, {folder.CSV} and {folder.FIGURE}"
                       if getattr(stop, "results", None) else "")
-        click.echo(f"\ninterrupted: finished trials are kept in {folder.file(folder.ROWS)}{summarised}, running "
-                   f"ones in their checkpoints; run the same command to resume", err=True)
-        sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
+        return (f"finished trials are kept in {folder.file(folder.ROWS)}{summarised}, running ones in their "
+                "checkpoints; run the same command to resume")
+
+    begun: list = []
+    with run_errors(device, begun, interrupted):
+        try:
+            with trial_progress(count, as_json, log_every, lambda row: trial_line(row, chosen.protocol.counted),
+                                print_plan) as (begin, trial_done, progress):
+                results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
+                                         checkpoint_seconds, lanes, device, until_settled,
+                                         checks_passed=lambda: begun.append(begin()))
+        except SpecError as error:
+            report_spec_error(error.source.filename if error.source else specs, error)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
@@ -275,7 +223,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
         click.echo(json.dumps(status.as_dict(), indent=2))
         return
     finished = status.results["trials"]
-    click.echo(f"{chosen.name} in {out}: {len(finished)} of {_counted(count, 'trial')} finished, "
+    click.echo(f"{chosen.name} in {out}: {len(finished)} of {counted(count, 'trial')} finished, "
                f"{len(status.checkpointed)} checkpointed, {len(status.waiting)} not started")
     if status.holder:
         click.echo(f"in use by {status.holder}: a run is writing it now")

@@ -4,21 +4,17 @@ with the same seeds, answered with intervals and paired tests (docs/sweeps.md)."
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sys
 from pathlib import Path
 
 import click
 
-from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
-from lstmgraph.limits import MAX_CHECKPOINT_SECONDS, MAX_JOBS, MAX_LANES, MAX_TRIALS, LimitError
+from lstmgraph.limits import MAX_TRIALS
 
-from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, error_text, fail, note_first_compile, report_spec_error,
-                     resumable_error_text)
-from .reproduce import _counted, _finite, _trial_line
-from .trial_progress import LOG_EVERY, trial_progress
+from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
+                     report_spec_error)
+from .trial_progress import trial_progress
+from .trial_runs import run_errors, running_options, trial_line, where_trials_run
 
 
 @click.command(short_help="Vary a row's or a spec's settings over a grid; run each.")
@@ -31,23 +27,11 @@ from .trial_progress import LOG_EVERY, trial_progress
 @MAX_STEPS_OPTION
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="The sweep's folder (default runs/sweep/NAME); rerun to resume.")
-@click.option("--jobs", metavar="N",
-              type=click.IntRange(min=1, max=MAX_JOBS), default=min(os.cpu_count() or 1, MAX_JOBS),
-              show_default=True, help="Worker processes on this machine.")
-@click.option("--cluster", metavar="ADDRESS", help="Run the trials on a Dask cluster's workers instead.")
-@click.option("--checkpoint-seconds", metavar="SECONDS",
-              type=click.FloatRange(min=1, max=MAX_CHECKPOINT_SECONDS), default=60,
-              show_default=True, callback=_finite, help="Work between two checkpoints of a running trial.")
-@click.option("--lanes", metavar="N", type=click.IntRange(min=1, max=MAX_LANES), default=1, show_default=True,
-              help="A setting's trials side by side in one block of lanes (the same results; more CPU on every "
-                   "row measured, docs/performance.md in the lstmgraph source).")
-@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True,
-              help="cuda: every setting's trials at once on this machine's GPU, the settings of one net in one "
-                   "population (docs/gpu.md in the lstmgraph source).")
-@click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True, metavar="SECONDS",
-              callback=_finite,
-              help="When the output is not a terminal (a log file): a line on the running trials at most "
-                   "this often, besides a line per finished trial.")
+@running_options(
+    lanes_help="A setting's trials side by side in one block of lanes (the same results; more CPU on every row "
+               "measured, docs/performance.md in the lstmgraph source).",
+    device_help="cuda: every setting's trials at once on this machine's GPU, the settings of one net in one "
+                "population (docs/gpu.md in the lstmgraph source).")
 @click.option("--no-own-setting", is_flag=True,
               help="Do not add the subject's own setting when the grid lacks it (no paired tests then).")
 @click.option("--status", "show_status", is_flag=True, help="Run nothing: say what the folder holds per setting.")
@@ -64,14 +48,11 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     or a bundled spec's name) with a training task. Every setting runs the same seeds, so the
     settings are compared trial by trial. Writes DIR/settings/INDEX (a results folder per
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
-    from lstmgraph.experiments.folder import ResultsConflict
+    from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import compared_with_nothing, grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
-    from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
-    from lstmgraph.engine.gpu import GpuUnavailable
-    from lstmgraph.experiments.trial import DeviceError
-    from lstmgraph.experiments.workers import ClusterError
+    from lstmgraph.experiments.sweep_run import CSV, FIGURE, JSON, run_sweep, sweep_status
 
     try:
         chosen = subject_of(subject, trials)
@@ -100,9 +81,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         return
 
     def print_plan() -> None:  # once every setting is checked: a refused sweep prints only its error
-        where = ("this machine's GPU, every setting's trials at once" if device == "cuda" else
-                 f"the Dask cluster at {cluster}" if cluster else _counted(jobs, "worker"))
-        click.echo(f"{row.name} ({chosen.kind}): {_counted(len(settings), 'setting')} x {_counted(count, 'trial')} "
+        where = where_trials_run(device, cluster, jobs, "every setting's trials at once")
+        click.echo(f"{row.name} ({chosen.kind}): {counted(len(settings), 'setting')} x {counted(count, 'trial')} "
                    f"on {where} -> {out}")
         click.echo(f"judged by {chosen.judged_by}")
         lines = []
@@ -118,29 +98,22 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             click.echo(f"note: {unpaired}", err=True)
         note_first_compile(device, cluster)
 
+    def interrupted(stop: BaseException) -> str:
+        return (f"finished trials are kept in {out}/settings/*/{ResultsFolder.ROWS} and {JSON} has every "
+                "setting's so far, running trials their checkpoints; run the same command to resume")
+
     begun: list = []
-    try:
-        with trial_progress(count * len(settings), as_json, log_every,
-                            lambda found: f"setting {found[0].index}, {_trial_line(found[1], row.protocol.counted)}",
-                            print_plan) as (begin, trial_done, progress):
-            document = run_sweep(chosen, settings, count, jobs, out, max_steps, cluster, checkpoint_seconds,
-                                 lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
-                                 device=device, until_settled=until_settled,
-                                 checks_passed=lambda: begun.append(begin()))
-    except SweepError as error:
-        fail(str(error))
-    except (DeviceError, GpuUnavailable) as error:
-        fail(f"--device {device}: {error}")
-    except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
-        raise
-    except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
-        fail(resumable_error_text(error))
-    except KeyboardInterrupt as stop:
-        if not begun:  # during the checks: nothing was started ("interrupted", `Commands`)
-            raise
-        click.echo(f"\ninterrupted: finished trials are kept in {out}/settings/*/trials.jsonl and sweep.json has every "
-                   "setting's so far, running trials their checkpoints; run the same command to resume", err=True)
-        sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
+    with run_errors(device, begun, interrupted):
+        try:
+            with trial_progress(count * len(settings), as_json, log_every,
+                                lambda found: f"setting {found[0].index}, {trial_line(found[1], row.protocol.counted)}",
+                                print_plan) as (begin, trial_done, progress):
+                document = run_sweep(chosen, settings, count, jobs, out, max_steps, cluster, checkpoint_seconds,
+                                     lanes, lambda setting, row_done: trial_done((setting, row_done)), progress,
+                                     device=device, until_settled=until_settled,
+                                     checks_passed=lambda: begun.append(begin()))
+        except SweepError as error:
+            fail(str(error))
     if as_json:
         click.echo(json.dumps(document, indent=2, sort_keys=True))
         return
@@ -153,7 +126,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     if max_steps:
         click.echo(f"each trial capped at {max_steps:,} training steps (--max-steps): a rate beside the published "
                    "one is a quick look, no verdict")
-    click.echo(f"wrote {out / 'sweep.json'}, {out / 'sweep.csv'} and {out / 'sweep.png'}")
+    click.echo(f"wrote {out / JSON}, {out / CSV} and {out / FIGURE}")
 
 
 def _keys(experiment, as_json: bool) -> None:
@@ -175,7 +148,7 @@ def _print_status(status: dict, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(status, indent=2))
         return
-    click.echo(f"{status['out']}: {status['finished']} of {_counted(status['total'], 'trial')} finished")
+    click.echo(f"{status['out']}: {status['finished']} of {counted(status['total'], 'trial')} finished")
     if status["in_use_by"]:
         click.echo(f"in use by {status['in_use_by']}: a sweep is writing it now")
     lines, conflicts = [], []
@@ -190,7 +163,7 @@ def _print_status(status: dict, as_json: bool) -> None:
     for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
         click.echo(line)
     click.echo("this command resumes it" if not conflicts else
-               f"this command would not run there: {_counted(len(conflicts), 'setting')} (above) "
+               f"this command would not run there: {counted(len(conflicts), 'setting')} (above) "
                f"hold{'s' if len(conflicts) == 1 else ''} trials of other settings")
 
 
