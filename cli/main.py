@@ -17,7 +17,7 @@ import lstmgraph
 from lstmgraph.operations import FORMULAS
 from lstmgraph.plan.summary import summarize
 from lstmgraph.render import RenderError, render_plan
-from lstmgraph.spec.models import NetworkSpec
+from lstmgraph.spec import json_schema
 
 from .common import SPEC_ARGUMENT, Commands, compile_or_exit
 from .bench import bench
@@ -91,10 +91,7 @@ def render(spec: Path, output: Path, rankdir: str) -> None:
 @main.command(short_help="Print the spec's JSON Schema.")
 def schema() -> None:
     """Print the spec's JSON Schema (for editor completion and validation)."""
-    document = NetworkSpec.model_json_schema(by_alias=True)
-    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    document["title"] = "lstmgraph network spec"
-    click.echo(json.dumps(document, indent=2))
+    click.echo(json.dumps(json_schema(), indent=2))
 
 
 main.add_command(train)

@@ -13,7 +13,7 @@ from .models import NetworkSpec
 from .overrides import Overrides
 from .validation import validate_spec_data
 
-__all__ = ["SpecDocument", "NetworkSpec", "Overrides", "document_of", "load_spec", "spec_from_data"]
+__all__ = ["SpecDocument", "NetworkSpec", "Overrides", "document_of", "json_schema", "load_spec", "spec_from_data"]
 
 
 @dataclass(frozen=True)
@@ -55,3 +55,12 @@ def document_of(data: Any, source: SpecSource) -> SpecDocument:
 def spec_from_data(data: Any, filename: str = "<dict>") -> SpecDocument:
     """Validate spec data built in Python (no line numbers in its errors)."""
     return document_of(data, SpecSource(filename))
+
+
+def json_schema() -> dict[str, Any]:
+    """The spec's JSON Schema (draft 2020-12), from the pydantic models, for editors' completion
+    and validation (`lstmgraph schema`)."""
+    document = NetworkSpec.model_json_schema(by_alias=True)
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "lstmgraph network spec"
+    return document
