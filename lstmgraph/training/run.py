@@ -185,7 +185,7 @@ class TrainingRun:
             finally:
                 self.directory.close()
             save_weights(self.path / "weights.npz", self.plan, self.trainer.weights)
-            window, first, last = loss_windows(self.path / "metrics.jsonl", self.trainer.trials)
+            window, first, last = loss_windows(self.directory, self.trainer.trials)
             result = RunSummary(self.plan.name, summary.steps, summary.sequences, summary.stopped_by, window,
                                 first, last, self.trainer.trials, self.trainer.engine, str(self.path))
             self.directory.write_json("summary.json", result.as_dict())
@@ -289,11 +289,11 @@ def compile_spec_bytes(path: Path, content: bytes) -> Plan:
     return compile_plan(document_of(data, source))
 
 
-def loss_windows(metrics: Path, trials: int | None = None) -> tuple[int, float, float]:
-    """Mean loss per step over the first and the last tenth of a metrics.jsonl's sequences (at
-    least 1 and at most 100 of them): (sequences per window, first, last); NaN for no rows.
-    The rows are checked (`RunDirectoryError` naming the file and line)."""
-    losses = [row["loss_per_step"] for row in RunDirectory(Path(metrics).parent).read_metrics(trials)]
+def loss_windows(directory: RunDirectory, trials: int | None = None) -> tuple[int, float, float]:
+    """Mean loss per step over the first and the last tenth of a run directory's metrics rows
+    (at least 1 and at most 100 sequences): (sequences per window, first, last); NaN for no
+    rows. The rows are checked (`RunDirectoryError` naming the file and line)."""
+    losses = [row["loss_per_step"] for row in directory.read_metrics(trials)]
     if not losses:
         return 0, float("nan"), float("nan")
     window = max(1, min(100, len(losses) // 10))

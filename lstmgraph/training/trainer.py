@@ -44,7 +44,7 @@ class Summary:
 
     steps: int
     sequences: int
-    final_loss_per_step: float
+    stop_window_loss_per_step: float
     stopped_by: str
 
 

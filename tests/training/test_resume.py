@@ -65,7 +65,7 @@ def test_every_bundled_spec_trains_out_of_the_box(path):
     data["training"]["steps"] = 60
     trainer = Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(path))))
     summary = trainer.run()
-    assert summary.steps >= 60 and np.isfinite(summary.final_loss_per_step)
+    assert summary.steps >= 60 and np.isfinite(summary.stop_window_loss_per_step)
 
 
 def test_a_numpy_checkpoint_restores_into_the_compiled_engine_and_damage_is_named():
