@@ -18,18 +18,31 @@ from .common import error_text, fail
 @click.option("--check", "action", flag_value="check",
               help="Exit 1 if the table in docs/results.md, the figure docs/results/summary.png or README.md's "
                    "tables of the paper rows are not current.")
+@click.option("--folders", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Print the table of the results folders under DIR instead (your own runs, e.g. runs).")
 @click.option("--docs", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="The docs folder (holding results.md and results/); default: that of the checkout holding "
                    "the current folder.")
-def results(action: str | None, docs: Path | None) -> None:
+def results(action: str | None, docs: Path | None, folders: Path | None) -> None:
     """Print the summary table of every results folder under docs/results (one row per folder:
     trials run, our figures with their 95 % intervals, the published figures, the verdict).
+
+    --folders DIR prints the same table of your own results folders (reproduce's and sweep's,
+    anywhere under DIR, such as runs), with no checkout needed.
 
     --write and --check also cover README.md's tables of the paper rows (the catalogue's rows
     not marked "our extension", each judged by its folder docs/results/ROW) and their tally."""
     from lstmgraph.experiments.results_docs import regenerate
-    from lstmgraph.experiments.results_table import ResultsTableError, find_docs
+    from lstmgraph.experiments.results_table import ResultsTableError, find_docs, folders_table
 
+    if folders is not None:
+        if action is not None or docs is not None:
+            fail("--folders prints a table of your own results folders; give it without --write, --check or --docs")
+        try:
+            sys.stdout.write(folders_table(folders))
+        except ResultsTableError as error:
+            fail(str(error))
+        return
     try:
         folder = docs if docs is not None else find_docs(Path.cwd())
         if docs is not None and not (docs / "results.md").is_file():

@@ -24,7 +24,7 @@ from typing import Any
 
 from .catalogue import EXPERIMENTS, G00, G02, H97
 from .figures import SummaryPoint
-from .folder import ResultsFolder
+from .folder import ResultsConflict, ResultsFolder
 from .protocols import Protocol, protocol_counting
 from .verdict import (Judgement, bootstrap_mean, cap_binds, judge, percent_interval, trials_left_note, verdict,
                       wilson)
@@ -122,6 +122,8 @@ def published_cell(row: Row) -> str:
     if published.get("finding"):
         text = f'"{published["finding"]}"'
         parts = [f"{text} (read: {parts[0]})"] if parts else [text]
+    if not parts:  # a spec of one's own (`sweep`): no paper's figures
+        return "-"
     return ", ".join(parts) + f"; {row.paper_trials} trials"
 
 
@@ -189,8 +191,8 @@ def verdict_cell(judgements: list[Judgement], capped: bool = False) -> str:
     return f"**{result}**" if result == "reproduced" else result
 
 
-def render(rows: list[Row]) -> str:
-    """The table in Markdown, one line per results folder."""
+def render(rows: list[Row], links: str = "results/") -> str:
+    """The table in Markdown, one line per results folder, each linked as ``links`` + its folder."""
     lines = [HEADER]
     for row in rows:
         results = row.results
@@ -202,7 +204,7 @@ def render(rows: list[Row]) -> str:
             run += f", capped at {budget:,} steps"
         left = trials_left_note(results, row.paper_trials - results["summary"]["trials"], row.published,
                                 row.paper_trials)
-        lines.append(f"| [{row.folder}](results/{row.folder}){marks} | {run} | {_ours(row)} | "
+        lines.append(f"| [{row.folder}]({links}{row.folder}){marks} | {run} | {_ours(row)} | "
                      f"{published_cell(row)} | {results['summary']['seconds_total']:,.0f} s | {verdict_cell(judgements, cap_binds(results))}"
                      f"{'; ' + left if left else ''} |")
     return "\n".join(lines) + "\n"
@@ -215,6 +217,20 @@ def replace_between(document: str, begin: str, end: str, text: str, what: str) -
     head, rest = document.split(begin, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{begin}\n{text}{end}{tail}"
+
+
+def folders_table(root: Path) -> str:
+    """The table of the results folders anywhere under ``root`` (a user's ``runs/``: `reproduce`'s
+    folders and each sweep's settings), linked from the current folder; `ResultsTableError`
+    where there are none or one cannot be read."""
+    try:
+        rows = collect(root)
+    except ResultsConflict as error:
+        raise ResultsTableError(str(error)) from None
+    if not rows:
+        raise ResultsTableError(f"{root}: no results folders there (folders with a results.json, which "
+                                "lstmgraph reproduce and sweep write)")
+    return render(rows, f"{root.as_posix().rstrip('/')}/")
 
 
 class ResultsTableError(Exception):

@@ -64,3 +64,22 @@ def test_readme_s_paper_rows_are_written_and_checked_beside_the_docs(tmp_path):
     assert text.count("| not run |") == paper_rows
     current = run("results", "--check", "--docs", str(docs))
     assert current.returncode == 0 and f"0 of {paper_rows} paper rows reproduced" in current.stdout
+
+
+def test_folders_prints_the_table_of_one_s_own_results_folders_outside_a_checkout(tmp_path):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", runs / "reproduce" / "gts")
+    result = run("results", "--folders", "runs", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    header, _, row = result.stdout.splitlines()
+    assert header.startswith("| results folder | trials run |")
+    assert row.startswith("| [reproduce/gts](runs/reproduce/gts) | 10 of 10 | 100 % perfect") and "reproduced" in row
+    (runs / "reproduce" / "gts" / "results.json").write_text("{")
+    damaged = run("results", "--folders", "runs", cwd=tmp_path)
+    assert damaged.returncode == 2 and "gts/results.json" in damaged.stderr and "Traceback" not in damaged.stderr
+    (tmp_path / "empty").mkdir()
+    empty = run("results", "--folders", "empty", cwd=tmp_path)
+    assert empty.returncode == 2 and "no results folders there" in empty.stderr
+    assert run("results", "--folders", "runs", "--write", cwd=tmp_path).returncode == 2
