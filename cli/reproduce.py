@@ -22,6 +22,7 @@ def _list(as_json: bool, chosen=None) -> None:
     """Every experiment in a few lines each, or only ``chosen`` (as the options given change it)
     with its protocol."""
     from lstmgraph.experiments import EXPERIMENTS
+    from lstmgraph.experiments.results_table import measured_cost
 
     listed = [chosen] if chosen is not None else list(EXPERIMENTS.values())
     if as_json:
@@ -40,6 +41,9 @@ def _list(as_json: bool, chosen=None) -> None:
         click.echo(f"    published: {published}")
         if chosen is not None:
             click.echo(f"    protocol: {experiment.protocol.describe()}")
+            cost = measured_cost(experiment.name, Path.cwd())
+            if cost:
+                click.echo(f"    the committed run of the row: {cost}")
         if experiment.note:
             click.echo(f"    note: {experiment.note}")
 
@@ -113,6 +117,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
+    from lstmgraph.experiments.results_table import measured_cost
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.experiments.verdict import judge, trials_left_note, verdict
@@ -158,6 +163,9 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
         where = where_trials_run(device, cluster, jobs, "all at once")
         click.echo(f"{chosen.name}: {chosen.paper}, {chosen.table}; {counted(count, 'trial')} on {where} -> {out}")
         click.echo(f"protocol: {chosen.protocol.describe()}")
+        cost = measured_cost(chosen.name, Path.cwd()) if not (given_task or protocol_options) else None
+        if cost and specs == BUNDLED_SPECS:
+            click.echo(f"the committed run of the row: {cost}")
         if specs != BUNDLED_SPECS:
             click.echo(f"spec: {chosen.spec_path(specs)} (set with --specs: not the bundled one)")
         if given_task:

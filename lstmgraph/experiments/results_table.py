@@ -18,6 +18,7 @@ figure without comparing pixels (which differ between matplotlib versions).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,3 +251,15 @@ def find_docs(start: Path) -> Path:
                             "of lstmgraph, or give --docs DIR")
 
 
+def measured_cost(name: str, start: Path) -> str | None:
+    """What the committed run of experiment ``name`` cost, in words, from the results folder
+    docs/results/NAME of the checkout holding ``start``: CPU time and trials, e.g. "8,498 s of CPU
+    for 100 trials (docs/results/gers2000-cerg-forget)"; None outside a checkout or without one."""
+    try:
+        folder = find_docs(start) / "results" / name
+        summary = ResultsFolder.read_only(folder).read_results()["summary"]
+        seconds, trials = float(summary["seconds_total"]), int(summary["trials"])
+    except (ResultsTableError, ResultsConflict, OSError, KeyError, TypeError, ValueError):
+        return None
+    shown = os.path.relpath(folder, start) if folder.is_relative_to(start.resolve()) else folder
+    return f"{seconds:,.0f} s of CPU for {trials:,} trial{'s' if trials != 1 else ''} ({shown})"

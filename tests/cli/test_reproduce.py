@@ -30,6 +30,7 @@ def test_list_with_an_experiment_describes_that_one_as_the_options_change_it():
     lines = result.stdout.splitlines()
     assert lines[0] == "gers2002-gts-peephole" and sum(not line.startswith(" ") for line in lines) == 1
     assert "cue delay" in result.stdout and "    protocol: continual streams" in result.stdout
+    assert "    the committed run of the row: " in result.stdout  # (tests run in the checkout)
     (listed,) = json.loads(run("reproduce", "gers2002-gts-peephole", "--list", "--json").stdout)
     assert listed == EXPERIMENTS["gers2002-gts-peephole"].describe()
     wrong = run("reproduce", "gers2002-gts-peephol", "--list")
