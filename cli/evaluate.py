@@ -11,6 +11,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
+from lstmgraph.training import RunDirectory
 from lstmgraph.training.trained import TrainedRunError, describe_data
 from lstmgraph import limits
 
@@ -45,13 +46,14 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_jso
     except (TrainedRunError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:
-        report_spec_error(run_dir / "spec.yaml", error)
+        report_spec_error(run_dir / RunDirectory.SPEC, error)
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else _table(result))
 
 
 def _table(result: Evaluation) -> str:
-    lines = [f"{result.run}: {result.network}, {result.steps_trained} steps trained"
-             + ("" if result.weights_file == "weights.npz" else f" (unfinished: weights of {result.weights_file})"),
+    finished = result.weights_file == RunDirectory.WEIGHTS
+    unfinished = "" if finished else f" (unfinished: weights of {result.weights_file})"
+    lines = [f"{result.run}: {result.network}, {result.steps_trained} steps trained" + unfinished,
              describe_data(result.data, result.source, result.seed, result.sequences, "sequences")
              + f", {result.steps} steps, "
              + ("activations reset before each" if result.reset else "one stream from zero activations, no reset"),

@@ -73,4 +73,6 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
 
 def _spec_of(run_dirs: tuple[Path, ...], error: SpecError) -> str:
     """The spec.yaml the error is about (its source names it)."""
-    return error.source.filename if error.source is not None else str(run_dirs[0] / "spec.yaml")
+    from lstmgraph.training import RunDirectory
+
+    return error.source.filename if error.source is not None else str(run_dirs[0] / RunDirectory.SPEC)

@@ -21,8 +21,8 @@ from lstmgraph.files import OutputError, replaces, write_atomically
 from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.spec.models import LEARNING_RULES
-from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, RunDirectoryError, RunExists,
-                                TrainingDiverged, TrainingRun, resume_run, start_run)
+from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, RunDirectory, RunDirectoryError,
+                                RunExists, TrainingDiverged, TrainingRun, resume_run, start_run)
 from lstmgraph.training.trained import TrainedRunError, load_run
 
 from .common import compile_or_exit, counted, fail, report_spec_error
@@ -65,7 +65,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
                 or trials != 1):
             fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet "
                  "and --json")
-        spec = resume / "spec.yaml"
+        spec = resume / RunDirectory.SPEC
     elif spec is None:
         fail("give a SPEC to train, or --resume DIR")
     else:
@@ -198,13 +198,13 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
         for source, read in (("--inputs", inputs_file), ("--weights", weights_file)):
             if path is not None and read is not None and replaces(path, read):
                 fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
-    if spec.is_dir() and ((spec / "spec.yaml").is_file() or bundled_spec(str(spec)) is None):  # a run directory
+    if spec.is_dir() and ((spec / RunDirectory.SPEC).is_file() or bundled_spec(str(spec)) is None):  # a run directory
         try:
             trained = load_run(spec)
         except TrainedRunError as error:
             fail(str(error))
         except SpecError as error:
-            report_spec_error(spec / "spec.yaml", error)
+            report_spec_error(spec / RunDirectory.SPEC, error)
         plan, weights = trained.plan, trained.weights
     elif weights_file is None:
         fail(f"{spec}: give its --weights, or a run directory (which holds its spec and weights) instead of a spec")

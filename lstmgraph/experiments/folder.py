@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
-import yaml
 
 from ..arrays import MAX_ARCHIVE_BYTES
 from ..files import DISK_REFUSED, TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, not_written_by
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
+from ..training.rundir import RunDirectory, spec_file_bytes
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
@@ -155,7 +155,7 @@ class ResultsFolder:
         return f"trials/{int(seed)}"
 
     def checkpoint_path(self, seed: int) -> Path:
-        return self.path / self.trial(seed) / "checkpoint.npz"
+        return self.path / self.trial(seed) / RunDirectory.CHECKPOINT
 
     @staticmethod
     def of_trial(run_path: Path) -> "ResultsFolder | None":
@@ -280,7 +280,7 @@ class ResultsFolder:
         (`ResultsConflict`) unless it is an .npz archive of that trial (``trial/seed``), of a
         ``kind`` protocol, written for this folder's settings (one of ``digests``,
         `checkpoint_digests`), with finite values."""
-        relative = f"{self.trial(seed)}/checkpoint.npz"
+        relative = f"{self.trial(seed)}/{RunDirectory.CHECKPOINT}"
         path = self.file(relative)
         content = self._read(relative, MAX_CHECKPOINT_BYTES, _DELETE)
         if content is None:
@@ -310,19 +310,19 @@ class ResultsFolder:
             array = io.BytesIO()
             np.lib.format.write_array(array, np.array(digest), allow_pickle=False)
             archive.writestr(f"{SETTINGS_KEY}.npy", array.getvalue())
-        write_file(self.root, self._in(f"{self.trial(seed)}/checkpoint.npz"), buffer.getvalue())
+        write_file(self.root, self._in(f"{self.trial(seed)}/{RunDirectory.CHECKPOINT}"), buffer.getvalue())
 
     def remove_checkpoint(self, seed: int) -> None:
-        remove_file(self.root, self._in(f"{self.trial(seed)}/checkpoint.npz"))
+        remove_file(self.root, self._in(f"{self.trial(seed)}/{RunDirectory.CHECKPOINT}"))
 
     def save_trial(self, seed: int, spec_data: dict[str, Any], weights: bytes, row: dict[str, Any]) -> None:
         """A trained trial as a run directory `lstmgraph plot` reads: ``spec.yaml`` (the network
         as run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
         ``summary.json`` (its result row)."""
         folder = self.trial(seed)
-        write_file(self.root, self._in(f"{folder}/spec.yaml"), yaml.safe_dump(spec_data, sort_keys=False).encode())
-        write_file(self.root, self._in(f"{folder}/weights.npz"), weights)
-        write_file(self.root, self._in(f"{folder}/summary.json"), (json.dumps(row, indent=2) + "\n").encode())
+        write_file(self.root, self._in(f"{folder}/{RunDirectory.SPEC}"), spec_file_bytes(spec_data))
+        write_file(self.root, self._in(f"{folder}/{RunDirectory.WEIGHTS}"), weights)
+        write_file(self.root, self._in(f"{folder}/{RunDirectory.SUMMARY}"), (json.dumps(row, indent=2) + "\n").encode())
 
     # -- results.json, trials.csv, results.png -----------------------------------------------------------
     def write_results(self, results: dict[str, Any], csv_text: str, figure: bytes) -> None:

@@ -27,6 +27,7 @@ from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..training.trained import (DataKind, SequenceSource, TrainedRun, TrainedRunError, describe_data, load_run,
                                 sequence_source)
+from ..training.rundir import RunDirectory
 from ..training.trainer import training_section
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def draw_figure(runs: Sequence[TrainedRun], traces: Sequence[Trace], panels: Seq
     rows = panel_groups([run.plan for run in runs], panels)
     # A row of learning curves unless no run records one (a `reproduce` trial keeps only its
     # weights): then each column's title sits on its first trace panel.
-    curves = int(any(len(run.metrics) or (run.path / "metrics.jsonl").is_file() for run in runs))
+    curves = int(any(len(run.metrics) or (run.path / RunDirectory.METRICS_JSONL).is_file() for run in runs))
     figure = Figure(figsize=(1.5 + 5.5 * len(runs), 1.0 + 2.1 * (curves + len(rows))), layout="constrained")
     axes = figure.subplots(curves + len(rows), len(runs), squeeze=False)
     for column, (run, trace) in enumerate(zip(runs, traces)):
@@ -249,7 +250,7 @@ def _run_title(run: TrainedRun) -> str:
     name = (f"trial {run.seed}: {run.plan.name}" if run.seed is not None else run.path.name
             if run.plan.name in run.path.name else f"{run.path.name}: {run.plan.name}")
     return (f"{name}, {run.steps_trained} steps{trial_note}"
-            + ("" if run.weights_file == "weights.npz" else " (unfinished: checkpoint weights)"))
+            + ("" if run.weights_file == RunDirectory.WEIGHTS else " (unfinished: checkpoint weights)"))
 
 
 def _learning_curve(ax: "Axes", run: TrainedRun, curve_x: str, per_step: bool) -> None:
@@ -258,7 +259,8 @@ def _learning_curve(ax: "Axes", run: TrainedRun, curve_x: str, per_step: bool) -
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
     ax.set_ylabel("loss per step" if per_step else "loss per sequence")
     if not len(metrics):
-        note = "no metric rows yet" if (run.path / "metrics.jsonl").is_file() else "no learning curve recorded"
+        recorded = (run.path / RunDirectory.METRICS_JSONL).is_file()
+        note = "no metric rows yet" if recorded else "no learning curve recorded"
         ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
         return
     x = metrics.step if curve_x == "step" else metrics.sequence
@@ -426,7 +428,7 @@ def describe(run: TrainedRun, trace: Trace, trial: int = 0) -> str:
     if states:
         values = np.concatenate(states, axis=1)
         text += f", cell states in [{np.min(values):.3g}, {np.max(values):.3g}]"
-    if run.weights_file != "weights.npz":
+    if run.weights_file != RunDirectory.WEIGHTS:
         text += f" (unfinished run: weights of {run.weights_file})"
     return text
 

@@ -157,7 +157,7 @@ class TrainingRun:
             self.trainer.restore(self._checkpoint)
         except CheckpointError as error:
             raise RunDirectoryError(f"{self.directory.checkpoint_path}: does not fit "
-                                    f"{self.path / 'spec.yaml'}: {error}; restore this run's own checkpoint, "
+                                    f"{self.path / RunDirectory.SPEC}: {error}; restore this run's own checkpoint, "
                                     "or start a new run (lstmgraph train SPEC --out ANOTHER_FOLDER)") from None
         self._restored = True
 
@@ -184,11 +184,11 @@ class TrainingRun:
                 summary = self.trainer.run(self.directory, progress)
             finally:
                 self.directory.close()
-            save_weights(self.path / "weights.npz", self.plan, self.trainer.weights)
+            save_weights(self.path / RunDirectory.WEIGHTS, self.plan, self.trainer.weights)
             window, first, last = loss_windows(self.directory, self.trainer.trials)
             result = RunSummary(self.plan.name, summary.steps, summary.sequences, summary.stopped_by, window,
                                 first, last, self.trainer.trials, self.trainer.engine, str(self.path))
-            self.directory.write_json("summary.json", result.as_dict())
+            self.directory.write_json(RunDirectory.SUMMARY, result.as_dict())
             return result
         except BaseException:
             self._discard_if_unstarted()
@@ -248,7 +248,7 @@ def resume_run(path: str | Path) -> TrainingRun:
     try:
         info = directory.read_info()
         spec_bytes = directory.read_spec()
-        plan = compile_spec_bytes(directory.path / "spec.yaml", spec_bytes)
+        plan = compile_spec_bytes(directory.path / RunDirectory.SPEC, spec_bytes)
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
         device = info.get("device", "cpu")
         identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
@@ -260,7 +260,7 @@ def resume_run(path: str | Path) -> TrainingRun:
         directory.identity = identity
         run = TrainingRun(plan, trainer, directory, info, checkpoint, resumed=True)
         if "data_sha256" not in info and getattr(trainer.source, "digest", None) is not None:
-            run.data_note = (f"{directory.path / 'run.json'} records no digest of the data file (a run started "
+            run.data_note = (f"{directory.path / RunDirectory.INFO} records no digest of the data file (a run started "
                              f"by an older lstmgraph), so that {trainer.source.path} is unchanged is not checked")
         run._restore()
         run._metrics = directory.metrics_kept(trainer.metric_rows, trainer.trials)
@@ -276,7 +276,7 @@ def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
     recorded, current = info.get("data_sha256"), getattr(trainer.source, "digest", None)
     if recorded is not None and current != recorded:
         data = getattr(trainer.source, "path", "the run's data file")
-        raise RunDirectoryError(f"{data}: its sha256 is {current}, but {directory.path / 'run.json'} records "
+        raise RunDirectoryError(f"{data}: its sha256 is {current}, but {directory.path / RunDirectory.INFO} records "
                                 f"{recorded} from the run's start: the data changed, so the run cannot continue "
                                 "as it began; restore that file, or start a new run "
                                 "(lstmgraph train SPEC --data FILE --out ANOTHER_FOLDER)")

@@ -40,8 +40,8 @@ from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
 
 METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
-#: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
-NO_METRICS = {"metrics.csv": (",".join(METRIC_COLUMNS) + "\n").encode(), "metrics.jsonl": b""}
+#: metrics.csv's first line.
+METRICS_HEADER = (",".join(METRIC_COLUMNS) + "\n").encode()
 #: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
@@ -75,7 +75,7 @@ def run_identity(plan, trials: int, engine: str, spec_bytes: bytes, device: str 
     valid YAML (it compiled to ``plan``)."""
     from ..spec.loader import parse_spec_bytes
 
-    data = copy.deepcopy(parse_spec_bytes(spec_bytes, "spec.yaml")[0])
+    data = copy.deepcopy(parse_spec_bytes(spec_bytes, RunDirectory.SPEC)[0])
     if isinstance(data, dict) and isinstance(data.get("training"), dict):
         for key in LENGTH_KEYS:
             data["training"].pop(key, None)
@@ -103,6 +103,12 @@ class RunDirectory:
     """A training run's directory and its files (the module's docstring): created, appended to,
     checkpointed and read back, each file checked; one process at a time trains in it."""
 
+    #: The run's files, named here once.
+    SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY = (
+        "spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz", "weights.npz", "summary.json")
+    #: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
+    NO_METRICS = {METRICS_CSV: METRICS_HEADER, METRICS_JSONL: b""}
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._jsonl = None
@@ -116,10 +122,10 @@ class RunDirectory:
 
     @property
     def checkpoint_path(self) -> Path:
-        return self.path / "checkpoint.npz"
+        return self.path / self.CHECKPOINT
 
     def exists(self) -> bool:
-        return os.path.lexists(self.path / "run.json")
+        return os.path.lexists(self.path / self.INFO)
 
     def not_a_run(self) -> str | None:
         """Why a new run must not start here: the folder holds files, but none a run writes first
@@ -128,7 +134,7 @@ class RunDirectory:
             names = os.listdir(self.path)
         except OSError:  # missing, or a file (making the folder names that)
             return None
-        return not_written_by(self.path, names, ("run.json", "spec.yaml"), "train")
+        return not_written_by(self.path, names, (self.INFO, self.SPEC), "train")
 
     # -- who trains here ------------------------------------------------------------------------
     def acquire(self) -> None:
@@ -163,7 +169,7 @@ class RunDirectory:
         directory up, and remove it if this process made it and nothing else is in it."""
         self.close()
         try:
-            for name in ("spec.yaml", "run.json", "metrics.jsonl", "metrics.csv"):
+            for name in (self.SPEC, self.INFO, self.METRICS_JSONL, self.METRICS_CSV):
                 (self.path / name).unlink(missing_ok=True)
         finally:
             self.release()
@@ -177,13 +183,13 @@ class RunDirectory:
     def create(self, spec_data: dict, run_info: dict) -> None:
         make_folder(self.path)
         try:
-            for name in ("metrics.jsonl", "metrics.csv"):
+            for name in (self.METRICS_JSONL, self.METRICS_CSV):
                 (self.path / name).unlink(missing_ok=True)  # a link is removed, not followed
         except OSError as error:
             raise OutputError(self.path / name, error) from None
-        write_atomically(self.path / "spec.yaml", spec_file_bytes(spec_data))
-        self.write_json("run.json", run_info)
-        self.write_metrics(NO_METRICS)
+        write_atomically(self.path / self.SPEC, spec_file_bytes(spec_data))
+        self.write_json(self.INFO, run_info)
+        self.write_metrics(self.NO_METRICS)
 
     def write_json(self, name: str, data: Any) -> None:
         write_atomically(self.path / name, (json.dumps(data, indent=2) + "\n").encode())
@@ -193,9 +199,9 @@ class RunDirectory:
         checked (`RunDirectoryError` naming the file and line); nothing is written. No rows (a run
         resumed from step 0): the files' header alone, whatever they hold now."""
         if rows == 0:
-            return dict(NO_METRICS)
-        return {"metrics.jsonl": b"".join(_read_rows(self.path / "metrics.jsonl", rows, trials)[1]),
-                "metrics.csv": _csv_kept(self.path / "metrics.csv", rows)}
+            return dict(self.NO_METRICS)
+        return {self.METRICS_JSONL: b"".join(_read_rows(self.path / self.METRICS_JSONL, rows, trials)[1]),
+                self.METRICS_CSV: _csv_kept(self.path / self.METRICS_CSV, rows)}
 
     def write_metrics(self, contents: dict[str, bytes]) -> None:
         for name, content in contents.items():
@@ -203,20 +209,20 @@ class RunDirectory:
 
     def append_metrics(self, row: dict[str, Any]) -> None:
         if self._jsonl is None:  # never through a link: OutputError naming the file
-            self._jsonl = append_no_follow(self.path / "metrics.jsonl")
-            self._csv = append_no_follow(self.path / "metrics.csv", newline="")
+            self._jsonl = append_no_follow(self.path / self.METRICS_JSONL)
+            self._csv = append_no_follow(self.path / self.METRICS_CSV, newline="")
         try:
             self._jsonl.write(json.dumps(row) + "\n")
         except OSError as error:
-            raise OutputError(self.path / "metrics.jsonl", error) from None
+            raise OutputError(self.path / self.METRICS_JSONL, error) from None
         try:
             csv.writer(self._csv).writerow([row[column] for column in METRIC_COLUMNS])
         except OSError as error:
-            raise OutputError(self.path / "metrics.csv", error) from None
+            raise OutputError(self.path / self.METRICS_CSV, error) from None
 
     def _streams(self) -> tuple[tuple[Any, Path], ...]:
         """The open metrics files and their paths (a stream opened from a descriptor is named by its number)."""
-        return (self._jsonl, self.path / "metrics.jsonl"), (self._csv, self.path / "metrics.csv")
+        return (self._jsonl, self.path / self.METRICS_JSONL), (self._csv, self.path / self.METRICS_CSV)
 
     def flush(self) -> None:
         """Write the appended metric rows out and sync them to disk (fsync): a checkpoint follows,
@@ -279,8 +285,8 @@ class RunDirectory:
         """``run.json``, checked: an object with ``trials`` (an integer from 1 to `MAX_TRIALS`),
         optionally ``lstmgraph`` and ``spec`` (strings), a known ``engine`` and ``device``, and
         ``data_sha256`` (a data file's digest), nothing else."""
-        path = self.path / "run.json"
-        info = self.read_json("run.json")
+        path = self.path / self.INFO
+        info = self.read_json(self.INFO)
         trials = info.get("trials") if isinstance(info, dict) else None
         if type(trials) is not int or trials < 1:
             raise RunDirectoryError(f"{path}: expected a JSON object whose 'trials' is an integer > 0")
@@ -301,14 +307,14 @@ class RunDirectory:
     def read_spec(self) -> bytes:
         """spec.yaml's bytes (a regular file, no link followed, at most `MAX_SPEC_BYTES`)."""
         try:
-            return read_no_follow(self.path / "spec.yaml", MAX_SPEC_BYTES, "a spec")
+            return read_no_follow(self.path / self.SPEC, MAX_SPEC_BYTES, "a spec")
         except InputFileError as error:
             raise RunDirectoryError(str(error)) from None
 
     def read_metrics(self, trials: int | None = None) -> list[dict[str, Any]]:
         """Every row of metrics.jsonl, checked (a last line cut short by a killed run is an error
         here: the run's own reader after training)."""
-        return _read_rows(self.path / "metrics.jsonl", None, trials)[0]
+        return _read_rows(self.path / self.METRICS_JSONL, None, trials)[0]
 
     def load_checkpoint(self, trials: int | None = None,
                         identity: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
@@ -329,7 +335,7 @@ class RunDirectory:
                                         "integers >= 0 (steps, sequences, metric rows, trials)")
             if counters[3] != trials:
                 raise RunDirectoryError(f"{self.checkpoint_path}: holds {counters[3]} trials, but "
-                                        f"{self.path / 'run.json'} says {trials}")
+                                        f"{self.path / self.INFO} says {trials}")
         if identity is not None:
             self._check_identity(stored, identity)
         return arrays
@@ -491,7 +497,7 @@ def _read_rows(path: Path, rows: int | None, trials: int | None,
 def _csv_kept(path: Path, rows: int) -> bytes:
     """metrics.csv's header and first ``rows`` rows, checked: the header, and each row five
     numbers whose first is its row number."""
-    header = NO_METRICS["metrics.csv"]
+    header = METRICS_HEADER
     kept = []
     for number, line in _lines(path, rows + 1):
         if number == 1:

@@ -90,7 +90,7 @@ class TrainedRun:
     path: Path
     plan: Plan
     weights: Weights            # connection -> (trials, *shape)
-    weights_file: str           # "weights.npz", or "checkpoint.npz" for an unfinished run
+    weights_file: str           # RunDirectory.WEIGHTS, or its CHECKPOINT for an unfinished run
     steps_trained: int
     metrics: Metrics
     #: A `reproduce` trial folder's seed (OUT/trials/SEED holds that trial's one network), else None.
@@ -120,27 +120,27 @@ def load_run(path: str | Path) -> TrainedRun:
                               "DIR', or OUT/trials/SEED of 'lstmgraph reproduce')" if path.exists()
                               else f"{path}: no such run directory")
     directory = RunDirectory(path)
-    if not _own_file(path / "spec.yaml"):
+    if not _own_file(path / RunDirectory.SPEC):
         raise TrainedRunError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
                         f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
     try:
         spec_bytes = directory.read_spec()
     except RunDirectoryError as error:
         raise TrainedRunError(str(error)) from None
-    plan = compile_spec_bytes(path / "spec.yaml", spec_bytes)
-    if _own_file(path / "weights.npz"):
+    plan = compile_spec_bytes(path / RunDirectory.SPEC, spec_bytes)
+    if _own_file(path / RunDirectory.WEIGHTS):
         try:
-            weights = load_weights(path / "weights.npz", plan)
+            weights = load_weights(path / RunDirectory.WEIGHTS, plan)
         except WeightsError as error:
             raise TrainedRunError(str(error)) from None
-        weights_file = "weights.npz"
-    elif _own_file(path / "checkpoint.npz"):
-        weights = _checkpoint_weights(path / "checkpoint.npz", plan)
-        weights_file = "checkpoint.npz"
+        weights_file = RunDirectory.WEIGHTS
+    elif _own_file(directory.checkpoint_path):
+        weights = _checkpoint_weights(directory.checkpoint_path, plan)
+        weights_file = RunDirectory.CHECKPOINT
     else:
         raise TrainedRunError(f"{path} holds no weights.npz or checkpoint.npz: the run has saved no weights yet")
     # A reproduce trial keeps no learning curve, only its result row (summary.json).
-    metrics_file = path / "metrics.jsonl"
+    metrics_file = path / RunDirectory.METRICS_JSONL
     trials = next(iter(weights.values())).shape[0]
     metrics = read_metrics(metrics_file, trials) if _own_file(metrics_file) else read_metrics(None)
     summary = _summary(directory)
@@ -207,10 +207,10 @@ def _listed(names: list[str], shown: int = 5) -> str:
 def _summary(directory: RunDirectory) -> dict | None:
     """summary.json (a finished run's, or a reproduce trial's row), read with the run
     directory's bounds; None without one."""
-    if not _own_file(directory.path / "summary.json"):
+    if not _own_file(directory.path / RunDirectory.SUMMARY):
         return None
     try:
-        summary = directory.read_json("summary.json")
+        summary = directory.read_json(RunDirectory.SUMMARY)
     except RunDirectoryError as error:
         raise TrainedRunError(str(error)) from None
     return summary if isinstance(summary, dict) else {}
@@ -222,8 +222,9 @@ def _steps_trained(path: Path, summary: dict | None, metrics: Metrics) -> int:
         return int(metrics.step[-1]) if len(metrics) else 0
     steps = summary.get("steps")
     if type(steps) is not int or steps < 0:
-        raise TrainedRunError(f"{path / 'summary.json'}: 'steps' is missing or not an integer >= 0; expected the "
-                              "steps trained (restore the file, or delete it to count the steps from metrics.jsonl)")
+        raise TrainedRunError(f"{path / RunDirectory.SUMMARY}: 'steps' is missing or not an integer >= 0; "
+                              "expected the steps trained (restore the file, or delete it to count the steps from "
+                              "metrics.jsonl)")
     return steps
 
 
@@ -241,7 +242,7 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         try:
             task = make_task(training.task.name, training.task.options)
         except TaskError as error:
-            raise TrainedRunError(f"{run.path / 'spec.yaml'}: {error}") from None
+            raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
         rng = np.random.default_rng(seed)
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.
@@ -255,5 +256,5 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         try:
             continual = make_task(training.task.name, training.task.options).continual
         except TaskError as error:
-            raise TrainedRunError(f"{run.path / 'spec.yaml'}: {error}") from None
+            raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
     return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))
