@@ -9,10 +9,11 @@ a rename; the metrics files are appended to and cut back to the checkpoint's row
 A run directory may have been damaged or made hostile. So: one process at a time trains in it
 (an advisory lock on ``.lock``, `files.FolderLock`); nothing is written or appended through a
 symbolic link, and nothing is read through one either; every file read back is checked against
-what the tool writes (sizes before reading, JSON depth and digits, keys, types, row numbers),
-each kind of damage a `RunDirectoryError` naming the file and the line or field; and a
-checkpoint carries its run's identity (`run_identity`: the network, its seeds, a digest of
-spec.yaml and run.json's settings), so that one copied from another run is refused.
+what the tool writes (sizes before reading, JSON depth and digits, keys, types, row numbers:
+the metrics rows by `metrics_files`), each kind of damage a `RunDirectoryError` naming the file
+and the line or field; and a checkpoint carries its run's identity (`run_identity`: the
+network, its seeds, a digest of spec.yaml and run.json's settings), so that one copied from
+another run is refused.
 """
 
 from __future__ import annotations
@@ -33,15 +34,13 @@ import yaml
 
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..engine.devices import DEVICES
-from ..files import (FolderInUse, FolderLock, InputFileError, NotAFile, OutputError, append_no_follow, make_folder,
-                     not_written_by, open_no_follow, read_no_follow, remove_temporaries, write_atomically)
+from ..files import (FolderInUse, FolderLock, InputFileError, OutputError, append_no_follow, make_folder,
+                     not_written_by, read_no_follow, remove_temporaries, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
-from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
+from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
+from .metrics_files import METRIC_COLUMNS, METRICS_HEADER, MetricsFileError, checked_rows, csv_kept, shown
 
-METRIC_COLUMNS = ("sequence", "step", "loss", "loss_per_step", "learning_rate")
-#: metrics.csv's first line.
-METRICS_HEADER = (",".join(METRIC_COLUMNS) + "\n").encode()
 #: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
 IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
@@ -200,8 +199,11 @@ class RunDirectory:
         resumed from step 0): the files' header alone, whatever they hold now."""
         if rows == 0:
             return dict(self.NO_METRICS)
-        return {self.METRICS_JSONL: b"".join(_read_rows(self.path / self.METRICS_JSONL, rows, trials)[1]),
-                self.METRICS_CSV: _csv_kept(self.path / self.METRICS_CSV, rows)}
+        try:
+            return {self.METRICS_JSONL: b"".join(checked_rows(self.path / self.METRICS_JSONL, rows, trials)[1]),
+                    self.METRICS_CSV: csv_kept(self.path / self.METRICS_CSV, rows)}
+        except MetricsFileError as error:
+            raise RunDirectoryError(str(error)) from None
 
     def write_metrics(self, contents: dict[str, bytes]) -> None:
         for name, content in contents.items():
@@ -300,7 +302,7 @@ class RunDirectory:
             raise RunDirectoryError(f"{path}: unknown device {info['device'][:40]!r}; expected one of "
                                     f"{', '.join(DEVICES)}")
         if "data_sha256" in info and not re.fullmatch(r"[0-9a-f]{64}", info["data_sha256"]):
-            raise RunDirectoryError(f"{path}: 'data_sha256' is {_short(info['data_sha256'])}; expected the "
+            raise RunDirectoryError(f"{path}: 'data_sha256' is {shown(info['data_sha256'])}; expected the "
                                     "sha256 digest of the run's data file (64 hexadecimal digits)")
         return info
 
@@ -314,7 +316,10 @@ class RunDirectory:
     def read_metrics(self, trials: int | None = None) -> list[dict[str, Any]]:
         """Every row of metrics.jsonl, checked (a last line cut short by a killed run is an error
         here: the run's own reader after training)."""
-        return _read_rows(self.path / self.METRICS_JSONL, None, trials)[0]
+        try:
+            return checked_rows(self.path / self.METRICS_JSONL, None, trials)[0]
+        except MetricsFileError as error:
+            raise RunDirectoryError(str(error)) from None
 
     def load_checkpoint(self, trials: int | None = None,
                         identity: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
@@ -358,38 +363,26 @@ class RunDirectory:
                                     f"most {_MAX_IDENTITY_CHARS} characters); {advice}")
         differences = []
         if (found.get("network"), found.get("parameters")) != (identity["network"], identity["parameters"]):
-            differences.append(f"its network is {_short(found.get('network'))} with "
-                               f"{_short(found.get('parameters'))} parameters, this run's "
+            differences.append(f"its network is {shown(found.get('network'))} with "
+                               f"{shown(found.get('parameters'))} parameters, this run's "
                                f"{identity['network']!r} with {identity['parameters']}")
         if found.get("seeds") != identity["seeds"]:
-            differences.append(f"its seeds are {_short(found.get('seeds'))}, this run's {identity['seeds']}")
+            differences.append(f"its seeds are {shown(found.get('seeds'))}, this run's {identity['seeds']}")
         if found.get("trials") != identity["trials"]:
-            differences.append(f"it holds {_short(found.get('trials'))} trials, this run {identity['trials']}")
+            differences.append(f"it holds {shown(found.get('trials'))} trials, this run {identity['trials']}")
         if not differences and found != identity:
-            differences.append(f"its settings digest {_short(found.get('settings'))} is not this run's "
+            differences.append(f"its settings digest {shown(found.get('settings'))} is not this run's "
                                f"{identity['settings'][:16]}... (spec.yaml or run.json changed since it was "
                                "written; only training.steps and training.epochs may change before a resume)")
         if differences:
             raise RunDirectoryError(f"{path}: not this run's checkpoint: {'; '.join(differences)}; {advice}")
 
 
-def read_metric_rows(path: Path, trials: int | None = None) -> list[dict[str, Any]]:
-    """Every row of the metrics file ``path`` (a run's metrics.jsonl), checked as a resume
-    checks them (`RunDirectoryError` naming the file and line), for a reader beside a trainer
-    that may still be writing: a last line cut short (no line end) is left out."""
-    return _read_rows(Path(path), None, trials, running=True)[0]
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> None:
     """Every key known, of its type (an int counts as a float; a bool as neither), the required present."""
     unknown = sorted(key for key in data if key not in keys)
     if unknown:
-        raise RunDirectoryError(f"{path}: unknown key {_short(unknown[0])}; expected only "
+        raise RunDirectoryError(f"{path}: unknown key {shown(unknown[0])}; expected only "
                                 f"{', '.join(keys)}")
     for key, (kind, required) in keys.items():
         if key not in data:
@@ -400,125 +393,5 @@ def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> N
         fits = (not isinstance(value, bool)
                 and (isinstance(value, (int, float)) if kind is float else isinstance(value, kind)))
         if not fits:
-            raise RunDirectoryError(f"{path}: '{key}' is {_short(value)}; expected "
+            raise RunDirectoryError(f"{path}: '{key}' is {shown(value)}; expected "
                                     f"{ {str: 'a string', int: 'an integer', float: 'a number'}[kind]}")
-
-
-def _numbers(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _lines(path: Path, rows: int | None):
-    """(number, bytes) of the first ``rows`` lines of ``path`` (all with None), each at most
-    `MAX_ROW_BYTES`; the file is a regular file, read without following a link."""
-    try:
-        handle = open_no_follow(path, os.O_RDONLY)
-    except FileNotFoundError:
-        handle = None
-    except NotAFile as error:
-        raise RunDirectoryError(f"{path}: {error.strerror}") from None
-    except OSError as error:
-        raise RunDirectoryError(f"{path}: cannot read it ({error.strerror or error})") from None
-    if handle is None:
-        return
-    with os.fdopen(handle, "rb") as stream:
-        number = 0
-        while rows is None or number < rows:
-            try:
-                line = stream.readline(MAX_ROW_BYTES + 1)
-            except OSError as error:
-                raise RunDirectoryError(f"{path}: cannot read it ({error.strerror or error})") from None
-            if not line:
-                return
-            number += 1
-            if len(line) > MAX_ROW_BYTES:
-                raise RunDirectoryError(f"{path}: line {number} is longer than {MAX_ROW_BYTES:,} bytes; "
-                                        "expected one metrics row")
-            yield number, line
-
-
-def _read_rows(path: Path, rows: int | None, trials: int | None,
-               running: bool = False) -> tuple[list[dict], list[bytes]]:
-    """The first ``rows`` rows of metrics.jsonl (all with None), checked: each a JSON object of
-    the metric columns (``loss_trials`` too where ``trials`` > 1), ``sequence`` its line number,
-    ``step`` never falling. ``running``: a trainer may be writing the file, so a last line with
-    no line end is left out rather than refused. Returns the rows and their lines."""
-    parsed, lines, last_step = [], [], 0
-    for number, line in _lines(path, rows):
-        where = f"{path}: line {number}"
-        if not line.endswith(b"\n"):
-            if running:
-                break  # the only line without an end is the last
-            raise RunDirectoryError(f"{where} is cut short (no line end); expected a whole metrics row")
-        # A metrics row is an object holding at most one list (loss_trials) and no strings: more
-        # brackets are refused before parsing, which bounds the nesting json would recurse into.
-        if line.count(b"[") + line.count(b"{") > 2:
-            raise RunDirectoryError(f"{where} is not a metrics row (nested deeper than one list)")
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, too many digits
-            row = None
-        if not isinstance(row, dict) or not _numbers(row.get("loss_per_step")):
-            raise RunDirectoryError(f"{where} is not a metrics row (expected a JSON object of "
-                                    f"{', '.join(METRIC_COLUMNS)})")
-        expected = set(METRIC_COLUMNS) | ({"loss_trials"} if trials is None or trials > 1 else set())
-        unknown = sorted(set(row) - expected)
-        if unknown:
-            raise RunDirectoryError(f"{where}: unknown key {_short(unknown[0])}; expected "
-                                    f"{', '.join(sorted(expected))}")
-        missing = [key for key in METRIC_COLUMNS if key not in row]
-        if missing:
-            raise RunDirectoryError(f"{where}: '{missing[0]}' is missing; expected {', '.join(METRIC_COLUMNS)}")
-        if type(row["sequence"]) is not int or row["sequence"] != number:
-            raise RunDirectoryError(f"{where}: 'sequence' is {_short(row['sequence'])}, expected {number} "
-                                    "(a repeated, missing or foreign row)")
-        if type(row["step"]) is not int or row["step"] < last_step:
-            raise RunDirectoryError(f"{where}: 'step' is {_short(row['step'])}; expected an integer "
-                                    f">= {last_step}, the step of the row before")
-        last_step = row["step"]
-        for key in ("loss", "learning_rate"):
-            if not _numbers(row[key]):
-                raise RunDirectoryError(f"{where}: '{key}' is {_short(row[key])}; expected a number")
-        if "loss_trials" in row:
-            values = row["loss_trials"]
-            if (not isinstance(values, list) or not all(map(_numbers, values))
-                    or (trials is not None and len(values) != trials)):
-                count = trials if trials is not None else "the trials'"
-                raise RunDirectoryError(f"{where}: 'loss_trials' is not a list of {count} numbers")
-        elif trials is not None and trials > 1:
-            raise RunDirectoryError(f"{where}: 'loss_trials' is missing; expected one loss per trial ({trials})")
-        parsed.append(row)
-        lines.append(line)
-    if rows is not None and len(lines) < rows:
-        raise RunDirectoryError(f"{path}: holds {len(lines)} rows, but the checkpoint was written after {rows}")
-    return parsed, lines
-
-
-def _csv_kept(path: Path, rows: int) -> bytes:
-    """metrics.csv's header and first ``rows`` rows, checked: the header, and each row five
-    numbers whose first is its row number."""
-    header = METRICS_HEADER
-    kept = []
-    for number, line in _lines(path, rows + 1):
-        if number == 1:
-            if line != header:
-                raise RunDirectoryError(f"{path}: line 1 is not the header {header.decode().strip()!r}")
-        else:
-            where = f"{path}: line {number}"
-            cells = line.rstrip(b"\r\n").split(b",")
-            if not line.endswith(b"\n") or len(cells) != len(METRIC_COLUMNS):
-                raise RunDirectoryError(f"{where} is not a metrics row ({len(METRIC_COLUMNS)} numbers: "
-                                        f"{', '.join(METRIC_COLUMNS)})")
-            try:
-                values = [float(cell) for cell in cells]
-            except ValueError:
-                raise RunDirectoryError(f"{where} is not a metrics row (a value is not a number)") from None
-            if values[0] != number - 1:
-                raise RunDirectoryError(f"{where}: sequence {cells[0].decode(errors='replace')[:20]}, expected "
-                                        f"{number - 1} (a repeated, missing or foreign row)")
-        kept.append(line)
-    if len(kept) < rows + 1:
-        raise RunDirectoryError(f"{path}: holds {max(len(kept) - 1, 0)} rows, but the checkpoint was "
-                                f"written after {rows}")
-    return b"".join(kept)
-

@@ -22,7 +22,8 @@ from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
 from .data import DataError, DataFile
-from .rundir import RunDirectory, RunDirectoryError, read_metric_rows
+from .metrics_files import MetricsFileError, read_metric_rows
+from .rundir import RunDirectory, RunDirectoryError
 from .run import compile_spec_bytes
 from .trainer import training_section
 
@@ -162,11 +163,11 @@ def _own_file(path: Path) -> bool:
 
 def read_metrics(path: str | Path | None, trials: int | None = None) -> Metrics:
     """Read metrics.jsonl (None: no rows), each row checked as a resume checks it
-    (`rundir.read_metric_rows`; ``trials``, if known, is how many losses a row holds); a last
+    (`metrics_files.read_metric_rows`; ``trials``, if known, is how many losses a row holds); a last
     line cut short by a running trainer is skipped. `TrainedRunError` naming the file and line."""
     try:
         rows = read_metric_rows(Path(path), trials) if path is not None else []
-    except RunDirectoryError as error:
+    except MetricsFileError as error:
         raise TrainedRunError(str(error)) from None
     columns = [[row[key] for row in rows] for key in ("sequence", "step", "loss", "loss_per_step")]
     per_trial = [row.get("loss_trials") for row in rows]
