@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..limits import MAX_JSON_BYTES
 from .folder import ResultsConflict, ResultsFolder
+from .folder_files import FolderFileError, parse_json, read_file
+from .sweep_run import JSON
 from .verdict import DIFFERS, REPRODUCED, settled_outcome
 
 #: What a tested change's trials say of the paper row.
@@ -245,17 +248,22 @@ def _read_results(folder: Path) -> dict[str, Any]:
 def _sweep_settings(folder: Path, row: str) -> list[tuple[str, Path]]:
     """A sweep folder's settings but the row itself (a setting of no change: the sweep of a row
     runs the row's own setting): (the values of the keys it varies, in words; its results folder).
-    A key given one value is the sweep's change itself, named by `TriedChange.change`."""
+    A key given one value is the sweep's change itself, named by `TriedChange.change`. sweep.json
+    is read as a results folder's files are: no link followed, its size and its JSON bounded."""
+    path = folder / JSON
     try:
-        document = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        content = read_file(folder, JSON, MAX_JSON_BYTES)
+        if content is None:
+            raise FolderFileError(f"{path}: no such file")
+        document = parse_json(content, str(path))
         varied = [key for key, values in document["keys"].items() if len(values) > 1]
         settings = [(", ".join(f"{key} {json.dumps(setting['values'][key])}" for key in varied),
                      folder / setting["folder"]) for setting in document["settings"]
                     if setting["experiment"] != row]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise CauseError(f"{folder / 'sweep.json'}: a tested sweep cannot be read ({error})") from None
-    if any(not path.resolve().is_relative_to(folder.resolve()) for _, path in settings):
-        raise CauseError(f"{folder / 'sweep.json'}: a setting's folder lies outside the sweep")
+    except (FolderFileError, KeyError, TypeError, AttributeError) as error:
+        raise CauseError(f"{path}: a tested sweep cannot be read ({error})") from None
+    if any(not setting.resolve().is_relative_to(folder.resolve()) for _, setting in settings):
+        raise CauseError(f"{path}: a setting's folder lies outside the sweep")
     return settings
 
 
@@ -266,15 +274,15 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
     results = []
     for tested in TESTED.get(row, ()):
         folder = docs / tested.folder
-        if (folder / "sweep.json").is_file():
+        if (folder / JSON).is_file():
             pieces = [(f"{tested.change}: {values}" if values else tested.change, path)
                       for values, path in _sweep_settings(folder, row)]
-        elif (folder / "results.json").is_file():
+        elif (folder / ResultsFolder.RESULTS).is_file():
             pieces = [(tested.change, folder)]
         else:
             continue
         for change, path in pieces:
-            if not (path / "results.json").is_file():
+            if not (path / ResultsFolder.RESULTS).is_file():
                 continue
             found = _read_results(path)
             results.append(ChangeResult(change, path.relative_to(docs).as_posix(),

@@ -65,7 +65,7 @@ def collect(results_dir: Path) -> list[Row]:
     """Every results.json under ``results_dir`` but its `HISTORY`, in the papers' order, then by
     experiment name."""
     rows = []
-    for path in sorted(results_dir.rglob("results.json")):
+    for path in sorted(results_dir.rglob(ResultsFolder.RESULTS)):
         if path.relative_to(results_dir).parts[0] == HISTORY:
             continue
         folder = ResultsFolder.read_only(path.parent)

@@ -99,6 +99,20 @@ def test_a_sweep_whose_setting_lies_outside_it_is_refused(docs):
         _judged(docs)
 
 
+def test_a_sweep_json_is_read_as_a_results_folder_s_files_are_never_through_a_link_nor_too_deep(docs, tmp_path):
+    """Before: json.loads of the whole file, wherever a link pointed and however deep it nested."""
+    _sweep(tmp_path / "elsewhere", [(ROW, {"init.range": 0.2}, [None] * 10),
+                                    (f"{ROW} [x]", {"init.range": 0.1}, [None] * 10)])
+    (docs / "sweeps" / "b").mkdir(parents=True)
+    (docs / "sweeps" / "b" / "sweep.json").symlink_to(tmp_path / "elsewhere" / "sweep.json")
+    with pytest.raises(CauseError, match="sweep.json: a tested sweep cannot be read .*symbolic link"):
+        _judged(docs)
+    (docs / "sweeps" / "b" / "sweep.json").unlink()
+    (docs / "sweeps" / "b" / "sweep.json").write_text("[" * 100 + "]" * 100)
+    with pytest.raises(CauseError, match="nested 100 deep"):
+        _judged(docs)
+
+
 def test_the_cause_cell_names_what_reproduces_else_what_does_not_and_the_departures(docs):
     _sweep(docs / "sweeps" / "b", [(f"{ROW} [x]", {"init.range": 0.1}, [None] * 10),
                                    (f"{ROW} [y]", {"init.range": 0.3}, [None] * 10)])
