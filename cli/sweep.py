@@ -52,7 +52,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import compared_with_nothing, grid, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
-    from lstmgraph.experiments.sweep_run import CSV, FIGURE, JSON, run_sweep, sweep_status
+    from lstmgraph.experiments.sweep_report import CSV, FIGURE, JSON
+    from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
 
     try:
         chosen = subject_of(subject, trials)

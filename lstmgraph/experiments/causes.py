@@ -31,7 +31,7 @@ from typing import Any
 from ..limits import MAX_JSON_BYTES
 from .folder import ResultsConflict, ResultsFolder
 from .folder_files import FolderFileError, parse_json, read_file
-from .sweep_run import JSON
+from .sweep_report import JSON
 from .verdict import DIFFERS, REPRODUCED, settled_outcome
 
 #: What a tested change's trials say of the paper row.

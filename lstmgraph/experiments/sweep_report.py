@@ -23,6 +23,9 @@ from typing import Any
 from .protocols import protocol_counting
 from .verdict import bootstrap_mean, wilson
 
+#: A sweep folder's files beside its settings/INDEX results folders.
+JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
+
 
 def mcnemar_exact(only_one: int, only_other: int) -> float:
     """The two-sided exact p-value of ``only_one`` against ``only_other`` discordant pairs."""

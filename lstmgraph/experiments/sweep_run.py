@@ -31,10 +31,8 @@ from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
 from .sweep import Setting, Subject, varied_values
 from .sweep_values import SweepError
-from .sweep_report import csv_text, document_bytes, rate_label, sweep_document, sweep_figure
+from .sweep_report import CSV, FIGURE, JSON, csv_text, document_bytes, rate_label, sweep_document, sweep_figure
 from .workers import connected
-
-JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
 
 
 def head(subject: Subject, varied: dict[str, list[Any]], trials: int, budget_steps: int | None) -> dict[str, Any]:
