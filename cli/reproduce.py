@@ -9,7 +9,7 @@ import click
 import yaml
 
 from lstmgraph.errors import SpecError
-from lstmgraph.files import BUNDLED_SPECS
+from lstmgraph.files import BUNDLED_SPECS, default_out
 from lstmgraph.limits import MAX_TRIALS
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
@@ -154,7 +154,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
                    nl=False)
         return
     count = trials or chosen.trials
-    out = out or Path("runs") / "reproduce" / chosen.name
+    out = out or default_out("reproduce", chosen.name)
     if show_status:
         _status(chosen, count, out, max_steps, specs, as_json)
         return

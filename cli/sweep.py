@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
+from lstmgraph.files import default_out
 from lstmgraph.limits import MAX_TRIALS
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
@@ -70,7 +71,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         fail(str(error))
     row = chosen.experiment
     count = trials or row.trials
-    out = out or Path("runs") / "sweep" / row.name
+    out = out or default_out("sweep", row.name)
     if show_status:
         try:
             status = sweep_status(settings, count, out, max_steps)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -30,6 +31,22 @@ def cache_directory() -> Path:
     ``~/.cache/lstmgraph``. Read at each call."""
     root = os.environ.get("LSTMGRAPH_CACHE") or Path.home() / ".cache" / "lstmgraph"
     return Path(root) / "kernels"
+
+
+#: Where a command writes when not given a folder (``--out``), below the current folder.
+RUNS = Path("runs")
+
+
+def safe_folder_name(name: str) -> str:
+    """``name`` (a spec's name, which a file's stem may give: anything) as one folder's name:
+    letters, digits and ``_ . -`` only, not starting with a dot or dash, at most 64 of them."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:64] or "network"
+
+
+def default_out(command: str, name: str) -> Path:
+    """``runs/COMMAND/NAME``: where `reproduce` and `sweep` write a row's (or a spec's) results
+    when not given ``--out``."""
+    return RUNS / command / safe_folder_name(name)
 
 
 #: A write that found no room (a full disk, a quota, a file-size limit).

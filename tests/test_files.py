@@ -106,3 +106,13 @@ def test_temporary_files_killed_writes_left_are_removed_and_nothing_else(tmp_pat
         os.close(descriptor)
     assert sorted(path.name for path in tmp_path.iterdir()) == [".folder.tmp", ".hidden", "checkpoint.npz"]
     assert outside.read_bytes() == b"kept"
+
+
+def test_a_default_folder_stays_one_folder_below_runs_whatever_the_name():
+    from lstmgraph.files import RUNS, default_out, safe_folder_name
+
+    for name in ("gers2000-cerg-forget", "..", "../../etc", " $(x);'", "a/b", "-rf", "." * 300, "é" * 100):
+        out = default_out("sweep", name)
+        assert out.parent == RUNS / "sweep" and out.name not in ("", ".", "..") and len(out.name) <= 64, name
+        assert "/" not in out.name and not out.name.startswith((".", "-")), name
+    assert safe_folder_name("gers2000-cerg-forget") == "gers2000-cerg-forget"

@@ -34,8 +34,8 @@ import yaml
 
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..engine.devices import DEVICES
-from ..files import (FolderInUse, FolderLock, InputFileError, OutputError, append_no_follow, make_folder,
-                     not_written_by, read_no_follow, remove_temporaries, write_atomically)
+from ..files import (RUNS, FolderInUse, FolderLock, InputFileError, OutputError, append_no_follow, make_folder,
+                     not_written_by, read_no_follow, remove_temporaries, safe_folder_name, write_atomically)
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
@@ -50,10 +50,8 @@ _MAX_IDENTITY_CHARS = 4096
 
 
 def default_run_path(name: str) -> Path:
-    """``runs/NAME-YYYYMMDD-HHMMSS`` (UTC). A spec's name is checked, but a name taken from its
-    file's stem may hold anything, so NAME keeps only safe characters and 64 of them."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:64] or "network"
-    return Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+    """``runs/NAME-YYYYMMDD-HHMMSS`` (UTC), NAME the spec's name as a folder's (`safe_folder_name`)."""
+    return RUNS / f"{safe_folder_name(name)}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
 
 
 def spec_file_bytes(spec_data: dict) -> bytes:
