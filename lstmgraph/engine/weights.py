@@ -17,6 +17,7 @@ import numpy as np
 from ..arrays import ArrayFileError, npz_bytes, numbers, read_npz
 from ..files import write_atomically
 from ..graph.units import Connection
+from ..limits import MAX_TRIALS
 from ..plan import Plan, require_plan
 
 Weights = dict[str, np.ndarray]
@@ -135,13 +136,14 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
     try:
         stored = read_npz(path)
         meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
-        trials = int(meta.get("trials", 1))
+        trials = meta.get("trials", 1)
     except ArrayFileError as error:
         raise WeightsError(str(error)) from None
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, RecursionError):  # (RecursionError: nested too deep)
         raise WeightsError(f"{path}: '__meta__' is not the JSON object save_weights writes") from None
-    if trials < 1:
-        raise WeightsError(f"{path}: '__meta__' says {trials} trials")
+    if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
+        raise WeightsError(f"{path}: '__meta__' says {json.dumps(trials)[:40]} trials; expected a whole number "
+                           f"from 1 to {MAX_TRIALS:,} (the file save_weights writes)")
     missing = [c.name for c in plan.connections if c.name not in stored and not c.internal]
     unknown = sorted(set(stored) - {c.name for c in plan.connections})
     if missing or unknown:

@@ -84,3 +84,14 @@ def test_save_weights_refuses_weights_of_another_network(cerg, tmp_path):
     with pytest.raises(WeightsError, match=re.escape("'symbols->prediction' have shape (1, 7, 7), expected (2, 7, 7)")):
         save_weights(tmp_path / "w.npz", cerg, short)
     assert not (tmp_path / "w.npz").exists()
+
+
+def test_a_damaged_meta_record_is_refused_by_name(cerg, tmp_path):
+    """Before: '__meta__' nested deeper than Python recurses ended in a RecursionError traceback,
+    and a 'trials' of 2.7 or 1e30 was taken as int(trials), so the shapes were blamed instead."""
+    arrays = {name: values[0] for name, values in initial_weights(cerg).items()}
+    for meta in ("[" * 100_000 + "]" * 100_000, '{"trials": 2.7}', '{"trials": 1e30}', '{"trials": true}',
+                 '{"trials": 0}'):
+        np.savez(tmp_path / "w.npz", __meta__=np.array(meta), **arrays)
+        with pytest.raises(WeightsError, match="'__meta__'"):
+            load_weights(tmp_path / "w.npz", cerg)
