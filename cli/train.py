@@ -23,6 +23,7 @@ from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.spec.models import LEARNING_RULES
 from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, RunDirectory, RunDirectoryError,
                                 RunExists, TrainingDiverged, TrainingRun, resume_run, start_run)
+from lstmgraph.training.rundir import run_file_replaced
 from lstmgraph.training.trained import TrainedRunError, load_run
 
 from .common import compile_or_exit, counted, fail, report_spec_error
@@ -198,6 +199,8 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
         for source, read in (("--inputs", inputs_file), ("--weights", weights_file)):
             if path is not None and read is not None and replaces(path, read):
                 fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
+        if path is not None and (run_folder := run_file_replaced(path)) is not None:
+            fail(f"{path}: {option} would replace {path.name} of the run directory {run_folder}; choose another file")
     if spec.is_dir() and ((spec / RunDirectory.SPEC).is_file() or bundled_spec(str(spec)) is None):  # a run directory
         try:
             trained = load_run(spec)

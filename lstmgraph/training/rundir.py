@@ -103,6 +103,7 @@ class RunDirectory:
     #: The run's files, named here once.
     SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY = (
         "spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz", "weights.npz", "summary.json")
+    FILES = (SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY)  # (a reproduce trial's: some)
     #: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
     NO_METRICS = {METRICS_CSV: METRICS_HEADER, METRICS_JSONL: b""}
 
@@ -393,3 +394,14 @@ def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> N
         if not fits:
             raise RunDirectoryError(f"{path}: '{key}' is {shown(value)}; expected "
                                     f"{ {str: 'a string', int: 'an integer', float: 'a number'}[kind]}")
+
+
+def run_file_replaced(path: str | Path) -> Path | None:
+    """The run directory whose own file (`RunDirectory.FILES`) writing ``path`` would replace, or
+    None: ``path`` named like one, in a folder holding a spec.yaml or run.json, links resolved as
+    `files.replaces` resolves them (a link at ``path`` itself is replaced, not written through)."""
+    path = Path(path)
+    if path.name not in RunDirectory.FILES:
+        return None
+    folder = path.parent.resolve()
+    return folder if any(os.path.lexists(folder / mark) for mark in (RunDirectory.SPEC, RunDirectory.INFO)) else None

@@ -114,6 +114,28 @@ def test_run_refuses_outputs_or_a_record_over_its_own_inputs_or_weights(runs, tm
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
 
 
+
+def test_run_refuses_outputs_or_a_record_over_a_run_directory_s_own_files(runs, tmp_path):
+    """Before: ``run RUN_DIR --record RUN_DIR/weights.npz`` replaced the run's weights with the
+    record (only a --weights file was guarded), and --outputs RUN_DIR/metrics.csv its metrics;
+    so did a --weights run naming another run's checkpoint.npz, or a path through a linked folder."""
+    one = tmp_path / "one"
+    shutil.copytree(runs / "one", one)
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    (tmp_path / "link").symlink_to(one)
+    before = {path.name: path.read_bytes() for path in one.iterdir()}
+    for source, option, target in ((["run", one], "--record", one / "weights.npz"),
+                                   (["run", one], "--record", tmp_path / "link" / "weights.npz"),
+                                   (["run", one], "--outputs", one / "metrics.csv"),
+                                   (["run", RNN, "--weights", runs / "one" / "weights.npz"], "--record",
+                                    one / "checkpoint.npz")):
+        code, output = invoke(*source, "--inputs", tmp_path / "x.npy", option, target)
+        assert code == 2 and f"{target}: {option} would replace {target.name} of the run directory" in output, output
+    assert {path.name: path.read_bytes() for path in one.iterdir()} == before
+    code, output = invoke("run", one, "--inputs", tmp_path / "x.npy", "--record", one / "record.npz")
+    assert code == 0 and (one / "record.npz").exists(), output  # a file of its own beside the run's
+
+
 DAMAGE = {
     "checkpoint.npz truncated": lambda d: (d / "checkpoint.npz").write_bytes((d / "checkpoint.npz").read_bytes()[:500]),
     "checkpoint.npz a folder": lambda d: ((d / "checkpoint.npz").unlink(), (d / "checkpoint.npz").mkdir()),
