@@ -201,7 +201,9 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
                 fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
         if path is not None and (run_folder := run_file_replaced(path)) is not None:
             fail(f"{path}: {option} would replace {path.name} of the run directory {run_folder}; choose another file")
-    if spec.is_dir() and ((spec / RunDirectory.SPEC).is_file() or bundled_spec(str(spec)) is None):  # a run directory
+    bundled = bundled_spec(str(spec)) is not None
+    if (spec.is_dir() and ((spec / RunDirectory.SPEC).is_file() or not bundled)  # a run directory
+            or weights_file is None and not bundled and not spec.exists()):  # (load_run: no such run directory)
         try:
             trained = load_run(spec)
         except TrainedRunError as error:
@@ -210,6 +212,9 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
             report_spec_error(spec / RunDirectory.SPEC, error)
         plan, weights = trained.plan, trained.weights
     elif weights_file is None:
+        if spec.is_dir():
+            fail(f"{spec}: a folder with no spec.yaml (not a run directory), and the bundled spec '{spec}' runs "
+                 "with --weights; give a run directory, or the spec with its --weights")
         fail(f"{spec}: give its --weights, or a run directory (which holds its spec and weights) instead of a spec")
     else:
         plan = compile_or_exit(spec)

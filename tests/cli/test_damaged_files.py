@@ -136,6 +136,20 @@ def test_run_refuses_outputs_or_a_record_over_a_run_directory_s_own_files(runs, 
     assert code == 0 and (one / "record.npz").exists(), output  # a file of its own beside the run's
 
 
+
+def test_run_names_a_run_directory_that_is_not_there(tmp_path, monkeypatch):
+    """Before: ``run NOWHERE --inputs X`` said "give its --weights, or a run directory", not that
+    NOWHERE does not exist; and a folder ``rnn`` without spec.yaml was told only to give --weights."""
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    code, output = invoke("run", "nowhere", "--inputs", "x.npy")
+    assert code == 2 and "nowhere: no such run directory" in output, output
+    (tmp_path / "rnn").mkdir()
+    code, output = invoke("run", "rnn", "--inputs", "x.npy")
+    assert code == 2 and "rnn: a folder with no spec.yaml (not a run directory)" in output, output
+    assert "the bundled spec 'rnn' runs with --weights" in output, output
+
+
 DAMAGE = {
     "checkpoint.npz truncated": lambda d: (d / "checkpoint.npz").write_bytes((d / "checkpoint.npz").read_bytes()[:500]),
     "checkpoint.npz a folder": lambda d: ((d / "checkpoint.npz").unlink(), (d / "checkpoint.npz").mkdir()),
