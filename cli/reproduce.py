@@ -150,8 +150,11 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
         _list(as_json, chosen)
         return
     if print_spec:
-        click.echo(yaml.safe_dump(chosen.spec_data(specs)[0], sort_keys=False, default_flow_style=None, width=100),
-                   nl=False)
+        try:
+            data = chosen.spec_data(specs)[0]
+        except SpecError as error:
+            report_spec_error(error.source.filename if error.source else specs, error)
+        click.echo(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100), nl=False)
         return
     count = trials or chosen.trials
     out = out or default_out("reproduce", chosen.name)

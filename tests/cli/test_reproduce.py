@@ -49,6 +49,15 @@ def test_print_spec_prints_the_network_a_row_runs_as_a_spec_that_compiles_to_its
     assert "idle_target" not in result.stdout
 
 
+def test_print_spec_reports_a_specs_folder_s_missing_or_broken_spec(tmp_path):
+    """Before: --print-spec with --specs DIR let the spec's SpecError escape as a traceback (exit 1)."""
+    code, output = invoke("reproduce", "gers2002-gts-peephole", "--print-spec", "--specs", tmp_path)
+    assert code == 2 and f"{tmp_path / 'gers2002_timing.yaml'}: no such file" in output, output
+    (tmp_path / "gers2002_timing.yaml").write_text("version: 1\nversion: 1\n")
+    code, output = invoke("reproduce", "gers2002-gts-peephole", "--print-spec", "--specs", tmp_path)
+    assert code == 2 and "key 'version' appears more than once" in output, output
+
+
 def test_an_unknown_experiment_is_a_usage_error_with_a_suggestion():
     result = run("reproduce", "gers2000-cerg-forgett")
     assert result.returncode == 2
