@@ -63,8 +63,11 @@ class Experiment:
 
     def spec_data(self, specs: Path = BUNDLED_SPECS) -> tuple[dict[str, Any], Any]:
         """The bundled spec's data as the experiment runs it: its variants applied, its task,
-        learning rate and momentum in the training section; and the file's source positions."""
+        learning rate and momentum in the training section; and the file's source positions.
+        `SpecError` naming the file where it is no valid spec (a --specs folder's), before the
+        variants change what they assume a spec holds."""
         data, source = read_spec_file(self.spec_path(specs))
+        document_of(data, source)
         data = copy.deepcopy(data)
         for variant in self.variants:
             variant.apply(data)

@@ -247,3 +247,18 @@ def test_the_2002_rows_follow_seed_002():
     assert rows["gers2002-pfg-rec-f25-peephole"].task_options == {"shape": "rectangle", "period": 25, "length": 25}
     assert "perfect_percent" not in rows["gers2002-msd-f10-peephole"].published
     assert "perfect_percent" not in rows["gers2002-msd-f10-peephole-forget-open"].published
+
+
+@pytest.mark.parametrize("text", ["hello\n", "[1, 2]\n", "version: 1\nname: net\n", "groups: 5\nconnections: {}\n"])
+def test_a_specs_folder_s_spec_that_is_no_spec_is_a_spec_error_before_the_row_changes_it(tmp_path, text):
+    """Before: a --specs DIR file that is no spec's mapping (a string, a list, a mapping without the
+    groups and connections the row's variants change) ended in an AttributeError, KeyError or
+    TypeError traceback from `spec_data`, in reproduce and its --print-spec."""
+    from lstmgraph.errors import SpecError
+
+    row = find_experiment("hochreiter1997-erg-4x1-lr0.1-2000-wiring")
+    assert row.variants
+    (tmp_path / f"{row.spec}.yaml").write_text(text)
+    with pytest.raises(SpecError) as raised:
+        row.spec_data(tmp_path)
+    assert raised.value.source.filename == str(tmp_path / f"{row.spec}.yaml")
