@@ -65,8 +65,10 @@ class Experiment:
         """The bundled spec's data as the experiment runs it: its variants applied, its task,
         learning rate and momentum in the training section; and the file's source positions.
         `SpecError` naming the file where it is no valid spec (a --specs folder's), before the
-        variants change what they assume a spec holds."""
-        data, source = read_spec_file(self.spec_path(specs))
+        variants change what they assume a spec holds, or a link (in a folder other than the
+        bundled specs')."""
+        # A folder given with --specs is read as a folder of its own: no link followed out of it.
+        data, source = read_spec_file(self.spec_path(specs), follow_links=specs == BUNDLED_SPECS)
         document_of(data, source)
         data = copy.deepcopy(data)
         for variant in self.variants:

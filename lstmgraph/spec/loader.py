@@ -8,6 +8,7 @@ are files that are missing, not regular files, over `MAX_SPEC_BYTES`, or not UTF
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -16,33 +17,46 @@ import yaml
 
 from ..bundled import SPEC_FORMATS
 from ..errors import SPEC_EXPECTED, Problem, SpecError, SpecFileError, SpecSource
+from ..files import NotAFile, open_no_follow
 from .jsondoc import JsonSyntaxError, parse_json
 from ..limits import LIMITS_HINT, MAX_SPEC_BYTES
 from .yamldoc import LimitError, parse_yaml
 
 
 
-def read_spec_file(path: str | Path) -> tuple[Any, SpecSource]:
-    """Parse a spec file; return its data and a `SpecSource` that locates every field."""
+def read_spec_file(path: str | Path, follow_links: bool = True) -> tuple[Any, SpecSource]:
+    """Parse a spec file; return its data and a `SpecSource` that locates every field.
+    ``follow_links=False`` (a file found in a folder a command was given, such as reproduce's
+    --specs DIR): a symbolic link there is refused, never followed out of the folder."""
     path = Path(path)
     name = str(path)
     fmt = SPEC_FORMATS.get(path.suffix.lower())
     if fmt is None and not path.is_dir():  # a folder: _read_bytes says so
         raise SpecFileError(name, f"cannot tell the format of '{path.name}'",
                             "a file ending in .yaml, .yml or .json")
-    return parse_spec_bytes(_read_bytes(path), name, fmt)
+    return parse_spec_bytes(_read_bytes(path, follow_links), name, fmt)
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file's content; a FIFO or device is refused before it is opened (it could block)."""
+def _read_bytes(path: Path, follow_links: bool = True) -> bytes:
+    """The file's content; a FIFO or device is refused before it is opened (it could block),
+    and a symbolic link unless ``follow_links``."""
     name = str(path)
     try:
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise SpecFileError(name, "is a folder, not a spec file", SPEC_EXPECTED)
-        if not stat.S_ISREG(mode):
-            raise SpecFileError(name, "is not a regular file")
-        with open(path, "rb") as stream:
+        if follow_links:
+            mode = path.stat().st_mode
+            if stat.S_ISDIR(mode):
+                raise SpecFileError(name, "is a folder, not a spec file", SPEC_EXPECTED)
+            if not stat.S_ISREG(mode):
+                raise SpecFileError(name, "is not a regular file")
+            stream = open(path, "rb")
+        else:
+            try:
+                stream = os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
+            except NotAFile as refused:
+                if refused.strerror.startswith("is a folder"):
+                    raise SpecFileError(name, "is a folder, not a spec file", SPEC_EXPECTED) from None
+                raise SpecFileError(name, refused.strerror) from None
+        with stream:
             content = stream.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
         raise SpecFileError(name, "no such file") from None

@@ -262,3 +262,18 @@ def test_a_specs_folder_s_spec_that_is_no_spec_is_a_spec_error_before_the_row_ch
     with pytest.raises(SpecError) as raised:
         row.spec_data(tmp_path)
     assert raised.value.source.filename == str(tmp_path / f"{row.spec}.yaml")
+
+
+def test_a_specs_folder_s_spec_is_never_read_through_a_link(tmp_path):
+    """Before: --specs DIR holding NAME.yaml -> /anywhere read the file the link points to (and
+    printed it with --print-spec, or its parts in the errors); the bundled folder is the
+    installation's own and read as it is."""
+    from lstmgraph.errors import SpecFileError
+    from lstmgraph.files import BUNDLED_SPECS
+
+    row = find_experiment("gers2002-gts-peephole")
+    (tmp_path / f"{row.spec}.yaml").symlink_to(BUNDLED_SPECS / f"{row.spec}.yaml")
+    with pytest.raises(SpecFileError) as raised:
+        row.spec_data(tmp_path)
+    assert "is a symbolic link" in raised.value.format()
+    assert row.spec_data()[0] == row.spec_data(BUNDLED_SPECS)[0]

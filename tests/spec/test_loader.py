@@ -216,3 +216,23 @@ def test_load_spec_of_data_says_spec_from_data_validates_it():
     for load in (lstmgraph.load_spec, lstmgraph.compile_spec):
         with pytest.raises(TypeError, match=r"not a dict: for data built in Python, spec_from_data\(data\)"):
             load({"version": 1, "groups": []})
+
+
+def test_a_file_read_without_following_links_refuses_a_link(tmp_path):
+    """``follow_links=False`` (a file a command finds in a folder it was given, not a path typed):
+    a symbolic link is refused, not read; before, there was no such reading."""
+    import os
+
+    from lstmgraph.errors import SpecFileError
+    from lstmgraph.spec.loader import read_spec_file
+
+    (tmp_path / "net.yaml").write_text(MINIMAL)
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "net.yaml")
+    assert read_spec_file(tmp_path / "link.yaml")[0] == read_spec_file(tmp_path / "net.yaml", follow_links=False)[0]
+    with pytest.raises(SpecFileError) as caught:
+        read_spec_file(tmp_path / "link.yaml", follow_links=False)
+    assert "is a symbolic link" in caught.value.format()
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it would block: refused unread
+    with pytest.raises(SpecFileError) as caught:
+        read_spec_file(tmp_path / "pipe.yaml", follow_links=False)
+    assert "not a regular file" in caught.value.format()
