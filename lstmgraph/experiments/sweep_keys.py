@@ -15,7 +15,6 @@ import dataclasses
 import difflib
 import inspect
 import json
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -23,7 +22,7 @@ from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
-from .sweep_values import SweepError
+from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
                        OUTPUT_BIASES, STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay,
                        state_decays)
@@ -51,7 +50,7 @@ class SweepKey:
 # -- the values ------------------------------------------------------------------------------------
 def _number(key: str, value: Any, low: float | None = None, high: float | None = None,
             high_open: bool = False, low_open: bool = False) -> float:
-    fits = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    fits = finite_number(value)
     if fits and low is not None:
         fits = value > low if low_open else value >= low
     if fits and high is not None:
@@ -69,8 +68,7 @@ def _number(key: str, value: Any, low: float | None = None, high: float | None =
 def _init_of(key: str, value: Any) -> dict[str, Any]:
     """A connection's ``init`` from a sweep value: a number (every weight), a list (one per
     receiving unit, or per weight) or an init object as docs/spec.md gives it."""
-    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                 and math.isfinite(v) for v in value):
+    if isinstance(value, list) and value and all(finite_number(v) for v in value):
         return {"values": value}
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("uniform", "constant", "values"):
         return dict(value)

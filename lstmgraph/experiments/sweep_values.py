@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 #: The most values one key takes, and the most settings a grid may have.
@@ -33,7 +34,15 @@ def same_value(value: Any, other: Any) -> bool:
         other = other[0]
     return json.dumps(value, sort_keys=True) == json.dumps(other, sort_keys=True) or (
         isinstance(value, (int, float)) and isinstance(other, (int, float)) and not isinstance(value, bool)
-        and not isinstance(other, bool) and float(value) == float(other))
+        and not isinstance(other, bool) and value == other)  # (exact: no float() of an integer too large for one)
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a real number a float holds: not a bool, finite, and an integer no
+    larger than a float's range (JSON reads 10**400 as an int, on which math.isfinite overflows)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= sys.float_info.max if isinstance(value, int) else math.isfinite(value)
 
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

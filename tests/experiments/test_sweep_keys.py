@@ -202,3 +202,13 @@ def test_a_variant_or_a_value_that_changes_nothing_in_the_net_is_refused():
     timing = find_experiment("gers2002-pfg-cos-f10-peephole")
     assert grid(timing, [("variant.without_peepholes", [True])])[0].experiment.variants[-1].description == \
         "without peephole connections"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("learning_rate", 10 ** 400), ("momentum", 10 ** 400), ("init.range", -10 ** 400), ("state_decay", 10 ** 400),
+    ("input_gate_bias", 10 ** 400), ("input_gate_bias", [0, 10 ** 400]), ("init.bias->memory.input_gate", 10 ** 400)],
+    ids=["rate", "momentum", "range", "decay", "bias", "biases", "init"])
+def test_an_integer_too_large_for_a_float_is_refused_by_its_key(key, value):
+    """Before: math.isfinite(10**400) raised OverflowError, a traceback from --vary KEY=1000...0."""
+    with pytest.raises(SweepError, match=re.escape(f"{key} takes a finite number")):
+        grid(find_experiment("hochreiter1997-adding-t100"), [(key, [value])])
