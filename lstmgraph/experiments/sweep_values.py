@@ -92,7 +92,7 @@ def parse_value(text: str) -> Any:
     """One value: JSON (0.5, true, [1, 2], null, "text"), else the text itself."""
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # (ValueError: not JSON, or an integer of more digits than Python reads)
         return text
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lstmgraph.experiments.sweep_values import same_value
+from lstmgraph.experiments.sweep_values import parse_option, parse_vary, same_value
 
 
 def test_integers_too_large_for_a_float_compare_without_overflow():
@@ -13,3 +13,13 @@ def test_integers_too_large_for_a_float_compare_without_overflow():
     assert same_value(2, 2.0) and same_value([0.5], 0.5) and not same_value(2 ** 53 + 1, float(2 ** 53))
     assert not same_value(True, 1)
 
+
+
+def test_a_number_of_more_digits_than_python_reads_is_taken_as_text():
+    """Before: json.loads refused 5,000 digits with a ValueError that is no JSONDecodeError, a
+    traceback from --vary, --task-option and --protocol-option; now the value is text, as any
+    value that is not JSON, for the key's check to refuse by name."""
+    digits = "9" * 5000
+    assert parse_vary(f"learning_rate={digits}") == ("learning_rate", [digits])
+    assert parse_vary(f"delays=[0,{digits}]") == ("delays", [f"[0,{digits}]"])
+    assert parse_option(f"window={digits}", "--protocol-option", "window=10") == ("window", digits)
