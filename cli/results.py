@@ -12,6 +12,10 @@ import click
 from .common import error_text, fail
 
 
+#: The folders left out of --folders' table that are named, one line each; the rest are counted.
+LEFT_OUT_SHOWN = 10
+
+
 @click.command(short_help="Print the summary table of the results under docs/results.")
 @click.option("--write", "action", flag_value="write",
               help="Put the table into docs/results.md and the paper rows' tables into README.md, and draw the figure.")
@@ -39,9 +43,14 @@ def results(action: str | None, docs: Path | None, folders: Path | None) -> None
         if action is not None or docs is not None:
             fail("--folders prints a table of your own results folders; give it without --write, --check or --docs")
         try:
-            sys.stdout.write(folders_table(folders))
+            table, left_out = folders_table(folders)
         except ResultsTableError as error:
             fail(str(error))
+        sys.stdout.write(table)
+        for line in left_out[:LEFT_OUT_SHOWN]:
+            click.echo(f"note: {line}", err=True)
+        if len(left_out) > LEFT_OUT_SHOWN:
+            click.echo(f"note: and {len(left_out) - LEFT_OUT_SHOWN:,} more folders left out", err=True)
         return
     try:
         folder = docs if docs is not None else find_docs(Path.cwd())

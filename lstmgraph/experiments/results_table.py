@@ -61,14 +61,18 @@ def _net(data: Any) -> Any:
     return {**data, "training": {key: value for key, value in data["training"].items() if key != "task"}}
 
 
-def collect(results_dir: Path) -> list[Row]:
+def collect(results_dir: Path, left_out: list[str] | None = None) -> list[Row]:
     """Every results.json under ``results_dir`` but its `HISTORY`, in the papers' order, then by
-    experiment name."""
+    experiment name. With ``left_out`` (`folders_table`: folders anyone may have filled), a
+    results.json with no experiment.json beside it (another tool's) and a folder that cannot be
+    read are left out, each with a line saying so added to ``left_out``."""
     rows = []
-    for path in sorted(results_dir.rglob(ResultsFolder.RESULTS)):
-        if path.relative_to(results_dir).parts[0] == HISTORY:
-            continue
+    for path in _results_files(results_dir, left_out):
         folder = ResultsFolder.read_only(path.parent)
+        if left_out is not None and not os.path.lexists(folder.file(folder.SETTINGS)):
+            left_out.append(f"{path}: left out, no {folder.SETTINGS} beside it (not a results folder lstmgraph "
+                            "reproduce or sweep wrote)")
+            continue
         results = folder.read_results()
         experiment = results["experiment"]
         current = EXPERIMENTS.get(experiment["name"])
@@ -80,6 +84,23 @@ def collect(results_dir: Path) -> list[Row]:
                         results, published, paper_trials, changed))
     order = {paper: index for index, paper in enumerate(PAPERS)}
     return sorted(rows, key=lambda row: (order.get(row.paper, len(PAPERS)), row.name, row.folder))
+
+
+def _results_files(root: Path, left_out: list[str] | None) -> list[Path]:
+    """The results.json files under ``root`` but in its `HISTORY`, sorted; no link to a folder is
+    followed. A folder that cannot be read is noted in ``left_out`` (skipped, as before, without)."""
+    def unread(error: OSError) -> None:
+        if left_out is not None:
+            left_out.append(f"{error.filename}: left out, cannot be read ({error.strerror or error}); any results "
+                            "folders in it are not in the table")
+
+    found = []
+    for folder, folders, files in os.walk(root, onerror=unread):
+        if Path(folder) == root and HISTORY in folders:
+            folders.remove(HISTORY)
+        if ResultsFolder.RESULTS in files or ResultsFolder.RESULTS in folders:
+            found.append(Path(folder) / ResultsFolder.RESULTS)
+    return sorted(found)
 
 
 def protocol_of(row: Row) -> type[Protocol]:
@@ -220,18 +241,20 @@ def replace_between(document: str, begin: str, end: str, text: str, what: str) -
     return f"{head}{begin}\n{text}{end}{tail}"
 
 
-def folders_table(root: Path) -> str:
+def folders_table(root: Path) -> tuple[str, list[str]]:
     """The table of the results folders anywhere under ``root`` (a user's ``runs/``: `reproduce`'s
-    folders and each sweep's settings), linked from the current folder; `ResultsTableError`
-    where there are none or one cannot be read."""
+    folders and each sweep's settings), linked from the current folder, and a line for each
+    folder left out (another tool's results.json, a folder that cannot be read: `collect`);
+    `ResultsTableError` where there are none or one cannot be read."""
+    left_out: list[str] = []
     try:
-        rows = collect(root)
+        rows = collect(root, left_out)
     except ResultsConflict as error:
         raise ResultsTableError(str(error)) from None
     if not rows:
         raise ResultsTableError(f"{root}: no results folders there (folders with a results.json, which "
-                                "lstmgraph reproduce and sweep write)")
-    return render(rows, f"{root.as_posix().rstrip('/')}/")
+                                "lstmgraph reproduce and sweep write)" + "".join(f"; {line}" for line in left_out[:3]))
+    return render(rows, f"{root.as_posix().rstrip('/')}/"), left_out
 
 
 class ResultsTableError(Exception):

@@ -83,3 +83,17 @@ def test_folders_prints_the_table_of_one_s_own_results_folders_outside_a_checkou
     empty = run("results", "--folders", "empty", cwd=tmp_path)
     assert empty.returncode == 2 and "no results folders there" in empty.stderr
     assert run("results", "--folders", "runs", "--write", cwd=tmp_path).returncode == 2
+
+
+def test_folders_notes_another_tool_s_results_json_on_standard_error_and_prints_the_table(tmp_path):
+    """Before: exit 2, "restore it, or rerun the lstmgraph reproduce (or sweep) that wrote the folder"."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", runs / "gts")
+    (runs / "other").mkdir()
+    (runs / "other" / "results.json").write_text('{"name": "eslint", "version": 3}')
+    result = run("results", "--folders", "runs", cwd=tmp_path)
+    assert result.returncode == 0 and len(result.stdout.splitlines()) == 3, result.stderr
+    assert result.stderr == ("note: runs/other/results.json: left out, no experiment.json beside it (not a results "
+                             "folder lstmgraph reproduce or sweep wrote)\n")

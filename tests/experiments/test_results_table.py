@@ -137,3 +137,37 @@ def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(t
     assert measured_cost("gers2000-cerg-forget", tmp_path) is None  # no checkout here
     assert measured_cost("no-such-row", ROOT) is None
 
+
+
+def test_the_folders_table_leaves_out_another_tool_s_results_json_and_an_unreadable_folder_saying_so(
+        tmp_path, monkeypatch):
+    """Before: a results.json of another tool anywhere under DIR (no experiment.json beside it)
+    ended the whole table with an error telling one to rerun the reproduce that wrote it, and a
+    folder that could not be read was passed over without a word."""
+    import os
+    import shutil
+
+    from lstmgraph.experiments.results_table import folders_table
+
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", runs / "gts")
+    (runs / "node_modules" / "tool").mkdir(parents=True)
+    (runs / "node_modules" / "tool" / "results.json").write_text('{"passed": 3}')
+    (runs / "locked" / "inner").mkdir(parents=True)
+    scandir = os.scandir
+
+    def refusing(path="."):
+        if not isinstance(path, int) and os.fspath(path) == os.fspath(runs / "locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    table, left_out = folders_table(runs)
+    assert len(table.splitlines()) == 3 and "[gts](" in table
+    assert left_out == [f"{runs / 'locked'}: left out, cannot be read (Permission denied); any results folders in "
+                        "it are not in the table",
+                        f"{runs / 'node_modules' / 'tool' / 'results.json'}: left out, no experiment.json beside it "
+                        "(not a results folder lstmgraph reproduce or sweep wrote)"]
+    shutil.rmtree(runs / "gts")
+    with pytest.raises(ResultsTableError, match="no results folders there .*; .*tool/results.json: left out"):
+        folders_table(runs)
