@@ -124,6 +124,10 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.tasks import TaskError
 
     if show_list and not experiment:
+        for option, given in (("--task-option", task_options), ("--protocol-option", protocol_options)):
+            if given:
+                fail(f"{option} changes one experiment: name it, e.g. lstmgraph reproduce EXPERIMENT --list "
+                     f"{option} {given[0]}")
         _list(as_json)
         return
     if not experiment:

@@ -37,6 +37,13 @@ def test_list_with_an_experiment_describes_that_one_as_the_options_change_it():
     assert wrong.returncode == 2 and "did you mean gers2002-gts-peephole" in wrong.stderr
 
 
+def test_list_of_every_experiment_refuses_options_that_change_one():
+    """Before: --list --task-option cue=delay listed every row as it is, the option unread (exit 0)."""
+    for option in ("--task-option", "--protocol-option"):
+        code, output = invoke("reproduce", "--list", option, "cue=delay")
+        assert code == 2 and f"{option} changes one experiment: name it" in output, output
+
+
 def test_print_spec_prints_the_network_a_row_runs_as_a_spec_that_compiles_to_its_plan(tmp_path):
     import lstmgraph
 
