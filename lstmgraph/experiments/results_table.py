@@ -213,13 +213,17 @@ def verdict_cell(judgements: list[Judgement], capped: bool = False) -> str:
     return f"**{result}**" if result == "reproduced" else result
 
 
-def render(rows: list[Row], links: str = "results/") -> str:
-    """The table in Markdown, one line per results folder, each linked as ``links`` + its folder."""
+def render(rows: list[Row], links: str = "results/", named: bool = False) -> str:
+    """The table in Markdown, one line per results folder, each linked as ``links`` + its folder;
+    ``named`` (`folders_table`): followed by the experiment's name where the folder's is not it
+    (a sweep's settings/INDEX, whose name says the setting, e.g. "ROW [learning_rate=0.5]")."""
     lines = [HEADER]
     for row in rows:
         results = row.results
         judgements = judge(results, row.published, row.paper_trials)
         marks = (" (our extension)" if _extension(row) else "") + coding_note(row)
+        if named and row.name != row.folder.rsplit("/", 1)[-1]:
+            marks = f": {row.name}{marks}"
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:
@@ -254,7 +258,7 @@ def folders_table(root: Path) -> tuple[str, list[str]]:
     if not rows:
         raise ResultsTableError(f"{root}: no results folders there (folders with a results.json, which "
                                 "lstmgraph reproduce and sweep write)" + "".join(f"; {line}" for line in left_out[:3]))
-    return render(rows, f"{root.as_posix().rstrip('/')}/"), left_out
+    return render(rows, f"{root.as_posix().rstrip('/')}/", named=True), left_out
 
 
 class ResultsTableError(Exception):

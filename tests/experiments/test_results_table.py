@@ -171,3 +171,26 @@ def test_the_folders_table_leaves_out_another_tool_s_results_json_and_an_unreada
     shutil.rmtree(runs / "gts")
     with pytest.raises(ResultsTableError, match="no results folders there .*; .*tool/results.json: left out"):
         folders_table(runs)
+
+
+def test_the_folders_table_names_the_setting_a_folder_ran_where_its_folder_does_not(tmp_path):
+    """Before: a sweep's DIR/settings/0 and DIR/settings/1 showed as two rows of the same row's
+    figures, nothing saying that the second ran learning_rate=0.5 (its experiment's name says
+    so); a folder named as its experiment (runs/reproduce/NAME) shows no name again."""
+    import shutil
+
+    from lstmgraph.experiments.results_table import folders_table
+
+    sweep = tmp_path / "sweep" / "settings"
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", sweep / "0")
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", sweep / "1")
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", tmp_path / "reproduce" / "gers2002-gts-peephole")
+    results = json.loads((sweep / "1" / "results.json").read_text())
+    results["experiment"]["name"] = "gers2002-gts-peephole [learning_rate=0.5]"
+    (sweep / "1" / "results.json").write_text(json.dumps(results))
+    table, _ = folders_table(tmp_path)
+    lines = table.splitlines()[2:]
+    assert [line.split(" | ")[0] for line in lines] == [
+        f"| [reproduce/gers2002-gts-peephole]({tmp_path.as_posix()}/reproduce/gers2002-gts-peephole)",
+        f"| [sweep/settings/0]({tmp_path.as_posix()}/sweep/settings/0): gers2002-gts-peephole",
+        f"| [sweep/settings/1]({tmp_path.as_posix()}/sweep/settings/1): gers2002-gts-peephole [learning_rate=0.5]"]
