@@ -75,7 +75,8 @@ def test_folders_prints_the_table_of_one_s_own_results_folders_outside_a_checkou
     assert result.returncode == 0, result.stderr
     header, _, row = result.stdout.splitlines()
     assert header.startswith("| results folder | trials run |")
-    assert row.startswith("| [reproduce/gts](runs/reproduce/gts) | 10 of 10 | 100 % perfect") and "reproduced" in row
+    assert row.startswith("| [reproduce/gts](runs/reproduce/gts): gers2002-gts-peephole | 10 of 10 | 100 % perfect")
+    assert "reproduced" in row
     (runs / "reproduce" / "gts" / "results.json").write_text("{")
     damaged = run("results", "--folders", "runs", cwd=tmp_path)
     assert damaged.returncode == 2 and "gts/results.json" in damaged.stderr and "Traceback" not in damaged.stderr
