@@ -13,7 +13,7 @@ import click
 from lstmgraph import Overrides
 from lstmgraph.arrays import ArrayFileError, write_array
 from lstmgraph.engine import WeightsError, load_weights
-from lstmgraph.engine.forward import input_sequence, run_forward
+from lstmgraph.engine.forward import input_sequence, max_input_steps, run_forward
 from lstmgraph.bundled import bundled_spec
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
@@ -221,7 +221,8 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
     try:
         if weights_file is not None:
             weights = load_weights(weights_file, plan)
-        forward = run_forward(plan, weights, input_sequence(inputs_file, plan.n_inputs))
+        forward = run_forward(plan, weights, input_sequence(inputs_file, plan.n_inputs,
+                                                            max_input_steps(plan, weights)))
     except (WeightsError, ArrayFileError) as error:
         fail(str(error))
     except LimitError as error:

@@ -7,6 +7,7 @@ infinity. No pickle is ever loaded; an archive's declared size is checked before
 
 from __future__ import annotations
 
+import array
 import csv
 import io
 import os
@@ -28,6 +29,14 @@ _DAMAGE = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyErr
 
 class ArrayFileError(Exception):
     """A file of arrays that cannot be used; the message names the file."""
+
+
+class TooManyRows(ArrayFileError):
+    """An array of more rows than `read_array`'s ``max_rows``, refused as it is read."""
+
+    def __init__(self, path: Path, max_rows: int):
+        self.path, self.max_rows = path, max_rows
+        super().__init__(f"{path}: more than {max_rows:,} rows")
 
 
 def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
@@ -66,21 +75,23 @@ def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
             source.close()
 
 
-def read_array(path: Path, name: str = "inputs") -> np.ndarray:
+def read_array(path: Path, name: str = "inputs", max_rows: int | None = None) -> np.ndarray:
     """One array from an .npy file, an .npz archive (its only array, or the one called
-    ``name``) or a .csv file (rows of numbers, optionally under a header row)."""
+    ``name``) or a .csv file (rows of numbers, optionally under a header row). ``max_rows``:
+    `TooManyRows` for an array of more rows (its first axis), a CSV read no further than the row
+    past it, an .npy's header checked before its data is read (an archive is bounded as it is)."""
     suffix = path.suffix.lower()
     if suffix == ".npz":
         arrays = read_npz(path)
         if name in arrays:
-            return arrays[name]
+            return _rows_within(path, arrays[name], max_rows)
         if len(arrays) != 1:
             raise ArrayFileError(f"{path}: holds {len(arrays)} arrays "
                                  f"({', '.join(sorted(arrays)) or 'none'}), none named '{name}'; "
                                  f"give one array, or name it '{name}'")
-        return next(iter(arrays.values()))
+        return _rows_within(path, next(iter(arrays.values())), max_rows)
     if suffix == ".csv":
-        return _read_csv(path)
+        return _read_csv(path, max_rows)
     if suffix != ".npy":
         raise ArrayFileError(f"{path}: cannot tell the format; expected a file ending in "
                              f"{', '.join(ARRAY_SUFFIXES)}")
@@ -92,11 +103,31 @@ def read_array(path: Path, name: str = "inputs") -> np.ndarray:
             raise ArrayFileError(f"{path}: an .npz archive named .npy; rename it to .npz")
         if magic != b"\x93NUMPY":
             raise ArrayFileError(f"{path}: not an .npy file (it does not begin with the .npy header)")
+        if max_rows is not None:
+            _rows_within(path, _npy_shape(path), max_rows)
         array = _unpickled(path, "the array", lambda: np.load(path, allow_pickle=False))
     except _DAMAGE as error:
         raise ArrayFileError(f"{path}: not a readable .npy array ({_reason(error)})") from None
     except MemoryError:
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
+    return array
+
+
+def _npy_shape(path: Path) -> tuple[int, ...]:
+    """The shape an .npy file's header declares (its data unread); ValueError if damaged."""
+    with open(path, "rb") as stream:
+        version = np.lib.format.read_magic(stream)
+        header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if header is None:  # (version 3.0: the 2.0 header in UTF-8, read by np.load)
+            return ()
+        return header(stream)[0]
+
+
+def _rows_within(path: Path, array: np.ndarray | tuple[int, ...], max_rows: int | None):
+    """``array`` (or a shape), `TooManyRows` if its first axis is longer than ``max_rows``."""
+    shape = array if isinstance(array, tuple) else array.shape
+    if max_rows is not None and shape and shape[0] > max_rows:
+        raise TooManyRows(path, max_rows)
     return array
 
 
@@ -166,28 +197,38 @@ def _check_file(path: Path) -> None:
         raise ArrayFileError(f"{path}: is not a regular file")
 
 
-def _read_csv(path: Path) -> np.ndarray:
+def _read_csv(path: Path, max_rows: int | None = None) -> np.ndarray:
     """Rows of numbers, after an optional header row (a first row without a number in it);
-    errors name the line of the file."""
+    errors name the line of the file. Read a row at a time into floats (8 bytes a number, not
+    the text's cells), and no further than the row past ``max_rows`` (`TooManyRows`)."""
     _check_file(path)
+    values = array.array("d")
+    rows, width, first, header_checked = 0, 0, 0, False
     try:
         with open(path, encoding="utf-8", newline="") as stream:
             reader = csv.reader(stream)
-            rows = [(reader.line_num, row) for row in reader if row and any(cell.strip() for cell in row)]
+            for row in reader:
+                if not row or not any(cell.strip() for cell in row):
+                    continue
+                line = reader.line_num
+                if not header_checked:
+                    header_checked = True
+                    if not any(is_number(cell) for cell in row):
+                        continue  # a header row
+                for cell in row:
+                    if not is_number(cell):
+                        raise ArrayFileError(f"{path}: line {line}: {cell.strip()[:40]!r} is not a number")
+                if not rows:
+                    width, first = len(row), line
+                elif len(row) != width:
+                    raise ArrayFileError(f"{path}: line {line} has {len(row)} columns, line {first} has {width}")
+                if max_rows is not None and rows == max_rows:
+                    raise TooManyRows(path, max_rows)
+                values.extend(float(cell) for cell in row)
+                rows += 1
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ArrayFileError(f"{path}: cannot read the CSV file ({_reason(error)})") from None
-    if rows and not any(is_number(cell) for cell in rows[0][1]):
-        rows = rows[1:]  # a header row
-    values = []
-    for line, row in rows:
-        for cell in row:
-            if not is_number(cell):
-                raise ArrayFileError(f"{path}: line {line}: {cell.strip()[:40]!r} is not a number")
-        if len(row) != len(rows[0][1]):
-            raise ArrayFileError(f"{path}: line {line} has {len(row)} columns, line {rows[0][0]} has "
-                                 f"{len(rows[0][1])}")
-        values.append([float(cell) for cell in row])
-    return np.array(values, dtype=np.float64).reshape(len(values), len(rows[0][1]) if rows else 0)
+    return np.frombuffer(values, dtype=np.float64).reshape(rows, width)
 
 
 def is_number(cell: str) -> bool:

@@ -115,3 +115,44 @@ def test_a_csv_error_names_the_line_of_the_file(tmp_path):
         (tmp_path / f"{index}.csv").write_text(text)
         with pytest.raises(ArrayFileError, match=words):
             read_array(tmp_path / f"{index}.csv")
+
+
+def test_an_array_of_more_rows_than_asked_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    """Before: read_array had no bound; a CSV of 20 million rows was read whole into Python lists
+    (340 MB of text: 98 s and 13 GB) before `run` refused its steps. ``max_rows``: a CSV stops
+    being read at the first row past it, an .npy's header is checked before its data is read."""
+    from numpy.lib import format as npy_format
+
+    from lstmgraph.arrays import TooManyRows
+
+    (tmp_path / "x.csv").write_text("a,b\n" + "1,2\n" * 5)
+    np.save(tmp_path / "x.npy", np.zeros((5, 2)))
+    _npz(tmp_path / "x.npz", inputs=np.zeros((5, 2)))
+    for name in ("x.csv", "x.npy", "x.npz"):
+        assert read_array(tmp_path / name, max_rows=5).shape == (5, 2)
+        with pytest.raises(TooManyRows, match=f"{name}: more than 4 rows") as raised:
+            read_array(tmp_path / name, max_rows=4)
+        assert raised.value.max_rows == 4
+    with open(tmp_path / "lie.npy", "wb") as stream:  # a header of 10^11 rows over 64 bytes of data
+        npy_format.write_array_header_1_0(stream, {"descr": "<f8", "fortran_order": False, "shape": (10**11, 4)})
+        stream.write(bytes(64))
+    monkeypatch.setattr(np, "load", lambda *args, **kwargs: pytest.fail("the data was read"))
+    with pytest.raises(TooManyRows, match="more than 1,000 rows"):
+        read_array(tmp_path / "lie.npy", max_rows=1000)
+    lines = []
+
+    class Counted:  # the CSV is read no further than the row past the bound
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __iter__(self):
+            for line in self.stream:
+                lines.append(line)
+                yield line
+    (tmp_path / "long.csv").write_text("1,2\n" * 10_000)
+    import lstmgraph.arrays as arrays
+    reader = arrays.csv.reader
+    monkeypatch.setattr(arrays.csv, "reader", lambda stream: reader(Counted(stream)))
+    with pytest.raises(TooManyRows):
+        read_array(tmp_path / "long.csv", max_rows=10)
+    assert len(lines) <= 11

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..arrays import ArrayFileError, npz_bytes, numbers, read_array
+from ..arrays import ArrayFileError, TooManyRows, npz_bytes, numbers, read_array
+from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES
 from ..plan import Plan
 from .simulator import Simulator
-from .weights import Weights
+from .weights import Weights, population
 
 
 @dataclass(frozen=True)
@@ -30,17 +31,29 @@ class ForwardRun:
         return npz_bytes({"inputs": self.inputs, **self.signals})
 
 
-def input_sequence(path: Path, n_inputs: int) -> np.ndarray:
+def input_sequence(path: Path, n_inputs: int, max_steps: int | None = None) -> np.ndarray:
     """The input sequence in ``path`` (.npy, .npz, .csv: `arrays.read_array`) as real, finite
     (steps, ``n_inputs``) values, a 1-D file taken as the steps of a net of one input;
-    `ArrayFileError` names the file and the shape the net needs."""
-    inputs = numbers(path, "the inputs", read_array(path))
+    `ArrayFileError` names the file and the shape the net needs. ``max_steps``
+    (`max_input_steps`): a longer file is refused as it is read, not once read whole."""
+    try:
+        array = read_array(path, max_rows=max_steps)
+    except TooManyRows as error:
+        raise ArrayFileError(f"{error} (steps); a forward run of the network keeps at most "
+                             f"{MAX_RECORD_BYTES / 2**30:,.0f} GiB of values ({COUNT_LIMITS_HINT}); give fewer "
+                             "steps") from None
+    inputs = numbers(path, "the inputs", array)
     if inputs.ndim == 1 and n_inputs == 1:
         inputs = inputs[:, None]
     if inputs.ndim != 2 or inputs.shape[1] != n_inputs or len(inputs) == 0:
         raise ArrayFileError(f"{path}: inputs have shape {inputs.shape}; the network needs (steps, {n_inputs}) "
                              "with at least one step")
     return inputs
+
+
+def max_input_steps(plan: Plan, weights: Weights) -> int:
+    """The most steps `run_forward` runs ``weights``' networks over (`Simulator.max_record_steps`)."""
+    return Simulator(plan).max_record_steps(population(weights))
 
 
 def run_forward(plan: Plan, weights: Weights, inputs: np.ndarray) -> ForwardRun:

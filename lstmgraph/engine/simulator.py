@@ -141,6 +141,10 @@ class Simulator:
             run_ops(keep, V)
         return records, self.state_of(program, V)
 
+    def max_record_steps(self, trials: int) -> int:
+        """The most steps `run` keeps the values of for ``trials`` networks (`check_records`)."""
+        return MAX_RECORD_BYTES // (self.forward_program.n_slots * trials * 8)
+
     def check_records(self, steps: int, trials: int) -> None:
         """`LimitError` where `run` over ``steps`` steps of ``trials`` networks would keep more
         than `MAX_RECORD_BYTES` (each step's record holds every slot, weights included)."""

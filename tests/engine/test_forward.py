@@ -386,3 +386,19 @@ def test_the_gru_follows_the_equations_of_cho_et_al():
         np.testing.assert_allclose(record.y["h"][0], h, rtol=1e-13, atol=1e-15)
         y = _softmax(W["h->class"] @ h + W["bias->class"][:, 0])
         np.testing.assert_allclose(record.y["class"][0], y, rtol=1e-13, atol=1e-15)
+
+
+def test_an_input_file_is_bounded_by_the_steps_a_forward_run_may_keep(timing, tmp_path):
+    """Before: the inputs were read whole, however long, and only then refused by the record
+    limit; now `max_input_steps` (the steps whose values fit MAX_RECORD_BYTES) bounds the read."""
+    from lstmgraph.engine.forward import max_input_steps
+    from lstmgraph.limits import MAX_RECORD_BYTES
+
+    weights = initial_weights(timing, [0, 1])
+    steps = max_input_steps(timing, weights)
+    assert steps == MAX_RECORD_BYTES // (Simulator(timing).forward_program.n_slots * 2 * 8)
+    np.savetxt(tmp_path / "x.csv", np.zeros((5, 1)), delimiter=",")
+    assert input_sequence(tmp_path / "x.csv", 1, max_steps=5).shape == (5, 1)
+    with pytest.raises(ArrayFileError,
+                       match=r"x.csv: more than 4 rows \(steps\); a forward run of the network keeps at most 4 GiB"):
+        input_sequence(tmp_path / "x.csv", 1, max_steps=4)
