@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .files import TOO_LONG, name_too_long, reading_no_follow, write_atomically
+from .limits import COUNT_LIMITS_HINT, MAX_ROW_BYTES
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31
@@ -206,7 +207,7 @@ def _read_csv(path: Path, max_rows: int | None = None) -> np.ndarray:
     rows, width, first, header_checked = 0, 0, 0, False
     try:
         with open(path, encoding="utf-8", newline="") as stream:
-            reader = csv.reader(stream)
+            reader = csv.reader(_bounded_lines(path, stream))
             for row in reader:
                 if not row or not any(cell.strip() for cell in row):
                     continue
@@ -229,6 +230,18 @@ def _read_csv(path: Path, max_rows: int | None = None) -> np.ndarray:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise ArrayFileError(f"{path}: cannot read the CSV file ({_reason(error)})") from None
     return np.frombuffer(values, dtype=np.float64).reshape(rows, width)
+
+
+def _bounded_lines(path: Path, stream):
+    """The lines of ``stream``, each read no further than `MAX_ROW_BYTES` characters: a longer
+    line is refused (`ArrayFileError` naming it) before the CSV reader splits it into cells."""
+    number = 0
+    while line := stream.readline(MAX_ROW_BYTES + 1):
+        number += 1
+        if len(line) > MAX_ROW_BYTES:
+            raise ArrayFileError(f"{path}: line {number} is longer than {MAX_ROW_BYTES:,} characters, more than a row "
+                                 f"of numbers may be ({COUNT_LIMITS_HINT})")
+        yield line
 
 
 def is_number(cell: str) -> bool:

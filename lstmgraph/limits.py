@@ -81,7 +81,8 @@ MAX_TAPE_BYTES = 1 << 30
 #: sequences at their longest, inputs and target planes): bounds a task option that makes
 #: each sequence huge (MSD delays of 10^7) before it is drawn.
 MAX_STREAM_BYTES = 1 << 31
-#: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most.
+#: Bytes of one line of a rows file (metrics.jsonl, trials.jsonl): a row per trial at most; and
+#: characters of one line of a CSV file of numbers (`run --inputs`), read before it is split.
 MAX_ROW_BYTES = 1 << 24
 #: Where an error over one of these limits points to.
 COUNT_LIMITS_HINT = "lstmgraph/limits.py"

@@ -156,3 +156,16 @@ def test_an_array_of_more_rows_than_asked_is_refused_before_it_is_read_whole(tmp
     with pytest.raises(TooManyRows):
         read_array(tmp_path / "long.csv", max_rows=10)
     assert len(lines) <= 11
+
+
+def test_a_csv_line_longer_than_a_row_may_be_is_refused_before_it_is_split(tmp_path, monkeypatch):
+    """Before: one line of 40 MB ("1.5,1.5,...") took 850 MB as the CSV reader split it into
+    ten million cells; a line longer than MAX_ROW_BYTES is now refused, naming its line, unread."""
+    import lstmgraph.arrays as arrays
+
+    monkeypatch.setattr(arrays, "MAX_ROW_BYTES", 100)
+    (tmp_path / "wide.csv").write_text("1,2\n" + ",".join(["1.5"] * 50) + "\n")
+    with pytest.raises(ArrayFileError, match=r"wide.csv: line 2 is longer than 100 characters"):
+        read_array(tmp_path / "wide.csv")
+    (tmp_path / "fits.csv").write_text("a,b\n" + "1,2\n" * 50)
+    assert read_array(tmp_path / "fits.csv").shape == (50, 2)
