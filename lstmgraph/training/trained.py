@@ -9,6 +9,7 @@ naming the file, and no link is followed out of the folder.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Literal
@@ -122,6 +123,10 @@ def load_run(path: str | Path) -> TrainedRun:
                               else f"{path}: no such run directory")
     directory = RunDirectory(path)
     if not _own_file(path / RunDirectory.SPEC):
+        if os.path.lexists(path / RunDirectory.CHECKPOINT) and not os.path.lexists(path / RunDirectory.INFO):
+            raise TrainedRunError(f"{path} holds a checkpoint.npz but no spec.yaml: a reproduce trial not finished "
+                                  "(still running, or stopped), whose spec.yaml and weights.npz are written when it "
+                                  "ends; run the same lstmgraph reproduce again to finish it")
         raise TrainedRunError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
                         f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
     try:

@@ -99,3 +99,14 @@ def test_a_reproduce_trial_folder_names_its_network_by_its_seed(timing_run, tmp_
     assert run.seed == 12 and run.trial_number(0) == 12
     (trial / "summary.json").write_text(json.dumps({**summary, "seed": 3}))  # not the folder's name
     assert load_run(trial).seed is None
+
+
+def test_an_unfinished_reproduce_trial_folder_says_so(tmp_path):
+    """Before: OUT/trials/SEED of a trial still running (or stopped) holds only its checkpoint.npz,
+    and was told it was not a run directory because reproduce writes a spec.yaml in OUT/trials/SEED."""
+    trial = tmp_path / "trials" / "0"
+    trial.mkdir(parents=True)
+    (trial / "checkpoint.npz").write_bytes(b"")
+    with pytest.raises(TrainedRunError, match="trials/0 holds a checkpoint.npz but no spec.yaml: a reproduce trial "
+                                              "not finished"):
+        load_run(trial)
