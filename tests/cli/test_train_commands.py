@@ -166,15 +166,15 @@ def test_run_prints_outputs_and_records_signals(tmp_path):
 
 def test_run_refuses_an_input_too_long_to_keep_before_running_it(tmp_path):
     """Every step keeps all of the network's slot values: 500,000 steps of the GRU would keep
-    4.6 GiB, refused naming the input file (exit 2), not run until memory runs out."""
+    4.6 GiB, refused naming the input file (exit 2) as it is read, not run until memory runs out."""
     spec = str(SPECS / "gru.yaml")
     assert run("train", spec, "--steps", "8", "--out", str(tmp_path / "run"), "--quiet").returncode == 0
     np.save(tmp_path / "long.npy", np.zeros((500_000, 4)))
     result = run("run", spec, "--weights", str(tmp_path / "run" / "weights.npz"),
                  "--inputs", str(tmp_path / "long.npy"))
     assert result.returncode == 2 and result.stdout == "", result.stderr
-    assert result.stderr.startswith(f"error: {tmp_path / 'long.npy'}: 500,000 steps of 1 network of gru would keep "
-                                    "4.6 GiB of values")
+    assert result.stderr.startswith(f"error: {tmp_path / 'long.npy'}: more than 430,530 rows (steps); a forward "
+                                    "run of the network keeps at most 4 GiB of values")
 
 
 def test_gradcheck_json_and_text():
