@@ -123,13 +123,22 @@ class StreamData:
 
     def go_to(self, place: dict) -> None:
         """Put the cursor where `where` said, with empty arrays: the generator is set to its state
-        at the anchor and the sequences from there to the cursor are drawn again and dropped."""
-        self.rng.bit_generator.state = place["state"]
-        draw(self.task, self.rng, place["sequence"] - place["anchor"])
+        at the anchor and the sequences from there to the cursor are drawn again and dropped.
+        `ValueError` for a place `where` never gives (a damaged checkpoint's): at most
+        `ANCHOR_EVERY` sequences after its anchor, and a state of this generator."""
+        try:
+            sequence, anchor = place["sequence"], place["anchor"]
+            if type(sequence) is not int or type(anchor) is not int or not 0 <= anchor <= sequence <= anchor + \
+                    self.ANCHOR_EVERY:
+                raise ValueError("its sequence is not at most ANCHOR_EVERY after its anchor")
+            self.rng.bit_generator.state = place["state"]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a data position of this trial ({type(error).__name__}: {error})") from None
+        draw(self.task, self.rng, sequence - anchor)
         self.inputs, self.targets, self.judged = self.inputs[:0], self.targets[:0], self.judged[:0]
         self.ends, self.counts = self.ends[:0], np.zeros(1, dtype=np.int64)
         self.position = 0
-        self.first = self.drawn = place["sequence"]
+        self.first = self.drawn = sequence
         self.anchors = [(self.drawn, self.rng.bit_generator.state)]
 
 

@@ -20,9 +20,11 @@ import numpy as np
 
 from ..engine.devices import DEVICES
 from ..engine.weights import initial_weights
+from ..limits import MAX_DEPTH
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
 from ..tasks import Task, make_task
+from .folder_files import depth_of
 
 
 def result_row(seed: int, solved: bool, count: int, steps: int, diverged: bool = False,
@@ -40,7 +42,14 @@ def json_array(value: Any) -> np.ndarray:
 
 
 def from_json_array(array: np.ndarray) -> Any:
-    return json.loads(str(array))
+    """`json_array`'s value back; `ValueError` for text that is not JSON or nests deeper than
+    `limits.MAX_DEPTH` (a damaged or hostile checkpoint; a generator's state holds 128-bit
+    integers, so digits are left to json's own bound)."""
+    text = str(array)
+    deepest = depth_of(text)
+    if deepest > MAX_DEPTH:
+        raise ValueError(f"a checkpoint's data position nested {deepest} deep; expected at most {MAX_DEPTH}")
+    return json.loads(text)
 
 
 #: Where every protocol's counters hold the sequences or training streams presented, and the

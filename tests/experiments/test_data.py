@@ -56,3 +56,31 @@ def test_a_refill_that_could_exceed_the_stream_limit_is_refused_before_drawing()
     usual = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 1]}), data_rng(0, 0))
     usual.ensure(2048, "sequences")
     assert usual.available("sequences") >= 2048
+
+
+def test_a_place_where_never_gives_is_refused_before_anything_is_drawn():
+    """A checkpoint's data position comes from a folder anyone may hand over: one far after its
+    anchor would redraw for ever, a state of another generator would fail deep in numpy."""
+    source = drawn(1)[0]
+    source.position = int(np.flatnonzero(source.ends)[300]) + 1  # a sequence's start
+    place = source.where()
+    assert 0 <= place["sequence"] - place["anchor"] <= StreamData.ANCHOR_EVERY
+    again = StreamData(source.task, data_rng(5, 0))
+    again.go_to(place)
+    again.ensure(200, "steps")
+    np.testing.assert_array_equal(again.inputs[:200], source.inputs[source.position:source.position + 200])
+    for wrong in ({**place, "sequence": place["anchor"] + 10**15}, {**place, "anchor": place["sequence"] + 1},
+                  {**place, "sequence": float(place["sequence"])}, {**place, "state": {"bit_generator": "MT19937"}},
+                  {key: value for key, value in place.items() if key != "state"}, []):
+        fresh = StreamData(source.task, data_rng(5, 0))
+        with pytest.raises(ValueError, match="not a data position of this trial"):
+            fresh.go_to(wrong)
+        assert fresh.drawn == 0 and fresh.rng.bit_generator.state == data_rng(5, 0).bit_generator.state
+
+
+def test_a_checkpoint_s_data_position_nested_too_deep_is_a_value_error():
+    from lstmgraph.experiments.trial import from_json_array, json_array
+
+    assert from_json_array(json_array({"sequence": 3, "anchor": 0})) == {"sequence": 3, "anchor": 0}
+    with pytest.raises(ValueError, match="nested 100000 deep; expected at most 32"):
+        from_json_array(np.array("[" * 100_000 + "]" * 100_000))
