@@ -95,8 +95,12 @@ class DataFile:
         return json.dumps({"epoch": self.epoch, "index": self.index})
 
     def restore(self, state: str) -> None:
+        """Go back to `state`'s place; `ValueError` for a place in no epoch's sequences."""
         position = json.loads(state)
-        self.epoch, self.index = position["epoch"], position["index"]
+        epoch, index = position["epoch"], position["index"]
+        if type(epoch) is not int or type(index) is not int or epoch < 0 or not 0 <= index <= len(self.sequences):
+            raise ValueError(f"epoch {epoch!r:.40}, sequence {index!r:.40} of {len(self.sequences)}")
+        self.epoch, self.index = epoch, index
 
 
 def _sha256(path: Path) -> str:

@@ -235,7 +235,7 @@ class Trainer:
         self.recent.extend(np.array(row) for row in arrays["recent_losses"])
         try:
             self.source.restore(str(arrays["data_position"]))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:  # (nested too deep)
             raise CheckpointError(f"'data_position' is not a data position of this run ({error})") from None
 
 

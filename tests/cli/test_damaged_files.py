@@ -188,7 +188,9 @@ def test_resume_refuses_a_checkpoint_that_does_not_fit(runs, tmp_path):
         stored = {name: archive[name] for name in archive.files}
     for change, words in (({"weights/h->h": stored["weights/h->h"] * np.nan}, "'weights/h->h' holds NaN"),
                           ({"weights/h->h": stored["weights/h->h"][..., :2]}, "'weights/h->h' has shape (2, 8, 2), expected (2, 8, 8)"),
-                          ({"data_position": np.array("{broken")}, "'data_position' is not a data position")):
+                          ({"data_position": np.array("{broken")}, "'data_position' is not a data position"),
+                          ({"data_position": np.array("[" * 100_000 + "]" * 100_000)},  # (was a RecursionError)
+                           "'data_position' is not a data position")):
         _save(copy / "checkpoint.npz", {**stored, **change})
         code, output = invoke("train", "--resume", copy, "--quiet")
         assert code == 2 and f"{copy}/checkpoint.npz: does not fit" in output and words in output, output

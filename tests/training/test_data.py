@@ -1,0 +1,23 @@
+"""`data`: a data file's place restored from a checkpoint is one of its own places."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lstmgraph.training.data import DataFile
+
+
+def test_a_data_file_goes_back_only_to_a_place_among_its_sequences(tmp_path):
+    np.savez(tmp_path / "d.npz", inputs=np.zeros((6, 1)), targets=np.zeros((6, 1)), starts=np.array([0, 2, 4]))
+    data = DataFile(tmp_path / "d.npz", 1, 1, epochs=2)
+    for _ in range(4):
+        data.next()
+    place = data.state()
+    again = DataFile(tmp_path / "d.npz", 1, 1, epochs=2)
+    again.restore(place)
+    assert (again.epoch, again.index) == (1, 1) and again.next() is again.sequences[1]
+    for wrong in ('{"epoch": 0, "index": 4}', '{"epoch": -1, "index": 0}', '{"epoch": 0.5, "index": 0}',
+                  '{"epoch": 0, "index": 1e9}', '{"epoch": 0}'):
+        with pytest.raises((ValueError, KeyError)):
+            DataFile(tmp_path / "d.npz", 1, 1, epochs=2).restore(wrong)
