@@ -227,11 +227,12 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
         fail(str(error))
     except LimitError as error:
         fail(f"{inputs_file}: {error}")
-    for values in forward.outputs:
-        click.echo(",".join(f"{v:.10g}" for v in values))
-    if outputs_file is not None:
+    if outputs_file is not None:  # the files first: a disk that refuses one ends the command before it prints
         write_array(outputs_file, forward.outputs)
     if record is not None:
         write_atomically(record, forward.record_bytes())
+    for values in forward.outputs:
+        click.echo(",".join(f"{v:.10g}" for v in values))
+    if record is not None:
         click.echo(f"recorded {len(forward.signals)} unit groups over {len(forward.inputs)} steps to {record}",
                    err=True)

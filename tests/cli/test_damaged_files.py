@@ -67,6 +67,20 @@ def test_run_reads_csv_and_npz_inputs_and_writes_the_outputs(runs, tmp_path):
         np.testing.assert_allclose(np.load(tmp_path / "y.npy"), rows, rtol=1e-9)
 
 
+def test_run_whose_outputs_find_no_room_prints_only_the_error(runs, tmp_path, monkeypatch):
+    """The files are written before the outputs are printed: a full disk ends the command with
+    its error alone, not after a screen of outputs that --outputs never got."""
+    np.save(tmp_path / "x.npy", np.zeros((5, 4)))
+
+    def full(handle):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, output = invoke("run", RNN, "--weights", runs / "one" / "weights.npz", "--inputs", tmp_path / "x.npy",
+                          "--outputs", tmp_path / "y.csv")
+    assert code == 2 and output == f"error: cannot write {tmp_path}/y.csv: No space left on device\n", output
+
+
 def test_run_refuses_bad_weights_inputs_and_outputs(runs, tmp_path):
     weights = runs / "one" / "weights.npz"
     with np.load(weights) as archive:
