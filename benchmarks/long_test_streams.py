@@ -25,9 +25,9 @@ from pathlib import Path
 
 from lstmgraph.engine.weights import load_weights
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.protocols import trial_engine
+from lstmgraph.experiments.trial import trial_engine
 from lstmgraph.experiments.streams import StreamData, stream_score
-from lstmgraph.experiments.trial import data_rng
+from lstmgraph.experiments.data import data_rng
 from lstmgraph.experiments.verdict import wilson
 
 #: The data purpose of these streams (a trial draws training data with 0 and tests with 1).
