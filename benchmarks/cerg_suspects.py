@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.protocols import trial_engine
+from lstmgraph.experiments.trial import trial_engine
 from lstmgraph.experiments.streams import StreamData, StreamProtocol, stream_score
 from lstmgraph.success import within_tolerance
-from lstmgraph.experiments.trial import data_rng
+from lstmgraph.experiments.data import data_rng
 from lstmgraph.experiments.verdict import wilson
 
 #: The rows this runs (the decay row multiplies the rate by 0.99 after each error-free training stream).
