@@ -48,9 +48,9 @@ def settings_of(arguments: argparse.Namespace) -> dict[str, Any]:
 
 def wrong(trial) -> int:
     """Wrong sequences among the trial's most recent (its window)."""
-    from lstmgraph.experiments.sequence_driver import WRONG
+    from lstmgraph.experiments.counters import SequenceCounter
 
-    return int(trial.counters[WRONG])
+    return int(trial.counters[SequenceCounter.WRONG])
 
 
 def run_trial(seed: int, settings: dict[str, Any], piece: int) -> dict[str, Any]:
