@@ -283,9 +283,12 @@ def _planes(planes: tuple[np.ndarray, ...], first: int, last: int, width: int | 
 def _lanes(values: np.ndarray, first: int, last: int, width: int | None = None) -> np.ndarray:
     """A stream as (steps, columns, lanes): shared by every lane, or the lanes' own; ``width``
     lanes in all (the last trial's data repeated). Always C-contiguous and writable: numba
-    compiles a kernel once per array layout and read-only flag, 10 s or more each."""
+    compiles a kernel once per array layout and read-only flag, 10 s or more each. The kernels
+    only read it, so one lane's shared stream is a view of ``values`` where it is both already."""
     width = width or last - first
     if values.ndim == 2:
+        if width == 1:  # a view where the layout allows: a 10^6-step stream that stops early costs no copy
+            return np.require(values[:, :, None], requirements=["C", "W"])
         return np.repeat(values[:, :, None], width, axis=2)
     own = values[:, :, first:last]
     if width != last - first:
