@@ -16,8 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from lstmgraph.engine import Simulator, load_weights
-from lstmgraph.render.plots import (DEFAULT_PANELS, PlotError, draw_figure, moving_average, panel_groups,
-                                    plot_runs, save_figure, trace_run, window_quantiles)
+from lstmgraph.render.plots import (DEFAULT_PANELS, draw_figure, moving_average, panel_groups, plot_runs,
+                                    save_figure, window_quantiles)
+from lstmgraph.render.tracing import PlotError, trace_run
 from lstmgraph.training.trained import Metrics, load_run, read_metrics
 from lstmgraph.tasks import concatenated, make_task
 from lstmgraph_cli.main import main
@@ -326,7 +327,8 @@ def test_many_units_get_a_legend_in_columns():
     """Up to 24 lines a legend (two columns past 12); beyond, a count of the units."""
     from matplotlib.figure import Figure
 
-    from lstmgraph.render.plots import Trace, _lines
+    from lstmgraph.render.plots import _lines
+    from lstmgraph.render.tracing import Trace
 
     for size, entries in ((16, 16), (30, 0)):
         trace = Trace(np.zeros((5, 1)), np.zeros((5, 1)), {"h": np.zeros((5, 1, size))}, np.zeros((5, 1)),
@@ -365,7 +367,7 @@ def test_held_out_data_is_traced_and_named(tmp_path):
 def test_a_run_trained_on_a_data_file_says_so_not_fresh(tmp_path):
     import lstmgraph
     from lstmgraph.engine import initial_weights
-    from lstmgraph.render.plots import describe
+    from lstmgraph.render.tracing import describe
     from lstmgraph.training.trained import TrainedRun
 
     spec = yaml.safe_load((SPECS / "rnn.yaml").read_text())
