@@ -68,7 +68,8 @@ def trial_engine(plan: Plan, seed: int, kernel: str | None = None):
     truncated or exact, momentum SGD), weights drawn from ``seed``, running ``kernel``
     (`engine.compiled.KERNELS`; the kernels give bit-identical results). `EngineError` names
     what the compiled engine cannot do (e.g. a spec asking for BPTT)."""
-    from ..training.engines import CompiledEngine, select_engine  # numba: only when a trial runs
+    from ..training.compiled_engine import CompiledEngine  # numba: only when a trial runs
+    from ..training.engines import select_engine
     from ..training.optim import Optimizer
 
     training = plan.training
@@ -118,7 +119,7 @@ class CheckpointMismatch(ValueError):
 class Trial:
     """One trial of a protocol (subclasses: `sequences.SequenceTrial`, `streams.StreamTrial`).
 
-    ``engine`` is the trial's network (`training.engines.CompiledEngine`, its weights drawn
+    ``engine`` is the trial's network (`training.compiled_engine.CompiledEngine`, its weights drawn
     from ``seed``); the data come from ``seed`` too. ``budget_steps`` caps the training steps.
     """
 

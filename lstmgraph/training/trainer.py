@@ -8,9 +8,10 @@ eligibility traces, activations, data position and counters, so that a resumed r
 bit-identical to an uninterrupted one. Non-finite activations or weights stop the run with the
 step and unit group named.
 
-The steps themselves run in an engine (engines.py): the compiled executor for online
-(truncated or exact) RTRL, the numpy reference engine for everything (BPTT, per-sequence
-updates). The loop, the data, the schedule's bookkeeping, metrics and checkpoints are shared.
+The steps themselves run in an engine (compiled_engine.py, numpy_engine.py; engines.py picks
+one): the compiled executor for online (truncated or exact) RTRL, the numpy reference engine for
+everything (BPTT, per-sequence updates). The loop, the data, the schedule's bookkeeping, metrics
+and checkpoints are shared.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from .data import DataFile, TaskStream
-from .engines import CompiledEngine, NumpyEngine, select_engine
+from .compiled_engine import CompiledEngine
+from .engines import select_engine
+from .numpy_engine import NumpyEngine
 from .optim import Optimizer
 from .rundir import RunDirectory
 

@@ -13,7 +13,7 @@ import yaml
 import lstmgraph
 from lstmgraph.engine.compiled import network as compiled_network
 from lstmgraph.training import EngineError, RunDirectory, Trainer, TrainingDiverged, select_engine
-from lstmgraph.training import engines
+from lstmgraph.training import numpy_engine
 
 from conftest import EXPLODING, SPECS
 
@@ -150,7 +150,7 @@ def test_a_blow_up_is_reported_at_the_same_step_by_both_engines(monkeypatch):
     assert reports["compiled"] == reports["numpy"]
     assert reports["numpy"][0] > 1
     # The kernel's own step-by-step replay (used should the numpy replay stay finite) agrees.
-    monkeypatch.setattr(engines.NumpyEngine, "train", lambda self, sequence, done: np.zeros(self.trials))
+    monkeypatch.setattr(numpy_engine.NumpyEngine, "train", lambda self, sequence, done: np.zeros(self.trials))
     trainer = Trainer(plan, engine="compiled")
     with pytest.raises(TrainingDiverged) as caught:
         trainer.run()
