@@ -25,7 +25,7 @@ MAX_GROUP_SIZE = 100_000
 MAX_WEIGHTS = 2_000_000
 #: Lines of a program's GPU kernel (`engine.gpu.source`). numba-cuda's memory grows faster than
 #: the kernel: the modern LSTM's 4,562 lines compiled in 1.5 GB, a GRU kernel of 18,276 (before
-#: `lower.MAX_RUNS_GROWTH`) passed 24 GB (docs/gpu.md, "Kernels too long to compile"). Past this
+#: `entries.MAX_RUNS_GROWTH`) passed 24 GB (docs/gpu.md, "Kernels too long to compile"). Past this
 #: a GPU run is refused, not attempted.
 MAX_GPU_KERNEL_LINES = 10_000
 #: An integer option of a built-in task (lengths, periods, counts: they size the sequences).

@@ -3,7 +3,7 @@
 An operation's entries are columns of slot indices (out, a, b, c). Where consecutive entries
 step by constant strides they form a run, and an executor computes the indices of a run instead
 of loading them (`affine_runs`). The lowering counts runs to choose an operation's entry order
-(`lower._by_slot`); the executors flatten the program into them.
+(`entries.by_slot`); the executors flatten the program into them.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ SLOW = pytest.mark.skipif(not FULL_AGREEMENT, reason="a kernel that compiles for
                    id=f"{key}-{'rtrl' if full else 'truncated'}-{'lanes' if len(seeds) > 1 else 'one'}")
       for key in ("cerg-forget", "cerg-state-decay", "erg-3x2", "adding") for full in (False, True)
       for seeds in ([0], LANES)],
-    # sums left in their given order (lower.MAX_RUNS_GROWTH), softmax outputs
+    # sums left in their given order (entries.MAX_RUNS_GROWTH), softmax outputs
     *[pytest.param(name, True, "cross_entropy", seeds, marks=SLOW, id=f"{name}-{'lanes' if len(seeds) > 1 else 'one'}")
       for name in ("gru", "gru_torch") for seeds in ([0], LANES)],
 ])

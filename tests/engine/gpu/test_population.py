@@ -128,7 +128,7 @@ def test_no_gpu_is_refused_saying_how_to_get_one(monkeypatch):
 def test_a_kernel_too_long_to_compile_is_refused_before_compiling(monkeypatch):
     """A kernel over the limit is refused with a clear error, on the simulator as on a GPU, before
     anything is compiled or allocated. No bundled spec's kernel passes 10,000 lines (the GRU's
-    18,276 did before `lower.MAX_RUNS_GROWTH`), so the limit is lowered under the GRU's 3,027."""
+    18,276 did before `entries.MAX_RUNS_GROWTH`), so the limit is lowered under the GRU's 3,027."""
     import lstmgraph.engine.gpu.population as population
 
     monkeypatch.setattr(population, "MAX_GPU_KERNEL_LINES", 2_000)
@@ -141,7 +141,7 @@ def test_a_kernel_too_long_to_compile_is_refused_before_compiling(monkeypatch):
 
 @pytest.mark.parametrize("spec", ["gru.yaml", "gru_torch.yaml"])
 def test_sums_in_their_given_order_learn_as_the_cpu_does(spec):
-    """The GRU nets' gated sums keep their given order (`lower.MAX_RUNS_GROWTH`): a slot's terms
+    """The GRU nets' gated sums keep their given order (`entries.MAX_RUNS_GROWTH`): a slot's terms
     spread over runs, which a warp's threads share."""
     network = CompiledNetwork(compile_spec(SPECS / spec), loss="cross_entropy", kernel="interpreter")
     weights = initial_weights(network.plan, [0])
