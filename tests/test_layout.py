@@ -1,5 +1,5 @@
 """The package's layout as the architecture promises it: no import circle among lstmgraph's
-modules, and no module of experiments/ over 400 lines."""
+modules, and no module over 400 lines but the few `LONG_MODULES` names."""
 
 from __future__ import annotations
 
@@ -54,10 +54,24 @@ def test_no_import_circle():
     assert not cycles, "import circles: " + "; ".join(" -> ".join(cycle + cycle[:1]) for cycle in cycles[:5])
 
 
-def test_no_experiments_module_over_400_lines():
-    long = {path.name: count for path in (PACKAGE / "experiments").glob("*.py")
-            if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400}
-    assert not long, f"modules over 400 lines: {long}"
+MAX_MODULE_LINES = 400
+#: The modules allowed past `MAX_MODULE_LINES`, each with why.
+LONG_MODULES = {
+    "engine/compiled/interpreter.py": "the interpreter kernel's source template, the code that writes and loads it",
+    "engine/compiled/specialised.py": "writes one program's CPU kernel text, with the fixed source it is set in",
+    "engine/gpu/source.py": "writes one program's CUDA kernel text, with the fixed source it is set in",
+    "files.py": "over the limit before this test covered the whole package; not yet split",
+    "training/rundir.py": "over the limit before this test covered the whole package; not yet split",
+}
+
+
+def test_no_module_of_the_package_is_over_400_lines_but_the_listed_ones():
+    counts = {path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+              for path in PACKAGE.rglob("*.py")}
+    long = {name: count for name, count in counts.items() if count > MAX_MODULE_LINES and name not in LONG_MODULES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    short = {name: counts.get(name) for name in LONG_MODULES if counts.get(name, 0) <= MAX_MODULE_LINES}
+    assert not short, f"LONG_MODULES lists modules not over {MAX_MODULE_LINES} lines: {short}"
 
 
 def test_every_class_and_function_a_package_exports_has_a_docstring_of_its_own():
