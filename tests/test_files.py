@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from lstmgraph.files import FolderLock, NotAFile, OutputError, own_file_exists, write_atomically
+from lstmgraph.files import NotAFile, OutputError, own_file_exists, write_atomically
 
 
 def test_the_file_and_its_folder_are_synced(tmp_path, monkeypatch):
@@ -37,19 +37,6 @@ def test_a_full_disk_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkey
         write_atomically(target, b"new")
     assert str(caught.value) == f"cannot write {target}: No space left on device"
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["f.txt"]
-
-
-def test_a_lock_file_that_finds_no_room_is_named_as_every_write_and_not_left(tmp_path, monkeypatch):
-    """A full disk as the holder is written into the lock file: the message of every write that
-    finds no room, and the lock file this process created is removed (the folder as it was)."""
-    def full(handle, data, offset):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "pwrite", full)
-    with pytest.raises(OutputError) as caught:
-        FolderLock(tmp_path, "lstmgraph train, process 1").acquire()
-    assert str(caught.value) == f"cannot write {tmp_path}/.lock: No space left on device"
-    assert os.listdir(tmp_path) == []
 
 
 def test_a_file_where_a_folder_should_be_is_named(tmp_path):

@@ -37,7 +37,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import DISK_REFUSED, TOO_LONG, FolderInUse, FolderLock, OutputError, make_folder, not_written_by
+from ..files import DISK_REFUSED, TOO_LONG, OutputError, make_folder, not_written_by
+from ..folder_lock import FolderInUse, FolderLock
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from ..training.rundir import RunDirectory, spec_file_bytes
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
@@ -90,7 +91,7 @@ def _check_lock_file(path: Path) -> None:
 
 @contextmanager
 def locked_folder(path: Path, command: str) -> Iterator[None]:
-    """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`files.FolderLock`);
+    """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`folder_lock.FolderLock`);
     `ResultsConflict` naming the holder, or a lock file that cannot be used (a link, or a file
     with other hard links); `OutputError` where the disk refuses it (full or read-only: the same
     command resumes once it can write, as `cli.common.resumable_error_text` says)."""
@@ -166,7 +167,7 @@ class ResultsFolder:
     # -- the lock ---------------------------------------------------------------------------------
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold ``.lock`` while the block runs (`files.FolderLock`: opened without following a
+        """Hold ``.lock`` while the block runs (`folder_lock.FolderLock`: opened without following a
         link, never written through one); `ResultsConflict` naming the holder if another process
         holds it, or naming a ``.lock`` that is a link or has other hard links."""
         self.reach(create=True)

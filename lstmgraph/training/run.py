@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import __version__
 from ..engine.weights import save_weights
-from ..files import FolderInUse
+from ..folder_lock import FolderInUse
 from ..plan import Plan, compile_plan, require_plan
 from ..progress import Progress
 from ..spec import document_of

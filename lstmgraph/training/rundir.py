@@ -7,7 +7,7 @@ the run was started), ``metrics.jsonl`` and ``metrics.csv`` (one row per sequenc
 a rename; the metrics files are appended to and cut back to the checkpoint's row count on resume.
 
 A run directory may have been damaged or made hostile. So: one process at a time trains in it
-(an advisory lock on ``.lock``, `files.FolderLock`); nothing is written or appended through a
+(an advisory lock on ``.lock``, `folder_lock.FolderLock`); nothing is written or appended through a
 symbolic link, and nothing is read through one either; every file read back is checked against
 what the tool writes (sizes before reading, JSON depth and digits, keys, types, row numbers:
 the metrics rows by `metrics_files`), each kind of damage a `RunDirectoryError` naming the file
@@ -34,8 +34,9 @@ import yaml
 
 from ..arrays import ArrayFileError, npz_bytes, read_npz
 from ..engine.devices import DEVICES
-from ..files import (RUNS, FolderInUse, FolderLock, InputFileError, OutputError, append_no_follow, make_folder,
-                     not_written_by, read_no_follow, remove_temporaries, safe_folder_name, write_atomically)
+from ..files import (RUNS, InputFileError, OutputError, append_no_follow, make_folder, not_written_by,
+                     read_no_follow, remove_temporaries, safe_folder_name, write_atomically)
+from ..folder_lock import FolderInUse, FolderLock
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES

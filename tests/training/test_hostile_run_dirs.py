@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 import lstmgraph
 from lstmgraph import Overrides
-from lstmgraph.files import FolderLock, OutputError
+from lstmgraph.files import OutputError
+from lstmgraph.folder_lock import FolderLock
 from lstmgraph.limits import MAX_JSON_BYTES
 from lstmgraph.training import RunDirectoryError, RunExists, RunInUse, resume_run, start_run
 
