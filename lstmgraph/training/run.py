@@ -5,7 +5,7 @@
 
 `start_run` and `resume_run` check everything they can before anything is written: the run
 directory, the spec, the data, the engine, and (on resume) run.json, spec.yaml, the checkpoint
-(its counters, its arrays, and that it is this run's: `rundir.run_identity`) and the metrics
+(its counters, its arrays, and that it is this run's: `run_identity.run_identity`) and the metrics
 files. A refused resume leaves the directory as it was. `TrainingRun.open` then writes spec.yaml
 and run.json, or cuts the metrics back to the restored checkpoint; `train` opens the run if that
 has not been done, trains to the run's end, and writes the final weights and ``summary.json``.
@@ -31,7 +31,8 @@ from ..progress import Progress
 from ..spec import document_of
 from ..limits import MAX_TRIALS, check_count
 from ..spec.loader import parse_spec_bytes
-from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, run_identity, spec_file_bytes
+from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, spec_file_bytes
+from .run_identity import run_identity
 from .trainer import CheckpointError, Trainer
 
 

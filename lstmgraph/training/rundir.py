@@ -18,9 +18,7 @@ another run is refused.
 
 from __future__ import annotations
 
-import copy
 import csv
-import hashlib
 import json
 import os
 import re
@@ -41,13 +39,11 @@ from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
 from .metrics_files import METRIC_COLUMNS, METRICS_HEADER, MetricsFileError, checked_rows, csv_kept, shown
+from .run_identity import IDENTITY, identity_problem
 
-#: The checkpoint's array that ties it to its run (`run_identity`, as JSON).
-IDENTITY = "run/identity"
 #: What run.json holds: key -> (type, required).
 RUN_INFO_KEYS = {"lstmgraph": (str, False), "spec": (str, False), "trials": (int, True), "engine": (str, False),
                  "device": (str, False), "data_sha256": (str, False)}
-_MAX_IDENTITY_CHARS = 4096
 
 
 def default_run_path(name: str) -> Path:
@@ -58,31 +54,6 @@ def default_run_path(name: str) -> Path:
 def spec_file_bytes(spec_data: dict) -> bytes:
     """What spec.yaml holds for the resolved spec ``spec_data``."""
     return yaml.safe_dump(spec_data, sort_keys=False).encode()
-
-
-#: Settings of spec.yaml a resumed run may change: its length (a finished run continued further).
-LENGTH_KEYS = ("steps", "epochs")
-
-
-def run_identity(plan, trials: int, engine: str, spec_bytes: bytes, device: str = "cpu") -> dict[str, Any]:
-    """What ties a checkpoint to its run: the network (name, parameter count), its seeds
-    (weights, data), the trials, and ``settings``, a sha256 digest of spec.yaml's data (but its
-    run length, `LENGTH_KEYS`: a run may be continued further) and run.json's settings (trials,
-    engine, and the device where not the CPU: older identities stay as they were). A resumed
-    run's must equal its checkpoint's. ``spec_bytes``: spec.yaml's content, which must be
-    valid YAML (it compiled to ``plan``)."""
-    from ..spec.loader import parse_spec_bytes
-
-    data = copy.deepcopy(parse_spec_bytes(spec_bytes, RunDirectory.SPEC)[0])
-    if isinstance(data, dict) and isinstance(data.get("training"), dict):
-        for key in LENGTH_KEYS:
-            data["training"].pop(key, None)
-    run = {"trials": trials, "engine": engine, **({"device": device} if device != "cpu" else {})}
-    settings = json.dumps({"spec": data, "run": run}, sort_keys=True, separators=(",", ":"))
-    training = plan.training
-    return {"network": plan.name, "parameters": plan.n_parameters,
-            "seeds": {"init": plan.init.seed, "data": training.seed if training is not None else None},
-            "trials": trials, "settings": hashlib.sha256(settings.encode()).hexdigest()}
 
 
 class RunDirectoryError(Exception):
@@ -346,36 +317,10 @@ class RunDirectory:
         return arrays
 
     def _check_identity(self, stored: np.ndarray | None, identity: dict[str, Any]) -> None:
-        path = self.checkpoint_path
-        advice = ("resume from this run's own checkpoint.npz, or start a new run "
-                  "(lstmgraph train SPEC --out ANOTHER_FOLDER)")
-        if stored is None:
-            raise RunDirectoryError(f"{path}: holds no run identity, so it cannot be tied to this run "
-                                    f"(written by an older lstmgraph, or not by a run); {advice}")
-        found = None
-        if stored.dtype.kind == "U" and stored.shape == () and len(str(stored)) <= _MAX_IDENTITY_CHARS:
-            try:
-                found = parse_json(str(stored))[0]
-            except JsonSyntaxError:
-                pass
-        if not isinstance(found, dict):
-            raise RunDirectoryError(f"{path}: '{IDENTITY}' is not a run identity (a JSON object of at "
-                                    f"most {_MAX_IDENTITY_CHARS} characters); {advice}")
-        differences = []
-        if (found.get("network"), found.get("parameters")) != (identity["network"], identity["parameters"]):
-            differences.append(f"its network is {shown(found.get('network'))} with "
-                               f"{shown(found.get('parameters'))} parameters, this run's "
-                               f"{identity['network']!r} with {identity['parameters']}")
-        if found.get("seeds") != identity["seeds"]:
-            differences.append(f"its seeds are {shown(found.get('seeds'))}, this run's {identity['seeds']}")
-        if found.get("trials") != identity["trials"]:
-            differences.append(f"it holds {shown(found.get('trials'))} trials, this run {identity['trials']}")
-        if not differences and found != identity:
-            differences.append(f"its settings digest {shown(found.get('settings'))} is not this run's "
-                               f"{identity['settings'][:16]}... (spec.yaml or run.json changed since it was "
-                               "written; only training.steps and training.epochs may change before a resume)")
-        if differences:
-            raise RunDirectoryError(f"{path}: not this run's checkpoint: {'; '.join(differences)}; {advice}")
+        problem = identity_problem(stored, identity)
+        if problem is not None:
+            raise RunDirectoryError(f"{self.checkpoint_path}: {problem}; resume from this run's own checkpoint.npz, "
+                                    "or start a new run (lstmgraph train SPEC --out ANOTHER_FOLDER)")
 
 
 def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> None:
