@@ -174,7 +174,8 @@ def test_nothing_after_the_plan_imports_the_spec_stage():
     makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "document_of", "spec_from_data"},
               package / "experiments" / "sweep.py": {"read_spec_file"},  # a user's spec as a row
               package / "training" / "run.py": {"parse_spec_bytes", "document_of"},  # a run's spec.yaml
-              package / "training" / "rundir.py": {"parse_spec_bytes", "parse_json", "JsonSyntaxError"},
+              package / "training" / "rundir.py": {"parse_json", "JsonSyntaxError"},
+              package / "training" / "run_identity.py": {"parse_spec_bytes", "parse_json", "JsonSyntaxError"},
               package / "render" / "plots.py": {"load_spec"}}
     found = {}
     for folder in ("program", "engine", "training", "render", "experiments"):
