@@ -248,44 +248,59 @@ def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: 
     return [run.results() for run in runs]
 
 
+#: The longest a stop signal is held while pieces run (`_run`): a Ctrl-C ends the run this soon.
+STOP_LATENCY_SECONDS = 0.2
+
+
 def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> None:
     try:
         with stops_deferred():  # submitting starts the workers
             schedule.fill(workers)
         while schedule.running:
-            finished, _ = wait(list(schedule.running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                keys = schedule.running.pop(future)
-                try:
-                    result = future.result()
-                except PieceCheckpointError as error:
-                    path = schedule.runs[keys[error.position][0]].folder.checkpoint_path(error.seed)
-                    raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
-                                          "delete it to run that trial from the start") from None
-                except BaseException as error:
-                    if not workers.lost(error):
-                        raise
-                    schedule.compiling.pop(future, None)  # a piece of its kind compiles it again, alone
-                    if max(schedule.losses.get(key, 0) for key in keys) >= schedule.LOSSES:
-                        seeds = ", ".join(str(seed) for _, seed in keys)
-                        raise ClusterError(f"trials {seeds}: their worker was lost {schedule.LOSSES + 1} times "
-                                           f"({type(error).__name__}); their checkpoints are kept: run the same "
-                                           "command to resume") from None
-                    for key in keys:  # their worker was lost: again from their last checkpoints
-                        schedule.losses[key] = schedule.losses.get(key, 0) + 1
-                    schedule.ready = sorted(schedule.ready + list(keys))
-                    continue
-                schedule.compiled_by(future)
-                for (index, _), trial in zip(keys, result.trials):
-                    if trial.row is None:
-                        schedule.progressed(index, trial, result.seconds)
-                    else:
-                        schedule.finished(index, trial)
-                schedule.close_settled()
-            schedule.fill(workers)
-            if progress is not None:
-                progress(schedule.report())
+            # A stop signal is held while the futures' locks may be held, and raised between waits:
+            # raised inside `wait` it once left a future's lock taken, and the exit hung for ever.
+            with stops_deferred():
+                finished, _ = wait(list(schedule.running), timeout=STOP_LATENCY_SECONDS,
+                                   return_when=FIRST_COMPLETED)
+                for future in finished:
+                    _collect(schedule, workers, future)
+                if finished:
+                    schedule.fill(workers)
+                    if progress is not None:
+                        progress(schedule.report())
     finally:
         # The end, a stop signal or an error: stop the workers; finished trials are in trials.jsonl,
         # running ones resume from their checkpoints.
         workers.stop()
+
+
+def _collect(schedule: _Schedule, workers: Workers, future: Future) -> None:
+    """A finished piece's trials into their folders; a piece whose worker was lost goes back to
+    the queue (at most `_Schedule.LOSSES` times), its trials from their last checkpoints."""
+    keys = schedule.running.pop(future)
+    try:
+        result = future.result()
+    except PieceCheckpointError as error:
+        path = schedule.runs[keys[error.position][0]].folder.checkpoint_path(error.seed)
+        raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
+                              "delete it to run that trial from the start") from None
+    except BaseException as error:
+        if not workers.lost(error):
+            raise
+        schedule.compiling.pop(future, None)  # a piece of its kind compiles it again, alone
+        if max(schedule.losses.get(key, 0) for key in keys) >= schedule.LOSSES:
+            seeds = ", ".join(str(seed) for _, seed in keys)
+            raise ClusterError(f"trials {seeds}: their worker was lost {schedule.LOSSES + 1} times "
+                               f"({type(error).__name__}); their checkpoints are kept: run the same "
+                               "command to resume") from None
+        for key in keys:  # their worker was lost: again from their last checkpoints
+            schedule.losses[key] = schedule.losses.get(key, 0) + 1
+        schedule.ready = sorted(schedule.ready + list(keys))
+        return
+    schedule.compiled_by(future)
+    for (index, _), trial in zip(keys, result.trials):
+        if trial.row is None:
+            schedule.progressed(index, trial, result.seconds)
+        else:
+            schedule.finished(index, trial)
+    schedule.close_settled()

@@ -163,6 +163,31 @@ def test_a_stopped_run_summarises_the_trials_that_finished(tmp_path):
     assert first["trials"][0] in resumed["trials"]
 
 
+def test_a_stop_signal_during_the_wait_for_pieces_is_raised_after_the_wait_not_inside_it(tmp_path, monkeypatch):
+    """A SIGTERM raised inside concurrent.futures' `wait` once left a future's lock taken: the run
+    printed how to resume, then its exit hung for ever joining the pool's thread. The signal is
+    now held while the wait runs, and raised once it has returned."""
+    import os
+    import signal
+
+    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments.stops import Stopped
+
+    waits, real_wait = [], schedule.wait
+
+    def signalled_wait(futures, **options):
+        if not waits:
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered at once, were it not held
+        result = real_wait(futures, **options)
+        waits.append("returned")
+        return result
+
+    monkeypatch.setattr(schedule, "wait", signalled_wait)
+    with pytest.raises(Stopped) as stopped:
+        run_experiment(find_experiment("hochreiter1997-adding-t100"), 2, 1, tmp_path, budget_steps=20_000_000)
+    assert stopped.value.signal_number == signal.SIGTERM and waits == ["returned"]
+
+
 def test_a_checkpoint_the_folder_takes_but_its_trial_refuses_is_named_not_a_traceback(tmp_path):
     """Seed, kind and the folder's digest right, but counters that are not the protocol's: the
     worker's restore refuses it (`trial.CheckpointMismatch`), and the run names the file."""
