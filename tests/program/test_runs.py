@@ -37,3 +37,24 @@ def test_irregular_entries_are_kept_in_order_whatever_runs_they_form():
 
 def test_no_entries_no_runs():
     assert affine_runs(np.zeros((4, 0), dtype=np.int64)).shape == (0, 14)
+
+
+def test_lines_are_cut_greedily_and_a_lone_last_entry_has_no_stride():
+    """Entries 0,1,2 step by 1 (one line of 3); 10,20 form the next line (a step of 10); 7 is
+    alone. The lines differ in length, so each is a run of one line."""
+    out = np.array([0, 1, 2, 10, 20, 7])
+    columns = np.stack([out, out, np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64)])
+    runs = affine_runs(columns)
+    assert runs[:, :2].tolist() == [[1, 3], [1, 2], [1, 1]]
+    assert runs[:, 4].tolist() == [1, 10, 0]
+    assert (_entries(runs) == columns).all()
+
+
+def test_lines_of_one_shape_join_a_run_only_while_their_bases_step_alike():
+    """Four lines of two entries with stride 1 at bases 0, 5, 10, 20: the first three are a
+    run of 3 (base step 5); the fourth's base steps by 10 and starts a run."""
+    out = np.array([0, 1, 5, 6, 10, 11, 20, 21])
+    columns = np.stack([out, np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64), np.zeros(8, dtype=np.int64)])
+    runs = affine_runs(columns)
+    assert runs[:, :5].tolist() == [[3, 2, 0, 5, 1], [1, 2, 20, 0, 1]]
+    assert (_entries(runs) == columns).all()
