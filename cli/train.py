@@ -18,12 +18,12 @@ from lstmgraph.bundled import bundled_spec
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import OutputError, replaces, write_atomically
+from lstmgraph.layouts import check_not_own_file
 from lstmgraph.progress import Progress, ProgressReport
 from lstmgraph.limits import MAX_EPOCHS, MAX_SEED, MAX_STEPS, MAX_TRIALS
 from lstmgraph.spec.models import LEARNING_RULES
 from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, RunDirectory, RunDirectoryError,
                                 RunExists, TrainingDiverged, TrainingRun, resume_run, start_run)
-from lstmgraph.training.rundir import run_file_replaced
 from lstmgraph.training.trained import TrainedRunError, load_run
 
 from .common import compile_or_exit, counted, fail, report_spec_error
@@ -199,8 +199,8 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
         for source, read in (("--inputs", inputs_file), ("--weights", weights_file)):
             if path is not None and read is not None and replaces(path, read):
                 fail(f"{path}: {option} names the {source} file, which it would overwrite; choose another file")
-        if path is not None and (run_folder := run_file_replaced(path)) is not None:
-            fail(f"{path}: {option} would replace {path.name} of the run directory {run_folder}; choose another file")
+        if path is not None:
+            check_not_own_file(path)
     bundled = bundled_spec(str(spec)) is not None
     if (spec.is_dir() and ((spec / RunDirectory.SPEC).is_file() or not bundled)  # a run directory
             or weights_file is None and not bundled and not spec.exists()):  # (load_run: no such run directory)

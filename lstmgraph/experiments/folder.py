@@ -39,6 +39,7 @@ import numpy as np
 from ..arrays import MAX_ARCHIVE_BYTES
 from ..files import DISK_REFUSED, TOO_LONG, OutputError, make_folder, not_written_by
 from ..folder_lock import FolderInUse, FolderLock
+from ..layouts import RESULTS_FOLDER
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
 from ..training.rundir import RunDirectory, spec_file_bytes
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
@@ -117,8 +118,8 @@ class ResultsFolder:
     sweep's ``DIR/settings/INDEX`` within ``DIR``), reached from there without following a link.
     No link is followed below either. ``advice``: what a message on a damaged file suggests."""
 
-    SETTINGS, ROWS, RESULTS, CSV, FIGURE, LOCK = ("experiment.json", "trials.jsonl", "results.json", "trials.csv",
-                                                  "results.png", ".lock")
+    SETTINGS, ROWS, RESULTS, CSV, FIGURE = RESULTS_FOLDER.files  # (named once in `layouts`)
+    LOCK = FolderLock.NAME
 
     def __init__(self, path: str | Path, within: str | Path | None = None, advice: str = WRITER_ADVICE):
         self.path = Path(path)
@@ -200,7 +201,7 @@ class ResultsFolder:
         experiment.json (`check_written_by`)."""
         stored = self.stored_settings()
         if stored is None:
-            check_written_by(self.root, self.below, (self.SETTINGS,), "reproduce")
+            check_written_by(self.root, self.below, RESULTS_FOLDER.marks, "reproduce")
         if stored is None:
             return
         # What the trials ran with; a folder from before protocol_settings, its whole settings.

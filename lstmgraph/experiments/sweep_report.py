@@ -20,11 +20,12 @@ import statistics
 import textwrap
 from typing import Any
 
+from ..layouts import SWEEP_FOLDER
 from .protocols import protocol_counting
 from .verdict import bootstrap_mean, wilson
 
-#: A sweep folder's files beside its settings/INDEX results folders.
-JSON, CSV, FIGURE = "sweep.json", "sweep.csv", "sweep.png"
+#: A sweep folder's files beside its settings/INDEX results folders (named once in `layouts`).
+JSON, CSV, FIGURE = SWEEP_FOLDER.files
 
 
 def mcnemar_exact(only_one: int, only_other: int) -> float:

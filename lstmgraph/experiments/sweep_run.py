@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
+from ..layouts import SWEEP_FOLDER
 from ..limits import LimitError
 from .folder import ResultsFolder, check_written_by, locked_folder
 from .folder_settings import settings
@@ -58,7 +59,7 @@ def sweep_locked(out: Path) -> Iterator[None]:
     a folder of files no sweep wrote (`folder.check_written_by`)."""
     make_folder(out)
     with locked_folder(out, "sweep"):
-        check_written_by(out, "", (JSON, "settings/"), "sweep")
+        check_written_by(out, "", SWEEP_FOLDER.marks, "sweep")
         yield
 
 

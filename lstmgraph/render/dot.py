@@ -18,6 +18,7 @@ import graphviz
 
 from ..files import write_atomically
 from ..graph.units import Connection, Unit
+from ..layouts import check_not_own_file
 from ..operations import ACTIVATIONS, GATE_SIDES
 from ..plan import Plan, require_plan
 
@@ -204,7 +205,8 @@ def render_plan(plan: Plan, output: str | Path, rankdir: str = "LR") -> Path:
     """Write the diagram; the extension (.svg, .png, .pdf, .dot) picks the format.
 
     Raises `RenderError` for an unknown extension, or when the ``dot`` binary is missing (after
-    writing the ``.dot`` source next to the requested file, so nothing is lost).
+    writing the ``.dot`` source next to the requested file, so nothing is lost); `OutputError`
+    for a file of a folder lstmgraph writes (`layouts.check_not_own_file`).
     """
     require_plan(plan, "render_plan")
     output = Path(output)
@@ -212,6 +214,7 @@ def render_plan(plan: Plan, output: str | Path, rankdir: str = "LR") -> Path:
     if fmt not in FORMATS:
         raise RenderError(f"cannot tell the format of '{output}': use an extension among "
                           + ", ".join(f".{f}" for f in FORMATS))
+    check_not_own_file(output)
     source = to_dot(plan, rankdir)
     if fmt == "dot":
         write_atomically(output, source.encode())

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import did_you_mean
 from ..files import write_atomically
+from ..layouts import check_not_own_file
 from ..plan import Plan
 from ..training.trained import TrainedRun, describe_data, load_run
 from ..training.rundir import RunDirectory
@@ -343,6 +344,7 @@ def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, ste
     output = Path(output) if output is not None else Path(paths[0]) / "plots.png"
     if output.suffix.lower() not in FORMATS:
         raise PlotError(f"'{output}' has no known extension; use {', '.join(FORMATS)}")
+    check_not_own_file(output)  # (results.png of a results folder, ...)
     runs = [load_run(path) for path in paths]
     panel_groups([run.plan for run in runs], panels)  # unknown panels fail before the slow part
     for run in runs:

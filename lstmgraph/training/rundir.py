@@ -35,6 +35,7 @@ from ..engine.devices import DEVICES
 from ..files import (RUNS, InputFileError, OutputError, append_no_follow, make_folder, not_written_by,
                      read_no_follow, remove_temporaries, safe_folder_name, write_atomically)
 from ..folder_lock import FolderInUse, FolderLock
+from ..layouts import RUN_DIRECTORY
 from ..spec.jsondoc import JsonSyntaxError, parse_json
 from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
@@ -72,10 +73,9 @@ class RunDirectory:
     """A training run's directory and its files (the module's docstring): created, appended to,
     checkpointed and read back, each file checked; one process at a time trains in it."""
 
-    #: The run's files, named here once.
-    SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY = (
-        "spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz", "weights.npz", "summary.json")
-    FILES = (SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY)  # (a reproduce trial's: some)
+    #: The run's files, named once in `layouts.RUN_DIRECTORY`.
+    SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY = RUN_DIRECTORY.files
+    FILES = RUN_DIRECTORY.files  # (a reproduce trial's: some)
     #: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
     NO_METRICS = {METRICS_CSV: METRICS_HEADER, METRICS_JSONL: b""}
 
@@ -104,7 +104,7 @@ class RunDirectory:
             names = os.listdir(self.path)
         except OSError:  # missing, or a file (making the folder names that)
             return None
-        return not_written_by(self.path, names, (self.INFO, self.SPEC), "train")
+        return not_written_by(self.path, names, RUN_DIRECTORY.marks, "train")
 
     # -- who trains here ------------------------------------------------------------------------
     def acquire(self) -> None:
@@ -341,13 +341,3 @@ def _check_keys(path: Path, data: dict, keys: dict[str, tuple[type, bool]]) -> N
             raise RunDirectoryError(f"{path}: '{key}' is {shown(value)}; expected "
                                     f"{ {str: 'a string', int: 'an integer', float: 'a number'}[kind]}")
 
-
-def run_file_replaced(path: str | Path) -> Path | None:
-    """The run directory whose own file (`RunDirectory.FILES`) writing ``path`` would replace, or
-    None: ``path`` named like one, in a folder holding a spec.yaml or run.json, links resolved as
-    `files.replaces` resolves them (a link at ``path`` itself is replaced, not written through)."""
-    path = Path(path)
-    if path.name not in RunDirectory.FILES:
-        return None
-    folder = path.parent.resolve()
-    return folder if any(os.path.lexists(folder / mark) for mark in (RunDirectory.SPEC, RunDirectory.INFO)) else None

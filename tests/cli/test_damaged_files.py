@@ -144,11 +144,30 @@ def test_run_refuses_outputs_or_a_record_over_a_run_directory_s_own_files(runs, 
                                    (["run", RNN, "--weights", runs / "one" / "weights.npz"], "--record",
                                     one / "checkpoint.npz")):
         code, output = invoke(*source, "--inputs", tmp_path / "x.npy", option, target)
-        assert code == 2 and f"{target}: {option} would replace {target.name} of the run directory" in output, output
+        assert code == 2 and f"cannot write {target}: it is {target.name} of the run directory" in output, output
     assert {path.name: path.read_bytes() for path in one.iterdir()} == before
     code, output = invoke("run", one, "--inputs", tmp_path / "x.npy", "--record", one / "record.npz")
     assert code == 0 and (one / "record.npz").exists(), output  # a file of its own beside the run's
 
+
+
+def test_run_render_and_plot_refuse_a_results_or_sweep_folder_s_own_files(runs, tmp_path):
+    """Before: ``run ... --outputs OUT/trials.csv`` replaced a results folder's table (only a run
+    directory's files were guarded), and ``render``/``plot -o OUT/results.png`` its figure."""
+    results, sweep = tmp_path / "results", tmp_path / "sweep"
+    results.mkdir()
+    (sweep / "settings").mkdir(parents=True)
+    for folder, names in ((results, ("experiment.json", "trials.csv", "results.png")), (sweep, ("sweep.csv",))):
+        for name in names:
+            (folder / name).write_text("ours\n")
+    np.save(tmp_path / "x.npy", np.zeros((3, 4)))
+    for command, target in ((["run", runs / "one", "--inputs", tmp_path / "x.npy", "--outputs"], results / "trials.csv"),
+                            (["run", runs / "one", "--inputs", tmp_path / "x.npy", "--outputs"], sweep / "sweep.csv"),
+                            (["render", RNN, "-o"], results / "results.png"),
+                            (["plot", runs / "one", "-o"], results / "results.png")):
+        code, output = invoke(*command, target)
+        assert code == 2 and f"cannot write {target}: it is {target.name} of the" in output, output
+        assert target.read_text() == "ours\n"
 
 
 def test_run_names_a_run_directory_that_is_not_there(tmp_path, monkeypatch):
