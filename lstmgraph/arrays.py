@@ -14,6 +14,7 @@ import os
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Callable, Collection
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from .limits import COUNT_LIMITS_HINT, MAX_ROW_BYTES
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31
+#: Members an archive may hold, counted before its directory is read.
+MAX_ARCHIVE_MEMBERS = 1_000_000
 #: What `read_array` reads, by suffix.
 ARRAY_SUFFIXES = (".npy", ".npz", ".csv")
 
@@ -40,30 +43,44 @@ class TooManyRows(ArrayFileError):
         super().__init__(f"{path}: more than {max_rows:,} rows")
 
 
-def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
+def read_npz(path: Path, follow_links: bool = True,
+             select: Callable[[dict[str, int]], Collection[str] | None] | None = None) -> dict[str, np.ndarray]:
     """Every array of an .npz archive. ``follow_links=False`` (a file the tool wrote itself, read
     back from its folder): a symbolic link is refused rather than followed, and so is anything
-    but a regular file or a file larger than the archive limit, before anything is read."""
+    but a regular file or a file larger than the archive limit, before anything is read.
+
+    Nothing is unpacked before the archive's directory is checked: at most `MAX_ARCHIVE_MEMBERS`
+    members, declaring at most `MAX_ARCHIVE_BYTES` in all. ``select`` is then given each array's
+    name and declared bytes: it raises to refuse the file, or names the arrays to read (None: all)."""
     if follow_links:
         _check_file(path)
-        source = path
+        try:
+            source = open(path, "rb")
+        except OSError as error:
+            raise ArrayFileError(f"{path}: cannot read it ({_reason(error)})") from None
     else:
         source = reading_no_follow(path, ArrayFileError, "it")
+    try:
         size = os.fstat(source.fileno()).st_size
         if size > MAX_ARCHIVE_BYTES:
-            source.close()
             raise ArrayFileError(f"{path}: {size:,} bytes, more than the {MAX_ARCHIVE_BYTES:,} an archive "
                                  "may hold")
-    try:
+        end = zipfile._EndRecData(source)  # the directory's end record (zip64 too): its member count
+        count = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
+        if count > MAX_ARCHIVE_MEMBERS:
+            raise ArrayFileError(f"{path}: an archive of {count:,} members, more than the {MAX_ARCHIVE_MEMBERS:,} "
+                                 "an .npz of arrays may hold")
         with zipfile.ZipFile(source) as archive:
-            size = sum(member.file_size for member in archive.infolist())
-        if size > MAX_ARCHIVE_BYTES:
-            raise ArrayFileError(f"{path}: the archive unpacks to {size:,} bytes, more than "
+            declared = {_array_name(member.filename): member.file_size for member in archive.infolist()}
+        total = sum(declared.values())
+        if total > MAX_ARCHIVE_BYTES:
+            raise ArrayFileError(f"{path}: the archive unpacks to {total:,} bytes, more than "
                                  f"{MAX_ARCHIVE_BYTES:,}")
-        if not follow_links:
-            source.seek(0)
+        names = select(declared) if select is not None else None
+        source.seek(0)
         with np.load(source, allow_pickle=False) as archive:
-            return {name: _unpickled(path, f"'{name}'", lambda: archive[name]) for name in archive.files}
+            return {name: _unpickled(path, f"'{name}'", lambda: archive[name]) for name in archive.files
+                    if names is None or name in names}
     except zipfile.BadZipFile:
         raise ArrayFileError(f"{path}: not an .npz archive (truncated, corrupted or another "
                              "kind of file)") from None
@@ -72,8 +89,12 @@ def read_npz(path: Path, follow_links: bool = True) -> dict[str, np.ndarray]:
     except MemoryError:
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
     finally:
-        if not follow_links:
-            source.close()
+        source.close()
+
+
+def _array_name(member: str) -> str:
+    """The name np.load gives the array of an archive's member (its file name less ``.npy``)."""
+    return member[:-4] if member.endswith(".npy") else member
 
 
 def read_array(path: Path, name: str = "inputs", max_rows: int | None = None) -> np.ndarray:

@@ -169,3 +169,15 @@ def test_a_csv_line_longer_than_a_row_may_be_is_refused_before_it_is_split(tmp_p
         read_array(tmp_path / "wide.csv")
     (tmp_path / "fits.csv").write_text("a,b\n" + "1,2\n" * 50)
     assert read_array(tmp_path / "fits.csv").shape == (50, 2)
+
+
+def test_an_archive_s_members_are_counted_before_its_directory_is_read(tmp_path, monkeypatch):
+    """Before: an .npz of millions of empty members had its whole directory read (seconds and
+    gigabytes) before anything was checked."""
+    monkeypatch.setattr("lstmgraph.arrays.MAX_ARCHIVE_MEMBERS", 3)
+    with zipfile.ZipFile(tmp_path / "many.npz", "w") as archive:
+        for index in range(4):
+            archive.writestr(f"a{index}.npy", b"")
+    monkeypatch.setattr("zipfile.ZipFile._RealGetContents", lambda self: pytest.fail("directory read before counted"))
+    with pytest.raises(ArrayFileError, match="an archive of 4 members, more than the 3"):
+        read_npz(tmp_path / "many.npz")

@@ -129,12 +129,42 @@ def weights_file_bytes(plan: Plan, weights: Weights) -> bytes:
     return npz_bytes({"__meta__": np.array(json.dumps(meta)), **arrays})
 
 
+#: Bytes the ``__meta__`` member of a weights file may declare (save_weights writes about 100).
+MAX_META_BYTES = 1 << 16
+#: Bytes an .npy member may declare beyond its values: its header.
+NPY_HEADER_BYTES = 1 << 16
+
+
+def _fitting_members(path: Path, plan: Plan, declared: dict[str, int]) -> None:
+    """`WeightsError` unless the archive's members, by name and declared size (its directory,
+    nothing unpacked), can be ``plan``'s weights: every connection's but fixed internal ones,
+    no other but ``__meta__``, none larger than `MAX_TRIALS` networks' values of float64."""
+    missing = [c.name for c in plan.connections if c.name not in declared and not c.internal]
+    unknown = sorted(set(declared) - {c.name for c in plan.connections} - {"__meta__"})
+    if missing or unknown:
+        raise WeightsError(f"{path}: does not fit network '{plan.name}'"
+                           + (f"; missing: {_listed(missing)}" if missing else "")
+                           + (f"; unknown: {_listed(unknown)}" if unknown else ""))
+    most = {c.name: MAX_TRIALS * 8 * int(np.prod(c.shape)) + NPY_HEADER_BYTES for c in plan.connections}
+    most["__meta__"] = MAX_META_BYTES
+    for name, size in declared.items():
+        if size > most[name]:
+            raise WeightsError(f"{path}: '{name}' unpacks to {size:,} bytes, more than {most[name]:,} (the "
+                               f"values of {MAX_TRIALS:,} networks); not a weights file save_weights writes")
+
+
+def _listed(names: list[str], shown: int = 10) -> str:
+    """The first ``shown`` names (each cut to 64 characters), and how many more."""
+    cut = [name if len(name) <= 64 else name[:61] + "..." for name in names[:shown]]
+    return ", ".join(cut) + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
 def load_weights(path: str | Path, plan: Plan) -> Weights:
     """Read weights written by `save_weights` (or by hand: one array per connection name), each
     of the connection's shape, real and finite; `WeightsError` names the file and what is wrong."""
     path = Path(path)
     try:
-        stored = read_npz(path)
+        stored = read_npz(path, select=lambda declared: _fitting_members(path, plan, declared))
         meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
         trials = meta.get("trials", 1)
     except ArrayFileError as error:
@@ -144,12 +174,6 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
     if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
         raise WeightsError(f"{path}: '__meta__' says {json.dumps(trials)[:40]} trials; expected a whole number "
                            f"from 1 to {MAX_TRIALS:,} (the file save_weights writes)")
-    missing = [c.name for c in plan.connections if c.name not in stored and not c.internal]
-    unknown = sorted(set(stored) - {c.name for c in plan.connections})
-    if missing or unknown:
-        raise WeightsError(f"{path}: does not fit network '{plan.name}'"
-                           + (f"; missing: {', '.join(missing)}" if missing else "")
-                           + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
     weights = {}
     for connection in plan.connections:
         if connection.name not in stored:  # fixed internal connections may be left out

@@ -185,8 +185,8 @@ def read_metrics(path: str | Path | None, trials: int | None = None) -> Metrics:
 
 def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
     try:
-        stored = {name[len("weights/"):]: array for name, array in read_npz(path).items()
-                  if name.startswith("weights/")}
+        stored = {name[len("weights/"):]: array for name, array in read_npz(  # (the rest stays packed)
+            path, select=lambda declared: [name for name in declared if name.startswith("weights/")]).items()}
     except ArrayFileError as error:
         raise TrainedRunError(str(error)) from None
     missing = [c.name for c in plan.connections if c.name not in stored]

@@ -95,3 +95,27 @@ def test_a_damaged_meta_record_is_refused_by_name(cerg, tmp_path):
         np.savez(tmp_path / "w.npz", __meta__=np.array(meta), **arrays)
         with pytest.raises(WeightsError, match="'__meta__'"):
             load_weights(tmp_path / "w.npz", cerg)
+
+
+
+def test_a_weights_archive_s_member_names_and_sizes_are_checked_before_it_is_unpacked(cerg, tmp_path, monkeypatch):
+    """Before: an archive declaring up to 2 GiB was unpacked whole before its names were compared
+    with the network's, so a member 'huge' of 1.9 GiB of zeros was inflated only to be refused."""
+    import io
+    import zipfile
+
+    monkeypatch.setattr("lstmgraph.engine.weights.MAX_TRIALS", 1)  # a connection's member: 64 KiB and its values
+    members = {}
+    for name, values in initial_weights(cerg).items():
+        buffer = io.BytesIO()
+        np.save(buffer, values[0])
+        members[f"{name}.npy"] = buffer.getvalue()
+    for extra, problem in ((("huge.npy", bytes(100_000)), "unknown: huge"),
+                           (("symbols->prediction.npy", bytes(100_000)), "'symbols->prediction' unpacks to 100,000")):
+        with zipfile.ZipFile(tmp_path / "bad.npz", "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, content in {**members, extra[0]: extra[1]}.items():
+                archive.writestr(name, content)
+        with monkeypatch.context() as patch:
+            patch.setattr("lstmgraph.arrays.np.load", lambda *a, **k: pytest.fail("unpacked before it was checked"))
+            with pytest.raises(WeightsError, match=re.escape(problem)):
+                load_weights(tmp_path / "bad.npz", cerg)
