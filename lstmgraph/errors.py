@@ -12,8 +12,9 @@ Every stage (loading, schema validation, graph checks, compilation) reports prob
 from __future__ import annotations
 
 import difflib
+import reprlib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 PathElement = str | int
 SpecPath = tuple[PathElement, ...]
@@ -28,6 +29,28 @@ def format_path(path: Sequence[PathElement]) -> str:
         else:
             text += f".{element}" if text else str(element)
     return text or "(top level)"
+
+
+#: Characters of a value that an error message echoes (`shown`).
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: Any, limit: int = SHOWN_CHARACTERS) -> str:
+    """A value as an error message echoes it, in one place: its repr cut to ``limit``
+    characters ("..." marks the cut). Deep nesting and long containers are cut as they are
+    written (`reprlib`), and an integer too long to write is named by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    try:
+        text = _REPR.repr(value)
+    except (RecursionError, ValueError):  # (ValueError: an integer of more digits than Python writes)
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 4, 200, 200
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 20
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:

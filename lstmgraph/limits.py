@@ -9,6 +9,8 @@ Each is far above what a real network needs; going over one is a located spec er
 
 from __future__ import annotations
 
+from .errors import shown
+
 #: Where an error over a limit points to.
 LIMITS_HINT = "docs/spec.md in the lstmgraph source, Limits"
 #: Bytes of a spec file.
@@ -121,4 +123,4 @@ def check_task_integers(options: dict) -> None:
             if isinstance(value, (list, tuple, dict)):
                 values.extend(value.values() if isinstance(value, dict) else value)
             elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_TASK_INTEGER:
-                raise ValueError(f"option {option}: {value} is beyond {MAX_TASK_INTEGER:,} ({LIMITS_HINT})")
+                raise ValueError(f"option {option}: {shown(value)} is beyond {MAX_TASK_INTEGER:,} ({LIMITS_HINT})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import shown
 from ..limits import MAX_TRIALS
 from .protocols import ProtocolError, protocol_counting
 
@@ -88,8 +89,7 @@ def check_row(row: Any, protocol: Any, limit: int | None = None) -> str | None:
 def _shown(value: Any) -> str:
     if type(value) is int and abs(value) >= 10**21:
         return "a huge number"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shown(value, 40)
 
 
 def _type_problem(mapping: dict[str, Any], keys: dict[str, tuple[type, ...]], where: str) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..arrays import is_number
-from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean
+from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean, shown
 from ..operations import ALIASES
 from .consistency import training_problems
 from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
@@ -102,9 +102,8 @@ def _problem(detail: dict, data: Any) -> Problem:
 
 
 def _shown(value: Any) -> str:
-    """A value as the message quotes it, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value as the message quotes it, cut short (`errors.shown`)."""
+    return shown(value, 60)
 
 
 def _suggest(word: Any, options: list[str]) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
@@ -38,7 +39,7 @@ class _MarkedPairs:
     def __init__(self, length: int = 100) -> None:
         if isinstance(length, bool) or not isinstance(length, int) or length < 2 * FIRST_WINDOW:
             raise ValueError(f"length (the minimal sequence length T) must be an integer >= "
-                             f"{2 * FIRST_WINDOW}, got {length!r}")
+                             f"{2 * FIRST_WINDOW}, got {shown(length)}")
         self.length = length
 
     def combine(self, x1: float, x2: float) -> float:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
-from ..errors import did_you_mean
+from ..errors import did_you_mean, shown
 from ..limits import check_task_integers
 from ..success import FALLBACK_TEST, SuccessTest
 
@@ -165,8 +165,8 @@ def check_option_names(name: str, options: Iterable[str]) -> None:
 
     if name not in TASKS:
         close = did_you_mean(name, TASKS)
-        raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
-                        + (f"; did you mean {close!r}?" if close else ""))
+        raise TaskError(f"unknown task {shown(name)}; known tasks: {', '.join(sorted(TASKS))}"
+                        + (f"; did you mean {shown(close)}?" if close else ""))
     accepted = [p for p in inspect.signature(TASKS[name]).parameters if p != "self"]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
@@ -175,10 +175,10 @@ def check_option_names(name: str, options: Iterable[str]) -> None:
         close = {word: match for word, match in close.items() if match is not None}
         hint = ""
         if len(unknown) == 1 and close:
-            hint = f"; did you mean {close[unknown[0]]!r}?"
+            hint = f"; did you mean {shown(close[unknown[0]])}?"
         elif close:
-            hint = "; did you mean " + ", ".join(f"{match!r} for {word!r}" for word, match in close.items()) + "?"
-        raise TaskError(f"task {name!r} has no option {', '.join(map(repr, unknown))}; "
+            hint = "; did you mean " + ", ".join(f"{shown(match)} for {shown(word)}" for word, match in close.items()) + "?"
+        raise TaskError(f"task {shown(name)} has no option {', '.join(map(shown, unknown))}; "
                         f"its options: {', '.join(accepted) or 'none'}{hint}")
 
 
@@ -190,4 +190,4 @@ def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
         check_task_integers(options)
         return TASKS[name](**options)
     except (TypeError, ValueError) as error:
-        raise TaskError(f"task {name!r}: {error}") from None
+        raise TaskError(f"task {shown(name)}: {error}") from None

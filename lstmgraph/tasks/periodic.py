@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
@@ -43,7 +44,7 @@ def wave(shape: str, period: int, t: np.ndarray) -> np.ndarray:
         return np.where(m <= period / 2, 2.0 * m / period, 2.0 - 2.0 * m / period)
     if shape == "rectangle":
         return np.where(m > period / 2, 1.0, 0.0)
-    raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shape!r}")
+    raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shown(shape)}")
 
 
 @register("periodic_function")
@@ -62,10 +63,10 @@ class PeriodicFunction:
 
     def __init__(self, shape: str = "cosine", period: int = 10, length: int = 100) -> None:
         if shape not in SHAPES:
-            raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shape!r}")
+            raise ValueError(f"shape must be one of {', '.join(map(repr, SHAPES))}, got {shown(shape)}")
         for option, value, least in (("period", period, 2), ("length", length, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{option} must be an integer >= {least}, got {value!r}")
+                raise ValueError(f"{option} must be an integer >= {least}, got {shown(value)}")
         self.shape = shape
         self.period = period
         self.length = math.ceil(length / period) * period

@@ -17,6 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
@@ -319,7 +320,7 @@ class _IndependentGrammarTask(_GrammarTask):
 
     def __init__(self, targets: str = "next") -> None:
         if targets not in TARGETS:
-            raise ValueError(f"targets must be one of {', '.join(map(repr, TARGETS))}, got {targets!r}")
+            raise ValueError(f"targets must be one of {', '.join(map(repr, TARGETS))}, got {shown(targets)}")
         self.targets = targets
 
 
@@ -384,6 +385,6 @@ class ContinualEmbeddedReber(_GrammarTask):
 
     def __init__(self, without_begin_end: bool = False) -> None:
         if not isinstance(without_begin_end, bool):
-            raise ValueError(f"without_begin_end must be true or false, not {without_begin_end!r}")
+            raise ValueError(f"without_begin_end must be true or false, not {shown(without_begin_end)}")
         self.without_begin_end = without_begin_end
         self.automaton = EMBEDDED_REBER_WITHOUT_BEGIN_END if without_begin_end else EMBEDDED_REBER

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, register
 
@@ -28,7 +29,7 @@ class RecallFirst:
         for option, value, least in (("n_inputs", n_inputs, 1), ("n_classes", n_classes, 1),
                                      ("length", length, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{option} must be an integer >= {least}, got {value!r}")
+                raise ValueError(f"{option} must be an integer >= {least}, got {shown(value)}")
         if n_classes > n_inputs:
             raise ValueError(f"n_classes ({n_classes}) cannot exceed n_inputs ({n_inputs})")
         self.n_inputs = n_inputs

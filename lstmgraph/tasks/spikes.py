@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
@@ -40,7 +41,7 @@ CUES = ("length", "delay", "spike")
 def _period(period: Any) -> int:
     if isinstance(period, bool) or not isinstance(period, int) or period < 2:
         raise ValueError(f"period (F, the fixed part of each interval) must be an integer >= 2, "
-                         f"got {period!r}")
+                         f"got {shown(period)}")
     return period
 
 
@@ -48,19 +49,19 @@ def _delays(delays: Any) -> tuple[int, ...]:
     """The delay set as a sorted tuple; ValueError unless distinct integers >= 0."""
     if isinstance(delays, (str, bytes)) or not isinstance(delays, (list, tuple)) or not delays:
         raise ValueError(f"delays must be a non-empty list of integers >= 0, such as [0, 1], "
-                         f"got {delays!r}")
+                         f"got {shown(delays)}")
     for value in delays:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"delays must be integers >= 0, got {value!r} in {list(delays)!r}")
+            raise ValueError(f"delays must be integers >= 0, got {shown(value)} in {shown(list(delays))}")
     if len(set(delays)) != len(delays):
         raise ValueError(f"delays must be distinct (each is drawn with equal probability), "
-                         f"got {list(delays)!r}")
+                         f"got {shown(list(delays))}")
     return tuple(sorted(delays))
 
 
 def _bool(option: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{option} must be true or false, not {value!r}")
+        raise ValueError(f"{option} must be true or false, not {shown(value)}")
     return value
 
 
@@ -159,11 +160,11 @@ class GeneratingTimedSpikes(_Intervals):
         self.period = _period(period)
         self.delays = _delays(delays)
         if cue not in CUES:
-            raise ValueError(f"cue must be one of {', '.join(map(repr, CUES))}, got {cue!r}")
+            raise ValueError(f"cue must be one of {', '.join(map(repr, CUES))}, got {shown(cue)}")
         if cue == "spike" and len(self.delays) > 1:
             raise ValueError(f"cue 'spike' marks when an interval starts but not its delay, so the "
                              f"spike time could not be known; give one delay value (e.g. delays: "
-                             f"[0]) or use cue 'delay', got delays {list(self.delays)!r}")
+                             f"[0]) or use cue 'delay', got delays {shown(list(self.delays))}")
         self.cue = cue
 
     def _coded(self, steps: int, starts: Any, spikes: Any, delays: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,7 @@ from itertools import product
 
 import numpy as np
 
+from ..errors import shown
 from ..success import SuccessTest
 from .base import Sequence, Sequences, register
 
@@ -66,16 +67,16 @@ class TemporalOrder:
     def __init__(self, variant: str = "6a", continual: bool = False,
                  idle_target: float | None = None, idle_judged: bool = True) -> None:
         if variant not in WINDOWS:
-            raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {variant!r}")
+            raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {shown(variant)}")
         if not isinstance(continual, bool):
-            raise ValueError(f"continual must be true or false, not {continual!r}")
+            raise ValueError(f"continual must be true or false, not {shown(continual)}")
         if idle_target is not None and (isinstance(idle_target, bool)
                                         or not isinstance(idle_target, (int, float))
                                         or not np.isfinite(idle_target)):
             raise ValueError(f"idle_target must be a finite number (such as 0) or null for no "
-                             f"target, got {idle_target!r}")
+                             f"target, got {shown(idle_target)}")
         if not isinstance(idle_judged, bool):
-            raise ValueError(f"idle_judged must be true or false, not {idle_judged!r}")
+            raise ValueError(f"idle_judged must be true or false, not {shown(idle_judged)}")
         if not idle_judged and idle_target is None:
             raise ValueError("idle_judged: false needs an idle_target (such as 0); with none there is "
                              "nothing to judge between classifications")

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import errors
 from ..files import NotAFile, open_no_follow
 from ..limits import MAX_ROW_BYTES
 
@@ -120,9 +121,8 @@ def csv_kept(path: Path, rows: int) -> bytes:
 
 
 def shown(value: Any) -> str:
-    """A value read back, for a message: its repr, at most 80 characters."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """A value read back, for a message: its repr, at most 80 characters (`errors.shown`)."""
+    return errors.shown(value, 80)
 
 
 def _numbers(value: Any) -> bool:

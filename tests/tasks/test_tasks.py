@@ -199,3 +199,15 @@ def test_a_population_draws_alike_or_with_its_trials_own_arguments_stacked():
     assert stacked.key == ("a", "b")
     assert population_rows([one, rows([3], "b", shared=8)]) is None  # a shared argument differs
     assert population_rows([one, rows([3], "b", per_trial=())]) is None  # nothing of its own to stack
+
+
+@pytest.mark.parametrize("task, options", [("adding", {"length": "[" * 5000}),
+                                           ("recall_first", {"length": [[1] * 5000]}),
+                                           ("temporal_order", {"variant": "x" * 5000}),
+                                           ("adding", {"x" * 5000: 1}),
+                                           ("x" * 5000, {})])
+def test_a_task_option_s_error_echoes_the_value_cut_short(task, options):
+    """Before: ``length: '[[[...'`` of 5,000 brackets was printed in full in the error."""
+    with pytest.raises(TaskError) as raised:
+        make_task(task, options)
+    assert len(str(raised.value)) < 400, str(raised.value)
