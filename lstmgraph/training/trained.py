@@ -239,7 +239,7 @@ def _steps_trained(path: Path, summary: dict | None, metrics: Metrics) -> int:
 def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | None = None,
                     data: str | Path | None = None) -> SequenceSource:
     """Where a run's sequences come from: the file ``data`` if given (held-out data, in the
-    training data format), else fresh sequences of the run's task from
+    training data format, unless run.json's sha256 says it is the run's own file), else fresh sequences of the run's task from
     ``numpy.random.default_rng(seed)``, else the run's own training data file. A file's
     sequences come in order from its start, ``epochs`` passes (None for no end; `draw` returns
     None after the last). `TrainedRunError` for a file that cannot be read or does not fit the net."""
@@ -257,6 +257,8 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         file = DataFile(path, sim.n_inputs, sim.n_outputs, epochs=epochs)
     except DataError as error:
         raise TrainedRunError(str(error)) from None
+    if data is not None and file.digest == _training_data_digest(run):
+        kind = "training data"  # the run's own file, under whatever name: not held out
     continual = file.continual
     if training.task is not None:  # held-out data of a task: a stream if the task's is one
         try:
@@ -264,3 +266,14 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
     return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))
+
+
+def _training_data_digest(run: TrainedRun) -> str | None:
+    """The sha256 of the data file the run trained on, as its run.json records it (None for a
+    run of a task, a reproduce trial's folder, or a run from before the digest was recorded)."""
+    if training_section(run.plan).data is None or not _own_file(run.path / RunDirectory.INFO):
+        return None
+    try:
+        return RunDirectory(run.path).read_info().get("data_sha256")
+    except RunDirectoryError as error:
+        raise TrainedRunError(str(error)) from None

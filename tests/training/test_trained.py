@@ -110,3 +110,24 @@ def test_an_unfinished_reproduce_trial_folder_says_so(tmp_path):
     with pytest.raises(TrainedRunError, match="trials/0 holds a checkpoint.npz but no spec.yaml: a reproduce trial "
                                               "not finished"):
         load_run(trial)
+
+
+def test_the_run_s_own_training_file_given_as_data_is_not_called_held_out(tmp_path):
+    """`evaluate RUN --data TRAIN.npz` and `plot` called the run's own training file "held-out
+    data"; run.json's sha256 of it says it is the training data, under any name or copy."""
+    import shutil
+
+    spec = tmp_path / "net.yaml"
+    spec.write_text("version: 1\ngroups:\n  - {name: x, kind: input, size: 1}\n  - {name: y, kind: output, size: 1}\n"
+                    "connections:\n  - {from: [x, bias], to: y}\ntraining: {learning_rate: 0.1, data: train.npz}\n")
+    np.savez(tmp_path / "train.npz", inputs=np.arange(6.0), targets=np.ones(6), starts=np.array([0, 3]))
+    result = CliRunner().invoke(main, ["train", str(spec), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    run = load_run(tmp_path / "run")
+    shutil.copy(tmp_path / "train.npz", tmp_path / "copy.npz")
+    np.savez(tmp_path / "other.npz", inputs=np.arange(3.0), targets=np.zeros(3))
+    kinds = {name: sequence_source(run, Simulator(run.plan), 0, data=tmp_path / name).kind
+             for name in ("train.npz", "copy.npz", "other.npz")}
+    assert kinds == {"train.npz": "training data", "copy.npz": "training data", "other.npz": "held-out data"}
+    result = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "train.npz")])
+    assert result.exit_code == 0 and "of the run's training data" in result.output and "held-out" not in result.output.splitlines()[1]
