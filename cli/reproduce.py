@@ -120,6 +120,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments.results_table import measured_cost
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
+    from lstmgraph.experiments.sweep import row_protocol_note
     from lstmgraph.experiments.verdict import judge, trials_left_note, verdict
     from lstmgraph.tasks import TaskError
 
@@ -158,6 +159,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
             data = chosen.spec_data(specs)[0]
         except SpecError as error:
             report_spec_error(error.source.filename if error.source else specs, error)
+        click.echo("\n".join(row_protocol_note(chosen)))
         click.echo(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100), nl=False)
         return
     count = trials or chosen.trials

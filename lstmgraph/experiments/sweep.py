@@ -17,8 +17,10 @@ is added at the end unless the caller asks otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,37 @@ def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
                               test_limit=1000, max_streams=1_000_000,
                               test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
     return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000)
+
+
+def row_protocol_keys(row: Experiment) -> dict[str, Any] | None:
+    """The ``protocol.NAME`` values by which ``row``'s protocol differs from the one a spec of its
+    task runs under (`spec_protocol`): a sweep of the row's ``--print-spec`` file given them runs
+    the row's protocol. None where the two are of different kinds, which no key changes."""
+    task = row.make_task()
+    default = spec_protocol(task, task_success_test(row.task)[0])
+    if type(default) is not type(row.protocol):
+        return None
+    differ = {f.name: getattr(row.protocol, f.name) for f in dataclasses.fields(row.protocol)
+              if f.init and getattr(row.protocol, f.name) != getattr(default, f.name)}
+    if row.protocol.success != "tolerance":  # a tolerance the row never reads is refused as a key
+        differ.pop("tolerance", None)
+    return differ
+
+
+def row_protocol_note(row: Experiment) -> list[str]:
+    """`reproduce ROW --print-spec`'s YAML comment lines: how to sweep the printed file under the
+    row's protocol (`row_protocol_keys`), or that no key can."""
+    keys = row_protocol_keys(row)
+    head = f"# {row.name}'s net as it runs. Swept as a spec file, it runs under a spec's default protocol"
+    if keys is None:
+        return [head + ",", f"# and no protocol key gives it the row's {row.protocol.kind} protocol: "
+                f"to change the row's net, sweep {row.name} with its keys (lstmgraph sweep {row.name} --keys)."]
+    if not keys:
+        return [head + ": the row's."]
+    flags = (shlex.quote(f"protocol.{name}={value if isinstance(value, str) else json.dumps(value)}")
+             for name, value in keys.items())
+    return [head + ";", "# for the row's, add these to `lstmgraph sweep FILE`:",
+            "#   " + " ".join(f"--vary {flag}" for flag in flags)]
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,16 @@ def test_print_spec_prints_the_network_a_row_runs_as_a_spec_that_compiles_to_its
     assert "idle_target" not in result.stdout
 
 
+def test_print_spec_says_which_protocol_keys_give_a_sweep_of_the_file_the_row_s_protocol():
+    """Before: the printed spec said nothing of the row's protocol, and a sweep of it ran under a
+    spec's default one (for the adding rows, solved without their mean squared error below 0.01)."""
+    result = run("reproduce", "hochreiter1997-adding-t100", "--print-spec")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == "#   --vary protocol.max_error=0.01 --vary protocol.max_sequences=2000000", lines[:3]
+    assert lines[3] == "version: 1"
+
+
 def test_print_spec_reports_a_specs_folder_s_missing_or_broken_spec(tmp_path):
     """Before: --print-spec with --specs DIR let the spec's SpecError escape as a traceback (exit 1)."""
     code, output = invoke("reproduce", "gers2002-gts-peephole", "--print-spec", "--specs", tmp_path)

@@ -190,3 +190,26 @@ def test_a_setting_s_protocol_values_are_applied_together_in_either_order():
     # The own setting (success=tolerance at the row's tolerance 0) is not a protocol: the advice says so.
     with pytest.raises(SweepError, match=r"protocol.tolerance must be .* \(the own setting.*--no-own-setting"):
         grid(erg, [("protocol.success", ["tolerance"]), ("protocol.tolerance", [0.3, 0.4])])
+
+
+def test_a_row_s_print_spec_file_given_its_protocol_keys_is_swept_under_the_row_s_protocol(tmp_path):
+    """A row's --print-spec file, swept as a spec, ran under a spec's default protocol (the ERG rows: a
+    window of 2,000 sequences, not 256) with nothing to say so; `row_protocol_keys` are the keys that
+    give it the row's protocol, for every row whose protocol is of the default's kind."""
+    from lstmgraph.experiments import EXPERIMENTS
+    from lstmgraph.experiments.sweep import row_protocol_keys
+    from lstmgraph.experiments.sweep_keys import protocol_settings
+
+    erg = find_experiment("hochreiter1997-erg-3x2-lr0.5")
+    assert row_protocol_keys(erg) == {"fixed_sets": 256, "data_sets": 3, "window": 256, "max_sequences": 200000,
+                                      "evaluate_every": 250}
+    matched = 0
+    for row in EXPERIMENTS.values():
+        keys = row_protocol_keys(row)
+        if keys is None:
+            continue
+        (tmp_path / "row.yaml").write_text(yaml.safe_dump(row.spec_data()[0], sort_keys=False))
+        spec = subject_of(str(tmp_path / "row.yaml")).experiment
+        assert protocol_settings(spec, keys).protocol == row.protocol if keys else spec.protocol == row.protocol, row.name
+        matched += 1
+    assert matched >= len(EXPERIMENTS) - 5
