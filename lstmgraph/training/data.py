@@ -62,7 +62,10 @@ class DataFile:
             if starts.dtype.kind not in "iu":
                 raise DataError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
         except ArrayFileError as error:
-            raise DataError(str(error)) from None
+            hint = "" if path.suffix.lower() == ".npz" else (
+                "; training data is an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
+                "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
+            raise DataError(f"{error}{hint}") from None
         if inputs.ndim == 1 and n_inputs == 1:
             inputs = inputs[:, None]
         if targets.ndim == 1 and n_outputs == 1:

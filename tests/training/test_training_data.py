@@ -21,3 +21,17 @@ def test_a_data_file_goes_back_only_to_a_place_among_its_sequences(tmp_path):
                   '{"epoch": 0, "index": 1e9}', '{"epoch": 0}'):
         with pytest.raises((ValueError, KeyError)):
             DataFile(tmp_path / "d.npz", 1, 1, epochs=2).restore(wrong)
+
+
+def test_a_csv_given_as_training_data_is_told_what_a_data_file_holds(tmp_path):
+    """Before: `train --data d.csv` said only "not an .npz archive (truncated, corrupted or another
+    kind of file)", as for a damaged archive; `run --inputs` takes CSV, training data does not."""
+    from lstmgraph.training.data import DataError
+
+    (tmp_path / "d.csv").write_text("x,y\n1,0\n0,1\n")
+    with pytest.raises(DataError, match=r"d.csv: not an .npz archive.*; training data is an .npz archive of "
+                                        r"'inputs', 'targets' and optional 'starts'"):
+        DataFile(tmp_path / "d.csv", 1, 1, epochs=1)
+    (tmp_path / "d.npz").write_bytes(b"PK damaged")
+    with pytest.raises(DataError, match=r"d.npz: not an .npz archive \(truncated, corrupted or another kind of file\)$"):
+        DataFile(tmp_path / "d.npz", 1, 1, epochs=1)
