@@ -13,7 +13,7 @@ import click
 from lstmgraph import Overrides
 from lstmgraph.arrays import ArrayFileError, write_array
 from lstmgraph.engine import WeightsError, load_weights
-from lstmgraph.engine.forward import input_sequence, max_input_steps, run_forward
+from lstmgraph.engine.forward import input_sequences, max_input_steps, run_forward
 from lstmgraph.bundled import bundled_spec
 from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
@@ -181,7 +181,7 @@ def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
               help="Weights .npz (e.g. weights.npz of a run directory); a RUN_DIR's own by default.")
 @click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Input sequence of shape (steps, inputs): .npy, .npz (its one array, or the one "
-                   "named 'inputs') or .csv (one row per step).")
+                   "named 'inputs', and its 'starts' if any) or .csv (one row per step).")
 @click.option("--outputs", "outputs_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the outputs, one row per step, to this .npy or .csv file.")
 @click.option("--record", type=click.Path(dir_okay=False, path_type=Path),
@@ -189,7 +189,8 @@ def _progress_bar(run: TrainingRun, quiet: bool) -> Iterator[Progress | None]:
 def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: Path | None,
         record: Path | None) -> None:
     """Run a trained net forward on an input sequence from zero activations; print the outputs
-    as CSV (one row per step). RUN_DIR is a run directory (train --out, or a reproduce trial's
+    as CSV (one row per step). An .npz's 'starts' (as in training data) split it into
+    sequences, each run from zero activations. RUN_DIR is a run directory (train --out, or a reproduce trial's
     OUT/trials/SEED): its spec and its weights. SPEC is a spec file or a bundled spec's name,
     given with --weights."""
     for path, suffixes in ((outputs_file, (".npy", ".csv")), (record, (".npz",))):
@@ -221,8 +222,8 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
     try:
         if weights_file is not None:
             weights = load_weights(weights_file, plan)
-        forward = run_forward(plan, weights, input_sequence(inputs_file, plan.n_inputs,
-                                                            max_input_steps(plan, weights)))
+        forward = run_forward(plan, weights, *input_sequences(inputs_file, plan.n_inputs,
+                                                              max_input_steps(plan, weights)))
     except (WeightsError, ArrayFileError) as error:
         fail(str(error))
     except LimitError as error:
@@ -234,5 +235,6 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
     for values in forward.outputs:
         click.echo(",".join(f"{v:.10g}" for v in values))
     if record is not None:
-        click.echo(f"recorded {len(forward.signals)} unit groups over {len(forward.inputs)} steps to {record}",
+        sequences = f" ({len(forward.starts)} sequences)" if len(forward.starts) > 1 else ""
+        click.echo(f"recorded {len(forward.signals)} unit groups over {len(forward.inputs)} steps{sequences} to {record}",
                    err=True)

@@ -104,14 +104,7 @@ def read_array(path: Path, name: str = "inputs", max_rows: int | None = None) ->
     past it, an .npy's header checked before its data is read (an archive is bounded as it is)."""
     suffix = path.suffix.lower()
     if suffix == ".npz":
-        arrays = read_npz(path)
-        if name in arrays:
-            return _rows_within(path, arrays[name], max_rows)
-        if len(arrays) != 1:
-            raise ArrayFileError(f"{path}: holds {len(arrays)} arrays "
-                                 f"({', '.join(sorted(arrays)) or 'none'}), none named '{name}'; "
-                                 f"give one array, or name it '{name}'")
-        return _rows_within(path, next(iter(arrays.values())), max_rows)
+        return archive_array(path, read_npz(path), name, max_rows)
     if suffix == ".csv":
         return _read_csv(path, max_rows)
     if suffix != ".npy":
@@ -133,6 +126,32 @@ def read_array(path: Path, name: str = "inputs", max_rows: int | None = None) ->
     except MemoryError:
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
     return array
+
+
+def archive_array(path: Path, arrays: dict[str, np.ndarray], name: str = "inputs",
+                  max_rows: int | None = None) -> np.ndarray:
+    """The array of an .npz archive's ``arrays`` that `read_array` takes: the one called
+    ``name``, else the archive's only array."""
+    if name in arrays:
+        return _rows_within(path, arrays[name], max_rows)
+    if len(arrays) != 1:
+        raise ArrayFileError(f"{path}: holds {len(arrays)} arrays "
+                             f"({', '.join(sorted(arrays)) or 'none'}), none named '{name}'; "
+                             f"give one array, or name it '{name}'")
+    return _rows_within(path, next(iter(arrays.values())), max_rows)
+
+
+def sequence_starts(path: Path, starts: np.ndarray | None, steps: int) -> np.ndarray:
+    """An archive's ``starts`` (the steps where its sequences begin; None: one sequence) as
+    int64 indices, beginning at 0 and rising strictly within ``steps``; `ArrayFileError` else."""
+    if starts is None:
+        return np.zeros(1, dtype=np.int64)
+    if starts.dtype.kind not in "iu":
+        raise ArrayFileError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
+    starts = starts.astype(np.int64).ravel()
+    if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= steps:
+        raise ArrayFileError(f"{path}: 'starts' must begin at 0 and increase strictly within the {steps} steps")
+    return starts
 
 
 def _npy_shape(path: Path) -> tuple[int, ...]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..arrays import ArrayFileError, numbers, read_npz
+from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
 from ..tasks import Sequence, Task
 
 
@@ -58,9 +58,7 @@ class DataFile:
                     raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
             inputs = numbers(path, "'inputs'", arrays["inputs"])
             targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
-            starts = arrays.get("starts", np.zeros(1, dtype=np.int64))
-            if starts.dtype.kind not in "iu":
-                raise DataError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
+            starts = sequence_starts(path, arrays.get("starts"), len(inputs))
         except ArrayFileError as error:
             hint = "" if path.suffix.lower() == ".npz" else (
                 "; training data is an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
@@ -75,9 +73,6 @@ class DataFile:
         if targets.shape != (len(inputs), n_outputs):
             raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
                             f"({len(inputs)}, {n_outputs}), one row per input step")
-        starts = starts.astype(np.int64).ravel()
-        if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= len(inputs):
-            raise DataError(f"{path}: 'starts' must begin at 0 and increase strictly within the {len(inputs)} steps")
         bounds = list(starts) + [len(inputs)]
         self.sequences = [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
         self.epochs = epochs

@@ -10,7 +10,7 @@ import pytest
 import lstmgraph
 from lstmgraph.arrays import ArrayFileError
 from lstmgraph.engine import Simulator, initial_weights
-from lstmgraph.engine.forward import input_sequence, run_forward
+from lstmgraph.engine.forward import input_sequences, run_forward
 
 from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
 
@@ -131,17 +131,36 @@ def test_run_forward_sets_each_trial_s_outputs_side_by_side_and_records_every_gr
         assert np.array_equal(forward.outputs[:, 7 * index:7 * (index + 1)], alone.outputs)
         assert alone.signals["memory.state"].shape == (4, 8) and forward.signals["memory.state"].shape == (4, 2, 8)
     recorded = np.load(io.BytesIO(forward.record_bytes()))
-    assert set(recorded.files) == {"inputs", *plan.execution_order} and np.array_equal(recorded["inputs"], inputs)
+    assert set(recorded.files) == {"inputs", "starts", *plan.execution_order}
+    assert np.array_equal(recorded["inputs"], inputs) and recorded["starts"].tolist() == [0]
+
+
+def test_an_archive_s_starts_run_each_sequence_from_zero_activations(tmp_path):
+    """Before: `run` read an .npz's inputs as one sequence and ignored its starts, so a second
+    sequence began from the first's last state, unlike `evaluate` on the same file."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    weights = initial_weights(plan, [3])
+    first, second = np.eye(7)[[0, 1, 5]], np.eye(7)[[0, 2, 4, 6]]
+    np.savez(tmp_path / "two.npz", inputs=np.concatenate([first, second]), starts=np.array([0, 3]))
+    inputs, starts = input_sequences(tmp_path / "two.npz", 7)
+    assert starts.tolist() == [0, 3]
+    forward = run_forward(plan, weights, inputs, starts)
+    alone = [run_forward(plan, weights, sequence).outputs for sequence in (first, second)]
+    assert np.array_equal(forward.outputs, np.concatenate(alone))
+    assert not np.array_equal(run_forward(plan, weights, inputs).outputs[3:], alone[1])
+    np.savez(tmp_path / "bad.npz", inputs=inputs, starts=np.array([0, 9]))
+    with pytest.raises(ArrayFileError, match="'starts' must begin at 0 and increase strictly within the 7 steps"):
+        input_sequences(tmp_path / "bad.npz", 7)
 
 
 def test_an_input_file_is_read_as_steps_of_the_net_s_width(tmp_path):
     np.save(tmp_path / "one.npy", np.array([0.0, 1.0, 0.5]))
-    assert input_sequence(tmp_path / "one.npy", 1).shape == (3, 1)  # 1-D: a net of one input
+    assert input_sequences(tmp_path / "one.npy", 1)[0].shape == (3, 1)  # 1-D: a net of one input
     with pytest.raises(ArrayFileError, match=r"one.npy: inputs have shape \(3,\); the network needs \(steps, 2\)"):
-        input_sequence(tmp_path / "one.npy", 2)
+        input_sequences(tmp_path / "one.npy", 2)
     np.save(tmp_path / "empty.npy", np.zeros((0, 2)))
     with pytest.raises(ArrayFileError, match="with at least one step"):
-        input_sequence(tmp_path / "empty.npy", 2)
+        input_sequences(tmp_path / "empty.npy", 2)
 
 
 def blocks_with_peepholes(state_decay: float = 1.0) -> lstmgraph.Plan:
@@ -398,7 +417,7 @@ def test_an_input_file_is_bounded_by_the_steps_a_forward_run_may_keep(timing, tm
     steps = max_input_steps(timing, weights)
     assert steps == MAX_RECORD_BYTES // (Simulator(timing).forward_program.n_slots * 2 * 8)
     np.savetxt(tmp_path / "x.csv", np.zeros((5, 1)), delimiter=",")
-    assert input_sequence(tmp_path / "x.csv", 1, max_steps=5).shape == (5, 1)
+    assert input_sequences(tmp_path / "x.csv", 1, max_steps=5)[0].shape == (5, 1)
     with pytest.raises(ArrayFileError,
                        match=r"x.csv: more than 4 rows \(steps\); a forward run of the network keeps at most 4 GiB"):
-        input_sequence(tmp_path / "x.csv", 1, max_steps=4)
+        input_sequences(tmp_path / "x.csv", 1, max_steps=4)
