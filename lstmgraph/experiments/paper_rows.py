@@ -19,18 +19,18 @@ from pathlib import Path
 
 from .catalogue import EXPERIMENTS, Experiment
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
-from .results_table import (PAPERS, ResultsTableError, Row, coding_note, protocol_of, published_cell,
-                            solved_values, verdict_cell)
-from .verdict import DIFFERS, NOT_JUDGED, REPRODUCED, cap_binds, judge, settled_verdict, trials_left_note, verdict
+from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, protocol_of, published_cell,
+                            solved_values)
+from .verdict import DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, REPRODUCED
 
-#: A paper row's verdict when it has no results folder, or when its trials not finished can still change it.
-NOT_RUN, NOT_JUDGED_YET = "not run", "not judged yet"
+#: A paper row's verdict when it has no results folder.
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
 class PaperRow:
     """One paper row: a catalogue experiment not marked "our extension", with its top-level
-    results folder's row (None: not run), its verdict (`paper_verdict`) and its tested changes."""
+    results folder's row (None: not run), its verdict (`results_table.folder_verdict`) and its tested changes."""
 
     name: str
     paper: str
@@ -52,25 +52,6 @@ def is_paper_row(experiment: Experiment) -> bool:
     return "our extension" not in experiment.table
 
 
-def paper_verdict(row: Row) -> tuple[str, str]:
-    """A results folder's verdict as a paper row, and the summary table's verdict cell for it.
-    A row run to its paper's trial count: the summary table's verdict. A partial row: the verdict
-    its trials not finished cannot change (`settled_verdict`), else NOT_JUDGED_YET."""
-    judgements = judge(row.results, row.published, row.paper_trials)
-    left = row.paper_trials - row.results["summary"]["trials"]
-    capped = cap_binds(row.results)
-    note = verdict_cell(judgements, capped)
-    words = trials_left_note(row.results, left, row.published, row.paper_trials)
-    if capped and verdict(judgements) != NOT_JUDGED:  # a net the cap stopped might still have learned
-        return NOT_JUDGED_YET, note
-    if left <= 0:
-        return verdict(judgements), note
-    settled = settled_verdict(row.results, left, row.published, row.paper_trials)
-    if settled is None:
-        return NOT_JUDGED_YET, f"{NOT_JUDGED_YET} ({note}; {words})"
-    return settled, f"{note}; {words}"
-
-
 def paper_rows(collected: list[Row], docs: Path) -> list[PaperRow]:
     """Every paper row of the catalogue, in the catalogue's order (the papers' table order), with
     its results folder among ``collected`` (`collect`'s rows: the folder named as the row, at the
@@ -89,7 +70,7 @@ def paper_rows(collected: list[Row], docs: Path) -> list[PaperRow]:
         if row.name != experiment.name:
             raise ResultsTableError(f"results folder {row.folder}: holds experiment {row.name!r}, not the row "
                                     f"its name says")
-        result, note = paper_verdict(row)
+        result, note = folder_verdict(row)
         rows.append(PaperRow(experiment.name, experiment.paper, experiment.table, row, result, note, cause,
                              experiment.departures))
     return rows

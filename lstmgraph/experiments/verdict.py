@@ -36,6 +36,8 @@ RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 
 REPRODUCED, DIFFERS, NOT_JUDGED = "reproduced", "differs", "not judged"
+#: A partial row's verdict while its trials not finished can still change it (`settled_verdict` None).
+NOT_JUDGED_YET = "not judged yet"
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -212,7 +214,7 @@ def settled_outcome(results: dict[str, Any], trials_left: int, published: dict[s
                     paper_trials: int | None = None) -> str | None:
     """Reproduced or differs, where no outcome of ``trials_left`` more trials can change it
     (`settled_verdict`); else None (not judged, or still open). Trials stopped by a cap short of
-    the paper's limits (`cap_binds`) settle nothing, as `paper_rows.paper_verdict` judges them:
+    the paper's limits (`cap_binds`) settle nothing, as `results_table.folder_verdict` judges them:
     a net stopped early might still have learned, which could raise the rate past a published
     0 % or move the mean. How a tested change is judged (`causes`) and when `reproduce
     --until-settled` stops."""

@@ -194,3 +194,22 @@ def test_the_folders_table_names_the_setting_a_folder_ran_where_its_folder_does_
         f"| [reproduce/gers2002-gts-peephole]({tmp_path.as_posix()}/reproduce/gers2002-gts-peephole)",
         f"| [sweep/settings/0]({tmp_path.as_posix()}/sweep/settings/0): gers2002-gts-peephole",
         f"| [sweep/settings/1]({tmp_path.as_posix()}/sweep/settings/1): gers2002-gts-peephole [learning_rate=0.5]"]
+
+
+def test_a_partial_folder_whose_trials_left_can_change_it_is_not_judged_yet_in_every_table():
+    """Before: the folders table printed a bold "reproduced" for 3 of 10 trials (the paper rows
+    said "not judged yet"); a partial folder its trials left cannot change keeps its verdict."""
+    from lstmgraph.experiments.results_table import Row, folder_verdict
+    from lstmgraph.experiments.verdict import NOT_JUDGED_YET
+
+    def row(results):
+        experiment = find_experiment("gers2002-gts-peephole")
+        return Row("gts", experiment.paper, experiment.name, results, experiment.published, experiment.trials)
+
+    open_row = row(_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(3)]))
+    assert folder_verdict(open_row) == (
+        NOT_JUDGED_YET, "not judged yet (so far **reproduced**; the 7 trials not finished can change it)")
+    assert render([open_row]).splitlines()[-1].endswith("| not judged yet (so far **reproduced**; the 7 trials "
+                                                         "not finished can change it) |")
+    settled = row(_results("gers2002-gts-peephole", [_row(seed, None) for seed in range(5)]))
+    assert folder_verdict(settled) == (DIFFERS, "**differs** (% perfect); the 5 trials not finished cannot change it")
