@@ -51,7 +51,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.status import FolderError
-    from lstmgraph.experiments.sweep import compared_with_nothing, grid, subject_of
+    from lstmgraph.experiments.sweep import compared_with_nothing, grid, judged_by, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
     from lstmgraph.experiments.sweep_report import CSV, FIGURE, JSON
     from lstmgraph.experiments.sweep_run import run_sweep, sweep_status
@@ -86,7 +86,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         where = where_trials_run(device, cluster, jobs, "every setting's trials at once")
         click.echo(f"{row.name} ({chosen.kind}): {counted(len(settings), 'setting')} x {counted(count, 'trial')} "
                    f"on {where} -> {out}")
-        click.echo(f"judged by {chosen.judged_by}")
+        click.echo(f"judged by {judged_by(chosen, settings)[0]}")
         lines = []
         for setting in settings:
             note = (" (the subject's own, added as the paired tests' reference; --no-own-setting leaves it out)"

@@ -211,6 +211,20 @@ def compared_with_nothing(subject: Experiment, grid: list[Setting]) -> str | Non
             f"it with {subject.name} as it is, give the own value too: {' '.join(given)}")
 
 
+def judged_by(subject: Subject, grid: list[Setting]) -> tuple[str, str]:
+    """How the sweep's trials are judged, in words, and the protocol they run (`Protocol.describe`):
+    the subject's, or where the settings set its keys (``protocol.NAME``) the protocol they share,
+    else the subject's, saying the settings differ (each setting's results.json holds its own)."""
+    protocols = {setting.experiment.protocol.describe() for setting in grid}
+    own = subject.experiment.protocol.describe()
+    if protocols <= {own}:
+        return subject.judged_by, own
+    keys = ", ".join(key for key in varied_values(grid) if key.startswith("protocol."))
+    if len(protocols) == 1:
+        return f"{subject.judged_by}, with {keys} as the settings set them", protocols.pop()
+    return f"{subject.judged_by}, with {keys} as each setting sets them", f"{own} (each setting's in its results.json)"
+
+
 def varied_values(grid: list[Setting]) -> dict[str, list[Any]]:
     """Each key of ``grid`` with its values as given, in order, each once (the own setting's
     values, where added, left out): what sweep.json lists under ``keys``."""

@@ -30,20 +30,21 @@ from .schedule import CHECKPOINT_SECONDS, run_checked
 from .stops import Stopped, stops_deferred
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
-from .sweep import Setting, Subject, varied_values
+from .sweep import Setting, Subject, judged_by, varied_values
 from .sweep_values import SweepError
 from .sweep_report import CSV, FIGURE, JSON, csv_text, document_bytes, rate_label, sweep_document, sweep_figure
 from .workers import connected
 
 
-def head(subject: Subject, varied: dict[str, list[Any]], trials: int, budget_steps: int | None) -> dict[str, Any]:
+def head(subject: Subject, grid: list[Setting], trials: int, budget_steps: int | None) -> dict[str, Any]:
     """What sweep.json says of the sweep as a whole."""
     row = subject.experiment
     protocol = row.protocol
     published = row.published.get(protocol.rate_key)
-    return {"subject": {"name": row.name, "kind": subject.kind, "judged_by": subject.judged_by,
-                        "protocol": protocol.describe(), "published": row.published},
-            "keys": varied, "trials": trials, "budget_steps": budget_steps, "unit": protocol.counted,
+    words, described = judged_by(subject, grid)
+    return {"subject": {"name": row.name, "kind": subject.kind, "judged_by": words,
+                        "protocol": described, "published": row.published},
+            "keys": varied_values(grid), "trials": trials, "budget_steps": budget_steps, "unit": protocol.counted,
             "rate_label": rate_label(protocol.counted),
             "published_rate_percent": published if isinstance(published, (int, float)) else None}
 
@@ -156,7 +157,7 @@ def run_sweep(subject: Subject, grid: list[Setting], trials: int, jobs: int,
     check_sweep(subject, grid, trials, budget_steps, checkpoint_seconds, lanes, device, cluster, out)
     checks_passed()
     with connected(cluster) as workers:  # a scheduler not reached: refused before a folder is made
-        document_head = head(subject, varied_values(grid), trials, budget_steps)
+        document_head = head(subject, grid, trials, budget_steps)
         listed = [_listed(setting) for setting in grid]
         with sweep_locked(out):
             check_folders(grid, out, budget_steps, device)

@@ -213,3 +213,21 @@ def test_a_row_s_print_spec_file_given_its_protocol_keys_is_swept_under_the_row_
         assert protocol_settings(spec, keys).protocol == row.protocol if keys else spec.protocol == row.protocol, row.name
         matched += 1
     assert matched >= len(EXPERIMENTS) - 5
+
+
+def test_a_sweep_that_sets_protocol_keys_says_so_and_names_the_protocol_its_settings_ran():
+    """Before: sweep.json and the printed plan gave the subject's protocol (10 test streams)
+    when every setting ran 1."""
+    from lstmgraph.experiments.sweep import Subject, judged_by
+
+    row = find_experiment("gers2002-gts-peephole")
+    subject = Subject(row, "catalogue row", "the row's protocol (stream)")
+    plain = grid(row, [("learning_rate", [0.5, 0.2])], add_own=False)
+    assert judged_by(subject, plain) == ("the row's protocol (stream)", row.protocol.describe())
+    shared = grid(row, [("learning_rate", [0.5, 0.2]), ("protocol.test_streams", [3])], add_own=False)
+    words, described = judged_by(subject, shared)
+    assert words == "the row's protocol (stream), with protocol.test_streams as the settings set them"
+    assert described == shared[0].experiment.protocol.describe() != row.protocol.describe()
+    each = grid(row, [("protocol.test_streams", [3, 4])], add_own=False)
+    assert judged_by(subject, each) == ("the row's protocol (stream), with protocol.test_streams as each setting "
+                                        "sets them", f"{row.protocol.describe()} (each setting's in its results.json)")
