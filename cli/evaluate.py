@@ -28,8 +28,12 @@ from .common import fail, report_spec_error
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
               help="Judge the sequences of this .npz file (held-out data in the training data format: "
                    "inputs, targets, optional starts) instead of the run's task or training data.")
+@click.option("--tolerance", metavar="X", type=click.FloatRange(min=0, min_open=True, max=1e300),
+              help="Judge every output within X of its target, instead of by the task's test "
+                   "(data with no task behind it: within 0.49).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
-def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_json: bool) -> None:
+def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, tolerance: float | None,
+             as_json: bool) -> None:
     """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task,
     or on held-out data (--data).
 
@@ -42,7 +46,7 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, as_jso
         with click.progressbar(length=sequences, label="judging", file=sys.stderr,
                                show_pos=True) if sys.stderr.isatty() and not as_json else nullcontext() as bar:
             result = evaluate_run(run_dir, sequences, seed, data,
-                                  None if bar is None else lambda report: bar.update(report.done - bar.pos))
+                                  None if bar is None else lambda report: bar.update(report.done - bar.pos), tolerance)
     except (TrainedRunError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:

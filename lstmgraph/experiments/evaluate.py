@@ -145,13 +145,16 @@ REPORT_EVERY = 100
 
 
 def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
-                 data: str | Path | None = None, progress: Progress | None = None) -> Evaluation:
+                 data: str | Path | None = None, progress: Progress | None = None,
+                 tolerance: float | None = None) -> Evaluation:
     """Run every network of the run at ``path`` on ``sequences`` fresh sequences (drawn from
     ``numpy.random.default_rng(seed)``), or on those of the data file ``data`` (held-out data)
     or else of the run's own data file (in order, at most one pass), and judge them. Raises
     `TrainedRunError` (from `load_run`, `sequence_source`) for a directory that is not a run, a
     damaged file in it, or a data file that cannot be read or does not fit the network.
-    ``progress`` hears every `REPORT_EVERY` sequences (2,560 of a 1997 row take a minute)."""
+    ``progress`` hears every `REPORT_EVERY` sequences (2,560 of a 1997 row take a minute).
+    ``tolerance``: judge every output within it of its target instead of by the task's test
+    (regression data, whose right answer is no side of 0.5)."""
     if sequences < 1:
         raise EvaluationError(f"sequences must be at least 1, not {sequences}")
     run = load_run(path)
@@ -160,7 +163,10 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     origin = sequence_source(run, sim, seed, epochs=1, data=data)
     draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
-    test = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
+    if tolerance is not None:
+        test = TestUsed.of(success.SuccessTest("tolerance", tolerance), "--tolerance")
+    else:
+        test = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)

@@ -142,8 +142,8 @@ def task_success_test(name: str | None) -> tuple[SuccessTest, str]:
     if declared is not None:
         return declared, f"the {name} task's test"
     if name is not None:
-        return FALLBACK_TEST, f"the {name} task declares no test: every output on the right side of 0.5"
-    return FALLBACK_TEST, "no task's test for this data: every output on the right side of 0.5"
+        return FALLBACK_TEST, f"the {name} task declares no test; for 0/1 targets: on the right side of 0.5"
+    return FALLBACK_TEST, "no task's test for this data; for 0/1 targets: on the right side of 0.5"
 
 
 def concatenated(task: Task, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -290,3 +290,17 @@ def test_a_data_file_sequence_too_long_to_keep_exits_2_naming_it(data_run, tmp_p
     result = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(path)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.output.startswith(f"error: {path}: sequence 2: 392 steps of 1 network of rnn would keep")
+
+
+def test_a_tolerance_given_judges_every_output_within_it_instead_of_the_task_s_test(runs):
+    """Regression data has no right side of 0.5: --tolerance sets the test (before: fixed at 0.49)."""
+    run = runs["timing"]
+    strict = evaluate_run(run, sequences=3, tolerance=1e-9)
+    loose = evaluate_run(run, sequences=3, tolerance=10.0)
+    assert strict.success_test.describe().startswith("every judged output within 1e-09 of its target")
+    assert "(--tolerance)" in strict.success_test.describe()
+    assert [t.correct for t in strict.trials] == [0, 0] and [t.correct for t in loose.trials] == [3, 3]
+    assert evaluate_run(run, sequences=3).success_test.tolerance != 1e-9
+    result = CliRunner().invoke(main, ["evaluate", str(run), "--sequences", "3", "--tolerance", "10"])
+    assert result.exit_code == 0 and "within 10.0 of its target" in result.output
+    assert CliRunner().invoke(main, ["evaluate", str(run), "--tolerance", "0"]).exit_code == 2
