@@ -232,11 +232,12 @@ class InitDefaults(_Model):
 
 class LearningRateDecay(_Model):
     """How the learning rate changes: ``multiplicative`` (times ``factor`` after every step or
-    sequence, the 2000 paper's decay) or ``inverse_time`` (learning_rate / (n + 1) after the
-    n-th step or sequence, i.e. alpha / t counting from t = 1)."""
+    sequence, the 2000 paper's decay) or ``inverse_time`` (learning_rate / (1 + n / tau) after
+    the n-th step or sequence, tau the ``time_constant``, 1 by default: alpha / t from t = 1)."""
 
     kind: Literal["none", "multiplicative", "inverse_time"] = "none"
     factor: Annotated[float, Field(strict=True, gt=0, le=1)] | None = None
+    time_constant: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = None
     every: Literal["step", "sequence"] = "sequence"
 
     @model_validator(mode="after")
@@ -245,6 +246,8 @@ class LearningRateDecay(_Model):
             raise ValueError("multiplicative decay needs a factor, e.g. factor: 0.99")
         if self.kind != "multiplicative" and self.factor is not None:
             raise ValueError(f"factor applies to multiplicative decay only, not {self.kind}")
+        if self.kind != "inverse_time" and self.time_constant is not None:
+            raise ValueError(f"time_constant applies to inverse_time decay only, not {self.kind}")
         return self
 
 

@@ -7,7 +7,7 @@ momentum). Adam (Kingma & Ba 2015), for per-sequence or per-window updates:
 ``w <- w - rate * (m / (1 - b1^n)) / (sqrt(u / (1 - b2^n)) + epsilon)`` after the n-th update.
 With ``clip_norm``, each network's gradient (all its trainable connections together) is first
 scaled down to that Euclidean norm if it is longer. The rate decays multiplicatively after every
-step or sequence (2000: x0.99), or as rate_0 / n (``inverse_time``).
+step or sequence (2000: x0.99), or as rate_0 / (1 + n / tau) (``inverse_time``, tau 1 by default).
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ class Optimizer:
         if self.decay.kind == "multiplicative":
             return self.initial_rate * self.decay.factor ** decays
         if self.decay.kind == "inverse_time":
-            return self.initial_rate / (decays + 1)
+            tau = self.decay.time_constant
+            return self.initial_rate / (decays + 1) if tau is None else self.initial_rate / (1 + decays / tau)
         return self.initial_rate
 
     def state_problems(self, arrays: dict[str, np.ndarray], steps: int, sequences: int,

@@ -57,6 +57,9 @@ CASES = {
     "adding_inverse_time_stop_loss": ("hochreiter1997_adding", 1500, dict(
         momentum=0.9, task={"name": "adding", "length": 20}, stop_loss=2e-5, stop_window=3,
         learning_rate_decay={"kind": "inverse_time", "every": "step"})),
+    "adding_inverse_time_constant": ("hochreiter1997_adding", 1500, dict(
+        task={"name": "adding", "length": 20},
+        learning_rate_decay={"kind": "inverse_time", "time_constant": 40.0, "every": "sequence"})),
     # BPTT (the kernel's segments): over whole sequences, softmax and cross-entropy, momentum,
     # the rate decayed after every step between updates; over windows of 3 steps.
     "rnn_bptt_sequences": ("rnn", 1500, dict(

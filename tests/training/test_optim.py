@@ -76,6 +76,7 @@ def _state(optimizer: Optimizer) -> dict[str, np.ndarray]:
     (LearningRateDecay(kind="multiplicative", factor=0.99, every="step"), 80_000, 80_000, 10),  # to 0
     (LearningRateDecay(kind="multiplicative", factor=0.99, every="sequence"), 300, 9000, 300),
     (LearningRateDecay(kind="inverse_time", every="sequence"), 700, 7000, 700),
+    (LearningRateDecay(kind="inverse_time", time_constant=250.0, every="step"), 7000, 7000, 70),
 ])
 def test_a_saved_rate_and_counters_fit_the_schedule_that_made_them(decay, events, steps, sequences):
     optimizer = Optimizer(0.5, 0.0, decay)
@@ -108,3 +109,15 @@ def test_adam_counts_at_most_one_update_per_step():
     assert optimizer.state_problems({**_state(optimizer), "updates": np.array(10)}, 10, 2) == []
     assert optimizer.state_problems({**_state(optimizer), "updates": np.array(11)}, 10, 2) == [
         "'optimizer/updates' is 11; expected an integer from 0 to 10 (at most one Adam update per step)"]
+
+
+def test_an_inverse_time_decay_halves_the_rate_after_its_time_constant():
+    """Before: alpha / (n + 1) only, which took a rate of 0.1 to 5e-6 in 20,000 steps."""
+    slow = Optimizer(0.1, 0.0, LearningRateDecay(kind="inverse_time", time_constant=1000.0, every="step"))
+    plain = Optimizer(0.1, 0.0, LearningRateDecay(kind="inverse_time", every="step"))
+    for _ in range(1000):
+        slow.after("step"), plain.after("step")
+    assert slow.rate == pytest.approx(0.05, rel=1e-12) and plain.rate == pytest.approx(0.1 / 1001, rel=1e-12)
+    assert slow.scheduled_rate(20_000) == pytest.approx(0.1 / 21, rel=1e-12)
+    with pytest.raises(ValueError, match="time_constant applies to inverse_time decay only"):
+        LearningRateDecay(kind="multiplicative", factor=0.9, time_constant=10.0)
