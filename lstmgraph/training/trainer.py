@@ -31,7 +31,7 @@ from ..progress import Progress, ProgressReport
 from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
-from .data import DataFile, TaskStream
+from .data import DataError, DataFile, TaskStream
 from .compiled_engine import CompiledEngine
 from .engines import select_engine
 from .numpy_engine import NumpyEngine
@@ -64,8 +64,11 @@ def training_section(plan: Plan) -> TrainingSpec:
 def data_source(plan: Plan, training: TrainingSpec):
     """The task stream (seeded ``training.seed``) or data file of the training section."""
     if training.data is not None:  # joined to the spec's folder when the plan was compiled
-        return DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
-                        training.epochs or (None if training.steps else 1))
+        try:
+            return DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
+                            training.epochs or (None if training.steps else 1))
+        except DataError as error:  # where the file was named: the spec's line, or --data
+            raise DataError(f"{plan.source.describe(('training', 'data'))}: {error}") from None
     # The task's name, options and sizes were checked when the spec was compiled.
     return TaskStream(make_task(training.task.name, training.task.options), training.seed)
 

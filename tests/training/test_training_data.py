@@ -35,3 +35,16 @@ def test_a_csv_given_as_training_data_is_told_what_a_data_file_holds(tmp_path):
     (tmp_path / "d.npz").write_bytes(b"PK damaged")
     with pytest.raises(DataError, match=r"d.npz: not an .npz archive \(truncated, corrupted or another kind of file\)$"):
         DataFile(tmp_path / "d.npz", 1, 1, epochs=1)
+
+
+def test_a_data_file_that_cannot_be_read_is_named_with_the_spec_line_or_option_that_gave_it(tmp_path):
+    """Before: `train` said only "nope.npz: no such file", naming neither the spec's line nor --data."""
+    from conftest import invoke
+
+    spec = tmp_path / "net.yaml"
+    spec.write_text("version: 1\ngroups:\n  - {name: x, kind: input, size: 1}\n  - {name: y, kind: output, size: 1}\n"
+                    "connections:\n  - {from: x, to: y}\ntraining:\n  learning_rate: 0.1\n  data: nope.npz\n")
+    code, output = invoke("train", spec, "--out", tmp_path / "run")
+    assert code == 2 and f"error: {spec}:9:3: training.data: {tmp_path / 'nope.npz'}: no such file" in output
+    code, output = invoke("train", spec, "--data", tmp_path / "other.npz", "--out", tmp_path / "run")
+    assert code == 2 and "training.data (with --data " in output
