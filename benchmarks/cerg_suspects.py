@@ -1,4 +1,5 @@
-"""A suspect for the CERG forget-gate gap that the texts leave open, tested on the paper rows' seeds.
+"""A suspect for the CERG forget-gate gap that the texts leave open, tested on the paper rows' seeds;
+also on the other continual stream rows (the 2002 PFG rows), where seed 002 hints at it.
 
     .venv/bin/python benchmarks/cerg_suspects.py --row gers2000-cerg-forget --variant carried-state \
         --trials 30 --max-steps 50000000 --out docs/results/cerg-suspects/forget-carried-state
@@ -27,6 +28,12 @@ training steps per stream, so ``--max-steps`` caps a trial's training steps (che
 each training stream; the row's perfect nets needed at most 3.9 x 10^7), and a capped trial's
 class (good or rest) is that of its last test phase.
 
+The PFG rows (``--row gers2002-pfg-...``) count periods, not symbols, and stream 1 test after
+each training stream. Seed 002 says each training receives continual input (line 259) and that
+the net's state, 0 at the start, is never 0 again (line 455, of its Fig. 15); their rows restart
+each training stream from a zero state at a period start. ``--learning-rule rtrl`` runs exact
+RTRL, which the cosine rows need (docs/results.md, PFG).
+
 Each finished trial is appended to ``OUT/trials.jsonl`` (a rerun skips the seeds there), the
 row's own result format, so `benchmarks/trial_by_trial.py docs/results/gers2000-cerg-forget OUT`
 compares the two seed by seed. The counts of perfect (with the Wilson 95 % interval), good and
@@ -42,15 +49,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lstmgraph.experiments import find_experiment
+import numpy as np
+
+from lstmgraph.experiments import EXPERIMENTS, find_experiment
+from lstmgraph.experiments.sweep import grid
 from lstmgraph.experiments.trial import trial_engine
 from lstmgraph.experiments.streams import StreamData, StreamProtocol, stream_score
-from lstmgraph.success import within_tolerance
 from lstmgraph.experiments.data import data_rng
 from lstmgraph.experiments.verdict import wilson
 
-#: The rows this runs (the decay row multiplies the rate by 0.99 after each error-free training stream).
-ROWS = ("gers2000-cerg-forget", "gers2000-cerg-forget-decay")
+#: The rows this runs: the continual stream rows (no reset inside a stream). The decay row
+#: multiplies the rate by 0.99 after each error-free training stream.
+ROWS = tuple(name for name, row in EXPERIMENTS.items()
+             if isinstance(row.protocol, StreamProtocol) and not row.protocol.reset_each_sequence)
 VARIANTS = ("carried-state",)
 #: CPU seconds between progress lines.
 REPORT_EVERY = 30.0
@@ -58,26 +69,35 @@ REPORT_EVERY = 30.0
 
 def carried_training_stream(engine, data: StreamData, protocol: StreamProtocol) -> tuple[int, int]:
     """One training stream from the engine's current state at the cursor (which may be inside
-    a string), to its first error or ``train_limit`` steps; the cursor then stands on the step
-    after the last one run. Returns (steps right before the first error, steps run)."""
-    limit = protocol.train_limit
-    data.ensure(limit, "steps")
+    a string or a period), to its first error or ``train_limit`` units (steps, or sequences:
+    the protocol's unit); the cursor then stands on the step after the last one run. Returns
+    (units right before the first error, steps run)."""
+    limit, steps_unit = protocol.train_limit, protocol.unit == "steps"
+    data.ensure(limit, protocol.unit)
     start = data.position
-    steps, outputs = engine.present(data.inputs[start:start + limit], data.targets[start:start + limit],
-                                    True, protocol.tolerance)
+    stop = start + limit if steps_unit else int(np.searchsorted(data.counts, data.counts[start] + limit))
+    steps, outputs = engine.present(data.inputs[start:stop], data.targets[start:stop], True,
+                                    protocol.success_test.kernel_tolerance,
+                                    data.judged[start:stop] if data.apart else None)
     last = start + steps - 1
-    erred = steps < limit or not within_tolerance(outputs[-1:], data.targets[last:last + 1], protocol.tolerance)[0]
+    erred = steps < stop - start or not protocol.success_test.steps_correct(outputs[-1:],
+                                                                             data.judged[last:last + 1])[0]
     data.position = start + steps
-    return (steps - 1 if erred else limit), steps
+    if not erred:
+        return limit, steps
+    return (steps - 1 if steps_unit else int(data.counts[last] - data.counts[start])), steps
 
 
-def run_trial(row: str, seed: int, max_streams: int, max_steps: int | None = None) -> dict[str, Any]:
+def run_trial(row: str, seed: int, max_streams: int, max_steps: int | None = None,
+              learning_rule: str | None = None) -> dict[str, Any]:
     """Trial ``seed`` of the row with carried training state, stopped before a training stream
     once ``max_steps`` training steps are done (as `lstmgraph reproduce --max-steps`); the row's
-    result row, its class from the last test phase."""
+    result row, its class from the last test phase. ``learning_rule``: the row's net trained
+    by another rule (as `lstmgraph sweep ROW --vary learning_rule=...` sets it)."""
     experiment = find_experiment(row)
+    if learning_rule is not None:
+        experiment = grid(experiment, [("learning_rule", [learning_rule])], add_own=False)[0].experiment
     protocol = experiment.protocol
-    assert protocol.unit == "steps" and not protocol.reset_each_sequence
     engine = trial_engine(experiment.plan(), seed)
     task = experiment.make_task()
     training, testing = StreamData(task, data_rng(seed, 0)), StreamData(task, data_rng(seed, 1))
@@ -121,6 +141,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=30, help="seeds 0 to N-1")
     parser.add_argument("--max-streams", type=int, help="training streams per trial (default: the row's)")
     parser.add_argument("--max-steps", type=int, help="training steps per trial, checked before each training stream")
+    parser.add_argument("--learning-rule", choices=("truncated_rtrl", "rtrl"),
+                        help="train the row's net by this rule (default: the row's)")
     parser.add_argument("--out", type=Path, required=True, help="folder for trials.jsonl (appended; a rerun resumes)")
     arguments = parser.parse_args()
     max_streams = arguments.max_streams or find_experiment(arguments.row).protocol.max_streams
@@ -129,12 +151,13 @@ def main() -> None:
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     done = {row["seed"] for row in rows}
     cap = f" or {arguments.max_steps:,} training steps" if arguments.max_steps else ""
-    print(f"{arguments.row}, {arguments.variant}: seeds 0-{arguments.trials - 1}, at most {max_streams:,} "
+    rule = f", {arguments.learning_rule}" if arguments.learning_rule else ""
+    print(f"{arguments.row}{rule}, {arguments.variant}: seeds 0-{arguments.trials - 1}, at most {max_streams:,} "
           f"training streams{cap}; {len(done)} already in {log}", flush=True)
     for seed in range(arguments.trials):
         if seed in done:
             continue
-        row = run_trial(arguments.row, seed, max_streams, arguments.max_steps)
+        row = run_trial(arguments.row, seed, max_streams, arguments.max_steps, arguments.learning_rule)
         rows.append(row)
         with log.open("a") as file:
             file.write(json.dumps(row) + "\n")
