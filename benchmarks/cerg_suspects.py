@@ -28,7 +28,7 @@ training steps per stream, so ``--max-steps`` caps a trial's training steps (che
 each training stream; the row's perfect nets needed at most 3.9 x 10^7), and a capped trial's
 class (good or rest) is that of its last test phase.
 
-The PFG rows (``--row gers2002-pfg-...``) count periods, not symbols, and stream 1 test after
+The PFG rows (``--row gers2002-pfg-...``; docs/results.md, PFG, has their first look) count periods, not symbols, and stream 1 test after
 each training stream. Seed 002 says each training receives continual input (line 259) and that
 the net's state, 0 at the start, is never 0 again (line 455, of its Fig. 15); their rows restart
 each training stream from a zero state at a period start. ``--learning-rule rtrl`` runs exact
