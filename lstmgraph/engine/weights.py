@@ -176,8 +176,8 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
                            f"from 1 to {MAX_TRIALS:,} (the file save_weights writes)")
     weights = {}
     for connection in plan.connections:
-        if connection.name not in stored:  # fixed internal connections may be left out
-            weights[connection.name] = np.ones((trials,) + connection.shape)
+        if connection.name not in stored:  # fixed internal connections may be left out: their constant
+            weights[connection.name] = np.stack([_initial(connection, None, 0.0, 0.0)] * trials)
             continue
         try:  # real and finite: no run saves other weights
             values = numbers(path, f"'{connection.name}'", stored[connection.name])

@@ -119,3 +119,19 @@ def test_a_weights_archive_s_member_names_and_sizes_are_checked_before_it_is_unp
             patch.setattr("lstmgraph.arrays.np.load", lambda *a, **k: pytest.fail("unpacked before it was checked"))
             with pytest.raises(WeightsError, match=re.escape(problem)):
                 load_weights(tmp_path / "bad.npz", cerg)
+
+
+def test_a_file_without_the_fixed_connections_gets_their_constants(tmp_path):
+    """Before: a left-out CEC was filled with 1, not with the spec's state_decay."""
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data({
+        "version": 1, "groups": [{"name": "x", "kind": "input", "size": 1},
+                                 {"name": "mem", "kind": "memory_block", "blocks": 2, "state_decay": 0.9},
+                                 {"name": "y", "kind": "output", "size": 1}],
+        "connections": [{"from": "x", "to": ["mem.input_gate", "mem.output_gate", "mem.cell_input"]},
+                        {"from": "mem.cell_output", "to": "y"}]}))
+    weights = initial_weights(plan, [0, 1])
+    trainable = {c.name: weights[c.name] for c in plan.connections if c.trainable}
+    np.savez(tmp_path / "hand.npz", __meta__=np.array('{"trials": 2}'), **trainable)
+    loaded = load_weights(tmp_path / "hand.npz", plan)
+    assert all(np.array_equal(loaded[k], weights[k]) for k in weights)
+    np.testing.assert_array_equal(loaded["mem.state->mem.state"], np.full((2, 2), 0.9))
