@@ -9,6 +9,7 @@ Weights are saved as ``.npz`` (no pickle), one array per connection named ``sour
 from __future__ import annotations
 
 import json
+from collections import abc
 from pathlib import Path
 from typing import Sequence
 
@@ -59,10 +60,23 @@ def initial_weights(plan: Plan, seeds: int | Sequence[int] | None = None) -> Wei
     require_plan(plan, "initial_weights")
     if seeds is None:
         seeds = [plan.init.seed]
-    elif isinstance(seeds, (int, np.integer)):
+    elif isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         seeds = [int(seeds)]
+    seeds = _checked_seeds(seeds)
     per_trial = [_draw(plan, np.random.default_rng(seed)) for seed in seeds]
     return {c.name: np.stack([trial[c.name] for trial in per_trial]) for c in plan.connections}
+
+
+def _checked_seeds(seeds) -> list[int]:
+    """``seeds`` as a list of whole numbers >= 0, one per trial, at most `MAX_TRIALS`; a
+    `TypeError` or `ValueError` saying what was given otherwise."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (abc.Sequence, np.ndarray)):
+        raise TypeError(f"seeds are a whole number or a list of them, one per trial, not a {type(seeds).__name__}")
+    bad = [seed for seed in seeds if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0]
+    if bad or not 1 <= len(seeds) <= MAX_TRIALS:
+        raise ValueError(f"seeds are 1 to {MAX_TRIALS:,} whole numbers >= 0, one per trial; got "
+                         + (f"{bad[0]!r}" if bad else f"{len(seeds):,} seeds"))
+    return [int(seed) for seed in seeds]
 
 
 def _draw(plan: Plan, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -98,13 +112,26 @@ def trial(weights: Weights, index: int) -> Weights:
 
 
 def flatten(plan: Plan, weights: Weights) -> np.ndarray:
-    """The trainable weights as one vector per trial, laid out by `plan.parameters`."""
+    """The trainable weights as one vector per trial, laid out by `plan.parameters`; ``weights``
+    (or gradients) must hold every trainable connection, `WeightsError` otherwise."""
+    missing = [slot.connection for slot in plan.parameters if slot.connection not in weights]
+    if missing:
+        raise WeightsError(f"the weights do not fit network '{plan.name}'; missing: {_listed(missing)}")
+    trials = population(weights)
+    for slot in plan.parameters:
+        if np.shape(weights[slot.connection]) != (trials,) + slot.shape:
+            raise WeightsError(f"the weights of '{slot.connection}' have shape {np.shape(weights[slot.connection])}, "
+                               f"expected {(trials,) + slot.shape}")
     return np.concatenate([weights[slot.connection].reshape(population(weights), -1)
                            for slot in plan.parameters], axis=1)
 
 
 def unflatten(plan: Plan, vector: np.ndarray, template: Weights) -> Weights:
-    """Weights with the trainable ones taken from ``vector`` (trials, n_parameters)."""
+    """Weights with the trainable ones taken from ``vector`` (trials, n_parameters), the others
+    from ``template``; `ValueError` for a vector of another shape."""
+    if np.ndim(vector) != 2 or np.shape(vector)[1] != plan.n_parameters:
+        raise ValueError(f"the vector has shape {np.shape(vector)}, expected (trials, {plan.n_parameters}): "
+                         f"(trials, n_parameters) as flatten gives")
     result = {name: values.copy() for name, values in template.items()}
     for slot in plan.parameters:
         block = vector[:, slot.offset:slot.offset + slot.size]

@@ -135,3 +135,22 @@ def test_a_file_without_the_fixed_connections_gets_their_constants(tmp_path):
     loaded = load_weights(tmp_path / "hand.npz", plan)
     assert all(np.array_equal(loaded[k], weights[k]) for k in weights)
     np.testing.assert_array_equal(loaded["mem.state->mem.state"], np.full((2, 2), 0.9))
+
+
+def test_bad_seeds_vectors_and_weights_are_refused_by_what_they_are(cerg):
+    """Before: numpy's own messages ('need at least one array to stack', 'expected non-negative
+    integer') and a KeyError or IndexError from inside flatten and unflatten."""
+    for seeds, kind, words in (([], ValueError, "got 0 seeds"), (-1, ValueError, "got -1"),
+                               ([0, 1.5], ValueError, "got 1.5"), (1.5, TypeError, "not a float"),
+                               ("1", TypeError, "not a str")):
+        with pytest.raises(kind, match=words):
+            initial_weights(cerg, seeds)
+    assert initial_weights(cerg, range(2))["symbols->prediction"].shape == (2, 7, 7)
+    weights = initial_weights(cerg, [0, 1])
+    with pytest.raises(WeightsError, match="missing: symbols->memory.cell_input"):
+        flatten(cerg, {})
+    with pytest.raises(WeightsError, match=re.escape("have shape (8, 7), expected (2, 8, 7)")):
+        flatten(cerg, {**weights, "symbols->memory.cell_input": weights["symbols->memory.cell_input"][0]})
+    for vector in (np.zeros(424), np.zeros((2, 5))):
+        with pytest.raises(ValueError, match=re.escape("expected (trials, 424)")):
+            unflatten(cerg, vector, weights)
