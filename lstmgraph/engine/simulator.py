@@ -101,6 +101,9 @@ class Simulator:
                     raise ValueError(f"state['{name}'] has shape {value.shape}, expected "
                                      f"({trials}, {self.units[name].size}): (trials, size)")
                 V[program.prev(name)] = value.T
+        if state is not None and set(state) != set(self.delayed):
+            raise ValueError(f"the state holds {sorted(state)}; {self.plan.name} expects {sorted(self.delayed)} "
+                             f"(plan.delayed_sources; sim.zero_state(trials) starts a sequence)")
         return V
 
     def state_of(self, program: Program, V: np.ndarray) -> dict[str, np.ndarray]:

@@ -49,3 +49,18 @@ def test_inputs_weights_and_state_that_do_not_fit_name_what_was_expected():
     record, _ = sim.step(weights, sim.zero_state(2), np.zeros(7))
     with pytest.raises(ValueError, match=re.escape("targets of a step have shape (3,)")):
         sim.loss(record, np.zeros(3))
+
+
+def test_a_state_with_a_group_missing_or_unknown_is_refused():
+    """Before: an unknown group (a typo) was ignored and a missing one started from zero, silently."""
+    import re
+    plan = lstmgraph.compile_spec("gers2000_cerg")
+    sim, weights = Simulator(plan), initial_weights(plan, [0, 1])
+    state = sim.zero_state(2)
+    expected = re.escape("gers2000_cerg expects ['memory.cell_output', 'memory.state']")
+    for wrong in ({"memory.state": state["memory.state"]}, {**state, "memory.States": state["memory.state"]}):
+        with pytest.raises(ValueError, match=expected):
+            sim.run(weights, np.zeros((2, 7)), state=wrong)
+        with pytest.raises(ValueError, match=expected):
+            sim.step(weights, wrong, np.zeros(7))
+    assert len(sim.run(weights, np.zeros((2, 7)), state=state)[0]) == 2
