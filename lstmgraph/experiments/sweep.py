@@ -165,11 +165,15 @@ class Setting:
         return ", ".join(f"{key}={json.dumps(value)}" for key, value in self.values.items())
 
 
-def grid(subject: Experiment, varied: list[tuple[str, list[Any]]], add_own: bool = True) -> list[Setting]:
-    """Every setting of ``varied`` ((typed key, values) in order) on ``subject``; `SweepError`
-    names an unknown key, a key given twice, a value a key rejects, or a grid too large."""
+def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, list[Any]],
+         add_own: bool = True) -> list[Setting]:
+    """Every setting of ``varied`` ((typed key, values) in order, or a dict of them) on
+    ``subject``; `SweepError` names an unknown key, a key given twice or without a list of
+    values, a value a key rejects, or a grid too large."""
     resolved: list[tuple[str, Any, str, list[Any]]] = []
-    for typed, values in varied:
+    for typed, values in (varied.items() if isinstance(varied, dict) else varied):
+        if not isinstance(values, (list, tuple)) or not values:
+            raise SweepError(f"--vary {typed}: give a non-empty list of values, not {values!r}")
         full, key, name = resolve(subject, typed)
         if any(full == other[0] for other in resolved):
             raise SweepError(f"--vary {full}: given twice; give its values in one --vary")

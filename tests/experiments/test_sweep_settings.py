@@ -231,3 +231,14 @@ def test_a_sweep_that_sets_protocol_keys_says_so_and_names_the_protocol_its_sett
     each = grid(row, [("protocol.test_streams", [3, 4])], add_own=False)
     assert judged_by(subject, each) == ("the row's protocol (stream), with protocol.test_streams as each setting "
                                         "sets them", f"{row.protocol.describe()} (each setting's in its results.json)")
+
+
+def test_a_key_without_a_list_of_values_is_refused_and_a_dict_of_keys_is_a_grid():
+    """Before: an empty list gave the own setting alone, silently; a dict raised 'too many values
+    to unpack' from inside."""
+    subject = subject_of("gers2000_cerg")
+    for values in ([], 0.1, None):
+        with pytest.raises(SweepError, match="learning_rate: give a non-empty list of values"):
+            grid(subject.experiment, [("learning_rate", values)])
+    settings = grid(subject.experiment, {"learning_rate": [0.1, 0.5]})
+    assert [setting.label() for setting in settings] == ["learning_rate=0.1", "learning_rate=0.5"]
