@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -365,3 +366,27 @@ def test_a_cached_module_that_is_a_fifo_or_a_folder_is_replaced_or_named(tmp_pat
         interpreter.load_source("lstmgraph_test_folder", "X = 1\n")
     assert str(refused.value).startswith(f"cannot write {tmp_path}/kernels/lstmgraph_test_folder.py: ")
     assert "LSTMGRAPH_CACHE" in str(refused.value)
+
+
+def test_a_population_refuses_weights_and_streams_that_do_not_fit_before_its_kernel_reads_them():
+    """Before: weights {} raised StopIteration and unbatched weights were reshaped silently; inputs
+    of another width, or targets shorter than the inputs, ran: the kernel read past their ends."""
+    from lstmgraph.engine import WeightsError
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    network = CompiledNetwork(plan, False, "sum_of_squares", kernel="interpreter")
+    weights = initial_weights(plan, [0, 1])
+    with pytest.raises(WeightsError, match="missing: "):
+        network.population({}, 0.1)
+    with pytest.raises(WeightsError, match="have shape"):
+        network.population({name: values[0] for name, values in weights.items()}, 0.1)
+    population = network.population(weights, 0.1)
+    inputs, targets = np.zeros((10, 1)), np.zeros((10, 1))
+    wrong = {"inputs have shape (10, 3); expected (10, 1) or (10, 1, 2)": (np.zeros((10, 3)), targets, None),
+             "inputs have shape (10,)": (np.zeros(10), targets, None),
+             "targets have shape (9, 1); expected (10, 1)": (inputs, np.zeros((9, 1)), None),
+             "outputs have shape (2, 9, 1); expected (2, 10, 1)": (inputs, targets, np.zeros((2, 9, 1)))}
+    for message, (x, y, outputs) in wrong.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            population.run(x, y, outputs=outputs)
+    steps, _ = population.run(inputs, targets, outputs=np.zeros((2, 10, 1)))
+    assert list(steps) == [10, 10]

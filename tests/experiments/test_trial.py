@@ -215,7 +215,7 @@ def test_python_and_the_compiled_drivers_call_one_signature_of_the_kernel(name, 
     trials = [experiment.trial(plan, seed, 600, "interpreter") for seed in (0, 1, 2)]
     advance_together(trials, 600)
     network = trials[0].engine.network
-    population = network.population({key: np.stack([w] * 7) for key, w in trials[0].engine.weights.items()}, 0.1,
+    population = network.population({key: np.concatenate([w] * 7) for key, w in trials[0].engine.weights.items()}, 0.1,
                                     lanes=3)
     inputs, targets = np.zeros((5, network.n_inputs)), np.full((5, network.n_outputs), 0.5)
     inputs.flags.writeable = False

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...plan import Plan
 from ...program import MINUS_ONE, ONE, Program, lower
-from ..weights import Weights
+from ..weights import Weights, check_weights
 from . import specialised
 from .interpreter import flatten, load
 from .lanes import LaneBlock
@@ -138,7 +138,7 @@ class Population(NamedSlots):
                  lanes: int | None = None):
         self.network = network
         self.program = network.program
-        self.trials = next(iter(weights.values())).shape[0]
+        self.trials = check_weights(network.program.plan, weights)
         if lanes is None:
             per_thread = -(-self.trials // network.threads)
             lanes = max(1, min(LANES, per_thread))
@@ -228,6 +228,7 @@ class Population(NamedSlots):
         planes = (targets,) if judged is None else (targets, np.asarray(judged, dtype=np.float64))
         if outputs is None:
             outputs = np.zeros((self.trials, 0, self.network.n_outputs))
+        self._check_stream(inputs, planes, outputs)
         learns = np.broadcast_to(np.asarray(learn, dtype=np.bool_), (self.trials,))
         steps = np.zeros(self.trials, dtype=np.int64)
         loss = np.zeros(self.trials)
@@ -265,6 +266,20 @@ class Population(NamedSlots):
             for future in [self.pool.submit(block_run, *job) for job in jobs]:
                 future.result()
         return steps, loss
+
+    def _check_stream(self, inputs: np.ndarray, planes: tuple[np.ndarray, ...], outputs: np.ndarray) -> None:
+        """`ValueError` naming the shape expected unless ``inputs`` and the target ``planes`` are
+        (steps, width) or (steps, width, trials) over the same steps and ``outputs`` holds them
+        (the kernels index them unchecked)."""
+        steps = len(inputs) if inputs.ndim else 0
+        for what, values, width in (("inputs", inputs, self.network.n_inputs),
+                                    *((name, plane, self.network.n_outputs) for name, plane in zip(("targets", "judged"), planes))):
+            if values.shape not in ((steps, width), (steps, width, self.trials)):
+                raise ValueError(f"{what} have shape {values.shape}; expected ({steps}, {width}) or "
+                                 f"({steps}, {width}, {self.trials}): (steps, width), or (steps, width, trials)")
+        if outputs.shape not in ((self.trials, 0, self.network.n_outputs), (self.trials, steps, self.network.n_outputs)):
+            raise ValueError(f"outputs have shape {outputs.shape}; expected ({self.trials}, {steps}, "
+                             f"{self.network.n_outputs}): (trials, steps, n_outputs)")
 
     def close(self) -> None:
         if self.pool is not None:
