@@ -144,6 +144,11 @@ class Trial:
 
             raise EngineError(f"the {protocol.kind} protocol's trials learn online by RTRL only: BPTT needs the "
                               f"end of a sequence, which a stream never reaches (use truncated_rtrl or rtrl)")
+        plan = engine.plan
+        if (task.n_inputs, task.n_outputs) != (plan.n_inputs, plan.n_outputs):
+            raise ValueError(f"task '{task.name}' has {task.n_inputs} inputs and {task.n_outputs} outputs, "
+                             f"network '{plan.name}' {plan.n_inputs} and {plan.n_outputs}")
+        _check_steps("budget_steps", budget_steps, 0)
         self.engine = engine
         self.task = task
         self.protocol = protocol
@@ -158,6 +163,7 @@ class Trial:
 
     def advance(self, steps: int | None = None) -> ProgressReport:
         """Run about ``steps`` more training steps (None: to the end); returns where it stands."""
+        _check_steps("steps", steps, 1)
         return advance_together([self], steps)[0]
 
     def run(self, progress=None, report_steps: int = 100_000) -> dict[str, Any]:
@@ -242,6 +248,12 @@ class Trial:
 
     def _restore(self, arrays: dict[str, np.ndarray]) -> None:
         raise NotImplementedError
+
+
+def _check_steps(name: str, steps: int | None, least: int) -> None:
+    """`ValueError` unless ``steps`` is None or a whole number of at least ``least``."""
+    if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < least):
+        raise ValueError(f"{name} is None or a whole number >= {least}, not {steps!r}")
 
 
 def advance_together(trials: list[Trial], steps: int | None = None) -> list[ProgressReport]:

@@ -240,3 +240,22 @@ def test_a_driver_compiles_once_whatever_the_number_of_lanes(name, changes):
     advance_together(trials[2:], 400)
     drivers = [bound for (driver, _), bound in _BOUND.items() if driver in (stream_driver._drive, sequence_driver._drive)]
     assert drivers and all(len(bound.signatures) == 1 for bound in drivers)
+
+
+def test_a_trial_refuses_a_network_that_does_not_fit_its_task_and_steps_that_are_no_count():
+    """Before: a CERG net took the spike task's trials (its kernel reading past the data),
+    budget_steps=-5 was taken, and advance(-1) never returned."""
+    from lstmgraph.experiments import run_trial, trial_engine
+    spikes, cerg = find_experiment("gers2002-msd-f10-peephole"), find_experiment("gers2000-cerg-forget")
+    with pytest.raises(ValueError, match="task 'measuring_spike_delays' has 1 inputs and 1 outputs, network "
+                                         "'gers2000_cerg' 7 and 7"):
+        spikes.trial(cerg.plan(), seed=0, budget_steps=100)
+    with pytest.raises(ValueError, match="task 'measuring_spike_delays' has 1 inputs"):
+        run_trial(trial_engine(cerg.plan(), 0), spikes.make_task(), spikes.protocol, 0, budget_steps=100)
+    with pytest.raises(ValueError, match="budget_steps is None or a whole number >= 0, not -5"):
+        spikes.trial(spikes.plan(), seed=0, budget_steps=-5)
+    trial = spikes.trial(spikes.plan(), seed=0, budget_steps=100)
+    for steps in (-1, 0, 2.5):
+        with pytest.raises(ValueError, match=f"steps is None or a whole number >= 1, not {steps}"):
+            trial.advance(steps)
+    assert trial.advance(50).done > 0
