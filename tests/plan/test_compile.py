@@ -211,3 +211,15 @@ def test_every_stage_after_the_plan_refuses_a_document_or_a_name_and_says_how_to
                                                           "lstmgraph.compile_spec(path)")):
                 call(given)
     assert not (tmp_path / "run").exists() and not (tmp_path / "gru.svg").exists()
+
+
+def test_the_plan_s_networkx_graph_is_as_api_md_describes_it():
+    """docs/api.md names plan.network.graph and its node and edge attributes."""
+    import networkx as nx
+    plan = lstmgraph.compile_spec("gers2000_cerg")
+    graph = plan.network.graph
+    assert isinstance(graph, nx.MultiDiGraph) and set(graph.nodes) == {unit.name for unit in plan.units}
+    assert graph.nodes["memory.state"]["unit"] == plan.unit["memory.state"]
+    cec = graph.edges["memory.state", "memory.state", "memory.state->memory.state"]
+    assert (cec["kind"], cec["delay"], cec["connection"]) == ("weight", 1, plan.connection["memory.state->memory.state"])
+    assert graph.edges["memory.forget_gate", "memory.state", "memory.state->memory.state gate"]["kind"] == "gate"
