@@ -270,16 +270,17 @@ class Population(NamedSlots):
     def _check_stream(self, inputs: np.ndarray, planes: tuple[np.ndarray, ...], outputs: np.ndarray) -> None:
         """`ValueError` naming the shape expected unless ``inputs`` and the target ``planes`` are
         (steps, width) or (steps, width, trials) over the same steps and ``outputs`` holds them
-        (the kernels index them unchecked)."""
+        (a buffer of more steps too; the kernels index them unchecked)."""
         steps = len(inputs) if inputs.ndim else 0
         for what, values, width in (("inputs", inputs, self.network.n_inputs),
                                     *((name, plane, self.network.n_outputs) for name, plane in zip(("targets", "judged"), planes))):
             if values.shape not in ((steps, width), (steps, width, self.trials)):
                 raise ValueError(f"{what} have shape {values.shape}; expected ({steps}, {width}) or "
                                  f"({steps}, {width}, {self.trials}): (steps, width), or (steps, width, trials)")
-        if outputs.shape not in ((self.trials, 0, self.network.n_outputs), (self.trials, steps, self.network.n_outputs)):
+        trials, held, width = outputs.shape if outputs.ndim == 3 else (None, None, None)
+        if trials != self.trials or width != self.network.n_outputs or 0 < held < steps:
             raise ValueError(f"outputs have shape {outputs.shape}; expected ({self.trials}, {steps}, "
-                             f"{self.network.n_outputs}): (trials, steps, n_outputs)")
+                             f"{self.network.n_outputs}): (trials, steps, n_outputs), steps or more (0: none kept)")
 
     def close(self) -> None:
         if self.pool is not None:
