@@ -214,9 +214,11 @@ class ResultsFolder:
                 f"{self.path} holds trials of {name} run by an earlier version of lstmgraph whose arithmetic "
                 f"differs in the last bits (its trials would not be those run now); choose another --out or "
                 f"delete it")
-        raise ResultsConflict(f"{self.path} holds trials of {name} run with other settings "
-                              f"({'; '.join(setting_differences(stored, expected))}); choose another --out or "
-                              "delete it")
+        held = stored.get("name")
+        what = (f"trials of {name} run with other settings" if held in (None, name)
+                else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
+        raise ResultsConflict(f"{self.path} holds {what} ({'; '.join(setting_differences(stored, expected))}); "
+                              "choose another --out or delete it")
 
     def remove_temporaries(self) -> None:
         """Remove the temporary files killed writes left in the folder and its trials' folders

@@ -354,6 +354,9 @@ def test_other_settings_are_named(tmp_path):
         run_experiment(experiment, 1, 1, out, 2000)
     assert setting_differences(stored, {**stored, "budget_steps": None}) == [
         "budget_steps (--max-steps): 1,000 in the folder, no cap in this command"]
+    other = find_experiment(GTS)  # another row's trials: named as the folder's, not the command's
+    with pytest.raises(ResultsConflict, match=rf"holds trials of {experiment.name}, not of {other.name} \(name: "):
+        ResultsFolder(out).check_settings(run_settings(other, 1000, BUNDLED_SPECS), other.name)
     other = experiment.with_protocol_options({"max_sequences": 5000})
     assert setting_differences(stored, run_settings(other, 1000, BUNDLED_SPECS))[0].startswith("protocol: ")
     assert setting_differences({"a": {"b": 1}}, {"a": {"b": 2, "c": 3}}) == [
