@@ -81,9 +81,9 @@ class Experiment:
             training["momentum"] = self.momentum
         return data, source
 
-    def spec_path(self, specs: Path = BUNDLED_SPECS) -> Path:
-        """The spec file the row changes: the bundled spec in ``specs``."""
-        return specs / f"{self.spec}.yaml"
+    def spec_path(self, specs: str | Path = BUNDLED_SPECS) -> Path:
+        """The spec file the row changes: the bundled spec in ``specs`` (a folder)."""
+        return Path(specs) / f"{self.spec}.yaml"
 
     def plan(self, specs: Path = BUNDLED_SPECS) -> Plan:
         data, source = self.spec_data(specs)

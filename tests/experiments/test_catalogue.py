@@ -277,3 +277,12 @@ def test_a_specs_folder_s_spec_is_never_read_through_a_link(tmp_path):
         row.spec_data(tmp_path)
     assert "is a symbolic link" in raised.value.format()
     assert row.spec_data()[0] == row.spec_data(BUNDLED_SPECS)[0]
+
+
+def test_a_specs_folder_may_be_given_as_text():
+    """Before: Experiment.plan("specs") failed inside with TypeError: str / str."""
+    from conftest import SPECS
+
+    row = find_experiment("gers2002-gts-peephole")
+    assert row.spec_path(str(SPECS)) == row.spec_path(SPECS)
+    assert row.plan(str(SPECS)).n_parameters == row.plan(SPECS).n_parameters
