@@ -188,18 +188,23 @@ def _listed(names: list[str], shown: int = 10) -> str:
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:
     """Read weights written by `save_weights` (or by hand: one array per connection name), each
-    of the connection's shape, real and finite; `WeightsError` names the file and what is wrong."""
+    of the connection's shape, real and finite; `WeightsError` names the file and what is wrong.
+    A file without ``__meta__`` holds one network, or a population where every array is
+    ``(trials, *shape)`` with one ``trials``."""
     path = Path(path)
     try:
         stored = read_npz(path, select=lambda declared: _fitting_members(path, plan, declared))
-        meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {}
+        meta = json.loads(str(stored.pop("__meta__"))) if "__meta__" in stored else {"trials": None}
         trials = meta.get("trials", 1)
     except ArrayFileError as error:
         raise WeightsError(str(error)) from None
     except (ValueError, TypeError, AttributeError, RecursionError):  # (RecursionError: nested too deep)
         raise WeightsError(f"{path}: '__meta__' is not the JSON object save_weights writes") from None
+    stacked, said = trials != 1, "'__meta__' says"
+    if trials is None:  # no __meta__: a population where every array has one leading trials axis
+        (trials, stacked), said = _stacked_trials(plan, stored), "the arrays' first axis gives"
     if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
-        raise WeightsError(f"{path}: '__meta__' says {json.dumps(trials)[:40]} trials; expected a whole number "
+        raise WeightsError(f"{path}: {said} {json.dumps(trials)[:40]} trials; expected a whole number "
                            f"from 1 to {MAX_TRIALS:,} (the file save_weights writes)")
     weights = {}
     for connection in plan.connections:
@@ -210,9 +215,18 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
             values = numbers(path, f"'{connection.name}'", stored[connection.name])
         except ArrayFileError as error:
             raise WeightsError(str(error)) from None
-        expected = connection.shape if trials == 1 else (trials,) + connection.shape
+        expected = (trials,) + connection.shape if stacked else connection.shape
         if values.shape != expected:
             raise WeightsError(f"{path}: '{connection.name}' has shape {values.shape}, "
                                f"expected {expected}")
-        weights[connection.name] = values[None] if trials == 1 else values
+        weights[connection.name] = values if stacked else values[None]
     return weights
+
+
+def _stacked_trials(plan: Plan, stored: dict[str, np.ndarray]) -> tuple[int, bool]:
+    """(trials, True) where every stored connection's array is (trials, *shape) with one trials;
+    else (1, False): one network, each array of its connection's shape."""
+    shapes = {c.name: c.shape for c in plan.connections}
+    leading = {values.shape[0] if values.shape[1:] == shapes[name] and values.ndim == len(shapes[name]) + 1 else None
+               for name, values in stored.items() if name in shapes}
+    return (leading.pop(), True) if len(leading) == 1 and None not in leading else (1, False)

@@ -154,3 +154,20 @@ def test_bad_seeds_vectors_and_weights_are_refused_by_what_they_are(cerg):
     for vector in (np.zeros(424), np.zeros((2, 5))):
         with pytest.raises(ValueError, match=re.escape("expected (trials, 424)")):
             unflatten(cerg, vector, weights)
+
+
+def test_a_population_written_by_hand_without_meta_loads_with_its_trials(tmp_path):
+    """Before: a file without __meta__ was read as one network, so (trials, *shape) arrays were
+    refused as misshapen although the doc calls __meta__ optional."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    weights = initial_weights(plan, [1, 2, 3])
+    trainable = {slot.connection: weights[slot.connection] for slot in plan.parameters}
+    np.savez(tmp_path / "three.npz", **trainable)
+    loaded = load_weights(tmp_path / "three.npz", plan)
+    assert all(np.array_equal(loaded[name], weights[name]) for name in weights)
+    np.savez(tmp_path / "one.npz", **{name: values[0] for name, values in trainable.items()})
+    assert all(values.shape[0] == 1 for values in load_weights(tmp_path / "one.npz", plan).values())
+    mixed = {**trainable, plan.parameters[0].connection: trainable[plan.parameters[0].connection][0]}
+    np.savez(tmp_path / "mixed.npz", **mixed)
+    with pytest.raises(WeightsError, match="has shape"):
+        load_weights(tmp_path / "mixed.npz", plan)
