@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bundled import close_names, find_spec
-from ..errors import SpecError
+from ..errors import SpecError, shown
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
@@ -35,7 +35,7 @@ from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
 from .sweep_keys import resolve
-from .sweep_values import MAX_SETTINGS, SweepError, same_value
+from .sweep_values import MAX_SETTINGS, SweepError, checked_values, same_value
 
 @dataclass(frozen=True)
 class SpecExperiment(Experiment):
@@ -173,7 +173,8 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, li
     resolved: list[tuple[str, Any, str, list[Any]]] = []
     for typed, values in (varied.items() if isinstance(varied, dict) else varied):
         if not isinstance(values, (list, tuple)) or not values:
-            raise SweepError(f"--vary {typed}: give a non-empty list of values, not {values!r}")
+            raise SweepError(f"--vary {typed}: give a non-empty list of values, not {shown(values)}")
+        values = checked_values(typed, list(values))
         full, key, name = resolve(subject, typed)
         if any(full == other[0] for other in resolved):
             raise SweepError(f"--vary {full}: given twice; give its values in one --vary")

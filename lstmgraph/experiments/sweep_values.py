@@ -123,9 +123,15 @@ def parse_vary(argument: str) -> tuple[str, list[Any]]:
             raise SweepError(f"--vary {key}: an empty value in {text!r}")
         match = _RANGE.match(item)
         values += _range(key, match) if match else [parse_value(item)]
+    return key, checked_values(key, values)
+
+
+def checked_values(key: str, values: list[Any]) -> list[Any]:
+    """A key's values, `SweepError` for more than `MAX_VALUES` or a value twice (`same_value`):
+    what `parse_vary` reads and `sweep.grid` is given alike."""
     if len(values) > MAX_VALUES:
         raise SweepError(f"--vary {key}: {len(values)} values, more than {MAX_VALUES}")
     for index, value in enumerate(values):
         if any(same_value(value, other) for other in values[:index]):
             raise SweepError(f"--vary {key}: the value {json.dumps(value)} twice")
-    return key, values
+    return values

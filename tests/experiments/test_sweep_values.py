@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from lstmgraph.experiments.sweep_values import parse_option, parse_vary, same_value
+import pytest
+
+from lstmgraph.experiments.sweep_values import SweepError, parse_option, parse_vary, same_value
 
 
 def test_integers_too_large_for_a_float_compare_without_overflow():
@@ -23,3 +25,16 @@ def test_a_number_of_more_digits_than_python_reads_is_taken_as_text():
     assert parse_vary(f"learning_rate={digits}") == ("learning_rate", [digits])
     assert parse_vary(f"delays=[0,{digits}]") == ("delays", [f"[0,{digits}]"])
     assert parse_option(f"window={digits}", "--protocol-option", "window=10") == ("window", digits)
+
+
+def test_a_grid_built_from_python_refuses_a_value_twice_or_too_many_values():
+    """Before: only `--vary` (parse_vary) checked these; sweep.grid ran both settings of 0.5."""
+    from lstmgraph.experiments import find_experiment
+    from lstmgraph.experiments.sweep import grid
+    from lstmgraph.experiments.sweep_values import MAX_VALUES
+
+    row = find_experiment("gers2002-gts-peephole")
+    with pytest.raises(SweepError, match="learning_rate: the value 0.5 twice"):
+        grid(row, [("learning_rate", [0.5, 0.5])])
+    with pytest.raises(SweepError, match=f"more than {MAX_VALUES}"):
+        grid(row, {"learning_rate": [0.001 * (k + 1) for k in range(MAX_VALUES + 1)]})
