@@ -111,7 +111,10 @@ class Simulator:
         return {name: V[program.prev(name)].T.copy() for name in self.delayed}
 
     def zero_state(self, trials: int) -> dict[str, np.ndarray]:
-        """Previous-step values of the delayed sources, all zero (papers: activations start at 0)."""
+        """Previous-step values of the delayed sources, all zero (papers: activations start at 0),
+        for ``trials`` networks (at least 1)."""
+        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+            raise ValueError(f"trials must be a whole number >= 1, not {trials!r}")
         return {name: np.zeros((trials, self.units[name].size)) for name in self.delayed}
 
     def output_vector(self, record: StepRecord) -> np.ndarray:
@@ -167,7 +170,9 @@ class Simulator:
         return step_loss
 
     def signals(self, records: list[StepRecord]) -> dict[str, np.ndarray]:
-        """Every unit group's activations over time, (T, trials, size) each."""
+        """Every unit group's activations over time, (T, trials, size) each, from `run`'s records."""
+        if not records:
+            raise ValueError("no records: signals need `run`'s records of at least one step")
         names = [unit.name for unit in self.plan.units if unit.computed]
         return {name: np.stack([record.y[name] for record in records]) for name in names}
 

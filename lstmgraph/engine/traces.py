@@ -43,6 +43,8 @@ class RealTimeRecurrentLearning:
 
     def reset(self, trials: int) -> None:
         """Zero traces: at the start of a sequence, with the activations."""
+        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+            raise ValueError(f"trials must be a whole number >= 1, not {trials!r}")
         self.trials = trials
         self.traces = {group: np.zeros((trials, len(units)))
                        for group, (units, _) in self.program.trace_entries.items()}

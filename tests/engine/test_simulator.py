@@ -10,6 +10,8 @@ from lstmgraph.engine import Simulator
 from lstmgraph.engine.weights import initial_weights
 from lstmgraph.limits import MAX_RECORD_BYTES, LimitError
 
+from conftest import SPECS
+
 
 def test_a_run_that_would_keep_too_many_values_is_refused_before_it_runs(monkeypatch):
     """Each step's record holds every slot (weights included): 1,000,000 steps of 200 GRUs would
@@ -64,3 +66,18 @@ def test_a_state_with_a_group_missing_or_unknown_is_refused():
         with pytest.raises(ValueError, match=expected):
             sim.step(weights, wrong, np.zeros(7))
     assert len(sim.run(weights, np.zeros((2, 7)), state=state)[0]) == 2
+
+
+def test_no_networks_or_no_records_are_refused_with_what_is_expected():
+    """Before: zero_state(0) and RealTimeRecurrentLearning(sim, 0) were taken (empty arrays), and
+    signals([]) raised numpy's 'need at least one array to stack'."""
+    from lstmgraph.engine.traces import RealTimeRecurrentLearning
+
+    sim = Simulator(lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml"))
+    for trials in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="trials must be a whole number >= 1"):
+            sim.zero_state(trials)
+    with pytest.raises(ValueError, match="trials must be a whole number >= 1"):
+        RealTimeRecurrentLearning(sim, 0)
+    with pytest.raises(ValueError, match="no records"):
+        sim.signals([])
