@@ -87,7 +87,8 @@ def document_bytes(document: dict[str, Any]) -> bytes:
 
 
 def csv_text(document: dict[str, Any]) -> str:
-    """sweep.csv: a line per setting, its values, then its figures."""
+    """sweep.csv: a line per setting, its values (text as is, other values as JSON: a list as
+    ``[0, 2]``), then its figures (``own`` true or false)."""
     keys = list(document["keys"])
     columns = ["index", *keys, "own", "trials", "solved", "rate_percent", "rate_low", "rate_high",
                "mean_to_success", "mean_low", "mean_high", "cpu_seconds", "mcnemar_p"]
@@ -98,10 +99,16 @@ def csv_text(document: dict[str, Any]) -> str:
         rate = setting["rate_interval_percent"] or [None, None]
         mean = setting["mean_interval"] or [None, None]
         test = setting["paired_with_own"] or {}
-        writer.writerow([setting["index"], *(json.dumps(setting["values"][key]) for key in keys), setting["own"],
+        writer.writerow([setting["index"], *(_csv_value(setting["values"][key]) for key in keys),
+                         json.dumps(setting["own"]),
                          setting["trials"], setting["solved"], setting["rate_percent"], *rate,
                          setting["mean_to_success"], *mean, setting["cpu_seconds"], test.get("mcnemar_p")])
     return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> str:
+    """A setting's value in sweep.csv: text as is (a CSV reader gets it unquoted), else JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _show(value: Any, digits: int = 0) -> str:

@@ -119,7 +119,7 @@ def test_the_document_gives_each_setting_its_intervals_and_its_paired_test_again
                                         "solved_only_in_own": 5, "mcnemar_p": 0.0625}
     assert document_bytes(document) == document_bytes(json.loads(document_bytes(document)))
     assert list(json.loads(document_bytes(document))) == sorted(document)
-    assert csv_text(document).splitlines()[2].startswith("1,0.5,False,6,1,16.67,")
+    assert csv_text(document).splitlines()[2].startswith("1,0.5,false,6,1,16.67,")
     assert "1 = 16.67 %" in "\n".join(table_lines(document)) or "1 = 17 %" in "\n".join(table_lines(document))
 
 
@@ -242,3 +242,13 @@ def test_a_key_without_a_list_of_values_is_refused_and_a_dict_of_keys_is_a_grid(
             grid(subject.experiment, [("learning_rate", values)])
     settings = grid(subject.experiment, {"learning_rate": [0.1, 0.5]})
     assert [setting.label() for setting in settings] == ["learning_rate=0.1", "learning_rate=0.5"]
+
+
+def test_sweep_csv_writes_text_values_unquoted_and_own_as_json(tmp_path):
+    """Before: a text value came out as \"\"\"delay\"\"\" (JSON inside CSV quotes) and own as Python's True."""
+    from conftest import REPO as ROOT
+
+    document = json.loads((ROOT / "docs/sweeps/gers2002-gts-no-forget/cue-delay/sweep.json").read_text())
+    lines = csv_text(document).splitlines()
+    assert lines[0].startswith("index,task.cue,own,") and lines[1].startswith("0,delay,true,10,")
+    assert (ROOT / "docs/sweeps/gers2002-gts-no-forget/cue-delay/sweep.csv").read_text() == csv_text(document)
