@@ -228,10 +228,14 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
         fail(str(error))
     except LimitError as error:
         fail(f"{inputs_file}: {error}")
+    try:
+        recorded = forward.record_bytes() if record is not None else None
+    except ValueError as error:  # a group named as one of the record's own arrays
+        fail(f"{record}: {error}")
     if outputs_file is not None:  # the files first: a disk that refuses one ends the command before it prints
         write_array(outputs_file, forward.outputs)
-    if record is not None:
-        write_atomically(record, forward.record_bytes())
+    if recorded is not None:
+        write_atomically(record, recorded)
     for values in forward.outputs:
         click.echo(",".join(f"{v:.10g}" for v in values))
     if record is not None:

@@ -18,6 +18,7 @@ from typing import Callable, Collection
 
 import numpy as np
 
+from .errors import shown
 from .files import TOO_LONG, name_too_long, reading_no_follow, write_atomically
 from .limits import COUNT_LIMITS_HINT, MAX_ROW_BYTES
 
@@ -71,7 +72,12 @@ def read_npz(path: Path, follow_links: bool = True,
             raise ArrayFileError(f"{path}: an archive of {count:,} members, more than the {MAX_ARCHIVE_MEMBERS:,} "
                                  "an .npz of arrays may hold")
         with zipfile.ZipFile(source) as archive:
-            declared = {_array_name(member.filename): member.file_size for member in archive.infolist()}
+            members = archive.infolist()
+        other = next((member.filename for member in members if not member.filename.endswith(".npy")), None)
+        if other is not None:  # (np.load would hand its raw bytes on as the "array")
+            raise ArrayFileError(f"{path}: holds {shown(other)}, not an array (.npy); an .npz of arrays, as "
+                                 "numpy.savez writes, holds only arrays")
+        declared = {member.filename[:-len(".npy")]: member.file_size for member in members}
         total = sum(declared.values())
         if total > MAX_ARCHIVE_BYTES:
             raise ArrayFileError(f"{path}: the archive unpacks to {total:,} bytes, more than "
@@ -90,11 +96,6 @@ def read_npz(path: Path, follow_links: bool = True,
         raise ArrayFileError(f"{path}: declares an array larger than the memory (a damaged header?)") from None
     finally:
         source.close()
-
-
-def _array_name(member: str) -> str:
-    """The name np.load gives the array of an archive's member (its file name less ``.npy``)."""
-    return member[:-4] if member.endswith(".npy") else member
 
 
 def read_array(path: Path, name: str = "inputs", max_rows: int | None = None) -> np.ndarray:
@@ -149,9 +150,17 @@ def sequence_starts(path: Path, starts: np.ndarray | None, steps: int) -> np.nda
     if starts.dtype.kind not in "iu":
         raise ArrayFileError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
     starts = starts.astype(np.int64).ravel()
-    if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= steps:
-        raise ArrayFileError(f"{path}: 'starts' must begin at 0 and increase strictly within the {steps} steps")
+    problem = starts_problem(starts, steps)
+    if problem:
+        raise ArrayFileError(f"{path}: {problem}")
     return starts
+
+
+def starts_problem(starts: np.ndarray, steps: int) -> str | None:
+    """Why ``starts`` (int64 step indices) do not split ``steps`` steps into sequences, or None."""
+    if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= steps:
+        return f"'starts' must begin at 0 and increase strictly within the {steps} steps"
+    return None
 
 
 def _npy_shape(path: Path) -> tuple[int, ...]:

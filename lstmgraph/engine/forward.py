@@ -11,11 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from ..arrays import (ArrayFileError, TooManyRows, archive_array, npz_bytes, numbers, read_array, read_npz,
-                      sequence_starts)
+                      sequence_starts, starts_problem)
 from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES
 from ..plan import Plan
 from .simulator import Simulator
 from .weights import Weights, population
+
+
+#: The arrays a record holds beside the unit groups' activations.
+RECORD_ARRAYS = ("inputs", "starts")
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,12 @@ class ForwardRun:
     starts: np.ndarray  # the steps where sequences begin, each run from zero activations
 
     def record_bytes(self) -> bytes:
-        """An .npz archive of the inputs and every group's activations (``run --record``)."""
+        """An .npz archive of the inputs, their starts and every group's activations (``run
+        --record``); `ValueError` for a group named as one of `RECORD_ARRAYS`, which it would hide."""
+        clash = sorted(set(RECORD_ARRAYS) & set(self.signals))
+        if clash:
+            raise ValueError(f"a unit group named '{clash[0]}' would replace the record's own '{clash[0]}' "
+                             "array; rename the group in the spec to record it")
         return npz_bytes({"inputs": self.inputs, "starts": self.starts, **self.signals})
 
 
@@ -70,7 +79,11 @@ def run_forward(plan: Plan, weights: Weights, inputs: np.ndarray, starts: np.nda
     None: one) from zero activations; `LimitError` where the activations kept would exceed the
     record limit (`Simulator.run`)."""
     sim = Simulator(plan)
-    starts = np.zeros(1, dtype=np.int64) if starts is None else np.asarray(starts, dtype=np.int64)
+    starts = np.zeros(1, dtype=np.int64) if starts is None else np.asarray(starts).ravel()
+    problem = None if starts.dtype.kind in "iu" else f"'starts' holds {starts.dtype} values, expected integers"
+    problem = problem or starts_problem(starts.astype(np.int64), len(inputs))
+    if problem:
+        raise ValueError(problem)
     sim.check_records(len(inputs), population(weights))
     bounds = [*starts.tolist(), len(inputs)]
     records = [record for a, b in zip(bounds[:-1], bounds[1:]) for record in sim.run(weights, inputs[a:b])[0]]

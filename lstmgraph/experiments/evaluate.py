@@ -164,6 +164,8 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
     if tolerance is not None:
+        if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
+            raise EvaluationError(f"tolerance must be a finite number > 0, not {tolerance!r}")
         test = TestUsed.of(success.SuccessTest("tolerance", tolerance), "--tolerance")
     else:
         test = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))

@@ -163,7 +163,6 @@ class Trial:
 
     def advance(self, steps: int | None = None) -> ProgressReport:
         """Run about ``steps`` more training steps (None: to the end); returns where it stands."""
-        _check_steps("steps", steps, 1)
         return advance_together([self], steps)[0]
 
     def run(self, progress=None, report_steps: int = 100_000) -> dict[str, Any]:
@@ -260,7 +259,8 @@ def advance_together(trials: list[Trial], steps: int | None = None) -> list[Prog
     """`Trial.advance` for some trials at once: those that can (`Trial.runs_beside`) side by
     side, in one block of lanes on the CPU or one population on the GPU (each ends exactly as it
     would alone), the groups one after another. Each group's CPU time is shared equally among
-    its trials."""
+    its trials. `ValueError` for ``steps`` below 1."""
+    _check_steps("steps", steps, 1)
     groups: list[list[Trial]] = []
     for trial in trials:
         if trial.row is None:

@@ -52,18 +52,20 @@ class DataFile:
         self.path = path
         try:
             arrays = read_npz(path)
+        except ArrayFileError as error:
+            hint = "" if path.suffix.lower() == ".npz" else (
+                "; training data is an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
+                "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
+            raise DataError(f"{error}{hint}") from None
+        try:
             self.digest = _sha256(path)
             for key in ("inputs", "targets"):
                 if key not in arrays:
                     raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
             inputs = numbers(path, "'inputs'", arrays["inputs"])
             targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
-            starts = sequence_starts(path, arrays.get("starts"), len(inputs))
         except ArrayFileError as error:
-            hint = "" if path.suffix.lower() == ".npz" else (
-                "; training data is an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
-                "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
-            raise DataError(f"{error}{hint}") from None
+            raise DataError(str(error)) from None
         if inputs.ndim == 1 and n_inputs == 1:
             inputs = inputs[:, None]
         if targets.ndim == 1 and n_outputs == 1:
@@ -73,6 +75,10 @@ class DataFile:
         if targets.shape != (len(inputs), n_outputs):
             raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
                             f"({len(inputs)}, {n_outputs}), one row per input step")
+        try:
+            starts = sequence_starts(path, arrays.get("starts"), len(inputs))
+        except ArrayFileError as error:
+            raise DataError(str(error)) from None
         bounds = list(starts) + [len(inputs)]
         self.sequences = [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
         self.epochs = epochs

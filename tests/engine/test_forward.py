@@ -421,3 +421,18 @@ def test_an_input_file_is_bounded_by_the_steps_a_forward_run_may_keep(timing, tm
     with pytest.raises(ArrayFileError,
                        match=r"x.csv: more than 4 rows \(steps\); a forward run of the network keeps at most 4 GiB"):
         input_sequences(tmp_path / "x.csv", 1, max_steps=4)
+
+
+def test_starts_given_from_python_are_checked_and_a_group_named_as_a_record_array_is_refused():
+    """Before: run_forward took starts [2] or [0, 5, 3] and returned outputs of the wrong width;
+    and a group named 'starts' replaced the record's starts."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml")
+    weights, inputs = initial_weights(plan, [3]), np.eye(7)[[0, 1, 5, 0, 2, 4, 6]]
+    for starts in ([2], [0, 5, 3], [0, 7], [0.0, 3.0]):
+        with pytest.raises(ValueError, match="'starts'"):
+            run_forward(plan, weights, inputs, np.array(starts))
+    forward = run_forward(plan, weights, inputs, np.array([0, 3]))
+    clashing = type(forward)(forward.inputs, forward.outputs, {**forward.signals, "starts": forward.outputs},
+                             forward.starts)
+    with pytest.raises(ValueError, match="a unit group named 'starts' would replace the record's own 'starts'"):
+        clashing.record_bytes()

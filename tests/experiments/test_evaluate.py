@@ -303,4 +303,6 @@ def test_a_tolerance_given_judges_every_output_within_it_instead_of_the_task_s_t
     assert evaluate_run(run, sequences=3).success_test.tolerance != 1e-9
     result = CliRunner().invoke(main, ["evaluate", str(run), "--sequences", "3", "--tolerance", "10"])
     assert result.exit_code == 0 and "within 10.0 of its target" in result.output
-    assert CliRunner().invoke(main, ["evaluate", str(run), "--tolerance", "0"]).exit_code == 2
+    for bad in ("0", "nan", "inf"):
+        result = CliRunner().invoke(main, ["evaluate", str(run), "--tolerance", bad])
+        assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit), bad

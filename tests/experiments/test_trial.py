@@ -255,7 +255,10 @@ def test_a_trial_refuses_a_network_that_does_not_fit_its_task_and_steps_that_are
     with pytest.raises(ValueError, match="budget_steps is None or a whole number >= 0, not -5"):
         spikes.trial(spikes.plan(), seed=0, budget_steps=-5)
     trial = spikes.trial(spikes.plan(), seed=0, budget_steps=100)
+    from lstmgraph.experiments.trial import advance_together
     for steps in (-1, 0, 2.5):
         with pytest.raises(ValueError, match=f"steps is None or a whole number >= 1, not {steps}"):
             trial.advance(steps)
+        with pytest.raises(ValueError, match=f"steps is None or a whole number >= 1, not {steps}"):
+            advance_together([trial], steps)  # (before: -1 never returned here either)
     assert trial.advance(50).done > 0

@@ -48,3 +48,19 @@ def test_a_data_file_that_cannot_be_read_is_named_with_the_spec_line_or_option_t
     assert code == 2 and f"error: {spec}:9:3: training.data: {tmp_path / 'nope.npz'}: no such file" in output
     code, output = invoke("train", spec, "--data", tmp_path / "other.npz", "--out", tmp_path / "run")
     assert code == 2 and "training.data (with --data " in output
+
+
+def test_a_data_file_of_scalars_or_raw_members_is_refused_by_name(tmp_path):
+    """Before: 0-d inputs reached len() (TypeError), and a zip member not named .npy reached the
+    checks as raw bytes (AttributeError): tracebacks, not the file's problem."""
+    from lstmgraph.training.data import DataError
+    import zipfile
+
+    np.savez(tmp_path / "scalar.npz", inputs=np.float64(1), targets=np.float64(1))
+    with pytest.raises(DataError, match=r"'inputs' has shape \(\); the network needs \(steps, 4\)"):
+        DataFile(tmp_path / "scalar.npz", 4, 1, epochs=1)
+    with zipfile.ZipFile(tmp_path / "raw.npz", "w") as archive:
+        archive.writestr("inputs", b"\x00" * 16)
+        archive.writestr("targets.npy", b"")
+    with pytest.raises(DataError, match=r"raw.npz: holds 'inputs', not an array \(.npy\)"):
+        DataFile(tmp_path / "raw.npz", 1, 1, epochs=1)
