@@ -45,6 +45,11 @@ def shown(value: Any, limit: int = SHOWN_CHARACTERS) -> str:
         text = _REPR.repr(value)
     except (RecursionError, ValueError):  # (ValueError: an integer of more digits than Python writes)
         text = f"a {type(value).__name__}"
+    return cut(text, limit)
+
+
+def cut(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` cut to ``limit`` characters, "..." marking the cut (`shown`, for text as is)."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..arrays import ArrayFileError, npz_bytes, numbers, read_npz
+from ..errors import cut, shown
 from ..files import write_atomically
 from ..graph.units import Connection
 from ..limits import MAX_TRIALS
@@ -180,10 +181,10 @@ def _fitting_members(path: Path, plan: Plan, declared: dict[str, int]) -> None:
                                f"values of {MAX_TRIALS:,} networks); not a weights file save_weights writes")
 
 
-def _listed(names: list[str], shown: int = 10) -> str:
-    """The first ``shown`` names (each cut to 64 characters), and how many more."""
-    cut = [name if len(name) <= 64 else name[:61] + "..." for name in names[:shown]]
-    return ", ".join(cut) + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
+def _listed(names: list[str], count: int = 10) -> str:
+    """The first ``count`` names (each cut to 64 characters), and how many more."""
+    return ", ".join(cut(name, 64) for name in names[:count]) + (
+        f" and {len(names) - count:,} more" if len(names) > count else "")
 
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:
@@ -204,7 +205,7 @@ def load_weights(path: str | Path, plan: Plan) -> Weights:
     if trials is None:  # no __meta__: a population where every array has one leading trials axis
         (trials, stacked), said = _stacked_trials(plan, stored), "the arrays' first axis gives"
     if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
-        raise WeightsError(f"{path}: {said} {json.dumps(trials)[:40]} trials; expected a whole number "
+        raise WeightsError(f"{path}: {said} {shown(trials, 40)} trials; expected a whole number "
                            f"from 1 to {MAX_TRIALS:,} (the file save_weights writes)")
     weights = {}
     for connection in plan.connections:

@@ -29,6 +29,7 @@ import math
 import statistics
 from typing import Any, ClassVar
 
+from ..errors import shown
 from ..success import SuccessTest
 
 
@@ -185,9 +186,8 @@ def _setting_value(key: str, annotation: str, value: Any, current: Any = _NO_ROW
     else:
         fits, wanted = isinstance(value, str), "text"
     if not fits:
-        shown = json.dumps(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge number"
         row = f" (the row's: {json.dumps(current)})" if current is not _NO_ROW else ""
-        raise ProtocolError(f"{key} takes {wanted}{row}, not {shown}")
+        raise ProtocolError(f"{key} takes {wanted}{row}, not {shown(value)}")
     return value
 
 

@@ -64,7 +64,7 @@ def check_row(row: Any, protocol: Any, limit: int | None = None) -> str | None:
         if key == "to_success" and value is None:
             continue
         if wanted is not None and not _fits(value, wanted):
-            return f"{key} must be {wanted}{' (or null)' if key == 'to_success' else ''}, not {_shown(value)}"
+            return f"{key} must be {wanted}{' (or null)' if key == 'to_success' else ''}, not {shown(value, 40)}"
         if wanted is None and not _scalar(value):
             return f"{key[:40]!r} must be a short text, a number, true, false or null"
     if row["seed"] >= MAX_TRIALS:
@@ -86,17 +86,12 @@ def check_row(row: Any, protocol: Any, limit: int | None = None) -> str | None:
     return None
 
 
-def _shown(value: Any) -> str:
-    if type(value) is int and abs(value) >= 10**21:
-        return "a huge number"
-    return shown(value, 40)
-
 
 def _type_problem(mapping: dict[str, Any], keys: dict[str, tuple[type, ...]], where: str) -> str | None:
     for key, types in keys.items():
         value = mapping.get(key)
         if key not in mapping or type(value) not in types:
-            return f"{where}{key} must be {' or '.join(t.__name__ for t in types)}, not {_shown(value)}"
+            return f"{where}{key} must be {' or '.join(t.__name__ for t in types)}, not {shown(value, 40)}"
     return None
 
 
@@ -117,10 +112,10 @@ def check_results(results: Any) -> str | None:
     if problem:
         return problem
     if not 1 <= experiment["trials"] <= MAX_TRIALS:
-        return f"experiment.trials must be from 1 to {MAX_TRIALS:,}, not {_shown(experiment['trials'])}"
+        return f"experiment.trials must be from 1 to {MAX_TRIALS:,}, not {shown(experiment['trials'], 40)}"
     budget = results.get("budget_steps")
     if budget is not None and not (type(budget) is int and 1 <= budget <= MAX_COUNT):
-        return f"budget_steps must be null or a whole number from 1 to {MAX_COUNT:,}, not {_shown(budget)}"
+        return f"budget_steps must be null or a whole number from 1 to {MAX_COUNT:,}, not {shown(budget, 40)}"
     try:
         protocol = protocol_counting(experiment["unit"])
     except ProtocolError as error:
@@ -137,7 +132,7 @@ def check_results(results: Any) -> str | None:
             return f"trials[{index}]: {problem}"
         seen[row["seed"]] = index
     if summary["trials"] != len(results["trials"]):
-        return f"summary.trials is {_shown(summary['trials'])}, but trials holds {len(results['trials'])} rows"
+        return f"summary.trials is {shown(summary['trials'], 40)}, but trials holds {len(results['trials'])} rows"
     for key in ("task_options", "protocol_options"):
         if not isinstance(experiment.get(key, {}), dict):
             return f"experiment.{key} must be an object"

@@ -23,7 +23,7 @@ from .folder import ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, settings
 from .summary import no_verdict_reason, results_of
 from .trial import checkpoint_place
-from .verdict import NOT_JUDGED_YET, judge, settled_verdict, trials_left_note, verdict
+from .verdict import judge, not_judged_yet, settled_verdict, trials_left_note, verdict
 
 
 class FolderError(Exception):
@@ -78,7 +78,7 @@ class FolderStatus:
         now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
         left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
         if left and self.settled is None:  # as the results tables say it (`results_table.folder_verdict`)
-            return f"{NOT_JUDGED_YET} (so far {now}; {left})"
+            return not_judged_yet(now, left)
         return f"{now}; {left}" if left else now
 
     def as_dict(self) -> dict[str, Any]:

@@ -238,6 +238,12 @@ def trials_left_note(results: dict[str, Any], trials_left: int, published: dict[
     return f"the {left} cannot change it" if settled == now else f"{settled} whatever the {left} give"
 
 
+def not_judged_yet(so_far: str, left: str) -> str:
+    """A partial row's verdict while its trials not finished can change it (`trials_left_note`
+    says so in ``left``), with its verdict ``so_far``: the words of every table and status."""
+    return f"{NOT_JUDGED_YET} (so far {so_far}; {left})"
+
+
 def verdict(judgements: list[Judgement]) -> str:
     """The row's verdict: reproduced when every figure judged is, differs when one is not."""
     if not judgements:
