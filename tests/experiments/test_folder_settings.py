@@ -43,7 +43,7 @@ def test_every_row_s_protocol_reads_back_from_its_settings_as_data():
 
 @pytest.mark.parametrize("damage, words", [
     ({"kind": "tapes"}, "no protocol of kind 'tapes'"),
-    ({"tolerance": "a lot"}, "tolerance takes a finite number, not \"a lot\""),
+    ({"tolerance": "a lot"}, "tolerance takes a finite number, not 'a lot'"),
     ({"speed": 3}, "none of its: speed"),
     ({"window": None}, "window takes a value (it cannot be unset)"),
 ])
