@@ -190,7 +190,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("the input shortcut", "sweeps/hochreiter1997-temporal-order-6b/input-shortcut", suspects=(WIRING,)),
         TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only",
                     suspects=(WIRING,)),
-        _exact_gradient("hochreiter1997-temporal-order-6b")),
+        _exact_gradient("hochreiter1997-temporal-order-6b"),
+        TriedChange("6,000,000 sequences", "sweeps/hochreiter1997-temporal-order-6b/max-sequences")),
     "gers2002-pfg-tri-f25-peephole": (
         TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),),
     "gers2002-pfg-rec-f25-peephole": (
