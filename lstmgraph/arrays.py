@@ -147,17 +147,17 @@ def sequence_starts(path: Path, starts: np.ndarray | None, steps: int) -> np.nda
     int64 indices, beginning at 0 and rising strictly within ``steps``; `ArrayFileError` else."""
     if starts is None:
         return np.zeros(1, dtype=np.int64)
-    if starts.dtype.kind not in "iu":
-        raise ArrayFileError(f"{path}: 'starts' holds {starts.dtype} values, expected integers")
-    starts = starts.astype(np.int64).ravel()
     problem = starts_problem(starts, steps)
     if problem:
         raise ArrayFileError(f"{path}: {problem}")
-    return starts
+    return starts.astype(np.int64).ravel()
 
 
 def starts_problem(starts: np.ndarray, steps: int) -> str | None:
-    """Why ``starts`` (int64 step indices) do not split ``steps`` steps into sequences, or None."""
+    """Why ``starts`` (step indices) do not split ``steps`` steps into sequences, or None."""
+    if starts.dtype.kind not in "iu":
+        return f"'starts' holds {starts.dtype} values, expected integers"
+    starts = starts.astype(np.int64).ravel()
     if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= steps:
         return f"'starts' must begin at 0 and increase strictly within the {steps} steps"
     return None

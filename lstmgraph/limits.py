@@ -9,6 +9,8 @@ Each is far above what a real network needs; going over one is a located spec er
 
 from __future__ import annotations
 
+import numbers
+
 from .errors import shown
 
 #: Where an error over a limit points to.
@@ -98,6 +100,11 @@ def shown_count(value: int) -> str:
     """An integer for a message: str() of one of more than 4300 digits raises, so its size instead."""
     return (str(value) if value.bit_length() <= 96
             else f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits")
+
+
+def is_whole_number(value: object, least: int = 0) -> bool:
+    """Whether ``value`` is an integer (a numpy one too, not a bool) of at least ``least``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= least
 
 
 def check_count(label: str, value: int, limit: int, minimum: int = 1) -> int:

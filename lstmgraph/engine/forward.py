@@ -80,8 +80,7 @@ def run_forward(plan: Plan, weights: Weights, inputs: np.ndarray, starts: np.nda
     record limit (`Simulator.run`)."""
     sim = Simulator(plan)
     starts = np.zeros(1, dtype=np.int64) if starts is None else np.asarray(starts).ravel()
-    problem = None if starts.dtype.kind in "iu" else f"'starts' holds {starts.dtype} values, expected integers"
-    problem = problem or starts_problem(starts.astype(np.int64), len(inputs))
+    problem = starts_problem(starts, len(inputs))
     if problem:
         raise ValueError(problem)
     sim.check_records(len(inputs), population(weights))

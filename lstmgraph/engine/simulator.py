@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from ..graph.units import Unit
-from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError
+from ..limits import COUNT_LIMITS_HINT, MAX_RECORD_BYTES, LimitError, is_whole_number
 from ..plan import Plan, require_plan
 from ..program import Program, lower
 from .executor import new_values, run_ops
@@ -113,7 +113,7 @@ class Simulator:
     def zero_state(self, trials: int) -> dict[str, np.ndarray]:
         """Previous-step values of the delayed sources, all zero (papers: activations start at 0),
         for ``trials`` networks (at least 1)."""
-        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        if not is_whole_number(trials, 1):
             raise ValueError(f"trials must be a whole number >= 1, not {trials!r}")
         return {name: np.zeros((trials, self.units[name].size)) for name in self.delayed}
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..limits import is_whole_number
 from .executor import run_ops
 from .simulator import Simulator, StepRecord
 from .weights import Weights
@@ -43,7 +44,7 @@ class RealTimeRecurrentLearning:
 
     def reset(self, trials: int) -> None:
         """Zero traces: at the start of a sequence, with the activations."""
-        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        if not is_whole_number(trials, 1):
             raise ValueError(f"trials must be a whole number >= 1, not {trials!r}")
         self.trials = trials
         self.traces = {group: np.zeros((trials, len(units)))

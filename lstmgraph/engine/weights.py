@@ -19,7 +19,7 @@ from ..arrays import ArrayFileError, npz_bytes, numbers, read_npz
 from ..errors import cut, shown
 from ..files import write_atomically
 from ..graph.units import Connection
-from ..limits import MAX_TRIALS
+from ..limits import MAX_TRIALS, is_whole_number
 from ..plan import Plan, require_plan
 
 Weights = dict[str, np.ndarray]
@@ -40,9 +40,7 @@ def check_weights(plan: Plan, weights: Weights) -> int:
     missing = [c.name for c in plan.connections if c.name not in weights]
     unknown = sorted(set(weights) - {c.name for c in plan.connections})
     if missing or unknown:
-        raise WeightsError(f"the weights do not fit network '{plan.name}'"
-                           + (f"; missing: {', '.join(missing)}" if missing else "")
-                           + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        raise WeightsError(f"the weights do not fit {misfit(plan, missing, unknown)}")
     trials = None
     for connection in plan.connections:
         shape = np.shape(weights[connection.name])
@@ -73,7 +71,7 @@ def _checked_seeds(seeds) -> list[int]:
     `TypeError` or `ValueError` saying what was given otherwise."""
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (abc.Sequence, np.ndarray)):
         raise TypeError(f"seeds are a whole number or a list of them, one per trial, not a {type(seeds).__name__}")
-    bad = [seed for seed in seeds if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0]
+    bad = [seed for seed in seeds if not is_whole_number(seed)]
     if bad or not 1 <= len(seeds) <= MAX_TRIALS:
         raise ValueError(f"seeds are 1 to {MAX_TRIALS:,} whole numbers >= 0, one per trial; got "
                          + (f"{bad[0]!r}" if bad else f"{len(seeds):,} seeds"))
@@ -117,7 +115,7 @@ def flatten(plan: Plan, weights: Weights) -> np.ndarray:
     (or gradients) must hold every trainable connection, `WeightsError` otherwise."""
     missing = [slot.connection for slot in plan.parameters if slot.connection not in weights]
     if missing:
-        raise WeightsError(f"the weights do not fit network '{plan.name}'; missing: {_listed(missing)}")
+        raise WeightsError(f"the weights do not fit {misfit(plan, missing)}")
     trials = population(weights)
     for slot in plan.parameters:
         if np.shape(weights[slot.connection]) != (trials,) + slot.shape:
@@ -170,9 +168,7 @@ def _fitting_members(path: Path, plan: Plan, declared: dict[str, int]) -> None:
     missing = [c.name for c in plan.connections if c.name not in declared and not c.internal]
     unknown = sorted(set(declared) - {c.name for c in plan.connections} - {"__meta__"})
     if missing or unknown:
-        raise WeightsError(f"{path}: does not fit network '{plan.name}'"
-                           + (f"; missing: {_listed(missing)}" if missing else "")
-                           + (f"; unknown: {_listed(unknown)}" if unknown else ""))
+        raise WeightsError(f"{path}: does not fit {misfit(plan, missing, unknown)}")
     most = {c.name: MAX_TRIALS * 8 * int(np.prod(c.shape)) + NPY_HEADER_BYTES for c in plan.connections}
     most["__meta__"] = MAX_META_BYTES
     for name, size in declared.items():
@@ -181,10 +177,15 @@ def _fitting_members(path: Path, plan: Plan, declared: dict[str, int]) -> None:
                                f"values of {MAX_TRIALS:,} networks); not a weights file save_weights writes")
 
 
-def _listed(names: list[str], count: int = 10) -> str:
-    """The first ``count`` names (each cut to 64 characters), and how many more."""
-    return ", ".join(cut(name, 64) for name in names[:count]) + (
-        f" and {len(names) - count:,} more" if len(names) > count else "")
+def misfit(plan: Plan, missing: Sequence[str], unknown: Sequence[str] = ()) -> str:
+    """What weights that do not fit ``plan`` lack or add, after "do not fit": the network, the
+    connections ``missing`` and the names ``unknown`` to it, the first 10 of each (names cut to 64 characters) and how many more."""
+    def listed(names: Sequence[str], count: int = 10) -> str:
+        return ", ".join(cut(name, 64) for name in names[:count]) + (
+            f" and {len(names) - count:,} more" if len(names) > count else "")
+
+    return (f"network '{plan.name}'" + (f"; missing: {listed(missing)}" if missing else "")
+            + (f"; unknown: {listed(unknown)}" if unknown else ""))
 
 
 def load_weights(path: str | Path, plan: Plan) -> Weights:

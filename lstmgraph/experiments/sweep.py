@@ -35,7 +35,7 @@ from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol
 from .sweep_keys import resolve
-from .sweep_values import MAX_SETTINGS, SweepError, checked_values, same_value
+from .sweep_values import MAX_SETTINGS, SweepError, checked_values, same_value, value_text
 
 @dataclass(frozen=True)
 class SpecExperiment(Experiment):
@@ -88,7 +88,7 @@ def row_protocol_note(row: Experiment) -> list[str]:
                 f"to change the row's net, sweep {row.name} with its keys (lstmgraph sweep {row.name} --keys)."]
     if not keys:
         return [head + ": the row's."]
-    flags = (shlex.quote(f"protocol.{name}={value if isinstance(value, str) else json.dumps(value)}")
+    flags = (shlex.quote(f"protocol.{name}={value_text(value)}")
              for name, value in keys.items())
     return [head + ";", "# for the row's, add these to `lstmgraph sweep FILE`:",
             "#   " + " ".join(f"--vary {flag}" for flag in flags)]

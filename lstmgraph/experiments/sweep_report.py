@@ -22,6 +22,7 @@ from typing import Any
 
 from ..layouts import SWEEP_FOLDER
 from .protocols import protocol_counting
+from .sweep_values import value_text
 from .verdict import bootstrap_mean, wilson
 
 #: A sweep folder's files beside its settings/INDEX results folders (named once in `layouts`).
@@ -99,16 +100,11 @@ def csv_text(document: dict[str, Any]) -> str:
         rate = setting["rate_interval_percent"] or [None, None]
         mean = setting["mean_interval"] or [None, None]
         test = setting["paired_with_own"] or {}
-        writer.writerow([setting["index"], *(_csv_value(setting["values"][key]) for key in keys),
+        writer.writerow([setting["index"], *(value_text(setting["values"][key]) for key in keys),
                          json.dumps(setting["own"]),
                          setting["trials"], setting["solved"], setting["rate_percent"], *rate,
                          setting["mean_to_success"], *mean, setting["cpu_seconds"], test.get("mcnemar_p")])
     return buffer.getvalue()
-
-
-def _csv_value(value: Any) -> str:
-    """A setting's value in sweep.csv: text as is (a CSV reader gets it unquoted), else JSON."""
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _show(value: Any, digits: int = 0) -> str:

@@ -96,6 +96,11 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def value_text(value: Any) -> str:
+    """A value as `parse_value` reads it back: text as is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def split_pair(argument: str, flag: str, form: str, example: str) -> tuple[str, str]:
     """(KEY, the text after ``=``) of ``flag``'s argument ``KEY=...``; `SweepError` saying
     ``form`` and ``example`` where there is no ``=`` or no key."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..engine.devices import DEVICES
 from ..engine.weights import initial_weights
-from ..limits import MAX_DEPTH
+from ..limits import MAX_DEPTH, is_whole_number
 from ..plan import Plan
 from ..progress import Progress, ProgressReport
 from ..tasks import Task, make_task
@@ -251,7 +251,7 @@ class Trial:
 
 def _check_steps(name: str, steps: int | None, least: int) -> None:
     """`ValueError` unless ``steps`` is None or a whole number of at least ``least``."""
-    if steps is not None and (not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < least):
+    if steps is not None and not is_whole_number(steps, least):
         raise ValueError(f"{name} is None or a whole number >= {least}, not {steps!r}")
 
 

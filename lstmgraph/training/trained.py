@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Literal
 import numpy as np
 
 from ..arrays import ArrayFileError, numbers, read_npz
-from ..engine.weights import Weights, WeightsError, load_weights
+from ..engine.weights import Weights, WeightsError, load_weights, misfit
 from ..files import TOO_LONG, NotAFile, name_too_long, own_file_exists
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
@@ -191,7 +191,7 @@ def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
         raise TrainedRunError(str(error)) from None
     missing = [c.name for c in plan.connections if c.name not in stored]
     if missing:
-        raise TrainedRunError(f"{path}: does not fit network '{plan.name}'; missing: {_listed(missing)}")
+        raise TrainedRunError(f"{path}: does not fit {misfit(plan, missing)}")
     try:  # real and finite, as `load_weights` reads a weights file
         weights = {c.name: numbers(path, f"'{c.name}'", stored[c.name]) for c in plan.connections}
     except ArrayFileError as error:
@@ -203,11 +203,6 @@ def _checkpoint_weights(path: Path, plan: Plan) -> Weights:
             raise TrainedRunError(f"{path}: '{connection.name}' has shape {weights[connection.name].shape}, "
                             f"expected (trials, {', '.join(map(str, connection.shape))})")
     return weights
-
-
-def _listed(names: list[str], shown: int = 5) -> str:
-    """The first ``shown`` names, and how many more."""
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _summary(directory: RunDirectory) -> dict | None:
