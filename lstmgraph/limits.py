@@ -67,6 +67,8 @@ MAX_GRADCHECK_STEPS = 10_000
 #: Values a gradient check's finite differences compute: 8 networks a weight, each of the
 #: program's slots at every step (a CERG net at 10,000 steps: about 5 x 10^10, two minutes).
 MAX_GRADCHECK_WORK = 10**11
+#: The most random draws one `lstmgraph gradcheck` checks (--draws).
+MAX_GRADCHECK_DRAWS = 10_000
 #: Worker processes on this machine (`reproduce --jobs`).
 MAX_JOBS = 4096
 #: The longest piece of work between two checkpoints of a running trial (`reproduce

@@ -28,6 +28,7 @@ scale being the largest gradient of its matrix; the reported error of a matrix i
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -189,17 +190,31 @@ def gradient_check(plan: Plan, seed: int = 0, steps: int = 8, weight_range: floa
     """Run the three comparisons; returns per-check, per-matrix relative errors. `LimitError` for
     more than `MAX_GRADCHECK_STEPS` steps or `MAX_GRADCHECK_WORK` (limits.py), before anything
     runs."""
+    return next(gradient_checks(plan, (seed,), steps, weight_range))
+
+
+def gradient_checks(plan: Plan, seeds: Iterable[int], steps: int = 8,
+                    weight_range: float = 0.5) -> Iterator[dict[str, Any]]:
+    """`gradient_check`'s report for each seed in turn, lowering the plan's programs once for all
+    (the lowering takes most of a small net's check)."""
     require_plan(plan, "gradient_check")
     check_count("steps", steps, MAX_GRADCHECK_STEPS)
-    weights, inputs, targets, loss = random_problem(plan, seed, steps, weight_range)
     truncated = Simulator(plan)
     full = Simulator(plan, full_gradient=True)
+    loss = plan.training.loss if plan.training else "sum_of_squares"
     work = (len(OFFSETS) * plan.n_parameters + 1) * steps * full.program(loss).n_slots
     if work > MAX_GRADCHECK_WORK:
         raise LimitError(f"{plan.name}: the finite differences would run {len(OFFSETS)} x {plan.n_parameters:,} "
                          f"networks of {full.program(loss).n_slots:,} values for {steps:,} steps, over the limit of "
                          f"{MAX_GRADCHECK_WORK:.0e} values computed ({COUNT_LIMITS_HINT}); give fewer --steps, "
                          "or check a smaller net of the same kinds of groups and connections")
+    for seed in seeds:
+        yield _check(plan, truncated, full, seed, steps, weight_range)
+
+
+def _check(plan: Plan, truncated: Simulator, full: Simulator, seed: int, steps: int,
+           weight_range: float) -> dict[str, Any]:
+    weights, inputs, targets, loss = random_problem(plan, seed, steps, weight_range)
     _, bptt_truncated, _ = bptt_gradient(truncated, weights, inputs, targets, loss)
     losses, bptt_full, _ = bptt_gradient(full, weights, inputs, targets, loss)
     checks = []

@@ -349,6 +349,43 @@ def test_gradcheck_exits_1_on_a_planted_gradient_error(monkeypatch):
     assert line.endswith("FAILED")
 
 
+def test_gradcheck_draws_prints_a_json_line_a_seed_and_fails_when_one_draw_fails(monkeypatch):
+    """--draws K checks seeds N..N+K-1, a JSON line each; one failing draw fails the command."""
+    from click.testing import CliRunner
+
+    import lstmgraph.engine.gradcheck as gradcheck_module
+    from lstmgraph_cli.main import main
+    result = CliRunner().invoke(main, ["gradcheck", "rnn", "--seed", "4", "--draws", "3", "--json", "--steps", "3"])
+    assert result.exit_code == 0, result.output
+    reports = [json.loads(line) for line in result.output.splitlines()]
+    assert [report["seed"] for report in reports] == [4, 5, 6] and all(report["passed"] for report in reports)
+    text = CliRunner().invoke(main, ["gradcheck", "rnn", "--draws", "2", "--steps", "3"]).output
+    assert "random weights (seed 0)" in text and "random weights (seed 1)" in text
+    exact = gradcheck_module.bptt_gradient
+    calls = []
+
+    def wrong_on_the_second_draw(*args, **kwargs):
+        loss, gradient, state = exact(*args, **kwargs)
+        calls.append(1)
+        if len(calls) > 2:  # two BPTT runs a draw: the second draw's on
+            gradient = {name: values * (1 + 1e-3) for name, values in gradient.items()}
+        return loss, gradient, state
+
+    monkeypatch.setattr(gradcheck_module, "bptt_gradient", wrong_on_the_second_draw)
+    result = CliRunner().invoke(main, ["gradcheck", "rnn", "--draws", "2", "--json", "--steps", "3"])
+    assert result.exit_code == 1
+    assert [json.loads(line)["passed"] for line in result.output.splitlines()] == [True, False]
+
+
+def test_gradcheck_draws_past_the_largest_seed_exit_2():
+    from click.testing import CliRunner
+
+    from lstmgraph.limits import MAX_SEED
+    from lstmgraph_cli.main import main
+    result = CliRunner().invoke(main, ["gradcheck", "rnn", "--seed", str(MAX_SEED), "--draws", "2"])
+    assert result.exit_code == 2 and "over the largest seed" in result.output
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
 @pytest.mark.parametrize("args", [("schema",), ("validate", str(SPECS / "gru.yaml"))])
 def test_standard_output_on_a_full_disk_exits_2_without_a_traceback(args):
