@@ -74,6 +74,8 @@ class Experiment:
         for variant in self.variants:
             variant.apply(data)
         training = data.setdefault("training", {})
+        for key in ("data", "epochs"):  # (a spec trained on a data file: the task replaces it)
+            training.pop(key, None)
         training["task"] = {"name": self.task, **self.task_options}
         if self.learning_rate is not None:
             training["learning_rate"] = self.learning_rate

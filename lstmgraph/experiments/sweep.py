@@ -30,6 +30,7 @@ from ..errors import SpecError, shown
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
+from ..tasks.data_file import spec_relative
 from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
@@ -118,19 +119,24 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         raise SweepError(f"{argument}: neither an experiment of the catalogue (`lstmgraph reproduce --list`) nor a "
                          f"spec file or bundled spec{hint}") from None
     data, _ = read_spec_file(path)
-    task = data.get("training", {}).get("task") if isinstance(data, dict) and isinstance(data.get("training"), dict) \
-        else None
+    training = data.get("training") if isinstance(data, dict) and isinstance(data.get("training"), dict) else {}
+    task, field = training.get("task"), "training.task"
+    if task is None and isinstance(training.get("data"), str):  # its sequences drawn at random, pinned
+        task, field = {"name": "data_file", "path": training["data"]}, "training.data"
     if not isinstance(task, dict) or not isinstance(task.get("name"), str):
-        raise SweepError(f"{path}: no training.task; a sweep trains the net on a built-in task "
-                         "(docs/spec.md in the lstmgraph source, Training), as `lstmgraph train` does")
+        raise SweepError(f"{path}: no training.task or training.data; a sweep trains the net on a built-in task or "
+                         "a data file (docs/spec.md in the lstmgraph source, Training), as `lstmgraph train` does")
     if task["name"] not in TASKS:
         raise SweepError(f"{path}: training.task: no task {task['name']!r}; the tasks: {', '.join(sorted(TASKS))}")
-    options = {key: value for key, value in task.items() if key != "name"}
+    options = spec_relative(task["name"], {key: value for key, value in task.items() if key != "name"},
+                            Path(path).resolve().parent)
     from ..tasks import TaskError, make_task
     try:
         made = make_task(task["name"], options)
     except TaskError as error:
-        raise SweepError(f"{path}: training.task: {error}") from None
+        raise SweepError(f"{path}: {field}: {error}") from None
+    if task["name"] == "data_file":  # every trial on the bytes the sweep began with
+        options["sha256"] = made.sha256
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
@@ -138,6 +144,9 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
                                 trials or 10, {}, task_options=options, spec_file=str(Path(path).resolve()))
     kind = "stream" if made.continual else "sequence"
     why = "the task is continual" if made.continual else "the task's sequences are independent"
+    if field == "training.data":
+        why = (f"the sequences of {training['data']} drawn at random, each trial in its own order, not its epochs "
+               "in order as `lstmgraph train` runs them")
     return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
 
 

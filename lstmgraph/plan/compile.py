@@ -25,7 +25,8 @@ from ..errors import SpecSource
 from ..graph.build import NetworkGraph, build_graph
 from ..graph.units import Connection, Unit
 from ..spec import SpecDocument
-from ..spec.models import InitDefaults, TrainingSpec
+from ..spec.models import InitDefaults, TaskSpec, TrainingSpec
+from ..tasks.data_file import spec_relative
 
 
 @dataclass(frozen=True)
@@ -136,16 +137,21 @@ def _kind(value: Any) -> str:
 
 
 def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
-    """The training section with a relative data path joined to the spec file's folder (the
-    current directory for a spec built in Python) and the data seed defaulting to init.seed."""
+    """The training section with a relative data path (``data``, or the ``data_file`` task's
+    ``path``) joined to the spec file's folder (the current directory for a spec built in Python)
+    and the data seed defaulting to init.seed."""
     training = document.spec.training
     if training is None:
         return None
     changes: dict[str, Any] = {}
     if training.seed is None:
         changes["seed"] = document.spec.init.seed
+    folder = Path(document.source.filename).parent
     if training.data is not None and not Path(training.data).is_absolute():
-        changes["data"] = str(Path(document.source.filename).parent / training.data)
+        changes["data"] = str(folder / training.data)
+    task = training.task
+    if task is not None and spec_relative(task.name, task.options, folder) != task.options:
+        changes["task"] = TaskSpec(name=task.name, **spec_relative(task.name, task.options, folder))
     return training.model_copy(update=changes)
 
 

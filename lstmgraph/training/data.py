@@ -2,25 +2,20 @@
 
 Both sources save and restore their position exactly (the task's random generator state, or
 the epoch and index in the file), so a resumed run sees the same data as an uninterrupted one.
-An .npz data file holds ``inputs`` (steps, n_inputs), ``targets`` (steps, n_outputs; NaN = no
-target) and optionally ``starts``, the step indices where sequences begin (default: one
-sequence). Sequences of a file are visited in order, once per epoch.
+A data file (its format: `tasks.data_file`) is visited in order, once per epoch.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 
-from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
 from ..tasks import Sequence, Task
+from ..tasks.data_file import DataError, read_data_file
 
-
-class DataError(Exception):
-    """A data file that cannot be used with this network."""
+__all__ = ["DataError", "DataFile", "TaskStream"]
 
 
 class TaskStream:
@@ -33,6 +28,15 @@ class TaskStream:
 
     def next(self) -> Sequence | None:
         return self.task.sample(self.rng)
+
+    @property
+    def digest(self) -> str | None:
+        """The sha256 of the task's data file (the ``data_file`` task's), which run.json records."""
+        return getattr(self.task, "sha256", None)
+
+    @property
+    def path(self) -> str | None:
+        return getattr(self.task, "path", None)
 
     def state(self) -> str:
         return json.dumps(self.rng.bit_generator.state)
@@ -48,39 +52,8 @@ class DataFile:
     continual = False
 
     def __init__(self, path: str | Path, n_inputs: int, n_outputs: int, epochs: int | None):
-        path = Path(path)
-        self.path = path
-        try:
-            arrays = read_npz(path)
-        except ArrayFileError as error:
-            hint = "" if path.suffix.lower() == ".npz" else (
-                "; training data is an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
-                "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
-            raise DataError(f"{error}{hint}") from None
-        try:
-            self.digest = _sha256(path)
-            for key in ("inputs", "targets"):
-                if key not in arrays:
-                    raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
-            inputs = numbers(path, "'inputs'", arrays["inputs"])
-            targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
-        except ArrayFileError as error:
-            raise DataError(str(error)) from None
-        if inputs.ndim == 1 and n_inputs == 1:
-            inputs = inputs[:, None]
-        if targets.ndim == 1 and n_outputs == 1:
-            targets = targets[:, None]
-        if inputs.ndim != 2 or inputs.shape[1] != n_inputs:
-            raise DataError(f"{path}: 'inputs' has shape {inputs.shape}; the network needs (steps, {n_inputs})")
-        if targets.shape != (len(inputs), n_outputs):
-            raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
-                            f"({len(inputs)}, {n_outputs}), one row per input step")
-        try:
-            starts = sequence_starts(path, arrays.get("starts"), len(inputs))
-        except ArrayFileError as error:
-            raise DataError(str(error)) from None
-        bounds = list(starts) + [len(inputs)]
-        self.sequences = [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.path = Path(path)
+        self.sequences, self.digest = read_data_file(self.path, n_inputs, n_outputs)
         self.epochs = epochs
         self.epoch = 0
         self.index = 0
@@ -106,11 +79,3 @@ class DataFile:
             raise ValueError(f"epoch {epoch!r:.40}, sequence {index!r:.40} of {len(self.sequences)}")
         self.epoch, self.index = epoch, index
 
-
-def _sha256(path: Path) -> str:
-    """The sha256 digest of a file's bytes (read in blocks: it may be large), as hex."""
-    try:
-        with open(path, "rb") as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
-    except OSError as error:
-        raise ArrayFileError(f"{path}: cannot read it ({error.strerror or error})") from None

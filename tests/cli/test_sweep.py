@@ -245,3 +245,27 @@ def test_a_setting_s_folder_of_other_settings_is_refused_before_the_plan_is_prin
                  "--max-steps", "300", "--out", out)
     assert result.returncode == 2 and result.stdout == ""
     assert "settings/0 holds trials of" in result.stderr and "200 in the folder, 300 in this command" in result.stderr
+
+
+def test_a_spec_trained_on_a_data_file_is_swept_on_its_sequences_drawn_at_random(tmp_path):
+    """Workers build the data_file task from the absolute path and digest each setting records."""
+    import hashlib
+
+    import numpy as np
+    import yaml
+
+    rng = np.random.default_rng(0)
+    inputs = rng.uniform(-1, 1, (40, 1))
+    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    result = run("sweep", str(tmp_path / "net.yaml"), "--vary", "learning_rate=0.1,0.5", "--vary",
+                 "protocol.max_sequences=300", "--trials", "2", "--no-own-setting", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert "the sequences of d.npz drawn at random" in result.stdout
+    digest = hashlib.sha256((tmp_path / "d.npz").read_bytes()).hexdigest()
+    for index in (0, 1):
+        described = json.loads((tmp_path / "out" / "settings" / str(index) / "results.json").read_text())
+        assert described["experiment"]["task_options"] == {"path": str(tmp_path / "d.npz"), "sha256": digest}
+        assert len(_trials(tmp_path / "out" / "settings" / str(index) / "trials.jsonl")) == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from lstmgraph.tasks import TASKS, make_task
@@ -26,7 +27,9 @@ def test_snippets_are_yaml_with_a_training_task():
         assert set(data) == {"training"} and "name" in data["training"]["task"], block
 
 
-def test_every_task_line_builds_its_task():
+def test_every_task_line_builds_its_task(tmp_path, monkeypatch):
+    np.savez(tmp_path / "mydata.npz", inputs=np.zeros((6, 1)), targets=np.ones((6, 1)))  # the data_file line's
+    monkeypatch.chdir(tmp_path)
     built = set()
     for block in snippets():
         for line in block.splitlines():

@@ -1,0 +1,128 @@
+"""A data file's sequences: read and checked once (`read_data_file`), for `lstmgraph train`'s
+epochs over the file in order (`training.DataFile`) and as a task that draws them at random
+(`data_file`), which is how `lstmgraph sweep` runs a spec trained on a data file.
+
+An .npz data file holds ``inputs`` (steps, n_inputs), ``targets`` (steps, n_outputs; NaN = no
+target) and optionally ``starts``, the step indices where sequences begin (default: one
+sequence). Its sha256 digest names its content: a run or a sweep records it, and a resume on
+other data is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
+from .base import Sequence, Sequences, register
+from .fixed_set import FixedSet
+
+#: How a data file is written, for messages.
+DATA_FILE_FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
+                    "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
+
+
+class DataError(Exception):
+    """A data file that cannot be used with this network."""
+
+
+def read_data_file(path: str | Path, n_inputs: int | None = None,
+                   n_outputs: int | None = None) -> tuple[list[Sequence], str]:
+    """The sequences of the data file ``path`` and its sha256 digest. A 1-D ``inputs`` or
+    ``targets`` is one column; given ``n_inputs`` / ``n_outputs`` (a network's), the widths must
+    be those. `DataError` names the file and what is wrong."""
+    path = Path(path)
+    try:
+        arrays = read_npz(path)
+    except ArrayFileError as error:
+        hint = "" if path.suffix.lower() == ".npz" else f"; training data is {DATA_FILE_FORMAT}"
+        raise DataError(f"{error}{hint}") from None
+    try:
+        digest = file_sha256(path)
+        for key in ("inputs", "targets"):
+            if key not in arrays:
+                raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
+        inputs = numbers(path, "'inputs'", arrays["inputs"])
+        targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
+    except ArrayFileError as error:
+        raise DataError(str(error)) from None
+    if inputs.ndim == 1 and n_inputs in (None, 1):
+        inputs = inputs[:, None]
+    if targets.ndim == 1 and n_outputs in (None, 1):
+        targets = targets[:, None]
+    if inputs.ndim != 2 or (n_inputs is not None and inputs.shape[1] != n_inputs):
+        raise DataError(f"{path}: 'inputs' has shape {inputs.shape}; the network needs (steps, "
+                        f"{n_inputs if n_inputs is not None else 'n_inputs'})")
+    width = n_outputs if n_outputs is not None else (targets.shape[1] if targets.ndim == 2 else "n_outputs")
+    if targets.shape != (len(inputs), width):
+        raise DataError(f"{path}: 'targets' has shape {targets.shape}; the network needs "
+                        f"({len(inputs)}, {width}), one row per input step")
+    if not len(inputs):
+        raise DataError(f"{path}: no steps in 'inputs'")
+    try:
+        starts = sequence_starts(path, arrays.get("starts"), len(inputs))
+    except ArrayFileError as error:
+        raise DataError(str(error)) from None
+    bounds = list(starts) + [len(inputs)]
+    return [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], digest
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 digest of a file's bytes (read in blocks: it may be large), as hex."""
+    try:
+        with open(path, "rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+    except OSError as error:
+        raise ArrayFileError(f"{path}: cannot read it ({error.strerror or error})") from None
+
+
+def spec_relative(name: str, options: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A task's options as a spec in ``folder`` gives them: the ``data_file`` task's relative
+    ``path`` joined to the spec's folder, as ``training.data`` is."""
+    path = options.get("path")
+    if name != "data_file" or not isinstance(path, str) or not path or Path(path).is_absolute():
+        return options
+    return {**options, "path": str(folder / path)}
+
+
+@register("data_file")
+class DataFileTask:
+    """The sequences of a data file as a task: each draw one of them, chosen by
+    ``rng.integers(count)`` as `FixedSet` chooses (so every trial draws its own order), each
+    from zero activations. ``sha256``, when given, must be the file's digest: a sweep pins it,
+    so that no trial runs on a file changed since the sweep began. A ``path`` in a spec is
+    relative to the spec's folder; with one sequence (no ``starts``) every draw is the same."""
+
+    name = "data_file"
+    continual = False
+    draws_in_threads = True  # `FixedSet`'s compiled draws
+
+    def __init__(self, path: str = "", sha256: str | None = None):
+        if not isinstance(path, str) or not path:
+            raise ValueError("path: give the data file, " + DATA_FILE_FORMAT)
+        if sha256 is not None and not isinstance(sha256, str):
+            raise ValueError(f"sha256: a file's digest as 64 hex digits, not {sha256!r:.40}")
+        try:
+            sequences, digest = read_data_file(path)
+        except DataError as error:
+            raise ValueError(str(error)) from None
+        if sha256 is not None and sha256.lower() != digest:
+            raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as given: the file changed since "
+                             "it was named (a sweep pins its data file's digest); start a new sweep for the new data")
+        self.path, self.sha256 = path, digest
+        self.n_inputs, self.n_outputs = sequences[0].inputs.shape[1], sequences[0].targets.shape[1]
+        self.deterministic = len(sequences) == 1
+        self.sequences = FixedSet(self, sequences)
+
+    def sample(self, rng: np.random.Generator) -> Sequence:
+        return self.sequences.sample(rng)
+
+    def sample_many(self, rng: np.random.Generator, count: int) -> Sequences:
+        return self.sequences.sample_many(rng, count)
+
+    @property
+    def stream_rows(self):
+        return self.sequences.stream_rows

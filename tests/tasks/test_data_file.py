@@ -1,0 +1,117 @@
+"""The ``data_file`` task: a data file's sequences drawn at random, pinned by their digest, and
+how a spec names it (relative to the spec) and a sweep of a spec trained on a data file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import lstmgraph
+from lstmgraph.errors import SpecError
+from lstmgraph.experiments.sweep import subject_of
+from lstmgraph.experiments.sweep_values import SweepError
+from lstmgraph.tasks import Sequences, TaskError, draw, make_task
+from lstmgraph.training import RunDirectoryError, resume_run, start_run
+
+from conftest import SPECS
+
+LENGTHS = (3, 5, 4, 6)
+
+
+def _write_data(path, flip: bool = False):
+    """Four sequences of 1 input and 1 output, of lengths 3, 5, 4 and 6 (18 steps)."""
+    rng = np.random.default_rng(1)
+    inputs = rng.uniform(-1, 1, (sum(LENGTHS), 1)) * (-1 if flip else 1)
+    np.savez(path, inputs=inputs, targets=(inputs > 0).astype(float), starts=np.cumsum((0,) + LENGTHS[:-1]))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_each_draw_is_one_of_the_file_s_sequences_picked_by_the_generator(tmp_path):
+    digest = _write_data(tmp_path / "d.npz")
+    task = make_task("data_file", {"path": str(tmp_path / "d.npz")})
+    assert (task.n_inputs, task.n_outputs, task.continual, task.deterministic) == (1, 1, False, False)
+    assert task.sha256 == digest
+    with np.load(tmp_path / "d.npz") as archive:
+        inputs, starts = archive["inputs"], list(archive["starts"]) + [len(archive["inputs"])]
+    picks = np.random.default_rng(7).integers(len(LENGTHS), size=30)
+    rng = np.random.default_rng(7)
+    for pick in picks:
+        sequence = task.sample(rng)
+        assert np.array_equal(sequence.inputs, inputs[starts[pick]:starts[pick + 1]])
+        assert np.array_equal(sequence.targets, (sequence.inputs > 0).astype(float))
+    many, one_by_one = np.random.default_rng(3), np.random.default_rng(3)
+    got = draw(task, many, 25)
+    want = Sequences.of([task.sample(one_by_one) for _ in range(25)], 1, 1)
+    assert np.array_equal(got.inputs, want.inputs) and np.array_equal(got.lengths, want.lengths)
+
+
+def test_a_file_of_one_sequence_is_drawn_the_same_every_time(tmp_path):
+    np.savez(tmp_path / "one.npz", inputs=np.arange(6.0), targets=np.arange(6.0) / 6)
+    task = make_task("data_file", {"path": str(tmp_path / "one.npz")})
+    assert task.deterministic and (task.n_inputs, task.n_outputs) == (1, 1)
+    assert len(task.sample(np.random.default_rng(0))) == 6
+
+
+def test_a_pinned_digest_refuses_a_changed_file_and_bad_files_are_named(tmp_path):
+    digest = _write_data(tmp_path / "d.npz")
+    assert make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest.upper()}).sha256 == digest
+    _write_data(tmp_path / "d.npz", flip=True)
+    with pytest.raises(TaskError, match=f"its sha256 is [0-9a-f]{{64}}, not {digest} as given: the file changed"):
+        make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest})
+    with pytest.raises(TaskError, match="path: give the data file"):
+        make_task("data_file", {})
+    with pytest.raises(TaskError, match="missing.npz: no such file"):
+        make_task("data_file", {"path": str(tmp_path / "missing.npz")})
+    np.savez(tmp_path / "no-targets.npz", inputs=np.zeros((4, 1)))
+    with pytest.raises(TaskError, match=r"no-targets.npz: missing array 'targets' \(has: inputs\)"):
+        make_task("data_file", {"path": str(tmp_path / "no-targets.npz")})
+
+
+def _spec(tmp_path, training: dict) -> str:
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.1, **training}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(tmp_path / "net.yaml")
+
+
+def test_a_spec_s_path_is_relative_to_the_spec_and_a_missing_file_names_its_line(tmp_path, monkeypatch):
+    _write_data(tmp_path / "d.npz")
+    spec = _spec(tmp_path, {"task": {"name": "data_file", "path": "d.npz"}, "steps": 40})
+    monkeypatch.chdir(tmp_path.parent)  # not the spec's folder
+    plan = lstmgraph.compile_spec(spec)
+    assert plan.training.task.options["path"] == str(tmp_path / "d.npz")
+    (tmp_path / "d.npz").unlink()
+    with pytest.raises(SpecError, match=r"net.yaml:\d+:\d+: training.task: task 'data_file': .*d.npz: no such file"):
+        lstmgraph.compile_spec(spec)
+
+
+def test_a_run_on_the_task_records_the_file_s_digest_and_resumes_only_on_it(tmp_path):
+    digest = _write_data(tmp_path / "d.npz")
+    spec = _spec(tmp_path, {"task": {"name": "data_file", "path": "d.npz"}, "steps": 60, "checkpoint_every": 20})
+    start_run(lstmgraph.compile_spec(spec), tmp_path / "run", engine="numpy").train()
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["data_sha256"] == digest
+    _write_data(tmp_path / "d.npz", flip=True)
+    with pytest.raises(RunDirectoryError, match=f"records {digest} from the run's start: the data changed"):
+        resume_run(tmp_path / "run")
+
+
+def test_a_sweep_of_a_spec_trained_on_a_data_file_draws_its_sequences_pinned_by_digest(tmp_path):
+    digest = _write_data(tmp_path / "d.npz")
+    subject = subject_of(_spec(tmp_path, {"data": "d.npz", "epochs": 3}), 2)
+    experiment = subject.experiment
+    assert experiment.task == "data_file"
+    assert experiment.task_options == {"path": str(tmp_path / "d.npz"), "sha256": digest}
+    assert "the sequences of d.npz drawn at random" in subject.judged_by
+    training = experiment.spec_data()[0]["training"]
+    assert "data" not in training and "epochs" not in training  # the task replaces them
+    assert experiment.plan().training.task.options["sha256"] == digest
+    _write_data(tmp_path / "d.npz", flip=True)
+    with pytest.raises(TaskError, match="the file changed since it was named"):
+        experiment.make_task()
+    (tmp_path / "d.npz").unlink()
+    with pytest.raises(SweepError, match=r"net.yaml: training.data: task 'data_file': .*d.npz: no such file"):
+        subject_of(str(tmp_path / "net.yaml"), 2)
