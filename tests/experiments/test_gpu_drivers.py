@@ -14,11 +14,12 @@ import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers, sequences
+from lstmgraph.experiments.catalogue import Experiment
 from lstmgraph.experiments.data import StreamData
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.trial import DeviceError, advance_together
 
-from conftest import SIMULATED, invoke
+from conftest import SIMULATED, SPECS, invoke
 
 
 pytestmark = [pytest.mark.gpu,  # (the simulator's numpy scalars warn where PCG64 wraps around on the device)
@@ -53,9 +54,9 @@ def rows_and_weights(trials):
     return rows, [trial.engine.weights for trial in trials]
 
 
-def run_on(device: str, name: str, seeds: list[int], changes: dict, budget: int, piece: int | None,
+def run_on(device: str, name: str | Experiment, seeds: list[int], changes: dict, budget: int, piece: int | None,
            rule: str | None = None, task_options: dict | None = None):
-    experiment = find_experiment(name)
+    experiment = find_experiment(name) if isinstance(name, str) else name
     if task_options is not None:
         experiment = replace(experiment, task_options={**experiment.task_options, **task_options})
     if rule is not None:  # (another learning rule: a sweep key's change)
@@ -231,3 +232,21 @@ def test_a_sweep_s_settings_of_one_net_share_one_population_each_ending_as_on_th
     outcomes = [json.dumps([gpu.row["presented"], gpu.row["score"] if "score" in gpu.row else None])
                 for gpu in ended["cuda"]]
     assert len(set(outcomes)) > 1  # the settings did differ
+
+
+def test_a_sweep_of_a_spec_on_a_data_file_runs_on_the_gpu_as_on_the_cpu(tmp_path):
+    """The data_file task's sequences are picked on the device as `FixedSet`'s on the host."""
+    import yaml
+
+    from lstmgraph.experiments.sweep import subject_of
+
+    rng = np.random.default_rng(0)
+    inputs = rng.uniform(-1, 1, (40, 1))
+    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=[0, 3, 10, 14, 22, 30])
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.5, "data": "d.npz"}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    experiment = subject_of(str(tmp_path / "net.yaml"), 2).experiment
+    changes = dict(window=3, test_sequences=4)
+    assert_same(run_on("cpu", experiment, [0, 1], changes, 200, None),
+                run_on("cuda", experiment, [0, 1], changes, 200, 70))
