@@ -150,13 +150,30 @@ def write_synced(handle: int, content: bytes) -> None:
         os.fsync(stream.fileno())
 
 
-def make_folder(folder: Path, for_path: Path | None = None) -> None:
+def make_folder(folder: Path, for_path: Path | None = None) -> Path | None:
     """Create ``folder`` and its parents; `OutputError` naming ``for_path`` (default: the folder)
-    if that cannot be done, saying so when a file stands where a folder should be."""
+    if that cannot be done, saying so when a file stands where a folder should be. Returns the
+    outermost folder it made (None if ``folder`` was there), for `remove_made_folders`."""
+    made = next((path for path in reversed((folder, *folder.parents)) if not os.path.lexists(path)), None)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(for_path or folder, blocked_folder(folder, error)) from None
+    return made
+
+
+def remove_made_folders(folder: Path, made: Path | None) -> None:
+    """Remove ``folder`` and its parents up to ``made`` (what `make_folder` made), those left
+    empty: a command refused by the disk before it wrote anything leaves no folder behind."""
+    if made is None:
+        return
+    for path in (folder, *folder.parents):
+        try:
+            path.rmdir()
+        except OSError:
+            return  # something is in it, or it is gone: it and its parents stay
+        if path == made:
+            return
 
 
 def blocked_folder(folder: Path, error: OSError) -> OSError:

@@ -37,7 +37,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..arrays import MAX_ARCHIVE_BYTES
-from ..files import DISK_REFUSED, TOO_LONG, OutputError, make_folder, not_written_by
+from ..files import DISK_REFUSED, TOO_LONG, OutputError, make_folder, not_written_by, remove_made_folders
 from ..folder_lock import FolderInUse, FolderLock
 from ..layouts import RESULTS_FOLDER
 from ..limits import MAX_JSON_BYTES, MAX_ROW_BYTES, check_count
@@ -91,11 +91,12 @@ def _check_lock_file(path: Path) -> None:
 
 
 @contextmanager
-def locked_folder(path: Path, command: str) -> Iterator[None]:
+def locked_folder(path: Path, command: str, made: Path | None = None) -> Iterator[None]:
     """Hold ``path/.lock`` for ``lstmgraph COMMAND`` while the block runs (`folder_lock.FolderLock`);
     `ResultsConflict` naming the holder, or a lock file that cannot be used (a link, or a file
     with other hard links); `OutputError` where the disk refuses it (full or read-only: the same
-    command resumes once it can write, as `cli.common.resumable_error_text` says)."""
+    command resumes once it can write, as `cli.common.resumable_error_text` says). The folders
+    this command made for it (``made``: `files.make_folder`'s) are then removed, if empty."""
     _check_lock_file(path / FolderLock.NAME)
     lock = FolderLock(path, f"lstmgraph {command}, process {os.getpid()} on {socket.gethostname()}",
                       "wait for it to end, or choose another --out")
@@ -104,11 +105,16 @@ def locked_folder(path: Path, command: str) -> Iterator[None]:
     except FolderInUse as error:
         raise ResultsConflict(str(error)) from None
     except OutputError as error:
+        remove_made_folders(path, made)
         if error.errno in DISK_REFUSED:
             raise
         raise ResultsConflict(str(error)) from None  # a link, not a regular file: the folder is at fault
     try:
         yield
+    except OutputError:
+        lock.release()
+        remove_made_folders(path, made)  # (only those left empty: nothing written is lost)
+        raise
     finally:
         lock.release()
 
@@ -126,6 +132,9 @@ class ResultsFolder:
         self.root = Path(within) if within is not None else self.path
         self.below = self.path.relative_to(self.root).as_posix() if within is not None else ""
         self.advice = advice
+        #: The outermost folder `reach` made for it (`files.make_folder`), removed where the disk
+        #: refuses the first write (`locked_folder`).
+        self.made: Path | None = None
 
     @classmethod
     def read_only(cls, path: str | Path) -> "ResultsFolder":
@@ -139,7 +148,9 @@ class ResultsFolder:
         """Whether the folder is there (made, with its parents below `root`, if ``create``);
         `ResultsConflict` names a folder on the way from `root` that is a link or a file."""
         if create:
-            make_folder(self.root)
+            made = make_folder(self.root)
+            if not self.below:  # (a sweep's setting: in its sweep's folder, which the sweep made)
+                self.made = self.made or made
         try:
             with folder_descriptor(self.root, tuple(self.below.split("/")) if self.below else (), create) as descriptor:
                 return descriptor is not None
@@ -172,7 +183,7 @@ class ResultsFolder:
         link, never written through one); `ResultsConflict` naming the holder if another process
         holds it, or naming a ``.lock`` that is a link or has other hard links."""
         self.reach(create=True)
-        with locked_folder(self.path, "reproduce"):
+        with locked_folder(self.path, "reproduce", self.made):
             yield
 
     def holder(self) -> str | None:

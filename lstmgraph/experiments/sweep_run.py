@@ -58,8 +58,8 @@ def _listed(setting: Setting) -> dict[str, Any]:
 def sweep_locked(out: Path) -> Iterator[None]:
     """``out/.lock`` held while the block runs; `ResultsConflict` names a sweep holding it, or
     a folder of files no sweep wrote (`folder.check_written_by`)."""
-    make_folder(out)
-    with locked_folder(out, "sweep"):
+    made = make_folder(out)
+    with locked_folder(out, "sweep", made):
         check_written_by(out, "", SWEEP_FOLDER.marks, "sweep")
         yield
 

@@ -424,6 +424,27 @@ def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_
 
 
 @pytest.mark.parametrize("command", [command for command, _ in FULL_DISK_COMMANDS], ids=["reproduce", "sweep"])
+def test_a_lock_the_full_disk_refuses_leaves_no_folder_the_command_made(tmp_path, monkeypatch, command):
+    """The folders made for --out (and its missing parents) go again when the disk refuses the
+    lock, the first thing written; a folder that was there stays."""
+    import errno
+
+    import lstmgraph.folder_lock as folder_lock
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(folder_lock.os, "pwrite", full)
+    out = tmp_path / "made" / "out"
+    code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", out)
+    assert code == 2 and f"error: cannot write {out}/.lock: No space left on device" in output, output
+    assert not (tmp_path / "made").exists()
+    (tmp_path / "there").mkdir()
+    code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", tmp_path / "there")
+    assert code == 2 and (tmp_path / "there").is_dir()
+
+
+@pytest.mark.parametrize("command", [command for command, _ in FULL_DISK_COMMANDS], ids=["reproduce", "sweep"])
 def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(tmp_path, monkeypatch, command):
     """The plan printed to a full disk (ENOSPC, no file named): said to be the standard output,
     as every other command says it, not a bare "[Errno 28]"; the folder is not made."""
