@@ -132,8 +132,7 @@ class ResultsFolder:
         self.root = Path(within) if within is not None else self.path
         self.below = self.path.relative_to(self.root).as_posix() if within is not None else ""
         self.advice = advice
-        #: The outermost folder `reach` made for it (`files.make_folder`), removed where the disk
-        #: refuses the first write (`locked_folder`).
+        #: The outermost folder `reach` made (`files.make_folder`): removed if the disk refuses the lock.
         self.made: Path | None = None
 
     @classmethod

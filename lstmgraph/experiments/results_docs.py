@@ -1,8 +1,9 @@
 """`lstmgraph results`: the generated parts of docs/results.md and README.md, and the figure.
 
-docs/results.md holds the paper rows' tables with their tally and causes (`paper_rows`) and the
-summary table of every results folder (`results_table`); README.md holds the same paper rows'
-tables; docs/results/summary.png the summary figure. `regenerate` says which are stale and,
+docs/results.md holds the paper rows' tables with their tally and causes (`paper_rows`), the
+summary table of every results folder (`results_table`) and its sections' figures tables
+(`results_figures`); README.md holds the same paper rows' tables; docs/results/summary.png the
+summary figure. `regenerate` says which are stale and,
 asked to, writes them. Each sits in its document between its markers.
 """
 
@@ -15,6 +16,7 @@ from ..files import write_atomically
 from .figures import draw_summary, points_digest, summary_digest
 from .folder import ResultsConflict
 from .paper_rows import paper_rows, render_paper_tables, tally
+from .results_figures import FiguresError, fill_figures
 from .results_table import (BEGIN, END, README_BEGIN, README_END, ResultsTableError, collect, render,
                             replace_between, summary_points)
 
@@ -64,6 +66,10 @@ def regenerate(docs: Path, write: bool) -> TableState:
                                       "paper-rows")
         except ValueError as error:
             raise ResultsTableError(f"{document_path}: {error}") from None
+    try:
+        updated = fill_figures(updated, docs)
+    except FiguresError as error:
+        raise ResultsTableError(f"{document_path}: {error}") from None
     files = [(document_path, document, updated, f"the tables of {document_path}")]
     if readme_path.is_file():
         readme, readme_updated = _replaced(readme_path, README_BEGIN, README_END,
