@@ -86,6 +86,8 @@ def comparison(results: dict[str, Any], trials: int | None = None) -> list[tuple
     rows = [("trials", _show(summary["trials"]), _show(experiment["trials"]))]
     rows += protocol.rate_rows(summary, published, _show)
     rows.append((f"mean {unit} to success", _show(summary["mean_to_success"]), _show(published.get("mean_to_success"))))
+    solved = [trial["to_success"] for trial in results.get("trials") or () if trial["solved"]]
+    rows.append((f"median {unit} to success", _show(statistics.median(solved) if solved else None), "-"))
     rows.append((f"std {unit} to success", _show(summary["std_to_success"]), "-"))
     rows.append(("range", _show(summary["range"]), _show(published.get("range"))))
     rows += protocol.test_rows(summary, published, _show)

@@ -20,6 +20,11 @@ def test_the_summary_counts_streams_classes_and_successes():
                  comparison({"summary": summary, "experiment": experiment.describe()}))
     assert table["% perfect"] == ("50", "18")
     assert table["mean training streams to success"] == ("200", "18,889")
+    assert table["median training streams to success"] == ("-", "-")  # no trials held: none to take it from
+    rows.append({**rows[0], "seed": 4, "to_success": 1000})
+    table = dict((label, (ours, theirs)) for label, ours, theirs in
+                 comparison({"summary": summarise(experiment, rows), "experiment": experiment.describe(), "trials": rows}))
+    assert table["median training streams to success"] == ("300", "-")
 
 
 def test_the_comparison_prints_test_figures_with_their_precision():
