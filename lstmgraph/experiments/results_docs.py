@@ -16,7 +16,7 @@ from ..files import write_atomically
 from .figures import draw_summary, points_digest, summary_digest
 from .folder import ResultsConflict
 from .paper_rows import paper_rows, render_paper_tables, tally
-from .results_figures import FiguresError, fill_figures
+from .results_figures import FIGURES_MARK, FiguresError, fill_figures
 from .results_table import (BEGIN, END, README_BEGIN, README_END, ResultsTableError, collect, render,
                             replace_between, summary_points)
 
@@ -45,6 +45,24 @@ def _replaced(path: Path, begin: str, end: str, text: str, what: str) -> tuple[s
         raise ResultsTableError(f"{path}: {error}") from None
 
 
+def _pages_with_figures(docs: Path) -> list[tuple[Path, str, str, str]]:
+    """The other pages of ``docs`` and ``docs``/results holding figures tables (`results_figures`):
+    (path, text, text with its tables current, what it is)."""
+    pages = []
+    for path in sorted([*docs.glob("*.md"), *(docs / "results").glob("*.md")]):
+        if path.name == "results.md" and path.parent == docs:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            if FIGURES_MARK in text:
+                pages.append((path, text, fill_figures(text, docs, path.parent), f"the figures tables of {path}"))
+        except (OSError, UnicodeDecodeError) as error:
+            raise ResultsTableError(f"{path}: cannot read it ({error})") from None
+        except FiguresError as error:
+            raise ResultsTableError(f"{path}: {error}") from None
+    return pages
+
+
 def regenerate(docs: Path, write: bool) -> TableState:
     """The paper rows' tables and the summary table of ``docs``/results.md, the figure
     ``docs``/results/summary.png and, where the checkout has one (``docs``/../README.md), README.md's
@@ -70,7 +88,7 @@ def regenerate(docs: Path, write: bool) -> TableState:
         updated = fill_figures(updated, docs)
     except FiguresError as error:
         raise ResultsTableError(f"{document_path}: {error}") from None
-    files = [(document_path, document, updated, f"the tables of {document_path}")]
+    files = [(document_path, document, updated, f"the tables of {document_path}")] + _pages_with_figures(docs)
     if readme_path.is_file():
         readme, readme_updated = _replaced(readme_path, README_BEGIN, README_END,
                                            render_paper_tables(papers, "docs/"), "paper-rows")

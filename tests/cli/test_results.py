@@ -119,6 +119,11 @@ def test_results_check_exits_1_on_a_stale_figures_table(tmp_path):
     assert run("results", "--write", "--docs", str(docs)).returncode == 0
     assert "| trials | 10 | 10 |" in (docs / "results.md").read_text()
     assert run("results", "--check", "--docs", str(docs)).returncode == 0
+    page = docs / "results" / "page.md"  # another page: checked and written too
+    page.write_text(f"{marker(ONE)}{FIGURES_END}")
+    assert run("results", "--check", "--docs", str(docs)).returncode == 1
+    assert run("results", "--write", "--docs", str(docs)).returncode == 0 and "| trials | 10 | 10 |" in page.read_text()
+    page.unlink()
     (docs / "results.md").write_text(summary + marker("results/gone") + FIGURES_END)
     missing = run("results", "--check", "--docs", str(docs))
     assert missing.returncode == 2 and "the figures of results/gone: no results.json" in missing.stderr

@@ -54,3 +54,8 @@ def _parts(filled: str) -> list[str]:
 def test_a_marker_naming_no_folder_or_without_its_end_is_refused(document, message):
     with pytest.raises(FiguresError, match=message):
         fill_figures(document, DOCS)
+
+
+def test_a_page_elsewhere_links_the_folders_from_its_own_folder():
+    filled = fill_figures(f"{marker(ONE, TWO)}{FIGURES_END}", DOCS, DOCS / "results")
+    assert "](gers2002-gts-peephole) |" in filled and "](gers2002-gts-no-peephole) |" in filled
