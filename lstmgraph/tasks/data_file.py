@@ -10,7 +10,9 @@ other data is refused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,21 @@ def spec_relative(name: str, options: dict[str, Any], folder: Path) -> dict[str,
     return {**options, "path": str(folder / path)}
 
 
+def _read_once(path: str) -> tuple[list[Sequence], str]:
+    """`read_data_file` of ``path``, read again only when the file's identity or time changed: a
+    sweep makes its task many times (checks, settings, every trial)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return read_data_file(path)  # (its message names what is wrong)
+    return _read_known(path, found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_known(path: str, device: int, inode: int, size: int, modified: int) -> tuple[list[Sequence], str]:
+    return read_data_file(path)
+
+
 @register("data_file")
 class DataFileTask:
     """The sequences of a data file as a task: each draw one of them, chosen by
@@ -106,7 +123,7 @@ class DataFileTask:
         if sha256 is not None and not isinstance(sha256, str):
             raise ValueError(f"sha256: a file's digest as 64 hex digits, not {sha256!r:.40}")
         try:
-            sequences, digest = read_data_file(path)
+            sequences, digest = _read_once(path)
         except DataError as error:
             raise ValueError(str(error)) from None
         if sha256 is not None and sha256.lower() != digest:
