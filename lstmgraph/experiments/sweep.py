@@ -30,7 +30,7 @@ from ..errors import SpecError, shown
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
-from ..tasks.data_file import spec_relative
+from ..tasks.data_file import pinned, spec_relative
 from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
@@ -136,7 +136,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
     except TaskError as error:
         raise SweepError(f"{path}: {field}: {error}") from None
     if task["name"] == "data_file":  # every trial on the bytes the sweep began with
-        options["sha256"] = made.sha256
+        options.update(pinned(made.path))
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
+from ..tasks.data_file import DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
 from .sweep_values import SweepError, finite_number
@@ -190,8 +191,10 @@ def _training(row: Experiment, setting: str) -> Any:
 
 def _task(row: Experiment, name: str, value: Any) -> Experiment:
     try:
+        if row.task == "data_file" and name == "path" and isinstance(value, str) and value:
+            return row.with_task_options(pinned(value))  # another file: its own digest pinned
         return row.with_task_options({name: value})
-    except (TaskError, ProtocolError) as error:
+    except (TaskError, ProtocolError, DataError) as error:
         raise SweepError(f"task.{name}: {error}") from None
 
 

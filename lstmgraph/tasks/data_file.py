@@ -90,6 +90,14 @@ def spec_relative(name: str, options: dict[str, Any], folder: Path) -> dict[str,
     return {**options, "path": str(folder / path)}
 
 
+def pinned(path: str | Path) -> dict[str, str]:
+    """The ``data_file`` task's options for the file ``path`` with its digest: a sweep's, so
+    that every trial runs on the bytes the sweep began with. `DataError` for a file that
+    cannot be used."""
+    path = str(Path(path).resolve())
+    return {"path": path, "sha256": _read_once(path)[1]}
+
+
 def _read_once(path: str) -> tuple[list[Sequence], str]:
     """`read_data_file` of ``path``, read again only when the file's identity or time changed: a
     sweep makes its task many times (checks, settings, every trial)."""

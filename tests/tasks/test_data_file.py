@@ -115,3 +115,17 @@ def test_a_sweep_of_a_spec_trained_on_a_data_file_draws_its_sequences_pinned_by_
     (tmp_path / "d.npz").unlink()
     with pytest.raises(SweepError, match=r"net.yaml: training.data: task 'data_file': .*d.npz: no such file"):
         subject_of(str(tmp_path / "net.yaml"), 2)
+
+
+def test_a_sweep_over_data_files_pins_each_file_s_own_digest(tmp_path, monkeypatch):
+    from lstmgraph.experiments.sweep import grid
+
+    first = _write_data(tmp_path / "d.npz")
+    second = _write_data(tmp_path / "other.npz", flip=True)
+    subject = subject_of(_spec(tmp_path, {"data": "d.npz"}), 2).experiment
+    monkeypatch.chdir(tmp_path)  # a value of --vary is a path from the current folder, as the CLI's are
+    settings = grid(subject, [("task.path", ["d.npz", "other.npz"])], add_own=False)
+    assert [setting.experiment.task_options for setting in settings] == [
+        {"path": str(tmp_path / "d.npz"), "sha256": first}, {"path": str(tmp_path / "other.npz"), "sha256": second}]
+    with pytest.raises(SweepError, match="task.path: .*missing.npz: no such file"):
+        grid(subject, [("task.path", ["missing.npz"])], add_own=False)
