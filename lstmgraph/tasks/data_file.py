@@ -23,7 +23,7 @@ from .base import Sequence, Sequences, register
 from .fixed_set import FixedSet
 
 #: How a data file is written, for messages.
-DATA_FILE_FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
+_FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
                     "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
 
 
@@ -40,10 +40,10 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
     try:
         arrays = read_npz(path)
     except ArrayFileError as error:
-        hint = "" if path.suffix.lower() == ".npz" else f"; training data is {DATA_FILE_FORMAT}"
+        hint = "" if path.suffix.lower() == ".npz" else f"; training data is {_FORMAT}"
         raise DataError(f"{error}{hint}") from None
     try:
-        digest = file_sha256(path)
+        digest = _sha256(path)
         for key in ("inputs", "targets"):
             if key not in arrays:
                 raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
@@ -72,7 +72,7 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
     return [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], digest
 
 
-def file_sha256(path: Path) -> str:
+def _sha256(path: Path) -> str:
     """The sha256 digest of a file's bytes (read in blocks: it may be large), as hex."""
     try:
         with open(path, "rb") as stream:
@@ -127,7 +127,7 @@ class DataFileTask:
 
     def __init__(self, path: str = "", sha256: str | None = None):
         if not isinstance(path, str) or not path:
-            raise ValueError("path: give the data file, " + DATA_FILE_FORMAT)
+            raise ValueError("path: give the data file, " + _FORMAT)
         if sha256 is not None and not isinstance(sha256, str):
             raise ValueError(f"sha256: a file's digest as 64 hex digits, not {sha256!r:.40}")
         try:
