@@ -163,10 +163,18 @@ def make_folder(folder: Path, for_path: Path | None = None) -> Path | None:
 
 
 def remove_made_folders(folder: Path, made: Path | None) -> None:
-    """Remove ``folder`` and its parents up to ``made`` (what `make_folder` made), those left
-    empty: a command refused by the disk before it wrote anything leaves no folder behind."""
-    if made is None:
+    """Remove the empty folders in ``folder`` (this command's: it made ``folder``), then
+    ``folder`` and its parents up to ``made`` (what `make_folder` made), those left empty: a
+    command refused by the disk before it wrote a file leaves no folder behind. A link is not
+    followed or removed."""
+    if made is None or made not in (folder, *folder.parents):
         return
+    for inside, folders, _ in os.walk(folder, topdown=False):
+        for name in folders:
+            try:
+                os.rmdir(os.path.join(inside, name))
+            except OSError:
+                pass  # not empty, or a link: it stays
     for path in (folder, *folder.parents):
         try:
             path.rmdir()

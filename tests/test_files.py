@@ -103,3 +103,26 @@ def test_a_default_folder_stays_one_folder_below_runs_whatever_the_name():
         assert out.parent == RUNS / "sweep" and out.name not in ("", ".", "..") and len(out.name) <= 64, name
         assert "/" not in out.name and not out.name.startswith((".", "-")), name
     assert safe_folder_name("gers2000-cerg-forget") == "gers2000-cerg-forget"
+
+
+def test_remove_made_folders_removes_only_empty_folders_this_command_made(tmp_path):
+    from lstmgraph.files import make_folder, remove_made_folders
+
+    out = tmp_path / "new" / "out"
+    made = make_folder(out)
+    assert made == tmp_path / "new"
+    (out / "settings" / "0").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (out / "link").symlink_to(tmp_path / "elsewhere")  # a link to a folder: neither followed nor removed
+    remove_made_folders(out, tmp_path / "unrelated")  # not what made it: nothing happens
+    assert (out / "settings" / "0").is_dir()
+    remove_made_folders(out, made)
+    assert (out / "link").is_symlink() and (tmp_path / "elsewhere").is_dir() and not (out / "settings").exists()
+    (out / "link").unlink()
+    (out / "kept.txt").write_text("a file written")
+    remove_made_folders(out, made)
+    assert (out / "kept.txt").exists()
+    (out / "kept.txt").unlink()
+    remove_made_folders(out, made)
+    assert not (tmp_path / "new").exists() and tmp_path.is_dir()
+    assert make_folder(tmp_path) is None  # there already: nothing made

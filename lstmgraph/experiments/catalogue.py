@@ -105,8 +105,9 @@ class Experiment:
         merged = {key: value for key, value in {**self.task_options, **options}.items() if value is not None}
         task = make_task(self.task, merged)
         protocol = self.protocol
-        if getattr(task, "deterministic", False) and "test_streams" not in self.protocol_options:
-            protocol = replace(protocol, test_streams=1)  # the rule for a deterministic task's rows
+        if getattr(task, "deterministic", False) and hasattr(protocol, "test_streams") \
+                and "test_streams" not in self.protocol_options:
+            protocol = replace(protocol, test_streams=1)  # the rule for a deterministic task's stream rows
         return replace(self, task_options=merged, protocol=protocol)
 
     def with_protocol_options(self, options: dict[str, Any]) -> Experiment:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..engine.compiled.network import kernel_for
+from ..files import OutputError, remove_made_folders
 from ..training.engines import program_key
 from .catalogue import Experiment
 from .figures import results_figure
@@ -79,6 +80,14 @@ class FolderRun:
         a line a kill cut, no checkpoint for a trial that ended after it."""
         self._lock = ExitStack()
         self._lock.enter_context(self.folder.locked())
+        try:
+            self._take_up()
+        except OutputError:  # the disk refused the first writes: a folder this run made goes again
+            self.release()
+            remove_made_folders(self.folder.path, self.folder.made)
+            raise
+
+    def _take_up(self) -> None:
         stored, cut, self.rows, self.todo = self._read()
         for seed in self.todo:
             found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)

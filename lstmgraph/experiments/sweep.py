@@ -128,8 +128,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
                          "a data file (docs/spec.md in the lstmgraph source, Training), as `lstmgraph train` does")
     if task["name"] not in TASKS:
         raise SweepError(f"{path}: training.task: no task {task['name']!r}; the tasks: {', '.join(sorted(TASKS))}")
-    options = spec_relative(task["name"], {key: value for key, value in task.items() if key != "name"},
-                            Path(path).resolve().parent)
+    options = spec_relative(task["name"], {key: value for key, value in task.items() if key != "name"}, path)
     from ..tasks import TaskError, make_task
     try:
         made = make_task(task["name"], options)

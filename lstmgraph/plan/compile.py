@@ -146,12 +146,12 @@ def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
     changes: dict[str, Any] = {}
     if training.seed is None:
         changes["seed"] = document.spec.init.seed
-    folder = Path(document.source.filename).parent
     if training.data is not None and not Path(training.data).is_absolute():
-        changes["data"] = str(folder / training.data)
-    task = training.task
-    if task is not None and spec_relative(task.name, task.options, folder) != task.options:
-        changes["task"] = TaskSpec(name=task.name, **spec_relative(task.name, task.options, folder))
+        changes["data"] = str(Path(document.source.filename).parent / training.data)
+    options = spec_relative(training.task.name, training.task.options, document.source.filename) \
+        if training.task is not None else None
+    if options is not None and options != training.task.options:
+        changes["task"] = TaskSpec(name=training.task.name, **options)
     return training.model_copy(update=changes)
 
 

@@ -8,17 +8,15 @@ at validation, where `lstmgraph validate` reports them with the spec's other pro
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..errors import Problem
 from ..tasks import TaskError, make_task
 from ..tasks.data_file import spec_relative
 from .models import InputGroup, NetworkSpec, OutputGroup
 
 
-def training_problems(spec: NetworkSpec, folder: Path) -> list[Problem]:
+def training_problems(spec: NetworkSpec, spec_file: str) -> list[Problem]:
     """Every way the training section does not fit the network (none without a section);
-    ``folder`` is the spec's, which a task's data file is relative to."""
+    ``spec_file`` is the spec's file name, which a task's data file is relative to."""
     training = spec.training
     if training is None:
         return []
@@ -32,7 +30,7 @@ def training_problems(spec: NetworkSpec, folder: Path) -> list[Problem]:
                                         suggestion="use loss: sum_of_squares"))
     if training.task is not None:
         try:
-            task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, folder))
+            task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
         except TaskError as error:
             return problems + [Problem(("training", "task"), str(error))]
         inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))

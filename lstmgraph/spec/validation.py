@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import types
 import typing
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -39,7 +38,7 @@ def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
     except ValidationError as error:
         problems = [_problem(detail, data) for detail in error.errors(include_url=False)]
         raise SpecError(_unique(problems), source) from None
-    problems = training_problems(spec, Path(source.filename).parent)
+    problems = training_problems(spec, source.filename)
     if problems:
         raise SpecError(problems, source)
     return spec

@@ -81,13 +81,14 @@ def _sha256(path: Path) -> str:
         raise ArrayFileError(f"{path}: cannot read it ({error.strerror or error})") from None
 
 
-def spec_relative(name: str, options: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """A task's options as a spec in ``folder`` gives them: the ``data_file`` task's relative
-    ``path`` joined to the spec's folder, as ``training.data`` is."""
+def spec_relative(name: str, options: dict[str, Any], spec_file: str | Path) -> dict[str, Any]:
+    """A task's options as the spec file ``spec_file`` gives them: the ``data_file`` task's
+    relative ``path`` joined to the spec's folder (its folder as named, a link not followed, as
+    for ``training.data``), made absolute so that a run or a sweep finds it from anywhere."""
     path = options.get("path")
     if name != "data_file" or not isinstance(path, str) or not path or Path(path).is_absolute():
         return options
-    return {**options, "path": str(folder / path)}
+    return {**options, "path": str(Path(spec_file).absolute().parent / path)}
 
 
 def pinned(path: str | Path) -> dict[str, str]:

@@ -421,6 +421,7 @@ def test_a_full_disk_exits_2_naming_the_file_and_saying_to_run_the_same_command_
     code, output = invoke(*command, "--trials", "1", "--max-steps", "1000", "--out", out)
     assert code == 2 and (f"error: cannot write {out}/{written}: No space left on device; once it can be "
                           "written, run the same command again: it resumes") in output, output
+    assert not out.exists()  # made for this command and left empty (a sweep's settings folders too): removed
 
 
 @pytest.mark.parametrize("command", [command for command, _ in FULL_DISK_COMMANDS], ids=["reproduce", "sweep"])

@@ -129,3 +129,31 @@ def test_a_sweep_over_data_files_pins_each_file_s_own_digest(tmp_path, monkeypat
         {"path": str(tmp_path / "d.npz"), "sha256": first}, {"path": str(tmp_path / "other.npz"), "sha256": second}]
     with pytest.raises(SweepError, match="task.path: .*missing.npz: no such file"):
         grid(subject, [("task.path", ["missing.npz"])], add_own=False)
+
+
+def test_a_spec_named_relatively_or_through_a_link_keeps_an_absolute_path_beside_the_spec(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "specs").mkdir()
+    _write_data(tmp_path / "specs" / "d.npz")  # beside the link, where training.data is looked for too
+    _spec(tmp_path / "real", {"task": {"name": "data_file", "path": "d.npz"}, "steps": 10})
+    (tmp_path / "specs" / "net.yaml").symlink_to(tmp_path / "real" / "net.yaml")
+    monkeypatch.chdir(tmp_path)
+    plan = lstmgraph.compile_spec("specs/net.yaml")
+    assert plan.training.task.options["path"] == str(tmp_path / "specs" / "d.npz")
+    assert plan.resolved_spec["training"]["task"]["path"] == str(tmp_path / "specs" / "d.npz")
+    data = yaml.safe_load((tmp_path / "real" / "net.yaml").read_text())
+    data["training"] = {"learning_rate": 0.1, "data": "d.npz"}
+    (tmp_path / "real" / "net.yaml").write_text(yaml.safe_dump(data))
+    assert subject_of("specs/net.yaml", 1).experiment.task_options["path"] == str(tmp_path / "specs" / "d.npz")
+
+
+def test_a_file_of_one_sequence_is_swept_under_the_sequence_protocol(tmp_path, monkeypatch):
+    from lstmgraph.experiments.sweep import grid
+    from lstmgraph.experiments.sequences import SequenceProtocol
+
+    _write_data(tmp_path / "d.npz")
+    np.savez(tmp_path / "one.npz", inputs=np.arange(6.0), targets=np.arange(6.0) / 6)
+    subject = subject_of(_spec(tmp_path, {"data": "d.npz"}), 1).experiment
+    monkeypatch.chdir(tmp_path)
+    (setting,) = grid(subject, [("task.path", ["one.npz"])], add_own=False)
+    assert isinstance(setting.experiment.protocol, SequenceProtocol) and setting.experiment.deterministic
