@@ -93,6 +93,7 @@ def run_errors(device: str, begun: list, interrupted: Callable[[BaseException], 
     from lstmgraph.experiments.folder import ResultsConflict
     from lstmgraph.experiments.trial import DeviceError
     from lstmgraph.experiments.workers import ClusterError
+    from lstmgraph.tasks import TaskError
 
     try:
         yield
@@ -102,6 +103,8 @@ def run_errors(device: str, begun: list, interrupted: Callable[[BaseException], 
         raise
     except (ResultsConflict, ClusterError, OSError, LimitError) as error:  # LimitError: a trial's data too large
         fail(resumable_error_text(error))
+    except TaskError as error:  # a task no longer made as the run began: its data file changed since
+        fail(str(error))
     except KeyboardInterrupt as stop:  # Ctrl-C, or a stop signal (stops.Stopped)
         if not begun:
             raise

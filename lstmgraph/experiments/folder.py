@@ -45,7 +45,7 @@ from ..training.rundir import RunDirectory, spec_file_bytes
 from .folder_files import (FolderFileError, append_file, folder_descriptor, folder_names,
                            parse_json, read_file, remove_file, remove_temporaries_in, write_file)
 from .rows import MAX_TRIALS, check_results, check_row
-from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, former_settings, run_settings
+from .folder_settings import PROTOCOL_SETTINGS, TRIAL_ARITHMETIC, data_file_change, former_settings, run_settings
 from .settings_diff import setting_differences
 
 #: What a row reported as a run opens its folder carries where an earlier run finished it (a resume).
@@ -224,11 +224,11 @@ class ResultsFolder:
                 f"{self.path} holds trials of {name} run by an earlier version of lstmgraph whose arithmetic "
                 f"differs in the last bits (its trials would not be those run now); choose another --out or "
                 f"delete it")
-        held = stored.get("name")
+        held, changed = stored.get("name"), data_file_change(stored, expected)
         what = (f"trials of {name} run with other settings" if held in (None, name)
                 else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
-        raise ResultsConflict(f"{self.path} holds {what} ({'; '.join(setting_differences(stored, expected))}); "
-                              "choose another --out or delete it")
+        raise ResultsConflict(f"{self.path} holds {changed}" if changed else f"{self.path} holds {what} "
+                              f"({'; '.join(setting_differences(stored, expected))}); choose another --out or delete it")
 
     def remove_temporaries(self) -> None:
         """Remove the temporary files killed writes left in the folder and its trials' folders

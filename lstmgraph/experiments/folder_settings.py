@@ -65,3 +65,17 @@ def settings(experiment: Any, budget_steps: int | None, specs: Path, device: str
     data, _ = experiment.spec_data(specs)
     return {**experiment.describe(), "budget_steps": budget_steps, "spec_data": data,
             "arithmetic": TRIAL_ARITHMETIC, **({"device": device} if device != "cpu" else {})}
+
+
+def data_file_change(stored: dict[str, Any], expected: dict[str, Any]) -> str | None:
+    """Where a folder's trials ran on the ``data_file`` task's file at the same path as now but
+    its bytes differ (another sha256): the words for it; else None."""
+    before, now = stored.get("task_options"), expected.get("task_options")
+    if stored.get("task") != "data_file" or expected.get("task") != "data_file" \
+            or not isinstance(before, dict) or not isinstance(now, dict):
+        return None
+    if before.get("path") != now.get("path") or before.get("sha256") == now.get("sha256"):
+        return None
+    return (f"trials run on {before.get('path')} when its sha256 was {before.get('sha256')}; it is now "
+            f"{now.get('sha256')}: restore that file, or choose another --out for the new data")
+

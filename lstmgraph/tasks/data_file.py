@@ -136,8 +136,9 @@ class DataFileTask:
         except DataError as error:
             raise ValueError(str(error)) from None
         if sha256 is not None and sha256.lower() != digest:
-            raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as given: the file changed since "
-                             "it was named (a sweep pins its data file's digest); start a new sweep for the new data")
+            raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as pinned when the sweep began (or as "
+                             "given): the file changed since; restore it, or start a new sweep (another --out) for "
+                             "the new data")
         self.path, self.sha256 = path, digest
         self.n_inputs, self.n_outputs = sequences[0].inputs.shape[1], sequences[0].targets.shape[1]
         self.deterministic = len(sequences) == 1

@@ -117,3 +117,16 @@ def test_experiment_json_records_the_protocol_as_data_beside_its_words():
     recorded = settings(find_experiment("gers2002-pfg-cos-f10-peephole"), None, BUNDLED_SPECS)
     assert recorded[PROTOCOL_SETTINGS]["kind"] == "streams" and recorded[PROTOCOL_SETTINGS]["test_streams"] == 1
     assert "1 frozen test stream" in recorded["protocol"] and "deterministic_task" in recorded
+
+
+def test_a_data_file_whose_bytes_changed_is_named_with_both_digests():
+    from lstmgraph.experiments.folder_settings import data_file_change
+
+    before = {"task": "data_file", "task_options": {"path": "/d.npz", "sha256": "a" * 64}}
+    now = {"task": "data_file", "task_options": {"path": "/d.npz", "sha256": "b" * 64}}
+    assert data_file_change(before, now) == (f"trials run on /d.npz when its sha256 was {'a' * 64}; it is now "
+                                             f"{'b' * 64}: restore that file, or choose another --out for the new data")
+    assert data_file_change(before, before) is None
+    moved = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "b" * 64}}
+    assert data_file_change(before, moved) is None  # another file: the settings' differences say so
+    assert data_file_change({"task": "adding", "task_options": {}}, now) is None

@@ -60,7 +60,7 @@ def test_a_pinned_digest_refuses_a_changed_file_and_bad_files_are_named(tmp_path
     digest = _write_data(tmp_path / "d.npz")
     assert make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest.upper()}).sha256 == digest
     _write_data(tmp_path / "d.npz", flip=True)
-    with pytest.raises(TaskError, match=f"its sha256 is [0-9a-f]{{64}}, not {digest} as given: the file changed"):
+    with pytest.raises(TaskError, match=f"its sha256 is [0-9a-f]{{64}}, not {digest} as pinned when the sweep began"):
         make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest})
     with pytest.raises(TaskError, match="path: give the data file"):
         make_task("data_file", {})
@@ -110,7 +110,7 @@ def test_a_sweep_of_a_spec_trained_on_a_data_file_draws_its_sequences_pinned_by_
     assert "data" not in training and "epochs" not in training  # the task replaces them
     assert experiment.plan().training.task.options["sha256"] == digest
     _write_data(tmp_path / "d.npz", flip=True)
-    with pytest.raises(TaskError, match="the file changed since it was named"):
+    with pytest.raises(TaskError, match="as pinned when the sweep began .*: the file changed since; restore it"):
         experiment.make_task()
     (tmp_path / "d.npz").unlink()
     with pytest.raises(SweepError, match=r"net.yaml: training.data: task 'data_file': .*d.npz: no such file"):
