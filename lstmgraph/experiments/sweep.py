@@ -184,6 +184,8 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, li
             raise SweepError(f"--vary {typed}: give a non-empty list of values, not {shown(values)}")
         values = checked_values(typed, list(values))
         full, key, name = resolve(subject, typed)
+        if key.normalise is not None:
+            values = [key.normalise(subject, name, value) for value in values]
         if any(full == other[0] for other in resolved):
             raise SweepError(f"--vary {full}: given twice; give its values in one --vary")
         resolved.append((full, key, name, values))

@@ -16,6 +16,7 @@ import difflib
 import inspect
 import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable
 
 from ..spec.models import LEARNING_RULES
@@ -41,6 +42,8 @@ class SweepKey:
     #: A family whose values a setting applies together, as one dict (``protocol.NAME``:
     #: ``success`` and the ``tolerance`` it reads are checked as one); else each by `apply`.
     apply_together: Callable[[Experiment, dict[str, Any]], Experiment] | None = None
+    #: A value as the key reads it, to compare with the row's own (a data file's path made absolute).
+    normalise: Callable[[Experiment, str, Any], Any] | None = None
 
     @property
     def prefix(self) -> str | None:
@@ -199,7 +202,15 @@ def _task(row: Experiment, name: str, value: Any) -> Experiment:
 
 
 def _task_names(row: Experiment) -> list[str]:
-    return [p for p in inspect.signature(TASKS[row.task]).parameters if p != "self"]
+    pinned_digest = {"sha256"} if row.task == "data_file" else set()  # (follows the path: `pinned`)
+    return [p for p in inspect.signature(TASKS[row.task]).parameters if p not in {"self", *pinned_digest}]
+
+
+def _task_value(row: Experiment, name: str, value: Any) -> Any:
+    """A data file's path as the setting reads it: from the current folder, absolute."""
+    if row.task == "data_file" and name == "path" and isinstance(value, str) and value:
+        return str(Path(value).absolute())
+    return value
 
 
 def _task_current(row: Experiment, name: str) -> Any:
@@ -316,7 +327,7 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              lambda row: connection_pairs(_spec_data(row))),
     SweepKey("task.NAME", "a JSON value (text as is)",
              "an option of the row's task (docs/spec.md in the lstmgraph source, Built-in tasks)", _task,
-             _task_current, _task_names),
+             _task_current, _task_names, normalise=_task_value),
     SweepKey("protocol.NAME", "a value of the setting's type",
              "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
              lambda row, name: getattr(row.protocol, name), _protocol_names, protocol_settings),

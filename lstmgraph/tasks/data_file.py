@@ -64,6 +64,9 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
                         f"({len(inputs)}, {width}), one row per input step")
     if not len(inputs):
         raise DataError(f"{path}: no steps in 'inputs'")
+    if np.isnan(targets).all():
+        raise DataError(f"{path}: every value of 'targets' is NaN (no target at any step): nothing to learn or to "
+                        "judge; give a target at the steps where the net should answer")
     try:
         starts = sequence_starts(path, arrays.get("starts"), len(inputs))
     except ArrayFileError as error:
@@ -95,7 +98,7 @@ def pinned(path: str | Path) -> dict[str, str]:
     """The ``data_file`` task's options for the file ``path`` with its digest: a sweep's, so
     that every trial runs on the bytes the sweep began with. `DataError` for a file that
     cannot be used."""
-    path = str(Path(path).resolve())
+    path = str(Path(path).absolute())
     return {"path": path, "sha256": _read_once(path)[1]}
 
 

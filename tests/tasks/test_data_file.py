@@ -129,6 +129,8 @@ def test_a_sweep_over_data_files_pins_each_file_s_own_digest(tmp_path, monkeypat
         {"path": str(tmp_path / "d.npz"), "sha256": first}, {"path": str(tmp_path / "other.npz"), "sha256": second}]
     with pytest.raises(SweepError, match="task.path: .*missing.npz: no such file"):
         grid(subject, [("task.path", ["missing.npz"])], add_own=False)
+    own, other = grid(subject, [("task.path", ["d.npz", "other.npz"])])  # the subject's file, named relatively
+    assert own.own and not own.changes(subject) and not other.own
 
 
 def test_a_spec_named_relatively_or_through_a_link_keeps_an_absolute_path_beside_the_spec(tmp_path, monkeypatch):
@@ -157,3 +159,13 @@ def test_a_file_of_one_sequence_is_swept_under_the_sequence_protocol(tmp_path, m
     monkeypatch.chdir(tmp_path)
     (setting,) = grid(subject, [("task.path", ["one.npz"])], add_own=False)
     assert isinstance(setting.experiment.protocol, SequenceProtocol) and setting.experiment.deterministic
+
+
+def test_a_file_without_any_target_is_refused_for_the_task_and_for_train(tmp_path):
+    from lstmgraph.training import DataFile, DataError
+
+    np.savez(tmp_path / "none.npz", inputs=np.zeros((5, 1)), targets=np.full((5, 1), np.nan))
+    with pytest.raises(TaskError, match="none.npz: every value of 'targets' is NaN"):
+        make_task("data_file", {"path": str(tmp_path / "none.npz")})
+    with pytest.raises(DataError, match="none.npz: every value of 'targets' is NaN"):
+        DataFile(tmp_path / "none.npz", 1, 1, 1)
