@@ -39,16 +39,20 @@ def gradcheck(spec: Path, as_json: bool, seed: int, steps: int, draws: int) -> N
         fail(f"--seed {seed} --draws {draws} would reach seed {seed + draws - 1}, over the largest seed {MAX_SEED}; "
              "give a smaller --seed")
     reports = gradient_checks(plan, range(seed, seed + draws), steps)
-    passed = True
+    failed = []
     try:
         for index, report in enumerate(reports):
             if index and not as_json:
                 click.echo("")
             _show(plan, report, as_json, indent=2 if draws == 1 else None)
-            passed &= report["passed"]
+            if not report["passed"]:
+                failed.append(report["seed"])
     except LimitError as error:  # a net too large for exact RTRL's program
         fail(str(error))
-    sys.exit(0 if passed else 1)
+    if draws > 1 and not as_json:
+        click.echo(f"\n{len(failed)} of {draws} draws failed" + (f" (seeds {', '.join(map(str, failed))})" if failed
+                                                                  else ""))
+    sys.exit(1 if failed else 0)
 
 
 def _show(plan: Plan, report: dict[str, Any], as_json: bool, indent: int | None) -> None:

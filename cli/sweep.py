@@ -46,8 +46,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     """Vary EXPERIMENT_OR_SPEC's settings over a grid and run every setting as a row.
 
     EXPERIMENT_OR_SPEC is a catalogue row (`lstmgraph reproduce --list`) or your own spec (a file
-    or a bundled spec's name) with a training task, or a data file whose sequences it draws at
-    random. Every setting runs the same seeds, so the
+    or a bundled spec's name) with a training task or a training data file (its sequences drawn at
+    random). Every setting runs the same seeds, so the
     settings are compared trial by trial. Writes DIR/settings/INDEX (a results folder per
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder

@@ -28,7 +28,7 @@ scale being the largest gradient of its matrix; the reported error of a matrix i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,8 +79,12 @@ def random_problem(plan: Plan, seed: int, steps: int, weight_range: float
             columns.append(np.eye(unit.size)[rng.integers(0, unit.size, steps)])
         else:
             columns.append(rng.uniform(0.0, 1.0, (steps, unit.size)))
-    loss = plan.training.loss if plan.training else "sum_of_squares"
-    return weights, inputs, np.concatenate(columns, axis=1), loss
+    return weights, inputs, np.concatenate(columns, axis=1), _loss(plan)
+
+
+def _loss(plan: Plan) -> str:
+    """The loss a check computes: the spec's training section's, else the sum of squares."""
+    return plan.training.loss if plan.training else "sum_of_squares"
 
 
 def rtrl_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets: np.ndarray,
@@ -193,21 +197,22 @@ def gradient_check(plan: Plan, seed: int = 0, steps: int = 8, weight_range: floa
     return next(gradient_checks(plan, (seed,), steps, weight_range))
 
 
-def gradient_checks(plan: Plan, seeds: Iterable[int], steps: int = 8,
+def gradient_checks(plan: Plan, seeds: Sequence[int], steps: int = 8,
                     weight_range: float = 0.5) -> Iterator[dict[str, Any]]:
     """`gradient_check`'s report for each seed in turn, lowering the plan's programs once for all
-    (the lowering takes most of a small net's check)."""
+    (the lowering takes most of a small net's check). The work limit counts every seed's."""
     require_plan(plan, "gradient_check")
     check_count("steps", steps, MAX_GRADCHECK_STEPS)
     truncated = Simulator(plan)
     full = Simulator(plan, full_gradient=True)
-    loss = plan.training.loss if plan.training else "sum_of_squares"
-    work = (len(OFFSETS) * plan.n_parameters + 1) * steps * full.program(loss).n_slots
+    slots = full.program(_loss(plan)).n_slots
+    work = (len(OFFSETS) * plan.n_parameters + 1) * steps * slots * len(seeds)
     if work > MAX_GRADCHECK_WORK:
+        draws = f" for each of {len(seeds):,} draws" if len(seeds) > 1 else ""
         raise LimitError(f"{plan.name}: the finite differences would run {len(OFFSETS)} x {plan.n_parameters:,} "
-                         f"networks of {full.program(loss).n_slots:,} values for {steps:,} steps, over the limit of "
-                         f"{MAX_GRADCHECK_WORK:.0e} values computed ({COUNT_LIMITS_HINT}); give fewer --steps, "
-                         "or check a smaller net of the same kinds of groups and connections")
+                         f"networks of {slots:,} values for {steps:,} steps{draws}, over the limit of "
+                         f"{MAX_GRADCHECK_WORK:.0e} values computed ({COUNT_LIMITS_HINT}); give fewer --steps "
+                         "or --draws, or check a smaller net of the same kinds of groups and connections")
     for seed in seeds:
         yield _check(plan, truncated, full, seed, steps, weight_range)
 

@@ -56,12 +56,15 @@ def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
     """The protocol a spec runs under: for a continual task the 2002 stream protocol (training
     streams of up to 100 sequences, stopped at their first error; perfect when each test stream
     runs 1,000 sequences without one; one test stream for a deterministic task); otherwise the
-    1997 sequence protocol (solved when the last 2,000 sequences were right; at most 10^6)."""
+    1997 sequence protocol (solved when the last 2,000 sequences were right; at most 10^6; a test
+    of one sequence where the task draws the same one every time)."""
     if task.continual:
         return StreamProtocol(tolerance=test.tolerance, success=test.name, unit="sequences", train_limit=100,
                               test_limit=1000, max_streams=1_000_000,
                               test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
-    return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000)
+    one = getattr(task, "deterministic", False)  # (a data file of one sequence: every test the same)
+    return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000,
+                            **({"test_sequences": 1} if one else {}))
 
 
 def row_protocol_keys(row: Experiment) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ def training_problems(spec: NetworkSpec, spec_file: str) -> list[Problem]:
         inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
         width = sum(group.size for group in outputs)
         if (task.n_inputs, task.n_outputs) != (inputs, width):
-            problems.append(Problem(("training", "task"), f"task '{task.name}' has {task.n_inputs} inputs "
+            data = f" (the data file {task.path})" if getattr(task, "path", None) else ""
+            problems.append(Problem(("training", "task"), f"task '{task.name}'{data} has {task.n_inputs} inputs "
                                     f"and {task.n_outputs} outputs, the network {inputs} and {width}"))
     return problems

@@ -64,13 +64,13 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
                         f"({len(inputs)}, {width}), one row per input step")
     if not len(inputs):
         raise DataError(f"{path}: no steps in 'inputs'")
-    if np.isnan(targets).all():
-        raise DataError(f"{path}: every value of 'targets' is NaN (no target at any step): nothing to learn or to "
-                        "judge; give a target at the steps where the net should answer")
     try:
         starts = sequence_starts(path, arrays.get("starts"), len(inputs))
     except ArrayFileError as error:
         raise DataError(str(error)) from None
+    if np.isnan(targets).all():
+        raise DataError(f"{path}: every value of 'targets' is NaN (no target at any step): nothing to learn or to "
+                        "judge; give a target at the steps where the net should answer")
     bounds = list(starts) + [len(inputs)]
     return [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], digest
 

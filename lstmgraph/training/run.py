@@ -279,8 +279,7 @@ def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
         data = getattr(trainer.source, "path", "the run's data file")
         raise RunDirectoryError(f"{data}: its sha256 is {current}, but {directory.path / RunDirectory.INFO} records "
                                 f"{recorded} from the run's start: the data changed, so the run cannot continue "
-                                "as it began; restore that file, or start a new run "
-                                "(lstmgraph train SPEC --data FILE --out ANOTHER_FOLDER)")
+                                "as it began; restore that file, or start a new run in another folder (--out)")
 
 
 def compile_spec_bytes(path: Path, content: bytes) -> Plan:

@@ -245,6 +245,8 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
         rng = np.random.default_rng(seed)
+        if getattr(task, "path", None):  # the data_file task: the run's own sequences, drawn at random
+            return SequenceSource(lambda: task.sample(rng), False, task.path, "training data", (None, None))
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.
     path, kind = (Path(data), "held-out data") if data is not None else (Path(training.data), "training data")
@@ -266,7 +268,9 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
 def _training_data_digest(run: TrainedRun) -> str | None:
     """The sha256 of the data file the run trained on, as its run.json records it (None for a
     run of a task, a reproduce trial's folder, or a run from before the digest was recorded)."""
-    if training_section(run.plan).data is None or not _own_file(run.path / RunDirectory.INFO):
+    training = training_section(run.plan)
+    on_file = training.data is not None or (training.task is not None and training.task.name == "data_file")
+    if not on_file or not _own_file(run.path / RunDirectory.INFO):
         return None
     try:
         return RunDirectory(run.path).read_info().get("data_sha256")

@@ -375,6 +375,9 @@ def test_gradcheck_draws_prints_a_json_line_a_seed_and_fails_when_one_draw_fails
     result = CliRunner().invoke(main, ["gradcheck", "rnn", "--draws", "2", "--json", "--steps", "3"])
     assert result.exit_code == 1
     assert [json.loads(line)["passed"] for line in result.output.splitlines()] == [True, False]
+    calls.clear()
+    text = CliRunner().invoke(main, ["gradcheck", "rnn", "--seed", "5", "--draws", "2", "--steps", "3"])
+    assert text.exit_code == 1 and text.output.endswith("\n1 of 2 draws failed (seeds 6)\n")
 
 
 def test_gradcheck_draws_past_the_largest_seed_exit_2():

@@ -170,3 +170,15 @@ def test_a_check_past_the_work_limit_is_refused_before_anything_runs(monkeypatch
     with pytest.raises(LimitError, match=r"the finite differences would run 8 x 424 networks of [0-9,]+ values for 8 "
                                          r"steps, over the limit of 1e\+06"):
         gradient_check(lstmgraph.compile_spec(SPECS / "gers2000_cerg.yaml"))
+
+
+def test_the_work_limit_counts_every_draw(monkeypatch):
+    from lstmgraph.limits import LimitError
+
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    one = (len(gradcheck_module.OFFSETS) * plan.n_parameters + 1) * 8 * \
+        Simulator(plan, full_gradient=True).program(plan.training.loss).n_slots
+    monkeypatch.setattr(gradcheck_module, "MAX_GRADCHECK_WORK", 3 * one)
+    assert len(list(gradient_checks(plan, range(3)))) == 3
+    with pytest.raises(LimitError, match="for each of 4 draws, over the limit"):
+        next(gradient_checks(plan, range(4)))

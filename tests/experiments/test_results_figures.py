@@ -47,8 +47,13 @@ def _parts(filled: str) -> list[str]:
 
 @pytest.mark.parametrize("document, message", [
     (f"{marker('results/no-such-row')}{FIGURES_END}", "the figures of results/no-such-row: no results.json in"),
-    (f"{marker('../docs/' + ONE)}{FIGURES_END}", "no results.json"),
-    (marker(ONE), "the figures of results/gers2002-gts-peephole have no end marker"),
+    (f"{marker('../docs/' + ONE)}{FIGURES_END}", "name a folder below the docs folder"),
+    (f"{marker('/abs/' + ONE)}{FIGURES_END}", "name a folder below the docs folder"),
+    (f"{marker(ONE).replace('`', '')}{FIGURES_END}", "a figures marker not in the form"),
+    (f"{marker(ONE)[:-1]}\r\n{FIGURES_END}", "a figures marker not in the form"),
+    (f"{marker(ONE)}{FIGURES_END}\n{FIGURES_END}", "2 end markers .* for 1 figures markers"),
+    (marker(ONE), "0 end markers .* for 1 figures markers"),
+    (f"{FIGURES_END}\n{marker(ONE)}", "the figures of results/gers2002-gts-peephole have no end marker"),
     (f"{marker(ONE + ' (a) b')}{FIGURES_END}", r"give FOLDER or FOLDER \(label\), separated by ';'"),
 ])
 def test_a_marker_naming_no_folder_or_without_its_end_is_refused(document, message):

@@ -159,6 +159,10 @@ def test_a_file_of_one_sequence_is_swept_under_the_sequence_protocol(tmp_path, m
     monkeypatch.chdir(tmp_path)
     (setting,) = grid(subject, [("task.path", ["one.npz"])], add_own=False)
     assert isinstance(setting.experiment.protocol, SequenceProtocol) and setting.experiment.deterministic
+    data = yaml.safe_load((tmp_path / "net.yaml").read_text())
+    data["training"]["data"] = "one.npz"
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(data))
+    assert subject_of(str(tmp_path / "one.yaml"), 1).experiment.protocol.test_sequences == 1  # every test the same
 
 
 def test_a_file_without_any_target_is_refused_for_the_task_and_for_train(tmp_path):

@@ -98,7 +98,11 @@ def test_bad_data_files_are_explained(tmp_path):
     with pytest.raises(DataError, match="data.npz: not an .npz archive"):
         Trainer(plan)
     np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 4)), targets=targets)
-    assert Trainer(plan).source.sequences[0].targets.shape == (5, 3)  # NaN targets are fine
+    with pytest.raises(DataError, match="every value of 'targets' is NaN"):  # no target at all: nothing to learn
+        Trainer(plan)
+    targets[-1] = 1.0
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 4)), targets=targets)
+    assert Trainer(plan).source.sequences[0].targets.shape == (5, 3)  # NaN targets elsewhere are fine
 
 
 def test_learning_rate_schedules():
