@@ -59,7 +59,7 @@ STREAM_COUNTERS, STREAM_SAVED = len(StreamCounter), 5
 
 #: The stream driver's int64 settings: the protocol's, in this order.
 StreamSetting = _slots("StreamSetting", """STEPS_UNIT TRAIN_LIMIT TEST_LIMIT TEST_STREAMS RESET_EACH MAX_STREAMS
-    STOP_FAILED_PHASE""")
+    STOP_FAILED_PHASE DECAY_EVERY""")
 STREAM_SETTINGS = len(StreamSetting)
 
 #: The score of a test stream that was not run (its phase ended at an earlier failing stream).

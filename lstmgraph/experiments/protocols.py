@@ -83,6 +83,10 @@ class Protocol:
         if "counted" in cls.__dict__:
             cls.counted_short = cls.counted.split()[-1]
 
+    #: Settings added after results folders were first written, with the value every earlier
+    #: trial ran with: `settings` leaves such a setting out at that value (earlier folders' records
+    #: stay as they were) and `protocol_from_settings` reads it where it is missing.
+    added: ClassVar[dict[str, Any]] = {}
     #: The setting that caps the units a trial presents (`limit`).
     limit_setting: ClassVar[str]
     #: The protocol's `trial.Trial` class (set by `trial_of`).
@@ -151,7 +155,8 @@ class Protocol:
     def settings(self) -> dict[str, Any]:
         """The protocol as data: its ``kind`` and every setting (experiment.json's
         ``protocol_settings``, what a folder's trials ran with; `protocol_from_settings` reads it)."""
-        return {"kind": self.kind, **dataclasses.asdict(self)}
+        return {"kind": self.kind, **{key: value for key, value in dataclasses.asdict(self).items()
+                                      if key not in self.added or value != self.added[key]}}
 
     def check_read(self, names: Any) -> None:
         """`ProtocolError` for a setting among ``names`` (those set otherwise) that this protocol's
@@ -227,7 +232,7 @@ def protocol_from_settings(settings: Any) -> Protocol:
         raise ProtocolError("expected a mapping of a protocol's kind and its settings")
     cls = protocol_kind(settings["kind"])
     annotations = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.init}
-    values = {key: value for key, value in settings.items() if key != "kind"}
+    values = {**cls.added, **{key: value for key, value in settings.items() if key != "kind"}}
     extra = [str(key) for key in values if key not in annotations]
     missing = [key for key in annotations if key not in values]
     if extra or missing:

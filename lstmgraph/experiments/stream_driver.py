@@ -104,6 +104,13 @@ def _last_phase(counter, settings):
 
 
 @numba.njit(cache=True, nogil=True)
+def decays(every, error_free, streams):
+    """Whether the rate decays after training stream number ``streams`` (`StreamProtocol`'s
+    ``rate_decay_every``): after each error-free one (0), or after every ``every``-th."""
+    return error_free if every == 0 else streams % every == 0
+
+
+@numba.njit(cache=True, nogil=True)
 def _end_stream(counter, score, settings, right, position, V, column, rows, rates, lane, rate_decay):
     """The bookkeeping after a stream: counters, the rate decay (``rates[lane]``), divergence
     (column ``column`` of ``V``), the phase (a failing test stream may end its phase:
@@ -114,7 +121,7 @@ def _end_stream(counter, score, settings, right, position, V, column, rows, rate
         counter[Counter.STREAMS] += 1
         counter[Counter.STEPS] += counter[Counter.STREAM_STEPS]
         counter[Counter.TRAIN_POSITION] = position
-        if right >= settings[Setting.TRAIN_LIMIT]:
+        if decays(settings[Setting.DECAY_EVERY], right >= settings[Setting.TRAIN_LIMIT], counter[Counter.STREAMS]):
             rates[lane] *= rate_decay
         if not lane_finite(V, rows[4], rows[5], column):
             counter[Counter.STATUS] = Status.DIVERGED

@@ -48,6 +48,7 @@ class StreamProtocol(Protocol):
     success_word: ClassVar[str] = "perfect"
     classes: ClassVar[tuple[str, ...]] = ("perfect", "good", "rest")
     limit_setting: ClassVar[str] = "max_streams"
+    added: ClassVar[dict[str, Any]] = {"rate_decay_every": 0}
     rate_key: ClassVar[str] = "perfect_percent"
     terms: ClassVar[str] = ("A training stream: one continual input stream the net learns from online, stopped at its "
                             "first error or at the limit. A trial is perfect when every frozen test stream after its "
@@ -63,6 +64,9 @@ class StreamProtocol(Protocol):
     # ran its full length without an error. Applied after every stream (mostly a few symbols
     # long early on) it vanishes before anything is learned: 0 of 10 CERG nets, docs/results.md.
     rate_decay: float = 1.0
+    # Another reading of when it decays: after every ``rate_decay_every``-th training stream,
+    # whatever its end (0: after each error-free one, as above).
+    rate_decay_every: int = 0
     reset_each_sequence: bool = False  # the "external reset" baseline
     good_score: float = 1000.0
     # What an error is: an output off its judged value by ``tolerance`` or more, or (a
@@ -85,6 +89,9 @@ class StreamProtocol(Protocol):
             raise ValueError(f"test_streams must be at most {MAX_TEST_STREAMS:,}, not {self.test_streams}")
         if not 0 < self.rate_decay <= 1:
             raise ValueError(f"rate_decay must be in (0, 1], not {self.rate_decay}")
+        if self.rate_decay_every < 0:
+            raise ValueError(f"rate_decay_every must be 0 (after each error-free training stream) or more, "
+                             f"not {self.rate_decay_every}")
 
     def check_task(self, task: Task) -> None:
         """A deterministic task (every sample the same sequence, e.g. PFG) makes every test stream
@@ -111,8 +118,9 @@ class StreamProtocol(Protocol):
 
     def describe(self) -> str:
         reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"
-        decay = (f"; learning rate x{self.rate_decay} after each error-free training stream"
-                 if self.rate_decay != 1 else "")
+        when = (f"every {self.rate_decay_every:,} training streams" if self.rate_decay_every
+                else "each error-free training stream")
+        decay = f"; learning rate x{self.rate_decay} after {when}" if self.rate_decay != 1 else ""
         error = ("the target's unit not the most active" if self.success == "most_active"
                  else f"|error| >= {self.tolerance}")
         stop = (" (a test phase ends at its first failing stream, but for the last)"
@@ -187,7 +195,8 @@ def run_streams_reference(network, task: Task, protocol: StreamProtocol, seed: i
         right, run = stream_score(network, training, protocol, protocol.train_limit, learn=True)
         streams += 1
         steps += run
-        if right >= protocol.train_limit:
+        every = protocol.rate_decay_every
+        if (streams % every == 0) if every else right >= protocol.train_limit:
             network.rate *= protocol.rate_decay
         if not network.finite():
             return result_row(seed, False, streams, steps, diverged=True, score=_mean(scores, streams - 1))
@@ -315,9 +324,10 @@ def _rule(protocol: StreamProtocol):
 
     settings = np.zeros(STREAM_SETTINGS, dtype=np.int64)
     settings[[Setting.STEPS_UNIT, Setting.TRAIN_LIMIT, Setting.TEST_LIMIT, Setting.TEST_STREAMS, Setting.RESET_EACH,
-              Setting.MAX_STREAMS, Setting.STOP_FAILED_PHASE]] = [
+              Setting.MAX_STREAMS, Setting.STOP_FAILED_PHASE, Setting.DECAY_EVERY]] = [
         protocol.unit == "steps", protocol.train_limit, protocol.test_limit, protocol.test_streams,
-        protocol.reset_each_sequence, protocol.max_streams, protocol.test_phase_stops_at_failure]
+        protocol.reset_each_sequence, protocol.max_streams, protocol.test_phase_stops_at_failure,
+        protocol.rate_decay_every]
     return Rule(settings, protocol.success_test.kernel_tolerance, float(protocol.rate_decay))
 
 

@@ -44,7 +44,8 @@ CASES = [("hochreiter1997-adding-t100", 1, dict(window=3, allowed_wrong=2, toler
          ("hochreiter1997-temporal-order-6a", 3, dict(window=4, max_error=10.0, tolerance=2.0, test_sequences=3), 500),
          ("gers2002-gts-peephole", 4, {}, 200),
          ("gers2002-pfg-cos-f10-peephole", 0, {}, 600),
-         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 60)]
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9), 60),
+         ("gers2000-cerg-forget-decay", 4, dict(train_limit=20, test_limit=12, rate_decay=0.9, rate_decay_every=3), 60)]
 
 
 def rows_and_weights(trials):

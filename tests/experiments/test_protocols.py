@@ -167,6 +167,24 @@ def test_the_learning_rate_decays_only_after_an_error_free_training_stream(monke
     engine.rate = 0.8
     row = streams.run_streams_reference(engine, experiment.make_task(), protocol, 0)
     assert rates == [0.8, 0.8, 0.4, 0.4] and row["presented"] == 4
+    # Another reading: after every 2nd training stream, whatever its end.
+    scripted, rates[:] = iter([(3, 4), (5, 6), (7, 8), (9, 10)]), []
+    engine.rate = 0.8
+    streams.run_streams_reference(engine, experiment.make_task(), replace(protocol, rate_decay_every=2), 0)
+    assert rates == [0.8, 0.8, 0.4, 0.4]
+
+
+def test_a_decay_reading_added_since_leaves_the_folders_records_as_they_were():
+    from lstmgraph.experiments.protocols import ProtocolError, protocol_from_settings
+
+    protocol = StreamProtocol(tolerance=0.49, unit="steps", train_limit=100, test_limit=100, max_streams=4)
+    assert "rate_decay_every" not in protocol.settings()  # as every folder written before it holds it
+    assert protocol_from_settings(protocol.settings()) == protocol
+    every = replace(protocol, rate_decay_every=100)
+    assert every.settings()["rate_decay_every"] == 100 and protocol_from_settings(every.settings()) == every
+    assert "after every 100 training streams" in replace(every, rate_decay=0.99).describe()
+    with pytest.raises(ProtocolError, match="rate_decay_every must be 0"):
+        protocol_from_settings({**protocol.settings(), "rate_decay_every": -1})
 
 
 @pytest.mark.parametrize("stops,max_streams,budget,tests_run", [
@@ -228,6 +246,8 @@ def test_test_phases_that_end_at_a_failure_leave_the_training_as_it_was():
 # trial draw ten times more data before its first stream, and the loop is the same.)
 CASES = [("gers2000-cerg-forget", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000), None),
          ("gers2000-cerg-forget", 5, dict(tolerance=0.7, train_limit=50, test_limit=40, rate_decay=0.9), None),
+         ("gers2000-cerg-forget", 5, dict(tolerance=0.7, train_limit=50, test_limit=40, rate_decay=0.9,
+                                          rate_decay_every=7), None),  # every 7th stream, errors or not
          ("gers2000-cerg-standard-reset", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000), None),
          ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12, max_streams=300), None),
          ("gers2002-gts-peephole", 4, dict(max_streams=3000), None),
