@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..tasks.data_file import DATA_FILE
+
 #: The arithmetic trials run with, raised whenever a change makes a trial take another path
 #: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
 #: trials to a folder of another arithmetic. 1: libm's tanh in the compiled kernels (until
@@ -71,7 +73,7 @@ def data_file_change(stored: dict[str, Any], expected: dict[str, Any]) -> str | 
     """Where a folder's trials ran on the ``data_file`` task's file at the same path as now but
     its bytes differ (another sha256): the words for it; else None."""
     before, now = stored.get("task_options"), expected.get("task_options")
-    if stored.get("task") != "data_file" or expected.get("task") != "data_file" \
+    if stored.get("task") != DATA_FILE or expected.get("task") != DATA_FILE \
             or not isinstance(before, dict) or not isinstance(now, dict):
         return None
     if before.get("path") != now.get("path") or before.get("sha256") == now.get("sha256"):

@@ -1,10 +1,10 @@
 """`lstmgraph results`: the generated parts of docs/results.md and README.md, and the figure.
 
-docs/results.md holds the paper rows' tables with their tally and causes (`paper_rows`), the
-summary table of every results folder (`results_table`) and its sections' figures tables
-(`results_figures`); README.md holds the same paper rows' tables; docs/results/summary.png the
-summary figure. `regenerate` says which are stale and,
-asked to, writes them. Each sits in its document between its markers.
+docs/results.md holds the paper rows' tables with their tally and causes (`paper_rows`) and the
+summary table of every results folder (`results_table`); it and the other pages of the docs
+hold figures tables of their sections' folders (`results_figures`); README.md holds the same
+paper rows' tables; docs/results/summary.png the summary figure. `regenerate` says which are
+stale and, asked to, writes them. Each sits in its document between its markers.
 """
 
 from __future__ import annotations

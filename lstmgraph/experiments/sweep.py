@@ -30,7 +30,7 @@ from ..errors import SpecError, shown
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
-from ..tasks.data_file import pinned, spec_relative
+from ..tasks.data_file import DATA_FILE, pinned, spec_relative
 from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
@@ -125,7 +125,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
     training = data.get("training") if isinstance(data, dict) and isinstance(data.get("training"), dict) else {}
     task, field = training.get("task"), "training.task"
     if task is None and isinstance(training.get("data"), str):  # its sequences drawn at random, pinned
-        task, field = {"name": "data_file", "path": training["data"]}, "training.data"
+        task, field = {"name": DATA_FILE, "path": training["data"]}, "training.data"
     if not isinstance(task, dict) or not isinstance(task.get("name"), str):
         raise SweepError(f"{path}: no training.task or training.data; a sweep trains the net on a built-in task or "
                          "a data file (docs/spec.md in the lstmgraph source, Training), as `lstmgraph train` does")
@@ -137,7 +137,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         made = make_task(task["name"], options)
     except TaskError as error:
         raise SweepError(f"{path}: {field}: {error}") from None
-    if task["name"] == "data_file":  # every trial on the bytes the sweep began with
+    if task["name"] == DATA_FILE:  # every trial on the bytes the sweep began with
         options.update(pinned(made.path))
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
-from ..tasks.data_file import DataError, pinned
+from ..tasks.data_file import DATA_FILE, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
 from .sweep_values import SweepError, finite_number
@@ -194,7 +194,7 @@ def _training(row: Experiment, setting: str) -> Any:
 
 def _task(row: Experiment, name: str, value: Any) -> Experiment:
     try:
-        if row.task == "data_file" and name == "path" and isinstance(value, str) and value:
+        if row.task == DATA_FILE and name == "path" and isinstance(value, str) and value:
             return row.with_task_options(pinned(value))  # another file: its own digest pinned
         return row.with_task_options({name: value})
     except (TaskError, ProtocolError, DataError) as error:
@@ -202,13 +202,13 @@ def _task(row: Experiment, name: str, value: Any) -> Experiment:
 
 
 def _task_names(row: Experiment) -> list[str]:
-    pinned_digest = {"sha256"} if row.task == "data_file" else set()  # (follows the path: `pinned`)
+    pinned_digest = {"sha256"} if row.task == DATA_FILE else set()  # (follows the path: `pinned`)
     return [p for p in inspect.signature(TASKS[row.task]).parameters if p not in {"self", *pinned_digest}]
 
 
 def _task_value(row: Experiment, name: str, value: Any) -> Any:
     """A data file's path as the setting reads it: from the current folder, absolute."""
-    if row.task == "data_file" and name == "path" and isinstance(value, str) and value:
+    if row.task == DATA_FILE and name == "path" and isinstance(value, str) and value:
         return str(Path(value).absolute())
     return value
 

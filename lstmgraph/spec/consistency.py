@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import Problem
 from ..tasks import TaskError, make_task
-from ..tasks.data_file import spec_relative
+from ..tasks.data_file import DataFileTask, spec_relative
 from .models import InputGroup, NetworkSpec, OutputGroup
 
 
@@ -36,7 +36,7 @@ def training_problems(spec: NetworkSpec, spec_file: str) -> list[Problem]:
         inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
         width = sum(group.size for group in outputs)
         if (task.n_inputs, task.n_outputs) != (inputs, width):
-            data = f" (the data file {task.path})" if getattr(task, "path", None) else ""
+            data = f" (the data file {task.path})" if isinstance(task, DataFileTask) else ""
             problems.append(Problem(("training", "task"), f"task '{task.name}'{data} has {task.n_inputs} inputs "
                                     f"and {task.n_outputs} outputs, the network {inputs} and {width}"))
     return problems

@@ -22,6 +22,8 @@ from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
 from .base import Sequence, Sequences, register
 from .fixed_set import FixedSet
 
+#: The task's name (`TASKS`).
+DATA_FILE = "data_file"
 #: How a data file is written, for messages.
 _FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
                     "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
@@ -89,7 +91,7 @@ def spec_relative(name: str, options: dict[str, Any], spec_file: str | Path) -> 
     relative ``path`` joined to the spec's folder (its folder as named, a link not followed, as
     for ``training.data``), made absolute so that a run or a sweep finds it from anywhere."""
     path = options.get("path")
-    if name != "data_file" or not isinstance(path, str) or not path or Path(path).is_absolute():
+    if name != DATA_FILE or not isinstance(path, str) or not path or Path(path).is_absolute():
         return options
     return {**options, "path": str(Path(spec_file).absolute().parent / path)}
 
@@ -117,7 +119,7 @@ def _read_known(path: str, device: int, inode: int, size: int, modified: int) ->
     return read_data_file(path)
 
 
-@register("data_file")
+@register(DATA_FILE)
 class DataFileTask:
     """The sequences of a data file as a task: each draw one of them, chosen by
     ``rng.integers(count)`` as `FixedSet` chooses (so every trial draws its own order), each
@@ -125,7 +127,7 @@ class DataFileTask:
     so that no trial runs on a file changed since the sweep began. A ``path`` in a spec is
     relative to the spec's folder; with one sequence (no ``starts``) every draw is the same."""
 
-    name = "data_file"
+    name = DATA_FILE
     continual = False
     draws_in_threads = True  # `FixedSet`'s compiled draws
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..tasks import Sequence, Task
-from ..tasks.data_file import DataError, read_data_file
+from ..tasks.data_file import DataError, DataFileTask, read_data_file
 
 __all__ = ["DataError", "DataFile", "TaskStream"]
 
@@ -32,11 +32,11 @@ class TaskStream:
     @property
     def digest(self) -> str | None:
         """The sha256 of the task's data file (the ``data_file`` task's), which run.json records."""
-        return getattr(self.task, "sha256", None)
+        return self.task.sha256 if isinstance(self.task, DataFileTask) else None
 
     @property
     def path(self) -> str | None:
-        return getattr(self.task, "path", None)
+        return self.task.path if isinstance(self.task, DataFileTask) else None
 
     def state(self) -> str:
         return json.dumps(self.rng.bit_generator.state)

@@ -22,6 +22,7 @@ from ..files import TOO_LONG, NotAFile, name_too_long, own_file_exists
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
+from ..tasks.data_file import DATA_FILE, DataFileTask
 from .data import DataError, DataFile
 from .metrics_files import MetricsFileError, read_metric_rows
 from .rundir import RunDirectory, RunDirectoryError
@@ -245,7 +246,7 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
         rng = np.random.default_rng(seed)
-        if getattr(task, "path", None):  # the data_file task: the run's own sequences, drawn at random
+        if isinstance(task, DataFileTask):  # the run's own sequences, drawn at random
             return SequenceSource(lambda: task.sample(rng), False, task.path, "training data", (None, None))
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.
@@ -269,7 +270,7 @@ def _training_data_digest(run: TrainedRun) -> str | None:
     """The sha256 of the data file the run trained on, as its run.json records it (None for a
     run of a task, a reproduce trial's folder, or a run from before the digest was recorded)."""
     training = training_section(run.plan)
-    on_file = training.data is not None or (training.task is not None and training.task.name == "data_file")
+    on_file = training.data is not None or (training.task is not None and training.task.name == DATA_FILE)
     if not on_file or not _own_file(run.path / RunDirectory.INFO):
         return None
     try:
