@@ -415,3 +415,17 @@ def test_a_transcript_prints_what_the_doc_shows(index, tmp_path):
     printed = [line.rstrip().replace(f"{tmp_path}/tmp/", "/tmp/") for line in result.stdout.splitlines()
                if not re.match(r"training \S+: [\d,]+/[\d,]+ steps|note: ", line)]
     assert lines_match(shown, printed), "\n".join(printed)
+
+
+def test_no_table_outside_the_generated_ones_copies_a_results_folder_s_figures():
+    """A table line that links a results folder (a folder holding results.json) lies within a
+    generated figures table (`lstmgraph results --write`), so that its figures cannot go stale."""
+    generated = re.compile(r"<!-- (figures of|summary table|paper rows).*?<!-- end of the generated [a-z ]+-->", re.S)
+    copied = []
+    for page in [REPO / "docs" / "results.md", *sorted((REPO / "docs" / "results").glob("*.md"))]:
+        text = generated.sub("", page.read_text(encoding="utf-8"))
+        for line in (line for line in text.splitlines() if line.startswith("|")):
+            for target in re.findall(r"\]\(([^)#\s]+)\)", line):
+                if not target.startswith("http") and (page.parent / target / "results.json").is_file():
+                    copied.append(f"{page.relative_to(REPO)}: {line[:80]}")
+    assert not copied, "give these a figures marker instead:\n" + "\n".join(copied)
