@@ -160,7 +160,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("state-decay constant", "sweeps/gers2000-cerg-state-decay/state-decay-constant")),
     "gers2000-cerg-forget": _cerg_forget("gers2000-cerg-forget"),
     "gers2000-cerg-forget-decay": _cerg_forget("gers2000-cerg-forget-decay") + (
-        _exact_sweep("gers2000-cerg-forget-decay"),),
+        _exact_sweep("gers2000-cerg-forget-decay"),
+        TriedChange("decay after every N streams, 375 weights",
+                    "sweeps/gers2000-cerg-forget-decay/no-shortcut-decay-every")),
     "gers2000-cnto-forget-decay": (
         _no_shortcut("gers2000-cnto-forget-decay"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget-decay/forget-gate-bias", suspects=(FORGET_BIAS,)),
