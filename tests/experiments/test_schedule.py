@@ -16,6 +16,7 @@ from lstmgraph.engine import initial_weights
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.folder import ResultsConflict
 from lstmgraph.experiments.schedule import run_experiment
+from lstmgraph.layouts import RESULTS_FOLDER
 from lstmgraph.training.trained import load_run
 
 
@@ -27,6 +28,8 @@ def test_two_short_trials_end_to_end_then_resume(tmp_path):
     assert results["summary"]["trials"] == 2
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["trials"] == results["trials"]
+    assert {path.name for path in tmp_path.iterdir()} == {*RESULTS_FOLDER.files, "trials"}  # (docs/results.md lists them)
+    assert {path.name for path in (tmp_path / "trials" / "0").iterdir()} >= {"spec.yaml", "weights.npz"}
     with (tmp_path / "trials.csv").open() as stream:
         assert [int(row["seed"]) for row in csv.DictReader(stream)] == [0, 1]
     # a second run finds both trials done and runs none again
