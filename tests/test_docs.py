@@ -425,3 +425,18 @@ def test_no_table_outside_the_generated_ones_copies_a_results_folder_s_figures()
                 if not target.startswith("http") and (page.parent / target / "results.json").is_file():
                     copied.append(f"{page.relative_to(REPO)}: {line[:80]}")
     assert not copied, "give these a figures marker instead:\n" + "\n".join(copied)
+
+
+def test_every_committed_results_folder_keeps_its_rows_for_status_and_resume():
+    """trials.jsonl is what `reproduce --status` and a resume read: a folder without it would
+    run its finished trials again. Its rows are results.json's."""
+    import json
+
+    for results in sorted((REPO / "docs" / "results").rglob("results.json")):
+        if "history" in results.relative_to(REPO / "docs" / "results").parts:
+            continue
+        rows = results.parent / "trials.jsonl"
+        assert rows.is_file(), f"{rows.relative_to(REPO)} is missing"
+        stored = [json.loads(line) for line in rows.read_text().splitlines()]
+        expected = json.loads(results.read_text())["trials"]
+        assert sorted(stored, key=lambda row: row["seed"]) == sorted(expected, key=lambda row: row["seed"]), rows

@@ -160,10 +160,14 @@ class Protocol:
 
     def check_read(self, names: Any) -> None:
         """`ProtocolError` for a setting among ``names`` (those set otherwise) that this protocol's
-        trials never read: ``tolerance`` where the success test is not ``tolerance``."""
+        trials never read: ``tolerance`` where the success test is not ``tolerance``,
+        ``rate_decay_every`` where the rate does not decay."""
         if "tolerance" in names and self.success != "tolerance":
             raise ProtocolError(f"tolerance: this {self.kind} protocol judges by {self.success}, which reads no "
                                 "tolerance; leave it out, or give success=tolerance with it")
+        if "rate_decay_every" in names and getattr(self, "rate_decay", 1.0) == 1.0:
+            raise ProtocolError("rate_decay_every: this protocol's rate does not decay (rate_decay 1), so it reads "
+                                "no rate_decay_every; leave it out, or give rate_decay below 1 with it")
 
 
 #: The largest whole number a protocol setting takes (the compiled drivers count in int64).

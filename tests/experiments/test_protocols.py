@@ -185,6 +185,9 @@ def test_a_decay_reading_added_since_leaves_the_folders_records_as_they_were():
     assert "after every 100 training streams" in replace(every, rate_decay=0.99).describe()
     with pytest.raises(ProtocolError, match="rate_decay_every must be 0"):
         protocol_from_settings({**protocol.settings(), "rate_decay_every": -1})
+    with pytest.raises(ProtocolError, match="rate_decay_every: this protocol's rate does not decay"):
+        every.check_read({"rate_decay_every"})  # (a sweep's check: the setting would change nothing)
+    replace(every, rate_decay=0.9).check_read({"rate_decay_every"})
 
 
 @pytest.mark.parametrize("stops,max_streams,budget,tests_run", [
@@ -246,8 +249,8 @@ def test_test_phases_that_end_at_a_failure_leave_the_training_as_it_was():
 # trial draw ten times more data before its first stream, and the loop is the same.)
 CASES = [("gers2000-cerg-forget", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000), None),
          ("gers2000-cerg-forget", 5, dict(tolerance=0.7, train_limit=50, test_limit=40, rate_decay=0.9), None),
-         ("gers2000-cerg-forget", 5, dict(tolerance=0.7, train_limit=50, test_limit=40, rate_decay=0.9,
-                                          rate_decay_every=7), None),  # every 7th stream, errors or not
+         ("gers2000-cerg-forget", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000, rate_decay=0.9,
+                                          rate_decay_every=7), None),  # every 7th stream, errors or not: 21 decays
          ("gers2000-cerg-standard-reset", 4, dict(max_streams=150, train_limit=100_000, test_limit=100_000), None),
          ("gers2000-cerg-standard-reset", 4, dict(tolerance=0.7, train_limit=25, test_limit=12, max_streams=300), None),
          ("gers2002-gts-peephole", 4, dict(max_streams=3000), None),
@@ -364,3 +367,13 @@ def test_a_sequence_protocol_says_which_test_judges_a_sequence_right():
     most_active = adding.with_settings({"success": "most_active"})
     assert "(the target's unit the most active)" in most_active.describe()
     assert "error|" not in most_active.describe()
+
+
+def test_a_rate_decaying_every_7th_stream_decays_21_times_in_150_streams():
+    """The case of the compiled-against-Python test above decays the rate (so it tests the setting)."""
+    experiment = find_experiment("gers2000-cerg-forget")
+    protocol = replace(experiment.protocol, max_streams=150, train_limit=100_000, test_limit=100_000, rate_decay=0.9,
+                       rate_decay_every=7)
+    trial = StreamTrial(trial_engine(experiment.plan(), 4), experiment.make_task(), protocol, 4)
+    trial.run()
+    assert trial.engine.rate == pytest.approx(experiment.plan().training.learning_rate * 0.9 ** 21)
