@@ -215,7 +215,7 @@ class ResultsFolder:
         if stored is None:
             return
         # What the trials ran with; a folder from before protocol_settings, its whole settings.
-        expected = run_settings(wanted if PROTOCOL_SETTINGS in stored else former_settings(wanted))
+        recorded, expected = stored, run_settings(wanted if PROTOCOL_SETTINGS in stored else former_settings(wanted))
         stored = run_settings(stored)
         if stored == expected:
             return
@@ -224,7 +224,7 @@ class ResultsFolder:
                 f"{self.path} holds trials of {name} run by an earlier version of lstmgraph whose arithmetic "
                 f"differs in the last bits (its trials would not be those run now); choose another --out or "
                 f"delete it")
-        held, changed = stored.get("name"), data_file_change(stored, expected)
+        held, changed = stored.get("name"), data_file_change(recorded, wanted)
         what = (f"trials of {name} run with other settings" if held in (None, name)
                 else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
         raise ResultsConflict(f"{self.path} holds {changed}" if changed else f"{self.path} holds {what} "

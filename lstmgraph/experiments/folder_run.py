@@ -37,9 +37,9 @@ class FolderRun:
         self.stopping = False  # settled (`settled`): no more pieces, closed once none runs
         self.label = ""  # what the progress reports put before its trials' ("setting 3, ")
         self.wanted = settings(experiment, budget_steps, specs, device)
-        self.digests = checkpoint_digests(self.wanted)  # the first written, either read
         self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
         self.rows, self.todo = self._read()[2:]
+        self.digests = checkpoint_digests(self.wanted, self.folder.stored_settings())  # the first written, any read
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"

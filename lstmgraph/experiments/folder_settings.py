@@ -21,20 +21,28 @@ TRIAL_ARITHMETIC = 2
 #: ``protocol`` says it in words. A folder written before 2026-11-28 lacks it (`run_settings`).
 PROTOCOL_SETTINGS = "protocol_settings"
 #: experiment.json's keys that describe the row to a reader: the paper, its figures and trial
-#: count, the protocol, variants and a deterministic task in words. A run neither compares nor
-#: digests them, so a corrected figure or wording keeps a folder's trials and checkpoints.
+#: count, the protocol, variants and a deterministic task in words; and the spec's path (its
+#: content is compared as ``spec_data``). A run neither compares nor digests them, so a corrected
+#: figure or wording keeps a folder's trials and checkpoints, and so does another checkout.
 DESCRIPTIVE_KEYS = frozenset({"paper", "table", "protocol", "trials", "unit", "published", "note", "variants",
-                              "deterministic_task"})
+                              "deterministic_task", "spec"})
 
 
 def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     """What a folder's trials ran with, as read back from experiment.json: the settings without
-    `DESCRIPTIVE_KEYS`. A folder written before ``protocol_settings`` was recorded has only the
-    protocol's words, so all of its settings count."""
+    `DESCRIPTIVE_KEYS`, and a ``data_file`` task's file by its sha256 alone (not its path, which
+    differs between checkouts). A folder written before ``protocol_settings`` was recorded has
+    only the protocol's words, so all of its settings count. Until 2026-11-29 the paths counted,
+    so a committed spec sweep resumed only in the checkout it ran in."""
     recorded = json.loads(json.dumps(recorded))
     if PROTOCOL_SETTINGS not in recorded:
         return recorded
-    return {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
+    ran = {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
+    training = ran.get("spec_data", {}).get("training") if isinstance(ran.get("spec_data"), dict) else None
+    for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
+        if ran.get("task") == DATA_FILE and isinstance(options, dict) and "sha256" in options:
+            options.pop("path", None)  # (a copy: the bytes are compared, not where they lay)
+    return ran
 
 
 def settings_digest(recorded: dict[str, Any]) -> str:
@@ -47,11 +55,18 @@ def former_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in recorded.items() if key != PROTOCOL_SETTINGS}
 
 
-def checkpoint_digests(recorded: dict[str, Any]) -> tuple[str, str]:
-    """The digests a trial's checkpoint of a run recording ``recorded`` may carry: `settings_digest`,
-    or that of the whole settings without ``protocol_settings``, which a checkpoint written
-    before 2026-11-28 carries (the same run, if the row's words have not changed since)."""
-    return settings_digest(recorded), _digest(former_settings(recorded))
+def checkpoint_digests(recorded: dict[str, Any], stored: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The digests a trial's checkpoint of a run recording ``recorded`` may carry, in a folder whose
+    experiment.json holds ``stored`` (``recorded`` where None): `settings_digest` (the first, which
+    a run writes), then those of earlier forms of ``stored``. A checkpoint written before
+    2026-11-29 carries the digest of the settings with the paths of their files; one written before
+    2026-11-28, that of the whole settings without ``protocol_settings`` (the same run, if the
+    row's words have not changed since)."""
+    stored = recorded if stored is None else json.loads(json.dumps(stored))
+    with_locations = (_digest({key: value for key, value in stored.items() if key not in DESCRIPTIVE_KEYS - {"spec"}})
+                      if PROTOCOL_SETTINGS in stored else settings_digest(stored))
+    digests = (settings_digest(recorded), with_locations, _digest(former_settings(stored)))
+    return tuple(dict.fromkeys(digests))
 
 
 def _digest(recorded: dict[str, Any]) -> str:
@@ -70,14 +85,14 @@ def settings(experiment: Any, budget_steps: int | None, specs: Path, device: str
 
 
 def data_file_change(stored: dict[str, Any], expected: dict[str, Any]) -> str | None:
-    """Where a folder's trials ran on the ``data_file`` task's file at the same path as now but
-    its bytes differ (another sha256): the words for it; else None."""
+    """Where a folder's trials ran on a ``data_file`` task's file whose bytes differ from those
+    this run's file holds now (another sha256): the words for it; else None."""
     before, now = stored.get("task_options"), expected.get("task_options")
     if stored.get("task") != DATA_FILE or expected.get("task") != DATA_FILE \
             or not isinstance(before, dict) or not isinstance(now, dict):
         return None
-    if before.get("path") != now.get("path") or before.get("sha256") == now.get("sha256"):
+    if before.get("sha256") == now.get("sha256"):
         return None
-    return (f"trials run on {before.get('path')} when its sha256 was {before.get('sha256')}; it is now "
-            f"{now.get('sha256')}: restore that file, or choose another --out for the new data")
+    return (f"trials run on {before.get('path')} when its sha256 was {before.get('sha256')}; "
+            f"{now.get('path')} now has {now.get('sha256')}: restore that file, or choose another --out for the new data")
 

@@ -269,3 +269,30 @@ def test_a_spec_trained_on_a_data_file_is_swept_on_its_sequences_drawn_at_random
         described = json.loads((tmp_path / "out" / "settings" / str(index) / "results.json").read_text())
         assert described["experiment"]["task_options"] == {"path": str(tmp_path / "d.npz"), "sha256": digest}
         assert len(_trials(tmp_path / "out" / "settings" / str(index) / "trials.jsonl")) == 2
+
+
+def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path):
+    """Before: the spec's absolute path (and the data file's) were among the settings compared, so
+    a committed sweep refused to resume from another checkout ('run with other settings')."""
+    import numpy as np
+    import yaml
+
+    here = tmp_path / "here"
+    here.mkdir()
+    rng = np.random.default_rng(1)
+    inputs = rng.uniform(-1, 1, (40, 1))
+    np.savez(here / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}
+    (here / "net.yaml").write_text(yaml.safe_dump(data))
+    sweep = ("sweep", "net.yaml", "--vary", "learning_rate=0.1,0.5", "--vary", "protocol.max_sequences=300",
+             "--no-own-setting", "--out", "out")
+    first = run(*sweep, "--trials", "1", cwd=here)
+    assert first.returncode == 0, first.stderr
+    there = here.rename(tmp_path / "there")
+    more = run(*sweep, "--trials", "2", cwd=there)
+    assert more.returncode == 0, more.stderr
+    rows = _trials(there / "out" / "settings" / "0" / "trials.jsonl")
+    assert [row["seed"] for row in rows] == [0, 1]
+    recorded = json.loads((there / "out" / "settings" / "0" / "experiment.json").read_text())
+    assert recorded["spec"] == str(there / "net.yaml") and recorded["task_options"]["path"] == str(there / "d.npz")

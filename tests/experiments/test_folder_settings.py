@@ -89,8 +89,8 @@ def test_a_folder_from_before_protocol_settings_resumes_with_its_checkpoint_and_
     former = {key: value for key, value in stored.items() if key != PROTOCOL_SETTINGS}
     (tmp_path / "experiment.json").write_text(json.dumps(former))
     folder = ResultsFolder(tmp_path)
-    current, legacy = checkpoint_digests(stored)
-    assert current != legacy and checkpoint_digests(former) == (legacy, legacy)
+    current, legacy = checkpoint_digests(stored)[0], checkpoint_digests(stored)[-1]
+    assert current != legacy and checkpoint_digests(former) == (legacy,)
     content = npz_bytes({"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
                          "trial/counters": np.zeros(4, dtype=np.int64), "trial/seconds": np.array(1.0)})
     folder.write_checkpoint(1, content, legacy)
@@ -124,9 +124,39 @@ def test_a_data_file_whose_bytes_changed_is_named_with_both_digests():
 
     before = {"task": "data_file", "task_options": {"path": "/d.npz", "sha256": "a" * 64}}
     now = {"task": "data_file", "task_options": {"path": "/d.npz", "sha256": "b" * 64}}
-    assert data_file_change(before, now) == (f"trials run on /d.npz when its sha256 was {'a' * 64}; it is now "
+    assert data_file_change(before, now) == (f"trials run on /d.npz when its sha256 was {'a' * 64}; /d.npz now has "
                                              f"{'b' * 64}: restore that file, or choose another --out for the new data")
     assert data_file_change(before, before) is None
-    moved = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "b" * 64}}
-    assert data_file_change(before, moved) is None  # another file: the settings' differences say so
+    moved = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "a" * 64}}
+    assert data_file_change(before, moved) is None  # the same bytes elsewhere: the same data
+    other = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "b" * 64}}
+    assert data_file_change(before, other).startswith("trials run on /d.npz when its sha256 was")
     assert data_file_change({"task": "adding", "task_options": {}}, now) is None
+
+
+def test_where_a_run_found_its_files_is_neither_compared_nor_digested():
+    """Before: a sweep of a spec file compared the spec's absolute path (and a data file's), so its
+    committed folder resumed only in the checkout it ran in."""
+    stored = settings(find_experiment(ROW), BUDGET, BUNDLED_SPECS)
+    moved = {**stored, "spec": "/elsewhere/net.yaml"}
+    assert settings_digest(moved) == settings_digest(stored)
+    pinned = {**stored, "task": "data_file", "task_options": {"path": "/a/d.npz", "sha256": "a" * 64}}
+    assert settings_digest({**pinned, "task_options": {"path": "/b/d.npz", "sha256": "a" * 64}}) == settings_digest(pinned)
+    assert settings_digest({**pinned, "task_options": {"path": "/a/d.npz", "sha256": "b" * 64}}) != settings_digest(pinned)
+
+
+def test_a_checkpoint_written_with_the_spec_s_path_in_its_digest_resumes_from_another_checkout(tmp_path):
+    """A checkpoint written before 2026-11-29 carries the digest of the settings with their paths,
+    as the folder's experiment.json holds them (`checkpoint_digests`' second form)."""
+    experiment, _, stored = _run_once(tmp_path)
+    elsewhere = {**stored, "spec": "/elsewhere/net.yaml"}
+    (tmp_path / "experiment.json").write_text(json.dumps(elsewhere))
+    with_path = checkpoint_digests(elsewhere)[1]
+    assert with_path not in checkpoint_digests(stored) and with_path in checkpoint_digests(stored, elsewhere)
+    content = npz_bytes({"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
+                         "trial/counters": np.zeros(4, dtype=np.int64), "trial/seconds": np.array(1.0)})
+    folder = ResultsFolder(tmp_path)
+    folder.write_checkpoint(1, content, with_path)
+    assert folder.read_checkpoint(1, "sequences", checkpoint_digests(stored, folder.stored_settings())) is not None
+    with pytest.raises(ResultsConflict, match="written for other settings"):
+        folder.read_checkpoint(1, "sequences", checkpoint_digests(stored))
