@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..tasks.data_file import DATA_FILE
+from ..tasks.data_file import DATA_FILE, FILE_OPTIONS
 
 #: The arithmetic trials run with, raised whenever a change makes a trial take another path
 #: (chaotic trials part at a changed last bit). A folder records it, and a run refuses to add
@@ -40,8 +40,9 @@ def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     ran = {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
     training = ran.get("spec_data", {}).get("training") if isinstance(ran.get("spec_data"), dict) else None
     for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
-        if ran.get("task") == DATA_FILE and isinstance(options, dict) and "sha256" in options:
-            options.pop("path", None)  # (a copy: the bytes are compared, not where they lay)
+        for path, digest in FILE_OPTIONS.items():
+            if ran.get("task") == DATA_FILE and isinstance(options, dict) and digest in options:
+                options.pop(path, None)  # (a copy: the bytes are compared, not where they lay)
     return ran
 
 
@@ -91,8 +92,9 @@ def data_file_change(stored: dict[str, Any], expected: dict[str, Any]) -> str | 
     if stored.get("task") != DATA_FILE or expected.get("task") != DATA_FILE \
             or not isinstance(before, dict) or not isinstance(now, dict):
         return None
-    if before.get("sha256") == now.get("sha256"):
-        return None
-    return (f"trials run on {before.get('path')} when its sha256 was {before.get('sha256')}; "
-            f"{now.get('path')} now has {now.get('sha256')}: restore that file, or choose another --out for the new data")
+    for path, digest in FILE_OPTIONS.items():
+        if before.get(digest) != now.get(digest) and digest in before and digest in now:
+            return (f"trials run on {before.get(path)} when its sha256 was {before.get(digest)}; {now.get(path)} "
+                    f"now has {now.get(digest)}: restore that file, or choose another --out for the new data")
+    return None
 

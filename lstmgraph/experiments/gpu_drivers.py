@@ -178,10 +178,13 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         device["training"] = (DeviceStreams(cuda, [trial.training for trial in trials], draws, ["sequences"] * count),
                               Status.NEED_TRAINING, SequenceCounter.POSITION)
         counters[:, SequenceCounter.POSITION] = 0  # (no rows yet: each trial asks for them)
-    tests_on_device = bool(device) and tests > 0
+    # A held-out test task (`tasks.base.test_task`) may draw longer sequences than the training's.
+    test_draws = device_rows([trial.test_source() for trial in trials]) if device and tests > 0 else None
+    tests_on_device = test_draws is not None and test_draws.longest is not None
     while True:
         refill("training" not in device, not tests_on_device)
         longest = [draws.longest] if device else [longest_sequence(trial.training.ends) for trial in trials]
+        longest += [test_draws.longest] if tests_on_device else []
         longest = max(longest + [longest_sequence(data[3]) for data in frozen])
         data = []
         for name, staged in (("training", staged_training), ("tests", staged_frozen)):
@@ -202,7 +205,7 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         counters[:] = d_counters.copy_to_host()
         if tests_on_device and "tests" not in device and (status == Status.NEED_TEST).any():
             sources = [trial.test_source() for trial in trials]
-            device["tests"] = (DeviceStreams(cuda, sources, device_rows(sources), ["sequences"] * count),
+            device["tests"] = (DeviceStreams(cuda, sources, test_draws, ["sequences"] * count),
                                Status.NEED_TEST, SequenceCounter.FROZEN_POSITION)
         for source, need, column in device.values():
             wanted = status == need

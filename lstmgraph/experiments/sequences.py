@@ -23,6 +23,7 @@ import numpy as np
 
 from ..success import SuccessTest, squared_error
 from ..tasks import Sequence, Sequences, Task
+from ..tasks.base import test_task
 from ..tasks.fixed_set import FixedSet
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
@@ -147,13 +148,14 @@ def _test_set(task: Task, protocol: SequenceProtocol, seed: int) -> list[Sequenc
     `_test_source`."""
     if protocol.fixed_sets or not protocol.test_sequences:
         return []
-    test_rng = _test_source(task, seed).rng
-    return [task.sample(test_rng) for _ in range(protocol.test_sequences)]
+    source = _test_source(task, seed)
+    return [source.task.sample(source.rng) for _ in range(protocol.test_sequences)]
 
 
 def _test_source(task: Task, seed: int) -> StreamData:
-    """A trial's test sequences in order, from their own generator (purpose 1, `data_rng`)."""
-    return StreamData(task, data_rng(seed, 1))
+    """A trial's test sequences in order, from their own generator (purpose 1, `data_rng`), of
+    the task's held-out sequences where it has them (`test_task`)."""
+    return StreamData(test_task(task), data_rng(seed, 1))
 
 
 def _sequences_row(seed: int, solved: bool, sequences: int, steps: int, test_wrong: int,

@@ -30,6 +30,7 @@ from ..errors import SpecError, shown
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
+from ..tasks.base import test_task
 from ..tasks.data_file import DATA_FILE, pinned, spec_relative
 from .catalogue import EXPERIMENTS, Experiment
 from .protocols import Protocol
@@ -62,7 +63,7 @@ def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
         return StreamProtocol(tolerance=test.tolerance, success=test.name, unit="sequences", train_limit=100,
                               test_limit=1000, max_streams=1_000_000,
                               test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
-    one = getattr(task, "deterministic", False)  # (a data file of one sequence: every test the same)
+    one = getattr(test_task(task), "deterministic", False)  # (a data file of one sequence: every test the same)
     return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000,
                             **({"test_sequences": 1} if one else {}))
 
@@ -139,6 +140,8 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         raise SweepError(f"{path}: {field}: {error}") from None
     if task["name"] == DATA_FILE:  # every trial on the bytes the sweep began with
         options.update(pinned(made.path))
+        if made.held_out is not None:
+            options.update(pinned(made.held_out.path, "test_path"))
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
@@ -149,6 +152,8 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
     if field == "training.data":
         why = (f"the sequences of {training['data']} drawn at random, each trial in its own order, not its epochs "
                "in order as `lstmgraph train` runs them")
+    if getattr(made, "held_out", None) is not None:
+        why += f"; its tests drawn from the held-out {made.held_out.path}"
     return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
 
 

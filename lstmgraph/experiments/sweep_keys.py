@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
-from ..tasks.data_file import DATA_FILE, DataError, pinned
+from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
 from .sweep_values import SweepError, finite_number
@@ -194,21 +194,21 @@ def _training(row: Experiment, setting: str) -> Any:
 
 def _task(row: Experiment, name: str, value: Any) -> Experiment:
     try:
-        if row.task == DATA_FILE and name == "path" and isinstance(value, str) and value:
-            return row.with_task_options(pinned(value))  # another file: its own digest pinned
+        if row.task == DATA_FILE and name in FILE_OPTIONS and isinstance(value, str) and value:
+            return row.with_task_options(pinned(value, name))  # another file: its own digest pinned
         return row.with_task_options({name: value})
     except (TaskError, ProtocolError, DataError) as error:
         raise SweepError(f"task.{name}: {error}") from None
 
 
 def _task_names(row: Experiment) -> list[str]:
-    pinned_digest = {"sha256"} if row.task == DATA_FILE else set()  # (follows the path: `pinned`)
-    return [p for p in inspect.signature(TASKS[row.task]).parameters if p not in {"self", *pinned_digest}]
+    pinned_digests = set(FILE_OPTIONS.values()) if row.task == DATA_FILE else set()  # (follow the paths: `pinned`)
+    return [p for p in inspect.signature(TASKS[row.task]).parameters if p not in {"self", *pinned_digests}]
 
 
 def _task_value(row: Experiment, name: str, value: Any) -> Any:
     """A data file's path as the setting reads it: from the current folder, absolute."""
-    if row.task == DATA_FILE and name == "path" and isinstance(value, str) and value:
+    if row.task == DATA_FILE and name in FILE_OPTIONS and isinstance(value, str) and value:
         return str(Path(value).absolute())
     return value
 

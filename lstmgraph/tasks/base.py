@@ -56,7 +56,9 @@ class Task(Protocol):
     draw many sequences at once with an optional ``sample_many(rng, count)`` returning
     `Sequences`, exactly what ``count`` calls of ``sample`` give (`draw` uses it). A task of a
     paper declares the paper's test in the optional ``success_test`` (`lstmgraph.success`);
-    `evaluate` judges its runs by it, and the catalogue's rows on it use the same."""
+    `evaluate` judges its runs by it, and the catalogue's rows on it use the same. A task whose
+    tests draw from other sequences than its training (a held-out data file) names that task in
+    the optional ``held_out``; `test_task` reads it."""
 
     name: str
     n_inputs: int
@@ -109,6 +111,12 @@ def draws_in_threads(task: Task) -> bool:
     another: where its ``sample_many`` is compiled code that releases the GIL (`draws`). Drawn
     in Python, threads ran a fifth slower (benchmarks/draw_rate.py)."""
     return bool(getattr(task, "draws_in_threads", False))
+
+
+def test_task(task: Task) -> Task:
+    """The task a protocol's test sequences are drawn from: the task's ``held_out`` where it has
+    one, else the task itself."""
+    return getattr(task, "held_out", None) or task
 
 
 def unit_symbols(task: Task) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:

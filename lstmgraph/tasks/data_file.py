@@ -5,7 +5,7 @@ epochs over the file in order (`training.DataFile`) and as a task that draws the
 An .npz data file holds ``inputs`` (steps, n_inputs), ``targets`` (steps, n_outputs; NaN = no
 target) and optionally ``starts``, the step indices where sequences begin (default: one
 sequence). Its sha256 digest names its content: a run or a sweep records it, and a resume on
-other data is refused.
+other data is refused. The task's tests may draw from a second, held-out file (``test_path``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from .fixed_set import FixedSet
 
 #: The task's name (`TASKS`).
 DATA_FILE = "data_file"
+#: The task's options naming a file, each with the option of its sha256 digest.
+FILE_OPTIONS = {"path": "sha256", "test_path": "test_sha256"}
 #: How a data file is written, for messages.
 _FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
                     "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
@@ -88,20 +90,42 @@ def _sha256(path: Path) -> str:
 
 def spec_relative(name: str, options: dict[str, Any], spec_file: str | Path) -> dict[str, Any]:
     """A task's options as the spec file ``spec_file`` gives them: the ``data_file`` task's
-    relative ``path`` joined to the spec's folder (its folder as named, a link not followed, as
-    for ``training.data``), made absolute so that a run or a sweep finds it from anywhere."""
-    path = options.get("path")
-    if name != DATA_FILE or not isinstance(path, str) or not path or Path(path).is_absolute():
+    relative file paths (`FILE_OPTIONS`) joined to the spec's folder (its folder as named, a link
+    not followed, as for ``training.data``), made absolute so that a run or a sweep finds them
+    from anywhere."""
+    if name != DATA_FILE:
         return options
-    return {**options, "path": str(Path(spec_file).absolute().parent / path)}
+    joined = {option: str(Path(spec_file).absolute().parent / options[option]) for option in FILE_OPTIONS
+              if isinstance(options.get(option), str) and options[option] and not Path(options[option]).is_absolute()}
+    return {**options, **joined}
 
 
-def pinned(path: str | Path) -> dict[str, str]:
-    """The ``data_file`` task's options for the file ``path`` with its digest: a sweep's, so
-    that every trial runs on the bytes the sweep began with. `DataError` for a file that
-    cannot be used."""
+def pinned(path: str | Path, option: str = "path") -> dict[str, str]:
+    """The ``data_file`` task's options for the file ``path`` given as ``option`` (`FILE_OPTIONS`)
+    with its digest: a sweep's, so that every trial runs on the bytes the sweep began with.
+    `DataError` for a file that cannot be used."""
     path = str(Path(path).absolute())
-    return {"path": path, "sha256": _read_once(path)[1]}
+    return {option: path, FILE_OPTIONS[option]: _read_once(path)[1]}
+
+
+def _checked_file(option: str, path: Any, sha256: Any) -> list[Sequence]:
+    """The sequences of the file given as ``option``, its digest ``sha256`` where given (a pin):
+    `ValueError` naming the option for a missing path, a digest that is no string or not the
+    file's, or a file that cannot be used."""
+    digest_option = FILE_OPTIONS[option]
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{option}: give the data file, " + _FORMAT)
+    if sha256 is not None and not isinstance(sha256, str):
+        raise ValueError(f"{digest_option}: a file's digest as 64 hex digits, not {sha256!r:.40}")
+    try:
+        sequences, digest = _read_once(path)
+    except DataError as error:
+        raise ValueError(str(error)) from None
+    if sha256 is not None and sha256.lower() != digest:
+        raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as pinned when the sweep began (or as "
+                         "given): the file changed since; restore it, or start a new sweep (another --out) for "
+                         "the new data")
+    return sequences
 
 
 def _read_once(path: str) -> tuple[list[Sequence], str]:
@@ -125,29 +149,32 @@ class DataFileTask:
     ``rng.integers(count)`` as `FixedSet` chooses (so every trial draws its own order), each
     from zero activations. ``sha256``, when given, must be the file's digest: a sweep pins it,
     so that no trial runs on a file changed since the sweep began. A ``path`` in a spec is
-    relative to the spec's folder; with one sequence (no ``starts``) every draw is the same."""
+    relative to the spec's folder; with one sequence (no ``starts``) every draw is the same.
+    ``test_path`` (digest ``test_sha256``): a file of held-out sequences of the same widths,
+    which a protocol's tests draw from instead (``held_out``, `tasks.base.test_task`)."""
 
     name = DATA_FILE
     continual = False
     draws_in_threads = True  # `FixedSet`'s compiled draws
 
-    def __init__(self, path: str = "", sha256: str | None = None):
-        if not isinstance(path, str) or not path:
-            raise ValueError("path: give the data file, " + _FORMAT)
-        if sha256 is not None and not isinstance(sha256, str):
-            raise ValueError(f"sha256: a file's digest as 64 hex digits, not {sha256!r:.40}")
-        try:
-            sequences, digest = _read_once(path)
-        except DataError as error:
-            raise ValueError(str(error)) from None
-        if sha256 is not None and sha256.lower() != digest:
-            raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as pinned when the sweep began (or as "
-                             "given): the file changed since; restore it, or start a new sweep (another --out) for "
-                             "the new data")
-        self.path, self.sha256 = path, digest
+    def __init__(self, path: str = "", sha256: str | None = None, test_path: str | None = None,
+                 test_sha256: str | None = None):
+        sequences = _checked_file("path", path, sha256)
+        self.path, self.sha256 = path, _read_once(path)[1]
         self.n_inputs, self.n_outputs = sequences[0].inputs.shape[1], sequences[0].targets.shape[1]
         self.deterministic = len(sequences) == 1
         self.sequences = FixedSet(self, sequences)
+        self.held_out = None
+        if test_path is not None:
+            _checked_file("test_path", test_path, test_sha256)
+            self.held_out = DataFileTask(test_path)
+            widths = (self.held_out.n_inputs, self.held_out.n_outputs)
+            if widths != (self.n_inputs, self.n_outputs):
+                raise ValueError(f"test_path: {test_path} has {widths[0]} input and {widths[1]} target columns; "
+                                 f"the training file {path} has {self.n_inputs} and {self.n_outputs}: give held-out "
+                                 "sequences of the same widths")
+        elif test_sha256 is not None:
+            raise ValueError("test_sha256: the digest of a test_path; give the test_path too, or leave it out")
 
     def sample(self, rng: np.random.Generator) -> Sequence:
         return self.sequences.sample(rng)

@@ -246,8 +246,9 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
         rng = np.random.default_rng(seed)
-        if isinstance(task, DataFileTask):  # the run's own sequences, drawn at random
-            return SequenceSource(lambda: task.sample(rng), False, task.path, "training data", (None, None))
+        if isinstance(task, DataFileTask):  # its held-out sequences, else the run's own, drawn at random
+            drawn, kind = (task.held_out, "held-out data") if task.held_out is not None else (task, "training data")
+            return SequenceSource(lambda: drawn.sample(rng), False, drawn.path, kind, (None, None))
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.
     path, kind = (Path(data), "held-out data") if data is not None else (Path(training.data), "training data")

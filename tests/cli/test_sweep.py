@@ -296,3 +296,27 @@ def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path
     assert [row["seed"] for row in rows] == [0, 1]
     recorded = json.loads((there / "out" / "settings" / "0" / "experiment.json").read_text())
     assert recorded["spec"] == str(there / "net.yaml") and recorded["task_options"]["path"] == str(there / "d.npz")
+
+
+def test_a_held_out_data_file_is_what_a_sweep_s_trials_are_tested_on(tmp_path):
+    """``--vary task.test_path``: the test set drawn from held-out sequences, here of the opposite
+    rule, so every test sequence is wrong there and not on the training file."""
+    import numpy as np
+    import yaml
+
+    rng = np.random.default_rng(0)
+    inputs = rng.uniform(-1, 1, (400, 1))
+    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 400, 4))
+    inputs = rng.uniform(-1, 1, (400, 1))
+    np.savez(tmp_path / "held.npz", inputs=inputs, targets=(inputs < 0) * 1.0, starts=np.arange(0, 400, 4))
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.5, "data": "d.npz"}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    result = run("sweep", "net.yaml", "--vary", "task.test_path=null,held.npz", "--vary", "protocol.max_sequences=3000",
+                 "--trials", "2", "--jobs", "1", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    own, held = (_trials(tmp_path / "out" / "settings" / str(index) / "trials.jsonl") for index in (0, 1))
+    assert [row["test_wrong"] for row in held] == [2560, 2560]
+    assert all(row["test_wrong"] < 2560 for row in own)
+    recorded = json.loads((tmp_path / "out" / "settings" / "1" / "experiment.json").read_text())
+    assert recorded["task_options"]["test_path"] == str(tmp_path / "held.npz") and "test_sha256" in recorded["task_options"]

@@ -306,3 +306,19 @@ def test_a_tolerance_given_judges_every_output_within_it_instead_of_the_task_s_t
     for bad in ("0", "nan", "inf"):
         result = CliRunner().invoke(main, ["evaluate", str(run), "--tolerance", bad])
         assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit), bad
+
+
+def test_a_data_file_task_run_with_a_test_path_is_judged_on_its_held_out_sequences(tmp_path):
+    import yaml
+
+    train, held = _data_file(tmp_path / "train.npz", 1, 40), _data_file(tmp_path / "held.npz", 2, 25)
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"] = {**data["training"], "task": {"name": "data_file", "path": "train.npz", "test_path": "held.npz"},
+                        "steps": 100}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    run = tmp_path / "run"
+    trained = CliRunner().invoke(main, ["train", str(tmp_path / "net.yaml"), "--out", str(run), "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    result = evaluate_run(run, sequences=30)
+    assert result.data == "held-out data" and result.source == str(held) and result.sequences == 30
+    assert str(train) not in result.source

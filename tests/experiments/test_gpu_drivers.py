@@ -251,3 +251,24 @@ def test_a_sweep_of_a_spec_on_a_data_file_runs_on_the_gpu_as_on_the_cpu(tmp_path
     changes = dict(window=3, test_sequences=4)
     assert_same(run_on("cpu", experiment, [0, 1], changes, 200, None),
                 run_on("cuda", experiment, [0, 1], changes, 200, 70))
+
+
+def test_a_held_out_file_of_longer_sequences_is_tested_on_the_gpu_as_on_the_cpu(tmp_path):
+    """The test set drawn on the device from ``test_path``, whose sequences are longer than any
+    of the training file's (the device's buffers sized by both)."""
+    import yaml
+
+    from lstmgraph.experiments.sweep import subject_of
+
+    rng = np.random.default_rng(0)
+    inputs = rng.uniform(-1, 1, (40, 1))
+    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=[0, 3, 10, 14, 22, 30])
+    inputs = rng.uniform(-1, 1, (60, 1))
+    np.savez(tmp_path / "held.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=[0, 25])
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = {"learning_rate": 0.5, "task": {"name": "data_file", "path": "d.npz", "test_path": "held.npz"}}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    experiment = subject_of(str(tmp_path / "net.yaml"), 2).experiment
+    changes = dict(window=3, test_sequences=4)
+    assert_same(run_on("cpu", experiment, [0, 1], changes, 200, None),
+                run_on("cuda", experiment, [0, 1], changes, 200, 70))

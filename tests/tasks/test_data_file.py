@@ -173,3 +173,55 @@ def test_a_file_without_any_target_is_refused_for_the_task_and_for_train(tmp_pat
         make_task("data_file", {"path": str(tmp_path / "none.npz")})
     with pytest.raises(DataError, match="none.npz: every value of 'targets' is NaN"):
         DataFile(tmp_path / "none.npz", 1, 1, 1)
+
+
+def test_a_held_out_file_is_what_the_tests_draw_from(tmp_path):
+    """``test_path``: the protocol's test set drawn from held-out sequences (before: from the
+    training file itself, so a sweep's "test on 2,560 new sequences" tested training data)."""
+    from lstmgraph.experiments.sequences import SequenceProtocol, _test_set
+    from lstmgraph.tasks.base import test_task
+
+    _write_data(tmp_path / "d.npz")
+    held = _write_data(tmp_path / "held.npz", flip=True)
+    task = make_task("data_file", {"path": str(tmp_path / "d.npz"), "test_path": str(tmp_path / "held.npz")})
+    assert test_task(task) is task.held_out and task.held_out.sha256 == held
+    assert test_task(make_task("data_file", {"path": str(tmp_path / "d.npz")})).held_out is None
+    with np.load(tmp_path / "held.npz") as archive:
+        held_inputs = set(archive["inputs"][:, 0])
+    tests = _test_set(task, SequenceProtocol(success="tolerance", tolerance=0.5, test_sequences=20), seed=3)
+    assert len(tests) == 20 and all(set(test.inputs[:, 0]) <= held_inputs for test in tests)
+    training = {value for sequence in draw(task, np.random.default_rng(0), 20).inputs for value in sequence}
+    assert not training & held_inputs  # (the flipped file shares no value with the training file)
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"test_path": "wide.npz"}, "test_path: .*wide.npz has 2 input and 1 target columns; the training file"),
+    ({"test_path": "missing.npz"}, "missing.npz: no such file"),
+    ({"test_path": "held.npz", "test_sha256": "0" * 64}, "held.npz: its sha256 is .*as pinned when the sweep began"),
+    ({"test_sha256": "0" * 64}, "test_sha256: the digest of a test_path; give the test_path too"),
+    ({"test_path": "held.npz", "test_sha256": 7}, "test_sha256: a file's digest as 64 hex digits, not 7"),
+])
+def test_a_held_out_file_that_cannot_serve_is_named(tmp_path, options, words):
+    _write_data(tmp_path / "d.npz")
+    _write_data(tmp_path / "held.npz", flip=True)
+    np.savez(tmp_path / "wide.npz", inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)))
+    named = {key: str(tmp_path / value) if key == "test_path" else value for key, value in options.items()}
+    with pytest.raises(TaskError, match=words):
+        make_task("data_file", {"path": str(tmp_path / "d.npz"), **named})
+
+
+def test_a_sweep_pins_the_held_out_file_beside_the_training_file(tmp_path, monkeypatch):
+    from lstmgraph.experiments.sweep import grid
+
+    first = _write_data(tmp_path / "d.npz")
+    held = _write_data(tmp_path / "held.npz", flip=True)
+    subject = subject_of(_spec(tmp_path, {"task": {"name": "data_file", "path": "d.npz", "test_path": "held.npz"},
+                                          "steps": 10}), 2)
+    assert subject.experiment.task_options == {"path": str(tmp_path / "d.npz"), "sha256": first,
+                                               "test_path": str(tmp_path / "held.npz"), "test_sha256": held}
+    assert "its tests drawn from the held-out " + str(tmp_path / "held.npz") in subject.judged_by
+    plain = subject_of(_spec(tmp_path, {"data": "d.npz"}), 2).experiment
+    monkeypatch.chdir(tmp_path)
+    (setting,) = grid(plain, [("task.test_path", ["held.npz"])], add_own=False)
+    assert setting.experiment.task_options == {"path": str(tmp_path / "d.npz"), "sha256": first,
+                                               "test_path": str(tmp_path / "held.npz"), "test_sha256": held}
