@@ -113,7 +113,8 @@ class StreamData:
         if needed > MAX_STREAM_BYTES:
             raise LimitError(f"a stream of {amount:,} {unit} of up to {longest:,} steps each needs up to "
                              f"{needed / 2**30:,.1f} GiB, more than the limit of {MAX_STREAM_BYTES / 2**30:,.0f} "
-                             f"GiB ({COUNT_LIMITS_HINT}); give the task shorter sequences (its options)")
+                             f"GiB ({COUNT_LIMITS_HINT}); give the task shorter sequences (its options; a data file's "
+                             "'starts' cut its long sequences in shorter ones)")
 
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""
