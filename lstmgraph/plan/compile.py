@@ -138,8 +138,8 @@ def _kind(value: Any) -> str:
 
 def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
     """The training section with a relative data path (``data``, or the ``data_file`` task's
-    ``path`` and ``test_path``) joined to the spec file's folder (the current directory for a spec built in Python)
-    and the data seed defaulting to init.seed."""
+    ``path`` and ``test_path``) joined to the spec file's folder (the current directory for a
+    spec built in Python) and the data seed defaulting to init.seed."""
     training = document.spec.training
     if training is None:
         return None

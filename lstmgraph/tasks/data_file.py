@@ -108,8 +108,8 @@ def pinned(path: str | Path, option: str = "path") -> dict[str, str]:
     return {option: path, FILE_OPTIONS[option]: _read_once(path)[1]}
 
 
-def _checked_file(option: str, path: Any, sha256: Any) -> list[Sequence]:
-    """The sequences of the file given as ``option``, its digest ``sha256`` where given (a pin):
+def _checked_file(option: str, path: Any, sha256: Any) -> tuple[list[Sequence], str]:
+    """The sequences and the digest of the file given as ``option``, ``sha256`` where given (a pin):
     `ValueError` naming the option for a missing path, a digest that is no string or not the
     file's, or a file that cannot be used."""
     digest_option = FILE_OPTIONS[option]
@@ -125,7 +125,7 @@ def _checked_file(option: str, path: Any, sha256: Any) -> list[Sequence]:
         raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as pinned when the sweep began (or as "
                          "given): the file changed since; restore it, or start a new sweep (another --out) for "
                          "the new data")
-    return sequences
+    return sequences, digest
 
 
 def _read_once(path: str) -> tuple[list[Sequence], str]:
@@ -159,8 +159,8 @@ class DataFileTask:
 
     def __init__(self, path: str = "", sha256: str | None = None, test_path: str | None = None,
                  test_sha256: str | None = None):
-        sequences = _checked_file("path", path, sha256)
-        self.path, self.sha256 = path, _read_once(path)[1]
+        sequences, self.sha256 = _checked_file("path", path, sha256)
+        self.path = path
         self.n_inputs, self.n_outputs = sequences[0].inputs.shape[1], sequences[0].targets.shape[1]
         self.deterministic = len(sequences) == 1
         self.sequences = FixedSet(self, sequences)
