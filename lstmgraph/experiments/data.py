@@ -17,6 +17,7 @@ import numpy as np
 from ..limits import COUNT_LIMITS_HINT, MAX_STREAM_BYTES, LimitError
 from ..tasks import Task, draw
 from ..tasks.base import draws_in_threads
+from ..tasks.data_file import DATA_FILE
 
 
 #: Steps or sequences drawn at a time when a stream trial's data runs out mid-stream
@@ -27,6 +28,11 @@ REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
 def data_rng(seed: int, purpose: int) -> np.random.Generator:
     """The generator of one data stream of a trial (purposes: 0 training, 1 test, 2 sets)."""
     return np.random.default_rng(np.random.SeedSequence([seed, 1997, purpose]))
+
+
+#: How to shorten a task's sequences, for the message of a stream too large to draw.
+_SHORTER = {DATA_FILE: "cut the data file's long sequences into shorter ones (its 'starts')",
+            None: "give the task shorter sequences (its options)"}
 
 
 class StreamData:
@@ -113,8 +119,7 @@ class StreamData:
         if needed > MAX_STREAM_BYTES:
             raise LimitError(f"a stream of {amount:,} {unit} of up to {longest:,} steps each needs up to "
                              f"{needed / 2**30:,.1f} GiB, more than the limit of {MAX_STREAM_BYTES / 2**30:,.0f} "
-                             f"GiB ({COUNT_LIMITS_HINT}); give the task shorter sequences (its options; a data file's "
-                             "'starts' cut its long sequences in shorter ones)")
+                             f"GiB ({COUNT_LIMITS_HINT}); {_SHORTER.get(self.task.name, _SHORTER[None])}")
 
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""

@@ -8,12 +8,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
+from ..arrays import npz_bytes
 from ..engine.compiled.network import kernel_for
 from ..files import OutputError, remove_made_folders
 from ..training.engines import program_key
 from .catalogue import Experiment
 from .figures import results_figure
-from .folder import FINISHED_BEFORE, ResultsFolder
+from .folder import FINISHED_BEFORE, SETTINGS_KEY, ResultsFolder
 from .folder_settings import checkpoint_digests, settings
 from .piece import PieceRun
 from .stops import stops_deferred
@@ -92,6 +93,12 @@ class FolderRun:
         for seed in self.todo:
             found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
             self.checkpoints[seed] = found[0] if found is not None else None
+            if found is not None and str(found[1][SETTINGS_KEY]) != self.digests[0]:
+                # Read through an earlier form of the digest, computed from the experiment.json
+                # rewritten below: stamped with the current one, so a run stopped before the trial
+                # writes again still finds it.
+                arrays = {name: array for name, array in found[1].items() if name != SETTINGS_KEY}
+                self.folder.write_checkpoint(seed, npz_bytes(arrays), self.digests[0])
         self.folder.remove_temporaries()  # what killed writes left: locked, no write of ours is under way
         self.folder.write_settings(self.wanted)
         if cut:  # the line a kill cut: that trial runs again

@@ -26,6 +26,8 @@ PROTOCOL_SETTINGS = "protocol_settings"
 #: figure or wording keeps a folder's trials and checkpoints, and so does another checkout.
 DESCRIPTIVE_KEYS = frozenset({"paper", "table", "protocol", "trials", "unit", "published", "note", "variants",
                               "deterministic_task", "spec"})
+#: `DESCRIPTIVE_KEYS` until 2026-11-29, when the paths of a run's files still counted.
+_DESCRIPTIVE_WITH_PATHS = DESCRIPTIVE_KEYS - {"spec"}
 
 
 def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
@@ -38,11 +40,12 @@ def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     if PROTOCOL_SETTINGS not in recorded:
         return recorded
     ran = {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
-    training = ran.get("spec_data", {}).get("training") if isinstance(ran.get("spec_data"), dict) else None
-    for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
-        for path, digest in FILE_OPTIONS.items():
-            if ran.get("task") == DATA_FILE and isinstance(options, dict) and digest in options:
-                options.pop(path, None)  # (a copy: the bytes are compared, not where they lay)
+    if ran.get("task") == DATA_FILE:
+        training = ran["spec_data"].get("training") if isinstance(ran.get("spec_data"), dict) else None
+        for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
+            for path, digest in FILE_OPTIONS.items():
+                if isinstance(options, dict) and digest in options:
+                    options.pop(path, None)  # (a copy: the bytes are compared, not where they lay)
     return ran
 
 
@@ -64,9 +67,9 @@ def checkpoint_digests(recorded: dict[str, Any], stored: dict[str, Any] | None =
     2026-11-28, that of the whole settings without ``protocol_settings`` (the same run, if the
     row's words have not changed since)."""
     stored = recorded if stored is None else json.loads(json.dumps(stored))
-    with_locations = (_digest({key: value for key, value in stored.items() if key not in DESCRIPTIVE_KEYS - {"spec"}})
-                      if PROTOCOL_SETTINGS in stored else settings_digest(stored))
-    digests = (settings_digest(recorded), with_locations, _digest(former_settings(stored)))
+    digests = [settings_digest(recorded), _digest(former_settings(stored))]
+    if PROTOCOL_SETTINGS in stored:
+        digests.insert(1, _digest({key: value for key, value in stored.items() if key not in _DESCRIPTIVE_WITH_PATHS}))
     return tuple(dict.fromkeys(digests))
 
 
@@ -93,8 +96,12 @@ def data_file_change(stored: dict[str, Any], expected: dict[str, Any]) -> str | 
             or not isinstance(before, dict) or not isinstance(now, dict):
         return None
     for path, digest in FILE_OPTIONS.items():
-        if before.get(digest) != now.get(digest) and digest in before and digest in now:
-            return (f"trials run on {before.get(path)} when its sha256 was {before.get(digest)}; {now.get(path)} "
-                    f"now has {now.get(digest)}: restore that file, or choose another --out for the new data")
+        if before.get(digest) == now.get(digest) or digest not in before or digest not in now:
+            continue
+        if before.get(path) != now.get(path) and Path(str(before.get(path))).name != Path(str(now.get(path))).name:
+            return (f"trials run on {before.get(path)} (sha256 {before.get(digest)}), not on {now.get(path)} "
+                    f"(sha256 {now.get(digest)}): choose another --out for that file's data")
+        return (f"trials run on {before.get(path)} when its sha256 was {before.get(digest)}; {now.get(path)} "
+                f"now has {now.get(digest)}: restore that file, or choose another --out for the new data")
     return None
 

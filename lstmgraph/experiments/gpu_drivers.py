@@ -27,6 +27,7 @@ from ..engine.gpu import GpuPopulation
 from ..engine.gpu.population import launching
 from ..engine.gpu.source import finish
 from ..success import NOT_JUDGED
+from ..tasks.base import test_task
 from .counters import WORK, SequenceCounter, SequencePhase, SequenceSetting, Status, StreamCounter
 from .data import longest_sequence
 from .gpu_staging import Staged, staged_rows
@@ -178,8 +179,9 @@ def advance_sequences_on_gpu(trials: list, rule, counters: np.ndarray, recent, t
         device["training"] = (DeviceStreams(cuda, [trial.training for trial in trials], draws, ["sequences"] * count),
                               Status.NEED_TRAINING, SequenceCounter.POSITION)
         counters[:, SequenceCounter.POSITION] = 0  # (no rows yet: each trial asks for them)
-    # A held-out test task (`tasks.base.test_task`) may draw longer sequences than the training's.
-    test_draws = device_rows([trial.test_source() for trial in trials]) if device and tests > 0 else None
+    test_draws = draws if device and tests > 0 else None
+    if test_draws is not None and any(test_task(trial.task) is not trial.task for trial in trials):
+        test_draws = device_rows([trial.test_source() for trial in trials])  # (held out: maybe longer sequences)
     tests_on_device = test_draws is not None and test_draws.longest is not None
     while True:
         refill("training" not in device, not tests_on_device)

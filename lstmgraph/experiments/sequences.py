@@ -28,7 +28,7 @@ from ..tasks.fixed_set import FixedSet
 from .counters import (CHECK_AFTER_RIGHT, CHUNK, SEQUENCE_COUNTERS, SEQUENCE_SAVED, SEQUENCE_SETTINGS, WORK,
                        SequenceCounter as Counter, SequenceSetting as Setting, Status)
 from .data import StreamData, data_rng, draw_all, gpu_draw_threads, longest_sequence
-from .protocols import Protocol, check_positive, mean_or_none, register, trial_of
+from .protocols import Protocol, ProtocolError, check_positive, mean_or_none, register, trial_of
 from .trial import Trial, from_json_array, json_array, result_row
 
 
@@ -75,6 +75,13 @@ class SequenceProtocol(Protocol):
                              f"not {self.allowed_wrong}")
         if self.max_error is not None and not self.max_error > 0:
             raise ValueError(f"max_error must be > 0 (or null), not {self.max_error}")
+
+    def check_task(self, task: Task) -> None:
+        """Fixed sets draw their test strings from the training task: a task's held-out sequences
+        (`test_task`) would go unused, so the two are refused together."""
+        if self.fixed_sets and test_task(task) is not task:
+            raise ProtocolError(f"fixed_sets: the full check's test strings come from the {task.name} task's training "
+                                "sequences, so its held-out sequences (test_path) would go unused; leave one out")
 
     @classmethod
     def summary_fields(cls, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -52,20 +52,36 @@ class SpecExperiment(Experiment):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "spec": self.spec_file}
 
+    def with_task_options(self, options: dict[str, Any]) -> Experiment:
+        """As a row's, and the sequence protocol's test set sized for the task's test draws
+        (`spec_test_sequences`); a setting's ``test_sequences`` other than the spec's, applied
+        after the task's options, replaces it."""
+        changed = super().with_task_options(options)
+        if isinstance(changed.protocol, SequenceProtocol) and "test_sequences" not in changed.protocol_options:
+            sized = replace(changed.protocol, test_sequences=spec_test_sequences(changed.make_task()))
+            changed = replace(changed, protocol=sized)
+        return changed
+
+
+def spec_test_sequences(task: Any) -> int:
+    """A spec's test set under the sequence protocol: one sequence where every test draw is the
+    same (a data file of one sequence, or a held-out file of one), else the protocol's 2,560."""
+    return 1 if getattr(test_task(task), "deterministic", False) else SequenceProtocol.test_sequences
+
 
 def spec_protocol(task: Any, test: SuccessTest) -> Protocol:
     """The protocol a spec runs under: for a continual task the 2002 stream protocol (training
     streams of up to 100 sequences, stopped at their first error; perfect when each test stream
     runs 1,000 sequences without one; one test stream for a deterministic task); otherwise the
     1997 sequence protocol (solved when the last 2,000 sequences were right; at most 10^6; a test
-    of one sequence where the task draws the same one every time)."""
+    of one sequence where the task's tests draw the same one every time, `spec_test_sequences`;
+    a data file's tests draw from its held-out file where it has one)."""
     if task.continual:
         return StreamProtocol(tolerance=test.tolerance, success=test.name, unit="sequences", train_limit=100,
                               test_limit=1000, max_streams=1_000_000,
                               test_streams=1 if getattr(task, "deterministic", False) else 10, good_score=100)
-    one = getattr(test_task(task), "deterministic", False)  # (a data file of one sequence: every test the same)
     return SequenceProtocol(success=test.name, tolerance=test.tolerance, window=2000, max_sequences=1_000_000,
-                            **({"test_sequences": 1} if one else {}))
+                            test_sequences=spec_test_sequences(task))
 
 
 def row_protocol_keys(row: Experiment) -> dict[str, Any] | None:
@@ -140,8 +156,8 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         raise SweepError(f"{path}: {field}: {error}") from None
     if task["name"] == DATA_FILE:  # every trial on the bytes the sweep began with
         options.update(pinned(made.path))
-        if made.held_out is not None:
-            options.update(pinned(made.held_out.path, "test_path"))
+        if test_task(made) is not made:
+            options.update(pinned(test_task(made).path, "test_path"))
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
@@ -152,8 +168,8 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
     if field == "training.data":
         why = (f"the sequences of {training['data']} drawn at random, each trial in its own order, not its epochs "
                "in order as `lstmgraph train` runs them")
-    if getattr(made, "held_out", None) is not None:
-        why += f"; its tests drawn from the held-out {made.held_out.path}"
+    if test_task(made) is not made:
+        why += f"; its tests drawn from the held-out {test_task(made).path}"
     return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
 
 

@@ -166,8 +166,8 @@ class DataFileTask:
         self.sequences = FixedSet(self, sequences)
         self.held_out = None
         if test_path is not None:
-            _checked_file("test_path", test_path, test_sha256)
-            self.held_out = DataFileTask(test_path)
+            _checked_file("test_path", test_path, test_sha256)  # (its errors named as test_path's)
+            self.held_out = DataFileTask(test_path)  # (the file read once: `_read_once`)
             widths = (self.held_out.n_inputs, self.held_out.n_outputs)
             if widths != (self.n_inputs, self.n_outputs):
                 raise ValueError(f"test_path: {test_path} has {widths[0]} input and {widths[1]} target columns; "

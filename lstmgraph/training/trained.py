@@ -236,7 +236,8 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
                     data: str | Path | None = None) -> SequenceSource:
     """Where a run's sequences come from: the file ``data`` if given (held-out data, in the
     training data format, unless run.json's sha256 says it is the run's own file), else fresh sequences of the run's task from
-    ``numpy.random.default_rng(seed)``, else the run's own training data file. A file's
+    ``numpy.random.default_rng(seed)`` (a ``data_file`` task's: its held-out file's where it has one),
+    else the run's own training data file. A file's
     sequences come in order from its start, ``epochs`` passes (None for no end; `draw` returns
     None after the last). `TrainedRunError` for a file that cannot be read or does not fit the net."""
     training = training_section(run.plan)

@@ -51,7 +51,7 @@ def test_a_refill_that_could_exceed_the_stream_limit_is_refused_before_drawing()
     from lstmgraph.tasks import make_task
     huge = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 10**7]}), data_rng(0, 0))
     with pytest.raises(LimitError, match=r"2,048 sequences of up to 10,000,010 steps each needs up to 457.8 GiB"
-                                         r".*shorter sequences \(its options; a data file's 'starts' cut"):
+                                         r".*give the task shorter sequences \(its options\)"):
         huge.ensure(2048, "sequences")
     assert huge.drawn == 0 and len(huge.inputs) == 0
     usual = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 1]}), data_rng(0, 0))
@@ -85,3 +85,14 @@ def test_a_checkpoint_s_data_position_nested_too_deep_is_a_value_error():
     assert from_json_array(json_array({"sequence": 3, "anchor": 0})) == {"sequence": 3, "anchor": 0}
     with pytest.raises(ValueError, match="nested 100000 deep; expected at most 32"):
         from_json_array(np.array("[" * 100_000 + "]" * 100_000))
+
+
+def test_a_data_file_too_long_to_draw_is_told_to_cut_its_sequences(tmp_path):
+    """A data file's task has no option to shorten its sequences: its 'starts' do."""
+    from lstmgraph.limits import LimitError
+    from lstmgraph.tasks import make_task
+    np.savez(tmp_path / "long.npz", inputs=np.zeros((300_000, 1)), targets=np.zeros((300_000, 1)))
+    source = StreamData(make_task("data_file", {"path": str(tmp_path / "long.npz")}), data_rng(0, 0))
+    with pytest.raises(LimitError, match=r"1,024 sequences of up to 300,000 steps .*cut the data file's long "
+                                         r"sequences into shorter ones \(its 'starts'\)"):
+        source.ensure(1024, "sequences")

@@ -130,7 +130,13 @@ def test_a_data_file_whose_bytes_changed_is_named_with_both_digests():
     moved = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "a" * 64}}
     assert data_file_change(before, moved) is None  # the same bytes elsewhere: the same data
     other = {"task": "data_file", "task_options": {"path": "/e.npz", "sha256": "b" * 64}}
-    assert data_file_change(before, other).startswith("trials run on /d.npz when its sha256 was")
+    assert data_file_change(before, other) == (f"trials run on /d.npz (sha256 {'a' * 64}), not on /e.npz (sha256 "
+                                               f"{'b' * 64}): choose another --out for that file's data")
+    changed_elsewhere = {"task": "data_file", "task_options": {"path": "/checkout/d.npz", "sha256": "b" * 64}}
+    assert data_file_change(before, changed_elsewhere).startswith("trials run on /d.npz when its sha256 was")
+    held = {"task": "data_file", "task_options": {**before["task_options"], "test_path": "/h.npz", "test_sha256": "c" * 64}}
+    held_changed = {"task": "data_file", "task_options": {**held["task_options"], "test_sha256": "d" * 64}}
+    assert data_file_change(held, held_changed).startswith(f"trials run on /h.npz when its sha256 was {'c' * 64}")
     assert data_file_change({"task": "adding", "task_options": {}}, now) is None
 
 
@@ -160,3 +166,24 @@ def test_a_checkpoint_written_with_the_spec_s_path_in_its_digest_resumes_from_an
     assert folder.read_checkpoint(1, "sequences", checkpoint_digests(stored, folder.stored_settings())) is not None
     with pytest.raises(ResultsConflict, match="written for other settings"):
         folder.read_checkpoint(1, "sequences", checkpoint_digests(stored))
+
+
+def test_a_run_stamps_a_checkpoint_read_through_an_earlier_digest_with_the_current_one(tmp_path):
+    """The earlier digest comes from experiment.json, which a run rewrites with this checkout's
+    paths: a run stopped before the trial checkpoints again must still find it (before: 'written
+    for other settings' at the next resume from the new checkout)."""
+    from lstmgraph.experiments.folder_run import FolderRun
+
+    experiment, _, stored = _run_once(tmp_path)
+    elsewhere = {**stored, "spec": "/elsewhere/net.yaml"}
+    (tmp_path / "experiment.json").write_text(json.dumps(elsewhere))
+    arrays = {"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
+              "trial/counters": np.arange(4, dtype=np.int64), "trial/seconds": np.array(1.0)}
+    ResultsFolder(tmp_path).write_checkpoint(1, npz_bytes(arrays), checkpoint_digests(elsewhere)[1])
+    for _ in range(2):  # a resume stopped before trial 1 checkpoints again, then another
+        run = FolderRun(experiment, tmp_path, 2, BUDGET, BUNDLED_SPECS, "cpu", lambda row: None)
+        run.open()
+        run.release()
+        assert run.checkpoints[1] is not None
+    again = ResultsFolder(tmp_path).read_checkpoint(1, "sequences", (settings_digest(stored),))
+    assert {name: again[1][name].tolist() for name in arrays} == {name: arrays[name].tolist() for name in arrays}

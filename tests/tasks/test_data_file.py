@@ -225,3 +225,35 @@ def test_a_sweep_pins_the_held_out_file_beside_the_training_file(tmp_path, monke
     (setting,) = grid(plain, [("task.test_path", ["held.npz"])], add_own=False)
     assert setting.experiment.task_options == {"path": str(tmp_path / "d.npz"), "sha256": first,
                                                "test_path": str(tmp_path / "held.npz"), "test_sha256": held}
+
+
+def test_a_sweep_sizes_its_test_set_by_the_file_its_tests_draw_from(tmp_path, monkeypatch):
+    """Before: the test count came from the spec's own file, so a one-sequence training file given
+    a held-out file of many sequences by --vary tested one of them."""
+    from lstmgraph.experiments.sweep import grid
+
+    _write_data(tmp_path / "many.npz")
+    np.savez(tmp_path / "one.npz", inputs=np.arange(6.0), targets=np.arange(6.0) / 6)
+    monkeypatch.chdir(tmp_path)
+    one = subject_of(_spec(tmp_path, {"data": "one.npz"}), 1).experiment
+    assert one.protocol.test_sequences == 1
+    (held,) = grid(one, [("task.test_path", ["many.npz"])], add_own=False)
+    assert held.experiment.protocol.test_sequences == 2560
+    (kept,) = grid(one, [("task.test_path", ["many.npz"]), ("protocol.test_sequences", [50])], add_own=False)
+    assert kept.experiment.protocol.test_sequences == 50  # given: kept
+    many = subject_of(_spec(tmp_path, {"data": "many.npz"}), 1).experiment
+    (alone,) = grid(many, [("task.test_path", ["one.npz"])], add_own=False)
+    assert many.protocol.test_sequences == 2560 and alone.experiment.protocol.test_sequences == 1
+
+
+def test_fixed_sets_and_a_held_out_file_are_refused_together(tmp_path, monkeypatch):
+    """Fixed sets draw their test strings from the training sequences: the held-out file would go unused."""
+    from lstmgraph.experiments.sweep import grid
+
+    _write_data(tmp_path / "d.npz")
+    _write_data(tmp_path / "held.npz", flip=True)
+    monkeypatch.chdir(tmp_path)
+    subject = subject_of(_spec(tmp_path, {"data": "d.npz"}), 1).experiment
+    with pytest.raises(SweepError, match="fixed_sets: the full check's test strings come from the data_file task's "
+                                         "training sequences, so its held-out sequences"):
+        grid(subject, [("task.test_path", ["held.npz"]), ("protocol.fixed_sets", [2])], add_own=False)
