@@ -247,19 +247,27 @@ def test_a_setting_s_folder_of_other_settings_is_refused_before_the_plan_is_prin
     assert "settings/0 holds trials of" in result.stderr and "200 in the folder, 300 in this command" in result.stderr
 
 
+def _data_spec(folder, training: dict, seed: int = 0, opposite: str | None = None) -> None:
+    """In ``folder``: d.npz, 10 sequences of 4 steps (target: the input above 0), the timing net's
+    spec net.yaml trained as ``training`` says; and ``opposite``, if named, a file of the opposite rule."""
+    import numpy as np
+    import yaml
+
+    rng = np.random.default_rng(seed)
+    for name, rule in (("d.npz", np.greater), (opposite, np.less)):
+        if name is not None:
+            inputs = rng.uniform(-1, 1, (40, 1))
+            np.savez(folder / name, inputs=inputs, targets=rule(inputs, 0) * 1.0, starts=np.arange(0, 40, 4))
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    data["training"] = training
+    (folder / "net.yaml").write_text(yaml.safe_dump(data))
+
+
 def test_a_spec_trained_on_a_data_file_is_swept_on_its_sequences_drawn_at_random(tmp_path):
     """Workers build the data_file task from the absolute path and digest each setting records."""
     import hashlib
 
-    import numpy as np
-    import yaml
-
-    rng = np.random.default_rng(0)
-    inputs = rng.uniform(-1, 1, (40, 1))
-    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
-    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
-    data["training"] = {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}
-    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    _data_spec(tmp_path, {"learning_rate": 0.1, "data": "d.npz", "epochs": 2})
     result = run("sweep", str(tmp_path / "net.yaml"), "--vary", "learning_rate=0.1,0.5", "--vary",
                  "protocol.max_sequences=300", "--trials", "2", "--no-own-setting", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
@@ -274,17 +282,9 @@ def test_a_spec_trained_on_a_data_file_is_swept_on_its_sequences_drawn_at_random
 def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path):
     """Before: the spec's absolute path (and the data file's) were among the settings compared, so
     a committed sweep refused to resume from another checkout ('run with other settings')."""
-    import numpy as np
-    import yaml
-
     here = tmp_path / "here"
     here.mkdir()
-    rng = np.random.default_rng(1)
-    inputs = rng.uniform(-1, 1, (40, 1))
-    np.savez(here / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
-    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
-    data["training"] = {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}
-    (here / "net.yaml").write_text(yaml.safe_dump(data))
+    _data_spec(here, {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}, seed=1)
     sweep = ("sweep", "net.yaml", "--vary", "learning_rate=0.1,0.5", "--vary", "protocol.max_sequences=300",
              "--no-own-setting", "--out", "out")
     first = run(*sweep, "--trials", "1", cwd=here)
@@ -301,17 +301,7 @@ def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path
 def test_a_held_out_data_file_is_what_a_sweep_s_trials_are_tested_on(tmp_path):
     """``--vary task.test_path``: the test set drawn from held-out sequences, here of the opposite
     rule, so every test sequence is wrong there and not on the training file."""
-    import numpy as np
-    import yaml
-
-    rng = np.random.default_rng(0)
-    inputs = rng.uniform(-1, 1, (400, 1))
-    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 400, 4))
-    inputs = rng.uniform(-1, 1, (400, 1))
-    np.savez(tmp_path / "held.npz", inputs=inputs, targets=(inputs < 0) * 1.0, starts=np.arange(0, 400, 4))
-    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
-    data["training"] = {"learning_rate": 0.5, "data": "d.npz"}
-    (tmp_path / "net.yaml").write_text(yaml.safe_dump(data))
+    _data_spec(tmp_path, {"learning_rate": 0.5, "data": "d.npz"}, opposite="held.npz")
     result = run("sweep", "net.yaml", "--vary", "task.test_path=null,held.npz", "--vary", "protocol.max_sequences=3000",
                  "--trials", "2", "--jobs", "1", "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
