@@ -144,7 +144,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t100-linear-output"),
         TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output",
                     suspects=(RATE, MOMENTUM)),
-        _exact_sweep("hochreiter1997-adding-t100")),
+        _exact_sweep("hochreiter1997-adding-t100"),
+        TriedChange("output-gate biases -3, -6 (the input gates')", "sweeps/hochreiter1997-adding-t100/output-gate-bias")),
     "hochreiter1997-adding-t500": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t500-linear-output"),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
@@ -193,7 +194,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("cell outputs the only recurrent sources", "sweeps/hochreiter1997-temporal-order-6b/cell-sources-only",
                     suspects=(WIRING,)),
         _exact_gradient("hochreiter1997-temporal-order-6b"),
-        TriedChange("6,000,000 sequences", "sweeps/hochreiter1997-temporal-order-6b/max-sequences")),
+        TriedChange("6,000,000 sequences", "sweeps/hochreiter1997-temporal-order-6b/max-sequences"),
+        TriedChange("output-gate biases", "sweeps/hochreiter1997-temporal-order-6b/output-gate-bias")),
     "gers2002-pfg-tri-f25-peephole": (
         TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),),
     "gers2002-pfg-rec-f25-peephole": (
