@@ -186,7 +186,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("learning rate 0.5 (the adding problem's)",
                     "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate", suspects=(RATE,)),
         TriedChange("learning rate", "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate-between",
-                    suspects=(RATE,))),
+                    suspects=(RATE,)),
+        TriedChange("output-gate biases -3, -6 (the input gates')",
+                    "sweeps/hochreiter1997-multiplication-t100-nseq140/output-gate-bias")),
     "hochreiter1997-temporal-order-6b": (
         TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate",
                     suspects=(RATE,)),
