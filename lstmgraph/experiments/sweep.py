@@ -54,8 +54,8 @@ class SpecExperiment(Experiment):
 
     def with_task_options(self, options: dict[str, Any]) -> Experiment:
         """As a row's, and the sequence protocol's test set sized for the task's test draws
-        (`spec_test_sequences`); a setting's ``test_sequences`` other than the spec's, applied
-        after the task's options, replaces it."""
+        (`spec_test_sequences`); a setting's own ``test_sequences``, applied after the task's
+        options (`_applied`), replaces it."""
         changed = super().with_task_options(options)
         if isinstance(changed.protocol, SequenceProtocol) and "test_sequences" not in changed.protocol_options:
             sized = replace(changed.protocol, test_sequences=spec_test_sequences(changed.make_task()))
@@ -274,17 +274,27 @@ def varied_values(grid: list[Setting]) -> dict[str, list[Any]]:
 
 def _applied(subject: Experiment, resolved: list, values: dict[str, Any], current: dict[str, Any]) -> Experiment:
     """``subject`` with the keys whose values differ from its own applied in order; the subject
-    itself, unchanged, where none differs (its trials are then those `reproduce` runs)."""
-    experiment, changed, together = subject, [], {}
+    itself, unchanged, where none differs (its trials are then those `reproduce` runs). A family
+    applied together (``protocol.NAME``) comes after the others, which may have changed one of
+    its values (a data file's test count): a value given as the subject's is then applied too."""
+    experiment, changed, together, kept = subject, [], {}, []
     for full, key, name, _ in resolved:
         value = values[full]
-        if value is None or same_value(value, current[full]):
+        if value is None:
+            continue
+        if same_value(value, current[full]):
+            if key.apply_together is not None:
+                kept.append((full, key, name, value))
             continue
         if key.apply_together is not None:  # (a family applied as one, after the others)
             together.setdefault(key.name, (key, {}))[1][name] = value
         else:
             experiment = key.apply(experiment, name, value)
         changed.append(f"{full}={json.dumps(value)}")
+    for full, key, name, value in kept:  # (labelled last, so that no other setting's name changes)
+        if not same_value(value, key.current(experiment, name)):
+            together.setdefault(key.name, (key, {}))[1][name] = value
+            changed.append(f"{full}={json.dumps(value)}")
     for key, options in together.values():
         try:
             experiment = key.apply_together(experiment, options)

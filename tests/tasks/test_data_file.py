@@ -239,8 +239,10 @@ def test_a_sweep_sizes_its_test_set_by_the_file_its_tests_draw_from(tmp_path, mo
     assert one.protocol.test_sequences == 1
     (held,) = grid(one, [("task.test_path", ["many.npz"])], add_own=False)
     assert held.experiment.protocol.test_sequences == 2560
-    (kept,) = grid(one, [("task.test_path", ["many.npz"]), ("protocol.test_sequences", [50])], add_own=False)
-    assert kept.experiment.protocol.test_sequences == 50  # given: kept
+    for given in (50, 1):  # given, even as the spec's own value: kept
+        (kept,) = grid(one, [("task.test_path", ["many.npz"]), ("protocol.test_sequences", [given])], add_own=False)
+        assert kept.experiment.protocol.test_sequences == given
+        assert f"protocol.test_sequences={given}" in kept.experiment.name
     many = subject_of(_spec(tmp_path, {"data": "many.npz"}), 1).experiment
     (alone,) = grid(many, [("task.test_path", ["one.npz"])], add_own=False)
     assert many.protocol.test_sequences == 2560 and alone.experiment.protocol.test_sequences == 1
