@@ -152,7 +152,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t500-linear-output"),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,)),
-        _exact_gradient("hochreiter1997-adding-t500")),
+        _exact_gradient("hochreiter1997-adding-t500"),
+        TriedChange("output-gate biases -3, -6 (the input gates')", "sweeps/hochreiter1997-adding-t500/output-gate-bias")),
     "hochreiter1997-adding-t1000": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t1000-linear-output"),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
