@@ -102,6 +102,11 @@ def _exact_gradient(row: str) -> TriedChange:
                        f"sweeps/{row}/exact-gradient", suspects=(EXACT,))
 
 
+def _output_gates_as_input(row: str) -> TriedChange:
+    """The adding net's output gates biased as its input gates, -3 and -6 (6b's reproduction)."""
+    return TriedChange("output-gate biases -3, -6 (the input gates')", f"sweeps/{row}/output-gate-bias")
+
+
 def _forget_open(row: str) -> TriedChange:
     return TriedChange("forget-gate bias +2", f"results/{row}-forget-open", suspects=(FORGET_BIAS,))
 
@@ -147,13 +152,13 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("a linear output unit; rate, momentum", "sweeps/hochreiter1997-adding-t100/linear-output",
                     suspects=(RATE, MOMENTUM)),
         _exact_sweep("hochreiter1997-adding-t100"),
-        TriedChange("output-gate biases -3, -6 (the input gates')", "sweeps/hochreiter1997-adding-t100/output-gate-bias")),
+        _output_gates_as_input("hochreiter1997-adding-t100")),
     "hochreiter1997-adding-t500": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t500-linear-output"),
         TriedChange("learning rate 1.0", "sweeps/hochreiter1997-adding-t500/learning-rate", suspects=(RATE,)),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t500/momentum", suspects=(MOMENTUM,)),
         _exact_gradient("hochreiter1997-adding-t500"),
-        TriedChange("output-gate biases -3, -6 (the input gates')", "sweeps/hochreiter1997-adding-t500/output-gate-bias")),
+        _output_gates_as_input("hochreiter1997-adding-t500")),
     "hochreiter1997-adding-t1000": (
         TriedChange("a linear output unit", "results/hochreiter1997-adding-t1000-linear-output"),
         TriedChange("momentum 0.9", "sweeps/hochreiter1997-adding-t1000/momentum", suspects=(MOMENTUM,)),
@@ -188,8 +193,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
                     "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate", suspects=(RATE,)),
         TriedChange("learning rate", "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate-between",
                     suspects=(RATE,)),
-        TriedChange("output-gate biases -3, -6 (the input gates')",
-                    "sweeps/hochreiter1997-multiplication-t100-nseq140/output-gate-bias")),
+        _output_gates_as_input("hochreiter1997-multiplication-t100-nseq140")),
     "hochreiter1997-temporal-order-6b": (
         TriedChange("learning rate 0.5 (6a's)", "sweeps/hochreiter1997-temporal-order-6b/learning-rate",
                     suspects=(RATE,)),

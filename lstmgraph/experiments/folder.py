@@ -211,9 +211,7 @@ class ResultsFolder:
         experiment.json (`check_written_by`)."""
         stored = self.stored_settings()
         if stored is None:
-            check_written_by(self.root, self.below, RESULTS_FOLDER.marks, "reproduce")
-        if stored is None:
-            return
+            return check_written_by(self.root, self.below, RESULTS_FOLDER.marks, "reproduce")
         # What the trials ran with; a folder from before protocol_settings, its whole settings.
         recorded, expected = stored, run_settings(wanted if PROTOCOL_SETTINGS in stored else former_settings(wanted))
         stored = run_settings(stored)
@@ -236,11 +234,15 @@ class ResultsFolder:
         folder should be is left to the reads and writes that follow, which name it."""
         try:
             remove_temporaries_in(self.root, self.below)
-            for name in folder_names(self.root, self._in("trials")) or []:
-                if name.isdigit():
-                    remove_temporaries_in(self.root, self._in(f"trials/{name}"))
+            for seed in self.trial_seeds():
+                remove_temporaries_in(self.root, self._in(self.trial(seed)))
         except OutputError:
             pass
+
+    def trial_seeds(self) -> list[int]:
+        """The seeds of its trials' folders (``trials/SEED``; other names aside). `OutputError`
+        where ``trials`` cannot be listed (a link, a file)."""
+        return [int(name) for name in folder_names(self.root, self._in("trials")) or [] if name.isdigit()]
 
     def write_settings(self, settings: dict[str, Any]) -> None:
         write_file(self.root, self._in(self.SETTINGS), json.dumps(settings, indent=2).encode())
@@ -338,7 +340,6 @@ class ResultsFolder:
         write_file(self.root, self._in(f"{folder}/{RunDirectory.WEIGHTS}"), weights)
         write_file(self.root, self._in(f"{folder}/{RunDirectory.SUMMARY}"), (json.dumps(row, indent=2) + "\n").encode())
 
-    # -- results.json, trials.csv, results.png -----------------------------------------------------------
     def write_results(self, results: dict[str, Any], csv_text: str, figure: bytes) -> None:
         write_file(self.root, self._in(self.RESULTS), json.dumps(results, indent=2).encode())
         write_file(self.root, self._in(self.CSV), csv_text.encode())
@@ -351,8 +352,7 @@ class ResultsFolder:
         if content is None:
             raise ResultsConflict(f"{path}: no such file")
         results = self._json(content, path)
-        problem = check_results(results)
-        if problem:
+        if problem := check_results(results):
             raise ResultsConflict(f"{path}: {problem}; {self.advice}")
         return results
 

@@ -14,7 +14,7 @@ from ..files import OutputError, remove_made_folders
 from ..training.engines import program_key
 from .catalogue import Experiment
 from .figures import results_figure
-from .folder import FINISHED_BEFORE, SETTINGS_KEY, ResultsFolder
+from .folder import FINISHED_BEFORE, SETTINGS_KEY, ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, settings
 from .piece import PieceRun
 from .stops import stops_deferred
@@ -93,12 +93,12 @@ class FolderRun:
         for seed in self.todo:
             found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
             self.checkpoints[seed] = found[0] if found is not None else None
-            if found is not None and str(found[1][SETTINGS_KEY]) != self.digests[0]:
-                # Read through an earlier form of the digest, computed from the experiment.json
-                # rewritten below: stamped with the current one, so a run stopped before the trial
-                # writes again still finds it.
-                arrays = {name: array for name, array in found[1].items() if name != SETTINGS_KEY}
-                self.folder.write_checkpoint(seed, npz_bytes(arrays), self.digests[0])
+            self._stamp(seed, found)
+        for seed in self._kept_for_later():
+            try:
+                self._stamp(seed, self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests))
+            except ResultsConflict:
+                pass  # (damaged, or of other settings: the run that takes it up names it)
         self.folder.remove_temporaries()  # what killed writes left: locked, no write of ours is under way
         self.folder.write_settings(self.wanted)
         if cut:  # the line a kill cut: that trial runs again
@@ -106,6 +106,22 @@ class FolderRun:
         for row in self.rows:
             self.folder.remove_checkpoint(row["seed"])  # ended after it
             self.trial_done({**row, FINISHED_BEFORE: True})
+
+    def _stamp(self, seed: int, found: tuple[bytes, dict[str, Any]] | None) -> None:
+        """A checkpoint read through an earlier form of the digest (`checkpoint_digests`, computed
+        from the experiment.json `_take_up` rewrites) written again with the current one, so that
+        a run stopped before the trial checkpoints anew still finds it."""
+        if found is not None and str(found[1][SETTINGS_KEY]) != self.digests[0]:
+            arrays = {name: array for name, array in found[1].items() if name != SETTINGS_KEY}
+            self.folder.write_checkpoint(seed, npz_bytes(arrays), self.digests[0])
+
+    def _kept_for_later(self) -> list[int]:
+        """Seeds beyond this run's whose trial folders may hold checkpoints (a later run with
+        more trials takes them up)."""
+        try:
+            return [seed for seed in self.folder.trial_seeds() if seed >= self.trials]
+        except OutputError:
+            return []
 
     def piece_run(self) -> PieceRun:
         """What a worker needs of this run (`piece.PieceRun`)."""

@@ -156,8 +156,8 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         raise SweepError(f"{path}: {field}: {error}") from None
     if task["name"] == DATA_FILE:  # every trial on the bytes the sweep began with
         options.update(pinned(made.path))
-        if test_task(made) is not made:
-            options.update(pinned(test_task(made).path, "test_path"))
+        if test_task(made) is not made:  # (its held-out file too)
+            options.update(pinned(made.held_out.path, "test_path"))
     test, basis = task_success_test(task["name"])
     protocol = spec_protocol(made, test)
     name = data.get("name") if isinstance(data.get("name"), str) else Path(path).stem
@@ -169,7 +169,7 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         why = (f"the sequences of {training['data']} drawn at random, each trial in its own order, not its epochs "
                "in order as `lstmgraph train` runs them")
     if test_task(made) is not made:
-        why += f"; its tests drawn from the held-out {test_task(made).path}"
+        why += f"; its tests drawn from the held-out {made.held_out.path}"
     return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
 
 
@@ -278,6 +278,11 @@ def _applied(subject: Experiment, resolved: list, values: dict[str, Any], curren
     applied together (``protocol.NAME``) comes after the others, which may have changed one of
     its values (a data file's test count): a value given as the subject's is then applied too."""
     experiment, changed, together, kept = subject, [], {}, []
+
+    def given_together(full: str, key: Any, name: str, value: Any) -> None:
+        together.setdefault(key.name, (key, {}))[1][name] = value
+        changed.append(f"{full}={json.dumps(value)}")
+
     for full, key, name, _ in resolved:
         value = values[full]
         if value is None:
@@ -287,14 +292,13 @@ def _applied(subject: Experiment, resolved: list, values: dict[str, Any], curren
                 kept.append((full, key, name, value))
             continue
         if key.apply_together is not None:  # (a family applied as one, after the others)
-            together.setdefault(key.name, (key, {}))[1][name] = value
+            given_together(full, key, name, value)
         else:
             experiment = key.apply(experiment, name, value)
-        changed.append(f"{full}={json.dumps(value)}")
+            changed.append(f"{full}={json.dumps(value)}")
     for full, key, name, value in kept:  # (labelled last, so that no other setting's name changes)
         if not same_value(value, key.current(experiment, name)):
-            together.setdefault(key.name, (key, {}))[1][name] = value
-            changed.append(f"{full}={json.dumps(value)}")
+            given_together(full, key, name, value)
     for key, options in together.values():
         try:
             experiment = key.apply_together(experiment, options)

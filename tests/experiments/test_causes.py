@@ -184,3 +184,17 @@ def test_what_is_left_to_run_in_results_md_lists_every_untested_suspect_and_no_o
     left = {row.name: set(row.cause.untested) for row in rows
             if row.verdict == "differs" and not row.named and row.cause.untested}
     assert listed == left
+
+
+def test_every_tested_change_s_folder_is_in_the_table_of_changes_tested():
+    """docs/results.md's table names each folder of `TESTED` with the row as ROW (before: seven
+    folders of one sitting were missing from it, unnoticed)."""
+    from pathlib import Path
+
+    from lstmgraph.experiments.causes import TESTED
+
+    text = (Path(__file__).parents[2] / "docs" / "results.md").read_text(encoding="utf-8")
+    section = text[text.index("## The changes tested on the differing rows"):text.index("### What is left to run")]
+    missing = sorted({change.folder.replace(row, "ROW") for row, changes in TESTED.items() for change in changes
+                      if f"`{change.folder.replace(row, 'ROW')}`" not in section})
+    assert not missing, missing

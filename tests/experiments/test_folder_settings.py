@@ -29,6 +29,12 @@ def _run_once(tmp_path) -> tuple:
     return experiment, first, json.loads((tmp_path / "experiment.json").read_text())
 
 
+def _checkpoint_arrays(seed: int) -> dict:
+    """The arrays of a trial's checkpoint as far as a folder checks them."""
+    return {"trial/seed": np.array(seed), "trial/kind": np.array("sequences"),
+            "trial/counters": np.arange(4, dtype=np.int64), "trial/seconds": np.array(1.0)}
+
+
 def _reworded(stored: dict) -> dict:
     """``stored`` with every descriptive key otherwise: the words a later version might use."""
     return {**stored, "protocol": stored["protocol"] + " (reworded)", "published": {"success_percent": 99},
@@ -91,8 +97,7 @@ def test_a_folder_from_before_protocol_settings_resumes_with_its_checkpoint_and_
     folder = ResultsFolder(tmp_path)
     current, legacy = checkpoint_digests(stored)[0], checkpoint_digests(stored)[-1]
     assert current != legacy and checkpoint_digests(former) == (legacy,)
-    content = npz_bytes({"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
-                         "trial/counters": np.zeros(4, dtype=np.int64), "trial/seconds": np.array(1.0)})
+    content = npz_bytes(_checkpoint_arrays(1))
     folder.write_checkpoint(1, content, legacy)
     assert folder.read_checkpoint(1, "sequences", checkpoint_digests(stored)) is not None
     with pytest.raises(ResultsConflict, match="written for other settings"):
@@ -159,8 +164,7 @@ def test_a_checkpoint_written_with_the_spec_s_path_in_its_digest_resumes_from_an
     (tmp_path / "experiment.json").write_text(json.dumps(elsewhere))
     with_path = checkpoint_digests(elsewhere)[1]
     assert with_path not in checkpoint_digests(stored) and with_path in checkpoint_digests(stored, elsewhere)
-    content = npz_bytes({"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
-                         "trial/counters": np.zeros(4, dtype=np.int64), "trial/seconds": np.array(1.0)})
+    content = npz_bytes(_checkpoint_arrays(1))
     folder = ResultsFolder(tmp_path)
     folder.write_checkpoint(1, content, with_path)
     assert folder.read_checkpoint(1, "sequences", checkpoint_digests(stored, folder.stored_settings())) is not None
@@ -177,13 +181,14 @@ def test_a_run_stamps_a_checkpoint_read_through_an_earlier_digest_with_the_curre
     experiment, _, stored = _run_once(tmp_path)
     elsewhere = {**stored, "spec": "/elsewhere/net.yaml"}
     (tmp_path / "experiment.json").write_text(json.dumps(elsewhere))
-    arrays = {"trial/seed": np.array(1), "trial/kind": np.array("sequences"),
-              "trial/counters": np.arange(4, dtype=np.int64), "trial/seconds": np.array(1.0)}
-    ResultsFolder(tmp_path).write_checkpoint(1, npz_bytes(arrays), checkpoint_digests(elsewhere)[1])
-    for _ in range(2):  # a resume stopped before trial 1 checkpoints again, then another
-        run = FolderRun(experiment, tmp_path, 2, BUDGET, BUNDLED_SPECS, "cpu", lambda row: None)
+    arrays = {seed: _checkpoint_arrays(seed) for seed in (1, 3)}  # 3: beyond the resumes' 2 trials
+    for seed in arrays:
+        ResultsFolder(tmp_path).write_checkpoint(seed, npz_bytes(arrays[seed]), checkpoint_digests(elsewhere)[1])
+    for trials in (2, 2, 4):  # a resume stopped before trial 1 checkpoints again, another, then one of 4 trials
+        run = FolderRun(experiment, tmp_path, trials, BUDGET, BUNDLED_SPECS, "cpu", lambda row: None)
         run.open()
         run.release()
-        assert run.checkpoints[1] is not None
-    again = ResultsFolder(tmp_path).read_checkpoint(1, "sequences", (settings_digest(stored),))
-    assert {name: again[1][name].tolist() for name in arrays} == {name: arrays[name].tolist() for name in arrays}
+        assert run.checkpoints[1] is not None and (trials < 4 or run.checkpoints[3] is not None)
+    for seed, written in arrays.items():
+        again = ResultsFolder(tmp_path).read_checkpoint(seed, "sequences", (settings_digest(stored),))
+        assert {name: again[1][name].tolist() for name in written} == {name: a.tolist() for name, a in written.items()}
