@@ -15,7 +15,7 @@ from ..training.engines import program_key
 from .catalogue import Experiment
 from .figures import results_figure
 from .folder import FINISHED_BEFORE, SETTINGS_KEY, ResultsConflict, ResultsFolder
-from .folder_settings import checkpoint_digests, settings
+from .folder_settings import checkpoint_digests, settings, settings_digest
 from .piece import PieceRun
 from .stops import stops_deferred
 from .summary import csv_text, results_of
@@ -40,7 +40,7 @@ class FolderRun:
         self.wanted = settings(experiment, budget_steps, specs, device)
         self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
         self.rows, self.todo = self._read()[2:]
-        self.digests = checkpoint_digests(self.wanted, self.folder.stored_settings())  # the first written, any read
+        self.digest = settings_digest(self.wanted)  # what its checkpoints carry
         # Every piece of the run's trials on a worker shares one compilation of the specialised
         # kernel (results are bit-identical either way): worth it for long runs only.
         self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
@@ -90,13 +90,15 @@ class FolderRun:
 
     def _take_up(self) -> None:
         stored, cut, self.rows, self.todo = self._read()
+        # Its own digest, or an earlier form of it computed from the experiment.json rewritten below.
+        digests, kind = checkpoint_digests(self.wanted, self.folder.stored_settings()), self.experiment.protocol.kind
         for seed in self.todo:
-            found = self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests)
+            found = self.folder.read_checkpoint(seed, kind, digests)
             self.checkpoints[seed] = found[0] if found is not None else None
             self._stamp(seed, found)
         for seed in self._kept_for_later():
             try:
-                self._stamp(seed, self.folder.read_checkpoint(seed, self.experiment.protocol.kind, self.digests))
+                self._stamp(seed, self.folder.read_checkpoint(seed, kind, digests))
             except ResultsConflict:
                 pass  # (damaged, or of other settings: the run that takes it up names it)
         self.folder.remove_temporaries()  # what killed writes left: locked, no write of ours is under way
@@ -111,9 +113,9 @@ class FolderRun:
         """A checkpoint read through an earlier form of the digest (`checkpoint_digests`, computed
         from the experiment.json `_take_up` rewrites) written again with the current one, so that
         a run stopped before the trial checkpoints anew still finds it."""
-        if found is not None and str(found[1][SETTINGS_KEY]) != self.digests[0]:
+        if found is not None and str(found[1][SETTINGS_KEY]) != self.digest:
             arrays = {name: array for name, array in found[1].items() if name != SETTINGS_KEY}
-            self.folder.write_checkpoint(seed, npz_bytes(arrays), self.digests[0])
+            self.folder.write_checkpoint(seed, npz_bytes(arrays), self.digest)
 
     def _kept_for_later(self) -> list[int]:
         """Seeds beyond this run's whose trial folders may hold checkpoints (a later run with

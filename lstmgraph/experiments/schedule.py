@@ -126,7 +126,7 @@ class _Schedule:
         """A piece ended with this trial still running: keep its checkpoint, size its next."""
         run, key = self.runs[index], (index, result.seed)
         run.checkpoints[result.seed] = result.checkpoint
-        run.folder.write_checkpoint(result.seed, result.checkpoint, run.digests[0])
+        run.folder.write_checkpoint(result.seed, result.checkpoint, run.digest)
         self.reports[key] = result.report
         if result.steps > 0:
             scale = self.checkpoint_seconds / max(seconds, 1e-3)
