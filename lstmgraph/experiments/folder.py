@@ -336,7 +336,7 @@ class ResultsFolder:
         as run, with the experiment's rate and momentum), ``weights.npz`` (final weights) and
         ``summary.json`` (its result row)."""
         folder = self.trial(seed)
-        write_file(self.root, self._in(f"{folder}/{RunDirectory.SPEC}"), spec_file_bytes(spec_data))
+        write_file(self.root, self._in(f"{folder}/{RunDirectory.SPEC}"), spec_file_bytes(spec_data, self.path / folder))
         write_file(self.root, self._in(f"{folder}/{RunDirectory.WEIGHTS}"), weights)
         write_file(self.root, self._in(f"{folder}/{RunDirectory.SUMMARY}"), (json.dumps(row, indent=2) + "\n").encode())
 

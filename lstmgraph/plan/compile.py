@@ -26,7 +26,7 @@ from ..graph.build import NetworkGraph, build_graph
 from ..graph.units import Connection, Unit
 from ..spec import SpecDocument
 from ..spec.models import InitDefaults, TaskSpec, TrainingSpec
-from ..tasks.data_file import spec_relative
+from ..tasks.data_file import beside, spec_relative
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
     if training.seed is None:
         changes["seed"] = document.spec.init.seed
     if training.data is not None and not Path(training.data).is_absolute():
-        changes["data"] = str(Path(document.source.filename).parent / training.data)
+        changes["data"] = beside(document.source.filename, training.data)
     options = spec_relative(training.task.name, training.task.options, document.source.filename) \
         if training.task is not None else None
     if options is not None and options != training.task.options:

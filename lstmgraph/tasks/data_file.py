@@ -90,14 +90,51 @@ def _sha256(path: Path) -> str:
 
 def spec_relative(name: str, options: dict[str, Any], spec_file: str | Path) -> dict[str, Any]:
     """A task's options as the spec file ``spec_file`` gives them: the ``data_file`` task's
-    relative file paths (`FILE_OPTIONS`) joined to the spec's folder (its folder as named, a link
-    not followed, as for ``training.data``), made absolute so that a run or a sweep finds them
-    from anywhere."""
+    relative file paths (`FILE_OPTIONS`) made absolute (`beside`), as ``training.data`` is, so
+    that a run or a sweep finds them from anywhere."""
     if name != DATA_FILE:
         return options
-    joined = {option: str(Path(spec_file).absolute().parent / options[option]) for option in FILE_OPTIONS
-              if isinstance(options.get(option), str) and options[option] and not Path(options[option]).is_absolute()}
+    joined = {option: beside(spec_file, options[option]) for option in FILE_OPTIONS
+              if isinstance(options.get(option), str) and options[option]}
     return {**options, **joined}
+
+
+def beside(spec_file: str | Path, name: str) -> str:
+    """The file ``name`` that the spec file ``spec_file`` names, as an absolute path: a relative
+    name joined to the spec's folder as named (a linked spec's data lies beside the link), its
+    leading '..' taken from that folder's real path as the kernel takes them. A run's spec.yaml
+    names its data so (`relative_to_folder`)."""
+    if os.path.isabs(name):
+        return name
+    folder, parts = Path(spec_file).absolute().parent, Path(name).parts
+    up = next((index for index, part in enumerate(parts) if part != ".."), len(parts))
+    if up:
+        folder = Path(os.path.realpath(folder))
+        for _ in range(up):
+            folder = folder.parent
+    return str(folder.joinpath(*parts[up:]))
+
+
+def relative_to_folder(spec_data: dict[str, Any], folder: str | Path) -> dict[str, Any]:
+    """The resolved spec ``spec_data`` as a spec file in ``folder`` names its data files: the
+    training ``data`` and the ``data_file`` task's files (`FILE_OPTIONS`) relative to ``folder``,
+    as `spec_relative` reads them back. A run directory or trial folder cloned or moved together
+    with its data then still finds them; the recorded sha256 tells a changed file."""
+    training = spec_data.get("training")
+    if not isinstance(training, dict):
+        return spec_data
+    here = os.path.realpath(folder)  # (the kernel resolves a linked folder before its '..')
+
+    def relative(path: Any) -> Any:
+        if not isinstance(path, str) or not os.path.isabs(path):
+            return path
+        return os.path.relpath(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)), here)
+
+    changed = {**training, **({"data": relative(training["data"])} if "data" in training else {})}
+    task = training.get("task")
+    if isinstance(task, dict) and task.get("name") == DATA_FILE:
+        changed["task"] = {**task, **{option: relative(task[option]) for option in FILE_OPTIONS if option in task}}
+    return {**spec_data, "training": changed}
 
 
 def pinned(path: str | Path, option: str = "path") -> dict[str, str]:

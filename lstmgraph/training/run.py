@@ -123,7 +123,7 @@ class TrainingRun:
                     raise RunExists(self.path)
                 spec_data = copy.deepcopy(self.plan.resolved_spec)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
-                                                  spec_file_bytes(spec_data), self.trainer.device)
+                                                  spec_file_bytes(spec_data, self.path), self.trainer.device)
                 self._created = True
                 directory.create(spec_data, self.info)
             else:

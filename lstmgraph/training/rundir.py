@@ -37,6 +37,7 @@ from ..files import (RUNS, InputFileError, OutputError, append_no_follow, make_f
 from ..folder_lock import FolderInUse, FolderLock
 from ..layouts import RUN_DIRECTORY
 from ..spec.jsondoc import JsonSyntaxError, parse_json
+from ..tasks.data_file import relative_to_folder
 from ..limits import MAX_JSON_BYTES, MAX_SPEC_BYTES, MAX_TRIALS
 from .engines import ENGINE_NAMES
 from .metrics_files import METRIC_COLUMNS, METRICS_HEADER, MetricsFileError, checked_rows, csv_kept, shown
@@ -52,9 +53,10 @@ def default_run_path(name: str) -> Path:
     return RUNS / f"{safe_folder_name(name)}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
 
 
-def spec_file_bytes(spec_data: dict) -> bytes:
-    """What spec.yaml holds for the resolved spec ``spec_data``."""
-    return yaml.safe_dump(spec_data, sort_keys=False).encode()
+def spec_file_bytes(spec_data: dict, folder: Path) -> bytes:
+    """What spec.yaml in ``folder`` holds for the resolved spec ``spec_data``: its data files
+    named relative to ``folder`` (`relative_to_folder`), so that a run cloned with its data finds them."""
+    return yaml.safe_dump(relative_to_folder(spec_data, folder), sort_keys=False).encode()
 
 
 class RunDirectoryError(Exception):
@@ -157,7 +159,7 @@ class RunDirectory:
                 (self.path / name).unlink(missing_ok=True)  # a link is removed, not followed
         except OSError as error:
             raise OutputError(self.path / name, error) from None
-        write_atomically(self.path / self.SPEC, spec_file_bytes(spec_data))
+        write_atomically(self.path / self.SPEC, spec_file_bytes(spec_data, self.path))
         self.write_json(self.INFO, run_info)
         self.write_metrics(self.NO_METRICS)
 

@@ -296,6 +296,8 @@ def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path
     assert [row["seed"] for row in rows] == [0, 1]
     recorded = json.loads((there / "out" / "settings" / "0" / "experiment.json").read_text())
     assert recorded["spec"] == str(there / "net.yaml") and recorded["task_options"]["path"] == str(there / "d.npz")
+    judged = run("evaluate", "out/settings/0/trials/0", "--sequences", "5", cwd=there)  # (its spec.yaml: here's)
+    assert judged.returncode == 0 and "of the run's training data" in judged.stdout, judged.stderr
 
 
 def test_a_held_out_data_file_is_what_a_sweep_s_trials_are_tested_on(tmp_path):

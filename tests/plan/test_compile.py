@@ -145,7 +145,7 @@ def test_the_plan_carries_the_settings_resolved():
     assert not hasattr(plan, "document")
     assert (plan.init.seed, plan.init.uniform) == (7, (-0.2, 0.2))
     assert plan.training.seed == 7                                  # the data seed defaults to init.seed
-    assert plan.training.data == str(Path("somewhere/inputs/data.npz"))   # joined to the spec's folder
+    assert plan.training.data == str(Path("somewhere/inputs/data.npz").absolute())  # joined to the spec's folder
     assert plan.source.filename == "somewhere/rnn.yaml"
     assert plan.resolved_spec["training"]["data"] == str(Path("somewhere/inputs/data.npz").resolve())
     assert "seed" not in plan.resolved_spec["training"]             # as written: spec.yaml keeps the default
