@@ -23,6 +23,9 @@ from ..tasks.data_file import DATA_FILE
 #: Steps or sequences drawn at a time when a stream trial's data runs out mid-stream
 #: (`StreamData.ensure`, on the host or the GPU: `gpu_data`).
 REFILL = {"steps": 1 << 15, "sequences": 1 << 11}
+#: The most bytes a refill draws (`StreamData.refill`): fewer units where the task's sequences are
+#: long (a data file's), down to one. The 1997 drivers' refill of 1,024 sequences is 36 MiB at T = 1,000.
+REFILL_BYTES = 1 << 28
 
 
 def data_rng(seed: int, purpose: int) -> np.random.Generator:
@@ -107,19 +110,45 @@ class StreamData:
         self.counts = np.concatenate([[0], np.cumsum(self.ends)]).astype(np.int64)
         self.position = 0
 
+    def refill(self, amount: int, unit: str) -> None:
+        """`ensure` of ``amount`` units, or of fewer (at least one) where so many of the task's
+        longest sequences would draw more than `REFILL_BYTES`. The draws end at the same anchors
+        either way, so the sequences, and a trial's rows, are the same."""
+        if (longest := self._longest(unit)) is not None:
+            fits = REFILL_BYTES // (longest * self._step_bytes())
+            amount = max(1, min(amount, (fits - self.ANCHOR_EVERY) * 4 // 5))
+        self.ensure(amount, unit)
+
+    def _longest(self, unit: str) -> int | None:
+        """Steps of one unit at the most: 1, or the task's longest sequence (None where the task
+        does not say: `StreamRows.longest`)."""
+        return getattr(getattr(self.task, "stream_rows", None), "longest", None) if unit == "sequences" else 1
+
+    def _step_bytes(self) -> int:
+        planes = getattr(getattr(self.task, "stream_rows", None), "planes", 1)  # target planes, and the judged copy
+        return 8 * (self.task.n_inputs + (1 + planes) * self.task.n_outputs)
+
     def _check_size(self, amount: int, unit: str) -> None:
         """`LimitError` before drawing ``amount`` units that could hold more than
-        `MAX_STREAM_BYTES` (sequences at the task's longest, where it says: `StreamRows.longest`)."""
-        rows = getattr(self.task, "stream_rows", None)
-        longest = getattr(rows, "longest", None) if unit == "sequences" else 1
-        if not longest:
+        `MAX_STREAM_BYTES`: with the quarter more and the sequences to the next anchor that
+        `ensure` draws."""
+        drawn = amount + amount // 4 + 1 + (self.ANCHOR_EVERY - 1 if unit == "sequences" else 0)
+        self._refuse_over(drawn, unit, "drawing up to")
+
+    def check_set(self, count: int) -> None:
+        """`LimitError` before ``count`` of the task's sequences laid end to end (a trial's test
+        set, drawn after its training) could hold more than `MAX_STREAM_BYTES`."""
+        self._refuse_over(count, "sequences", "a test set of", "test on fewer (--vary protocol.test_sequences=N), or ")
+
+    def _refuse_over(self, count: int, unit: str, what: str, advice: str = "") -> None:
+        if not (longest := self._longest(unit)):
             return
-        planes = getattr(rows, "planes", 1)  # target planes, and the judged copy made of them
-        needed = amount * longest * 8 * (self.task.n_inputs + (1 + planes) * self.task.n_outputs)
+        needed = count * longest * self._step_bytes()
         if needed > MAX_STREAM_BYTES:
-            raise LimitError(f"a stream of {amount:,} {unit} of up to {longest:,} steps each needs up to "
+            shorter = _SHORTER.get(getattr(self.task, "name", None), _SHORTER[None])
+            raise LimitError(f"{what} {count:,} {unit} of up to {longest:,} steps each needs up to "
                              f"{needed / 2**30:,.1f} GiB, more than the limit of {MAX_STREAM_BYTES / 2**30:,.0f} "
-                             f"GiB ({COUNT_LIMITS_HINT}); {_SHORTER.get(self.task.name, _SHORTER[None])}")
+                             f"GiB ({COUNT_LIMITS_HINT}); {advice}{shorter}")
 
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""

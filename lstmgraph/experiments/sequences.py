@@ -215,7 +215,7 @@ def run_sequences_reference(engine, task: Task, protocol: SequenceProtocol, seed
     return _sequences_row(seed, solved, sequences, steps, sum(not ok for ok, _ in tests), [e for _, e in tests])
 
 
-#: Sequences drawn at a time when a trial's training sequences run out.
+#: Sequences drawn at a time when a trial's training sequences run out (fewer for long ones: `StreamData.refill`).
 SEQUENCE_REFILL = 1 << 10
 
 
@@ -236,6 +236,7 @@ class SequenceTrial(Trial):
         super().__init__(engine, task, protocol, seed, budget_steps)
         source, strings = _sequence_data(task, protocol, seed)
         self.checks = _laid_end_to_end(strings, task)  # the full check's strings (fixed sets)
+        _test_source(task, seed).check_set(0 if protocol.fixed_sets else protocol.test_sequences)
         self.training = StreamData(source, data_rng(seed, 0))
         self.window = _window(protocol)
         self.counters = np.zeros(SEQUENCE_SAVED, dtype=np.int64)  # its place: `counters.SequenceCounter`
@@ -351,7 +352,7 @@ def _refill_sequences(trials: list[SequenceTrial], counters: np.ndarray, frozen:
         trial = trials[lane]
         frozen[lane] = _laid_end_to_end(_test_set(trial.task, trial.protocol, trial.seed), trial.task)
 
-    draw_all([partial(trials[lane].training.ensure, SEQUENCE_REFILL, "sequences") for lane in training]
+    draw_all([partial(trials[lane].training.refill, SEQUENCE_REFILL, "sequences") for lane in training]
              + [partial(test_set, lane) for lane in tests], threads)
     for lane in training:
         counters[lane, Counter.POSITION] = trials[lane].training.position

@@ -343,7 +343,7 @@ def refill(trials: list[StreamTrial], counters: np.ndarray, threads: int = 1) ->
                           else (trial.testing, Counter.TEST_POSITION))
             source.position = int(counters[lane, at])
             wanted.append((lane, source, at, trial.protocol.unit))
-    draw_all([partial(source.ensure, REFILL[unit], unit) for _, source, _, unit in wanted], threads)
+    draw_all([partial(source.refill, REFILL[unit], unit) for _, source, _, unit in wanted], threads)
     for lane, source, at, _ in wanted:
         counters[lane, at] = source.position
         status[lane] = Status.RUNNING
