@@ -187,7 +187,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2002-pfg-rec-f10-peephole": (
         _exact("gers2002-pfg-rec-f10-peephole"), _forget_open("gers2002-pfg-rec-f10-peephole"),
         TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open",
-                    suspects=(EXACT, FORGET_BIAS))),
+                    suspects=(EXACT, FORGET_BIAS)),
+        TriedChange("exact RTRL at 10 and 100 times the rate", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-rate",
+                    departure="seed 002 gives the rate 10^-5 (line 246)", suspects=(EXACT, RATE))),
     "hochreiter1997-multiplication-t100-nseq140": (
         TriedChange("learning rate 0.5 (the adding problem's)",
                     "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate", suspects=(RATE,)),
