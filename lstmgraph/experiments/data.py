@@ -111,44 +111,55 @@ class StreamData:
         self.position = 0
 
     def refill(self, amount: int, unit: str) -> None:
-        """`ensure` of ``amount`` units, or of fewer (at least one) where so many of the task's
-        longest sequences would draw more than `REFILL_BYTES`. The draws end at the same anchors
+        """`ensure` of ``amount`` units, or of fewer (at least one) where so many would draw more
+        than `REFILL_BYTES` of the task's longest sequences. The draws end at the same anchors
         either way, so the sequences, and a trial's rows, are the same."""
-        if (longest := self._longest(unit)) is not None:
-            fits = REFILL_BYTES // (longest * self._step_bytes())
-            amount = max(1, min(amount, (fits - self.ANCHOR_EVERY) * 4 // 5))
+        if (longest := self._longest()) is not None:
+            each = longest if unit == "sequences" else 1
+            room = REFILL_BYTES // self._step_bytes() - self._drawn_steps(0, unit)
+            amount = max(1, min(amount, room // each * 4 // 5))
         self.ensure(amount, unit)
 
-    def _longest(self, unit: str) -> int | None:
-        """Steps of one unit at the most: 1, or the task's longest sequence (None where the task
-        does not say: `StreamRows.longest`)."""
-        return getattr(getattr(self.task, "stream_rows", None), "longest", None) if unit == "sequences" else 1
+    def _longest(self) -> int | None:
+        """Steps of the task's longest sequence (None where the task does not say: `StreamRows.longest`)."""
+        return getattr(getattr(self.task, "stream_rows", None), "longest", None)
 
     def _step_bytes(self) -> int:
         planes = getattr(getattr(self.task, "stream_rows", None), "planes", 1)  # target planes, and the judged copy
         return 8 * (self.task.n_inputs + (1 + planes) * self.task.n_outputs)
 
+    def _drawn_steps(self, amount: int, unit: str) -> int:
+        """The most steps `ensure` of ``amount`` units draws: a quarter more, then on to the next
+        anchor (a block of sequences at the task's longest, where it says)."""
+        longest = self._longest() or 0
+        if unit == "sequences":
+            return (amount + amount // 4 + self.ANCHOR_EVERY) * longest
+        return amount + amount // 4 + 1 + self.ANCHOR_EVERY * longest
+
     def _check_size(self, amount: int, unit: str) -> None:
-        """`LimitError` before drawing ``amount`` units that could hold more than
-        `MAX_STREAM_BYTES`: with the quarter more and the sequences to the next anchor that
-        `ensure` draws."""
-        drawn = amount + amount // 4 + 1 + (self.ANCHOR_EVERY - 1 if unit == "sequences" else 0)
-        self._refuse_over(drawn, unit, "drawing up to")
+        """`LimitError` before drawing ``amount`` units that could hold more than `MAX_STREAM_BYTES`."""
+        longest = self._longest()
+        if unit == "sequences" and longest:
+            self._refuse_over(self._drawn_steps(amount, unit), f"drawing {amount:,} sequences of up to {longest:,} "
+                              "steps each")
+        elif unit == "steps":
+            block = f", on to the end of a block of {self.ANCHOR_EVERY} sequences of up to {longest:,} steps" \
+                if longest else ""
+            self._refuse_over(self._drawn_steps(amount, unit), f"drawing {amount:,} steps{block}")
 
     def check_set(self, count: int) -> None:
         """`LimitError` before ``count`` of the task's sequences laid end to end (a trial's test
         set, drawn after its training) could hold more than `MAX_STREAM_BYTES`."""
-        self._refuse_over(count, "sequences", "a test set of", "test on fewer (--vary protocol.test_sequences=N), or ")
+        if longest := self._longest():
+            self._refuse_over(count * longest, f"a test set of {count:,} sequences of up to {longest:,} steps each",
+                              "test on fewer sequences (the protocol option test_sequences), or ")
 
-    def _refuse_over(self, count: int, unit: str, what: str, advice: str = "") -> None:
-        if not (longest := self._longest(unit)):
-            return
-        needed = count * longest * self._step_bytes()
+    def _refuse_over(self, steps: int, what: str, advice: str = "") -> None:
+        needed = steps * self._step_bytes()
         if needed > MAX_STREAM_BYTES:
             shorter = _SHORTER.get(getattr(self.task, "name", None), _SHORTER[None])
-            raise LimitError(f"{what} {count:,} {unit} of up to {longest:,} steps each needs up to "
-                             f"{needed / 2**30:,.1f} GiB, more than the limit of {MAX_STREAM_BYTES / 2**30:,.0f} "
-                             f"GiB ({COUNT_LIMITS_HINT}); {advice}{shorter}")
+            raise LimitError(f"{what} needs up to {needed / 2**30:,.1f} GiB, more than the limit of "
+                             f"{MAX_STREAM_BYTES / 2**30:g} GiB ({COUNT_LIMITS_HINT}); {advice}{shorter}")
 
     def where(self) -> dict:
         """The place of the cursor, as plain data: sequence number, and how to draw it again."""

@@ -157,12 +157,12 @@ def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
 
 def _resolved_spec(document: SpecDocument, training: TrainingSpec | None) -> dict[str, Any]:
     """The spec as plain data, defaults filled in; a task's options (which model_dump leaves
-    out) put back; a data file's path made absolute."""
+    out) put back; a data file's path absolute (`_training`)."""
     data = document.spec.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"schema_reference"})
     if training is not None:
         section = data["training"]
         if training.task is not None:
             section["task"] = {"name": training.task.name, **training.task.options}
         if section.get("data"):
-            section["data"] = str(Path(training.data).resolve())
+            section["data"] = training.data  # (absolute: `beside`)
     return data

@@ -123,12 +123,10 @@ def relative_to_folder(spec_data: dict[str, Any], folder: str | Path) -> dict[st
     training = spec_data.get("training")
     if not isinstance(training, dict):
         return spec_data
-    here = os.path.realpath(folder)  # (the kernel resolves a linked folder before its '..')
+    here = os.path.realpath(folder)  # (the kernel resolves a linked folder before its '..': `beside`)
 
-    def relative(path: Any) -> Any:
-        if not isinstance(path, str) or not os.path.isabs(path):
-            return path
-        return os.path.relpath(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)), here)
+    def relative(path: Any) -> Any:  # (to the file as named: a link on its way is kept, not its target)
+        return os.path.relpath(path, here) if isinstance(path, str) and os.path.isabs(path) else path
 
     changed = {**training, **({"data": relative(training["data"])} if "data" in training else {})}
     task = training.get("task")

@@ -249,6 +249,8 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         rng = np.random.default_rng(seed)
         if isinstance(task, DataFileTask):  # its held-out sequences, else the run's own, drawn at random
             drawn, kind = (task.held_out, "held-out data") if task.held_out is not None else (task, "training data")
+            if drawn is task:
+                _unchanged(run, task.sha256, task.path)
             return SequenceSource(lambda: drawn.sample(rng), False, drawn.path, kind, (None, None))
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.
@@ -259,6 +261,8 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         raise TrainedRunError(str(error)) from None
     if data is not None and file.digest == _training_data_digest(run):
         kind = "training data"  # the run's own file, under whatever name: not held out
+    elif data is None:
+        _unchanged(run, file.digest, path)
     continual = file.continual
     if training.task is not None:  # held-out data of a task: a stream if the task's is one
         try:
@@ -266,6 +270,17 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
     return SequenceSource(file.next, continual, str(path) if data is not None else path.name, kind, (None, None))
+
+
+def _unchanged(run: TrainedRun, digest: str, path: str | Path) -> None:
+    """`TrainedRunError` where the run's own data file ``path`` now holds other bytes than those
+    it trained on (run.json's sha256): judged on them, the run would be called right or wrong
+    on sequences it never saw, as its training data."""
+    recorded = _training_data_digest(run)
+    if recorded is not None and digest != recorded:
+        raise TrainedRunError(f"{path}: its sha256 is {digest}, not {recorded} as {run.path / RunDirectory.INFO} "
+                              "records from the run's start: the data changed; restore the run's own file, or "
+                              "judge other data with --data FILE")
 
 
 def _training_data_digest(run: TrainedRun) -> str | None:

@@ -45,15 +45,18 @@ def test_a_draw_s_error_reaches_the_caller():
 
 
 def test_a_refill_that_could_exceed_the_stream_limit_is_refused_before_drawing():
-    """MSD delays of 10^7 make 2,048 sequences (a refill: 2,816 drawn to the next anchor) up to
-    629 GiB: a `LimitError` naming the sizes, not a worker killed for memory. The row's own
+    """MSD delays of 10^7 make 2,048 sequences (a refill: 2,816 with those drawn to the next
+    anchor) up to 629 GiB: a `LimitError` naming the sizes, not a worker killed for memory. The row's own
     delays draw as before."""
     from lstmgraph.limits import LimitError
     from lstmgraph.tasks import make_task
     huge = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 10**7]}), data_rng(0, 0))
-    with pytest.raises(LimitError, match=r"drawing up to 2,816 sequences of up to 10,000,010 steps each needs up to 629.4 GiB"
+    with pytest.raises(LimitError, match=r"drawing 2,048 sequences of up to 10,000,010 steps each needs up to 629.4 GiB"
                                          r".*give the task shorter sequences \(its options\)"):
         huge.ensure(2048, "sequences")
+    with pytest.raises(LimitError, match=r"drawing 1,000 steps, on to the end of a block of 256 sequences of up to 10,000,010 steps needs up "
+                                         r"to 57.2 GiB"):
+        huge.ensure(1000, "steps")  # (before: 1,000 steps checked, a block of 256 sequences drawn)
     assert huge.drawn == 0 and len(huge.inputs) == 0
     usual = StreamData(make_task("measuring_spike_delays", {"period": 10, "delays": [0, 1]}), data_rng(0, 0))
     usual.ensure(2048, "sequences")
@@ -94,7 +97,7 @@ def test_a_data_file_too_long_to_draw_is_told_to_cut_its_sequences(tmp_path):
     from lstmgraph.tasks import make_task
     np.savez(tmp_path / "long.npz", inputs=np.zeros((300_000, 1)), targets=np.zeros((300_000, 1)))
     source = StreamData(make_task("data_file", {"path": str(tmp_path / "long.npz")}), data_rng(0, 0))
-    with pytest.raises(LimitError, match=r"1,536 sequences of up to 300,000 steps .*cut the data file's long "
+    with pytest.raises(LimitError, match=r"drawing 1,024 sequences of up to 300,000 steps .*cut the data file's long "
                                          r"sequences into shorter ones \(its 'starts'\)"):
         source.ensure(1024, "sequences")
 
@@ -110,14 +113,14 @@ def test_a_data_file_of_long_sequences_is_refilled_a_block_at_a_time_within_the_
     starts = np.arange(0, 200_000, 2_000)  # 100 sequences of 2,000 steps: 48,000 bytes each
     np.savez(tmp_path / "long.npz", inputs=np.zeros((200_000, 1)), targets=np.zeros((200_000, 1)), starts=starts)
     source = StreamData(make_task("data_file", {"path": str(tmp_path / "long.npz")}), data_rng(0, 0))
-    with pytest.raises(LimitError, match=r"drawing up to 1,536 sequences of up to 2,000 steps each needs up to 0.1 GiB"):
+    with pytest.raises(LimitError, match=r"drawing 1,024 sequences of up to 2,000 steps each needs up to 0.1 GiB, more than the limit of 0.015625 GiB"):
         source.ensure(1024, "sequences")  # (a quarter more, and on to the next anchor)
     source.refill(1024, "sequences")
     assert source.drawn == StreamData.ANCHOR_EVERY and source.inputs.nbytes == 256 * 2_000 * 8
 
 
 @pytest.mark.parametrize("name,seed,changes,budget", [
-    ("hochreiter1997-adding-t100", 1, dict(test_sequences=200), 6000),
+    ("hochreiter1997-adding-t100", 1, dict(test_sequences=200), 40_000),  # refilled beyond 256 sequences
     ("gers2000-cerg-forget", 4, dict(train_limit=300, test_limit=200), 4000),
     ("gers2002-gts-peephole", 4, {}, 3000)])
 def test_a_trial_refilled_one_unit_at_a_time_ends_as_with_the_usual_refills(name, seed, changes, budget,
@@ -152,7 +155,7 @@ def test_a_test_set_too_large_to_lay_out_is_refused_when_the_trial_is_made(tmp_p
     (tmp_path / "net.yaml").write_text(yaml.safe_dump(spec))
     experiment = subject_of(str(tmp_path / "net.yaml"), 1).experiment
     with pytest.raises(LimitError, match=r"a test set of 2,560 sequences of up to 2,000 steps each needs up to "
-                                         r"0.1 GiB.*test on fewer \(--vary protocol.test_sequences=N\)"):
+                                         r"0.1 GiB.*test on fewer sequences \(the protocol option test_sequences\)"):
         experiment.trial(experiment.plan(), 0, 1000)
     fewer = experiment.with_protocol_options({"test_sequences": 100})  # 4.6 MiB
     assert fewer.trial(fewer.plan(), 0, 1000).protocol.test_sequences == 100

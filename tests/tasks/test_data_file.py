@@ -105,21 +105,28 @@ def test_a_run_on_the_task_records_the_file_s_digest_and_resumes_only_on_it(tmp_
                                       {"data": "d.npz", "epochs": 1}], ids=["task", "training data"])
 def test_a_run_moved_with_its_data_or_reached_through_a_link_finds_the_data(tmp_path, training):
     """Before: a run's spec.yaml named its data by the absolute path it had when it ran, so a run
-    committed and cloned elsewhere (or moved with its data) could be neither evaluated nor plotted."""
+    committed and cloned elsewhere (or moved with its data) could be neither evaluated nor plotted.
+    Links on the way are kept: the run folder's (its '..' is its target's parent) and the data's
+    (a data folder linked outside the tree, which a move to another depth keeps)."""
     (tmp_path / "here" / "specs").mkdir(parents=True)
     (tmp_path / "here" / "store" / "deep").mkdir(parents=True)
-    _write_data(tmp_path / "here" / "specs" / "d.npz")
-    spec = _spec(tmp_path / "here" / "specs", training)
-    (tmp_path / "here" / "runs").symlink_to("store/deep")  # a linked folder's '..' is its target's parent
+    (tmp_path / "outside").mkdir()
+    _write_data(tmp_path / "outside" / "d.npz")
+    (tmp_path / "here" / "specs" / "data").symlink_to(tmp_path / "outside")
+    spec = _spec(tmp_path / "here" / "specs", {**training, **(
+        {"task": {"name": "data_file", "path": "data/d.npz"}} if "task" in training else {"data": "data/d.npz"})})
+    (tmp_path / "here" / "runs").symlink_to("store/deep")
     for run in ("run", "runs/run"):
         start_run(lstmgraph.compile_spec(spec), tmp_path / "here" / run, engine="numpy").train()
-    (tmp_path / "here").rename(tmp_path / "there")
+    (tmp_path / "deeper").mkdir()
+    (tmp_path / "here").rename(tmp_path / "deeper" / "there")
     for run in ("run", "runs/run"):
-        written = (tmp_path / "there" / run / "spec.yaml").read_text()
+        written = (tmp_path / "deeper" / "there" / run / "spec.yaml").read_text()
         assert str(tmp_path) not in written
-        options = lstmgraph.compile_spec(tmp_path / "there" / run / "spec.yaml").training
+        options = lstmgraph.compile_spec(tmp_path / "deeper" / "there" / run / "spec.yaml").training
         found = options.task.options["path"] if "task" in training else options.data
-        assert os.path.samefile(found, tmp_path / "there" / "specs" / "d.npz") and ".." not in found  # (named plainly)
+        assert os.path.samefile(found, tmp_path / "outside" / "d.npz") and ".." not in found  # (named plainly)
+
 
 def test_a_sweep_of_a_spec_trained_on_a_data_file_draws_its_sequences_pinned_by_digest(tmp_path):
     digest = _write_data(tmp_path / "d.npz")

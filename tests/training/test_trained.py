@@ -131,3 +131,28 @@ def test_the_run_s_own_training_file_given_as_data_is_not_called_held_out(tmp_pa
     assert kinds == {"train.npz": "training data", "copy.npz": "training data", "other.npz": "held-out data"}
     result = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "train.npz")])
     assert result.exit_code == 0 and "of the run's training data" in result.output and "held-out" not in result.output.splitlines()[1]
+
+
+@pytest.mark.parametrize("training", ["data: d.npz\n  epochs: 1", "task: {name: data_file, path: d.npz}\n  steps: 20"],
+                         ids=["training data", "data_file task"])
+def test_a_run_whose_own_data_changed_is_not_judged_on_it_as_its_training_data(tmp_path, training):
+    """Before: evaluate and plot read whatever bytes lay at the run's data path and called them
+    the sequences it trained on; only --resume compared them with run.json's sha256."""
+    rng = np.random.default_rng(0)
+    for name in ("d.npz", "other.npz"):
+        inputs = rng.uniform(-1, 1, (40, 1))
+        np.savez(tmp_path / name, inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
+    spec = (SPECS / "gers2002_timing.yaml").read_text().split("\ntraining:")[0]
+    (tmp_path / "net.yaml").write_text(spec + f"\ntraining:\n  learning_rate: 0.1\n  {training}\n")
+    trained = CliRunner().invoke(main, ["train", str(tmp_path / "net.yaml"), "--out", str(tmp_path / "run"), "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    judged = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--sequences", "3"])
+    assert judged.exit_code == 0 and "training data" in judged.output, judged.output
+    (tmp_path / "d.npz").write_bytes((tmp_path / "other.npz").read_bytes())
+    for command in (["evaluate", str(tmp_path / "run"), "--sequences", "3"], ["plot", str(tmp_path / "run"), "-o",
+                                                                            str(tmp_path / "p.png")]):
+        refused = CliRunner().invoke(main, command)
+        assert refused.exit_code == 2 and "the data changed; restore the run's own file" in refused.output, \
+            refused.output
+    held = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "d.npz")])
+    assert held.exit_code == 0 and "held-out data" in held.output, held.output
