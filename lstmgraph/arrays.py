@@ -85,8 +85,8 @@ def read_npz(path: Path, follow_links: bool = True,
         names = select(declared) if select is not None else None
         source.seek(0)
         with np.load(source, allow_pickle=False) as archive:
-            return {name: _unpickled(path, f"'{name}'", lambda: archive[name]) for name in archive.files
-                    if names is None or name in names}
+            return {name: _an_array(path, name, _unpickled(path, f"'{name}'", lambda: archive[name]))
+                    for name in archive.files if names is None or name in names}
     except zipfile.BadZipFile:
         raise ArrayFileError(f"{path}: not an .npz archive (truncated, corrupted or another "
                              "kind of file)") from None
@@ -179,6 +179,15 @@ def _rows_within(path: Path, array: np.ndarray | tuple[int, ...], max_rows: int 
     if max_rows is not None and shape and shape[0] > max_rows:
         raise TooManyRows(path, max_rows)
     return array
+
+
+def _an_array(path: Path, name: str, value) -> np.ndarray:
+    """``value``, a member of the archive ``path``: numpy hands on the raw bytes of a member named
+    .npy that lacks the .npy header (an empty or a foreign file), which is refused here."""
+    if not isinstance(value, np.ndarray):
+        raise ArrayFileError(f"{path}: '{name}.npy' is not an .npy array (it lacks numpy's header); an .npz of "
+                             "arrays, as numpy.savez writes, holds only arrays")
+    return value
 
 
 def _unpickled(path: Path, what: str, load):

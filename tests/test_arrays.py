@@ -105,6 +105,20 @@ def test_read_npz_refuses_pickles(tmp_path):
         read_npz(tmp_path / "evil.npz")
 
 
+@pytest.mark.parametrize("content", [b"", b"garbage"], ids=["empty", "no header"])
+def test_read_npz_refuses_a_member_named_npy_that_is_no_array(tmp_path, content):
+    """Before: numpy handed on such a member's raw bytes, and every command reading data failed
+    with an AttributeError traceback ('bytes' object has no attribute 'dtype')."""
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w") as archive:
+        archive.writestr("inputs.npy", content)
+        array = io.BytesIO()
+        np.save(array, np.zeros((3, 1)))
+        archive.writestr("targets.npy", array.getvalue())
+    with pytest.raises(ArrayFileError, match=r"bad.npz: 'inputs.npy' is not an .npy array \(it lacks numpy's header\)"):
+        read_npz(tmp_path / "bad.npz")
+
+
 def test_a_csv_error_names_the_line_of_the_file(tmp_path):
     """Lines count from the file's first, header and blank lines included; a first row holding
     a number is data, so a typo in it is an error rather than a silently dropped step."""
