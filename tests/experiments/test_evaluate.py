@@ -322,3 +322,17 @@ def test_a_data_file_task_run_with_a_test_path_is_judged_on_its_held_out_sequenc
     result = evaluate_run(run, sequences=30)
     assert result.data == "held-out data" and result.source == str(held) and result.sequences == 30
     assert str(train) not in result.source
+
+
+def test_a_data_file_task_run_on_a_file_of_one_sequence_is_judged_on_it_once(tmp_path):
+    """Before: the one sequence was run again for every one of --sequences (1,000 by default: some
+    40 minutes for a 20,000-step recording), and the output claimed 1,000 sequences."""
+    inputs = np.random.default_rng(0).uniform(-1, 1, (50, 1))
+    np.savez(tmp_path / "one.npz", inputs=inputs, targets=(inputs > 0) * 1.0)
+    spec = (SPECS / "gers2002_timing.yaml").read_text().split("\ntraining:")[0]
+    (tmp_path / "net.yaml").write_text(spec + "\ntraining:\n  learning_rate: 0.1\n  task: {name: data_file, path: one.npz}"
+                                              "\n  steps: 10\n")
+    trained = CliRunner().invoke(main, ["train", str(tmp_path / "net.yaml"), "--out", str(tmp_path / "run"), "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    result = evaluate_run(tmp_path / "run", sequences=20)
+    assert (result.sequences, result.steps, result.data) == (1, 50, "training data")
