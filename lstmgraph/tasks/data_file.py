@@ -157,9 +157,9 @@ def _checked_file(option: str, path: Any, sha256: Any) -> tuple[list[Sequence], 
     except DataError as error:
         raise ValueError(str(error)) from None
     if sha256 is not None and sha256.lower() != digest:
-        raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as pinned when the sweep began (or as "
-                         "given): the file changed since; restore it, or start a new sweep (another --out) for "
-                         "the new data")
+        raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as {digest_option} pins it (a sweep "
+                         "pins it when it begins): the file changed since; restore it, or give its new digest (a "
+                         "sweep: start a new one, another --out, for the new data)")
     return sequences, digest
 
 

@@ -61,7 +61,8 @@ def test_a_pinned_digest_refuses_a_changed_file_and_bad_files_are_named(tmp_path
     digest = _write_data(tmp_path / "d.npz")
     assert make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest.upper()}).sha256 == digest
     _write_data(tmp_path / "d.npz", flip=True)
-    with pytest.raises(TaskError, match=f"its sha256 is [0-9a-f]{{64}}, not {digest} as pinned when the sweep began"):
+    with pytest.raises(TaskError, match=f"its sha256 is [0-9a-f]{{64}}, not {digest} as sha256 pins it "
+                                        r"\(a sweep pins it when it begins\)"):
         make_task("data_file", {"path": str(tmp_path / "d.npz"), "sha256": digest})
     with pytest.raises(TaskError, match="path: give the data file"):
         make_task("data_file", {})
@@ -139,7 +140,7 @@ def test_a_sweep_of_a_spec_trained_on_a_data_file_draws_its_sequences_pinned_by_
     assert "data" not in training and "epochs" not in training  # the task replaces them
     assert experiment.plan().training.task.options["sha256"] == digest
     _write_data(tmp_path / "d.npz", flip=True)
-    with pytest.raises(TaskError, match="as pinned when the sweep began .*: the file changed since; restore it"):
+    with pytest.raises(TaskError, match="as sha256 pins it .*: the file changed since; restore it"):
         experiment.make_task()
     (tmp_path / "d.npz").unlink()
     with pytest.raises(SweepError, match=r"net.yaml: training.data: task 'data_file': .*d.npz: no such file"):
@@ -226,7 +227,7 @@ def test_a_held_out_file_is_what_the_tests_draw_from(tmp_path):
 @pytest.mark.parametrize("options, words", [
     ({"test_path": "wide.npz"}, "test_path: .*wide.npz has 2 input and 1 target columns; the training file"),
     ({"test_path": "missing.npz"}, "missing.npz: no such file"),
-    ({"test_path": "held.npz", "test_sha256": "0" * 64}, "held.npz: its sha256 is .*as pinned when the sweep began"),
+    ({"test_path": "held.npz", "test_sha256": "0" * 64}, "held.npz: its sha256 is .*as test_sha256 pins it"),
     ({"test_sha256": "0" * 64}, "test_sha256: the digest of a test_path; give the test_path too"),
     ({"test_path": "held.npz", "test_sha256": 7}, "test_sha256: a file's digest as 64 hex digits, not 7"),
 ])
