@@ -14,7 +14,6 @@ import copy
 import dataclasses
 import difflib
 import inspect
-import os
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -208,16 +207,15 @@ def _task_names(row: Experiment) -> list[str]:
 
 
 def _task_value(row: Experiment, name: str, value: Any) -> Any:
-    """A data file's path as settings compare and label it: from the current folder, relative
-    (so that a sweep's names stay the same when it moves with its files; `pinned` makes it absolute)."""
+    """A data file's path as the setting reads it: from the current folder, absolute."""
     if row.task == DATA_FILE and name in FILE_OPTIONS and isinstance(value, str) and value:
-        return os.path.relpath(Path(value).absolute())
+        return str(Path(value).absolute())
     return value
 
 
 def _task_current(row: Experiment, name: str) -> Any:
     if name in row.task_options:
-        return _task_value(row, name, row.task_options[name])
+        return row.task_options[name]
     default = inspect.signature(TASKS[row.task]).parameters[name].default
     return None if default is inspect.Parameter.empty else default
 
