@@ -157,7 +157,7 @@ def starts_problem(starts: np.ndarray, steps: int) -> str | None:
     """Why ``starts`` (step indices) do not split ``steps`` steps into sequences, or None."""
     if starts.dtype.kind not in "iu":
         return f"'starts' holds {starts.dtype} values, expected integers"
-    if starts.ndim != 1:
+    if starts.ndim > 1:
         return f"'starts' has shape {starts.shape}, expected (sequences,): one step index a sequence"
     starts = starts.astype(np.int64).ravel()
     if len(starts) == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= steps:

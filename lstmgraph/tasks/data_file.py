@@ -158,8 +158,8 @@ def _checked_file(option: str, path: Any, sha256: Any) -> tuple[list[Sequence], 
         raise ValueError(str(error)) from None
     if sha256 is not None and sha256.lower() != digest:
         raise ValueError(f"{path}: its sha256 is {digest}, not {sha256:.64} as {digest_option} pins it (a sweep "
-                         "pins it when it begins): the file changed since; restore it, or give its new digest (a "
-                         "sweep: start a new one, another --out, for the new data)")
+                         "pins it when it begins): the file changed since; restore it, or give its new digest in a spec "
+                         "of your own (a sweep or a results folder: start a new one, another --out)")
     return sequences, digest
 
 

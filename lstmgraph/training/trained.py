@@ -251,9 +251,9 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
             drawn, kind = (task.held_out, "held-out data") if task.held_out is not None else (task, "training data")
             if drawn is task:
                 _unchanged(run, task.sha256, task.path)
-            if drawn.deterministic:  # a file of one sequence: judged once, as a file of it is
-                once = iter([drawn.sample(rng)])
-                return SequenceSource(lambda: next(once, None), False, drawn.path, kind, (None, None))
+            if drawn.deterministic and epochs is not None:  # one sequence: once a pass, as in a file of it
+                passes = iter([drawn.sample(rng)] * epochs)
+                return SequenceSource(lambda: next(passes, None), False, drawn.path, kind, (None, None))
             return SequenceSource(lambda: drawn.sample(rng), False, drawn.path, kind, (None, None))
         return SequenceSource(lambda: task.sample(rng), task.continual, task.name, "task", unit_symbols(task))
     # The run's own file was joined to the folder of its spec.yaml when that was compiled.

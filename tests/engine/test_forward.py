@@ -154,6 +154,8 @@ def test_an_archive_s_starts_run_each_sequence_from_zero_activations(tmp_path):
     np.savez(tmp_path / "flat.npz", inputs=inputs, starts=np.array([[0, 3]]))  # (before: flattened, accepted)
     with pytest.raises(ArrayFileError, match=r"'starts' has shape \(1, 2\), expected \(sequences,\)"):
         input_sequences(tmp_path / "flat.npz", 7)
+    np.savez(tmp_path / "one.npz", inputs=inputs, starts=np.array(0))  # (a scalar 0: one sequence, as before)
+    assert input_sequences(tmp_path / "one.npz", 7)[1].tolist() == [0]
 
 
 def test_an_input_file_is_read_as_steps_of_the_net_s_width(tmp_path):

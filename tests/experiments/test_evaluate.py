@@ -336,3 +336,5 @@ def test_a_data_file_task_run_on_a_file_of_one_sequence_is_judged_on_it_once(tmp
     assert trained.exit_code == 0, trained.output
     result = evaluate_run(tmp_path / "run", sequences=20)
     assert (result.sequences, result.steps, result.data) == (1, 50, "training data")
+    plotted = CliRunner().invoke(main, ["plot", str(tmp_path / "run"), "-o", str(tmp_path / "p.png")])
+    assert plotted.exit_code == 0 and "200 steps" in plotted.output, plotted.output  # (the sequence again and again)
