@@ -30,17 +30,23 @@ DESCRIPTIVE_KEYS = frozenset({"paper", "table", "protocol", "trials", "unit", "p
 _DESCRIPTIVE_WITH_PATHS = DESCRIPTIVE_KEYS - {"spec"}
 
 
-def run_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+def run_settings(recorded: dict[str, Any], files_in_name: bool = False) -> dict[str, Any]:
     """What a folder's trials ran with, as read back from experiment.json: the settings without
     `DESCRIPTIVE_KEYS`, and a ``data_file`` task's file by its sha256 alone (not its path, which
-    differs between checkouts). A folder written before ``protocol_settings`` was recorded has
-    only the protocol's words, so all of its settings count. Until 2026-11-29 the paths counted,
-    so a committed spec sweep resumed only in the checkout it ran in."""
+    differs between checkouts), in a sweep setting's name too (``files_in_name``: as until
+    2026-11-29, when a setting that varied task.path resumed only where it began). A folder
+    written before ``protocol_settings`` was recorded has only the protocol's words, so all of its
+    settings count. Until 2026-11-29 the paths counted, so a committed spec sweep resumed only in
+    the checkout it ran in."""
     recorded = json.loads(json.dumps(recorded))
     if PROTOCOL_SETTINGS not in recorded:
         return recorded
     ran = {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
     if ran.get("task") == DATA_FILE:
+        options = ran.get("task_options")
+        for path, digest in FILE_OPTIONS.items() if isinstance(options, dict) and not files_in_name else ():
+            if isinstance(ran.get("name"), str) and isinstance(options.get(path), str) and digest in options:
+                ran["name"] = ran["name"].replace(json.dumps(options[path]), json.dumps(options[digest]))
         training = ran["spec_data"].get("training") if isinstance(ran.get("spec_data"), dict) else None
         for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
             for path, digest in FILE_OPTIONS.items():
@@ -63,11 +69,13 @@ def checkpoint_digests(recorded: dict[str, Any], stored: dict[str, Any] | None =
     """The digests a trial's checkpoint of a run recording ``recorded`` may carry, in a folder whose
     experiment.json holds ``stored`` (``recorded`` where None): `settings_digest` (the first, which
     a run writes), then those of earlier forms of ``stored``. A checkpoint written before
-    2026-11-29 carries the digest of the settings with the paths of their files; one written before
-    2026-11-28, that of the whole settings without ``protocol_settings`` (the same run, if the
-    row's words have not changed since)."""
+    2026-11-29 carries the digest of the settings with the paths of their files; one written that
+    day, with a varied data file's path in the setting's name; one written before 2026-11-28, that
+    of the whole settings without ``protocol_settings`` (the same run, if the row's words have not
+    changed since)."""
     stored = recorded if stored is None else json.loads(json.dumps(stored))
-    digests = [settings_digest(recorded), _digest(former_settings(stored))]
+    digests = [settings_digest(recorded), _digest(run_settings(stored, files_in_name=True)),
+               _digest(former_settings(stored))]
     if PROTOCOL_SETTINGS in stored:
         digests.insert(1, _digest({key: value for key, value in stored.items() if key not in _DESCRIPTIVE_WITH_PATHS}))
     return tuple(dict.fromkeys(digests))

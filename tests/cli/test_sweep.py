@@ -281,19 +281,23 @@ def test_a_spec_trained_on_a_data_file_is_swept_on_its_sequences_drawn_at_random
 
 def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path):
     """Before: the spec's absolute path (and the data file's) were among the settings compared, so
-    a committed sweep refused to resume from another checkout ('run with other settings')."""
+    a committed sweep refused to resume from another checkout ('run with other settings'); and a
+    varied data file's absolute path in its setting's name did the same."""
     here = tmp_path / "here"
     here.mkdir()
-    _data_spec(here, {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}, seed=1)
-    sweep = ("sweep", "net.yaml", "--vary", "learning_rate=0.1,0.5", "--vary", "protocol.max_sequences=300",
+    _data_spec(here, {"learning_rate": 0.1, "data": "d.npz", "epochs": 2}, seed=1, opposite="d2.npz")
+    sweep = ("sweep", "net.yaml", "--vary", "task.path=d.npz,d2.npz", "--vary", "protocol.max_sequences=300",
              "--no-own-setting", "--out", "out")
     first = run(*sweep, "--trials", "1", cwd=here)
     assert first.returncode == 0, first.stderr
     there = here.rename(tmp_path / "there")
     more = run(*sweep, "--trials", "2", cwd=there)
     assert more.returncode == 0, more.stderr
-    rows = _trials(there / "out" / "settings" / "0" / "trials.jsonl")
-    assert [row["seed"] for row in rows] == [0, 1]
+    from_above = run("sweep", "there/net.yaml", "--vary", "task.path=there/d.npz,there/d2.npz", "--vary",
+                     "protocol.max_sequences=300", "--no-own-setting", "--out", "there/out", "--trials", "3", cwd=tmp_path)
+    assert from_above.returncode == 0, from_above.stderr
+    for index in (0, 1):
+        assert [row["seed"] for row in _trials(there / "out" / "settings" / str(index) / "trials.jsonl")] == [0, 1, 2]
     recorded = json.loads((there / "out" / "settings" / "0" / "experiment.json").read_text())
     assert recorded["spec"] == str(there / "net.yaml") and recorded["task_options"]["path"] == str(there / "d.npz")
     judged = run("evaluate", "out/settings/0/trials/0", "--sequences", "5", cwd=there)  # (its spec.yaml: here's)

@@ -192,3 +192,17 @@ def test_a_run_stamps_a_checkpoint_read_through_an_earlier_digest_with_the_curre
     for seed, written in arrays.items():
         again = ResultsFolder(tmp_path).read_checkpoint(seed, "sequences", (settings_digest(stored),))
         assert {name: again[1][name].tolist() for name in written} == {name: a.tolist() for name, a in written.items()}
+
+
+def test_a_varied_data_file_s_path_in_a_setting_s_name_is_compared_by_its_digest():
+    """Before: a sweep setting's name held the varied file's absolute path, so the setting
+    resumed only where it began. A checkpoint written then carries that name's digest, which
+    `checkpoint_digests` still offers."""
+    stored = settings(find_experiment(ROW), BUDGET, BUNDLED_SPECS)
+    pinned = {**stored, "task": "data_file", "name": 'net [task.path="/a/d2.npz"]',
+              "task_options": {"path": "/a/d2.npz", "sha256": "a" * 64}}
+    moved = {**pinned, "name": 'net [task.path="/b/d2.npz"]', "task_options": {"path": "/b/d2.npz", "sha256": "a" * 64}}
+    assert settings_digest(moved) == settings_digest(pinned)
+    assert settings_digest({**moved, "task_options": {"path": "/b/d2.npz", "sha256": "b" * 64}}) != settings_digest(pinned)
+    written_then = checkpoint_digests(pinned)[2]
+    assert written_then != settings_digest(pinned) and written_then in checkpoint_digests(moved, pinned)
