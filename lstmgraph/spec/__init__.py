@@ -47,9 +47,10 @@ def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocum
     return document_of(data, source)
 
 
-def document_of(data: Any, source: SpecSource) -> SpecDocument:
-    """Validate spec data read with its positions (``source``, for located errors)."""
-    return SpecDocument(validate_spec_data(data, source), source, data)
+def document_of(data: Any, source: SpecSource, data_files: bool = True) -> SpecDocument:
+    """Validate spec data read with its positions (``source``, for located errors; ``data_files``:
+    `validate_spec_data`)."""
+    return SpecDocument(validate_spec_data(data, source, data_files), source, data)
 
 
 def spec_from_data(data: Any, filename: str = "<dict>") -> SpecDocument:

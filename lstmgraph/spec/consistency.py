@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from ..errors import Problem
 from ..tasks import TaskError, make_task
-from ..tasks.data_file import DataFileTask, spec_relative
+from ..tasks.data_file import DATA_FILE, DataFileTask, spec_relative
 from .models import InputGroup, NetworkSpec, OutputGroup
 
 
-def training_problems(spec: NetworkSpec, spec_file: str) -> list[Problem]:
+def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True) -> list[Problem]:
     """Every way the training section does not fit the network (none without a section);
-    ``spec_file`` is the spec's file name, which a task's data file is relative to."""
+    ``spec_file`` is the spec's file name, which a task's data file is relative to. Without
+    ``data_files`` the ``data_file`` task's file is not read (a trained run's: read where used)."""
     training = spec.training
     if training is None:
         return []
@@ -28,7 +29,7 @@ def training_problems(spec: NetworkSpec, spec_file: str) -> list[Problem]:
                 problems.append(Problem(("training", "loss"), f"cross_entropy needs softmax or logistic "
                                         f"outputs; '{group.name}' is {group.activation}",
                                         suggestion="use loss: sum_of_squares"))
-    if training.task is not None:
+    if training.task is not None and (data_files or training.task.name != DATA_FILE):
         try:
             task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
         except TaskError as error:

@@ -24,9 +24,9 @@ _KINDS = {str: "a string", bool: "a boolean", int: "an integer", float: "a numbe
 _NUMBER_TYPES = ("int_type", "float_type", "int_from_float", "bool_type")
 
 
-def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
-    """Validate spec data against the schema, then its training section against its groups;
-    raise `SpecError` listing every problem."""
+def validate_spec_data(data: Any, source: SpecSource, data_files: bool = True) -> NetworkSpec:
+    """Validate spec data against the schema, then its training section against its groups
+    (`training_problems`, ``data_files`` passed on); raise `SpecError` listing every problem."""
     if data is None:
         raise SpecError([Problem((), "the spec is empty",
                                  expected="a mapping with version, groups and connections")], source)
@@ -38,7 +38,7 @@ def validate_spec_data(data: Any, source: SpecSource) -> NetworkSpec:
     except ValidationError as error:
         problems = [_problem(detail, data) for detail in error.errors(include_url=False)]
         raise SpecError(_unique(problems), source) from None
-    problems = training_problems(spec, source.filename)
+    problems = training_problems(spec, source.filename, data_files)
     if problems:
         raise SpecError(problems, source)
     return spec

@@ -282,11 +282,11 @@ def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
                                 "as it began; restore that file, or start a new run in another folder (--out)")
 
 
-def compile_spec_bytes(path: Path, content: bytes) -> Plan:
+def compile_spec_bytes(path: Path, content: bytes, data_files: bool = True) -> Plan:
     """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
-    bytes compiled), its problems located in ``path``."""
+    bytes compiled), its problems located in ``path``; ``data_files``: `validate_spec_data`."""
     data, source = parse_spec_bytes(content, str(path))
-    return compile_plan(document_of(data, source))
+    return compile_plan(document_of(data, source, data_files))
 
 
 def loss_windows(directory: RunDirectory, trials: int | None = None) -> tuple[int, float, float]:

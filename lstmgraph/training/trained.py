@@ -134,7 +134,9 @@ def load_run(path: str | Path) -> TrainedRun:
         spec_bytes = directory.read_spec()
     except RunDirectoryError as error:
         raise TrainedRunError(str(error)) from None
-    plan = compile_spec_bytes(path / RunDirectory.SPEC, spec_bytes)
+    # A data_file task's file is read where its sequences are (`sequence_source`): a run moved
+    # without it is still judged on held-out data (--data), as a run trained on `data:` is.
+    plan = compile_spec_bytes(path / RunDirectory.SPEC, spec_bytes, data_files=False)
     if _own_file(path / RunDirectory.WEIGHTS):
         try:
             weights = load_weights(path / RunDirectory.WEIGHTS, plan)
@@ -247,6 +249,9 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
         except TaskError as error:
             raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: {error}") from None
         rng = np.random.default_rng(seed)
+        if (task.n_inputs, task.n_outputs) != (sim.n_inputs, sim.n_outputs):  # (not checked when compiled)
+            raise TrainedRunError(f"{run.path / RunDirectory.SPEC}: task '{task.name}' has {task.n_inputs} inputs and "
+                                  f"{task.n_outputs} outputs, the network {sim.n_inputs} and {sim.n_outputs}")
         if isinstance(task, DataFileTask):  # its held-out sequences, else the run's own, drawn at random
             drawn, kind = (task.held_out, "held-out data") if task.held_out is not None else (task, "training data")
             if drawn is task:
@@ -267,7 +272,7 @@ def sequence_source(run: TrainedRun, sim: "Simulator", seed: int, epochs: int | 
     elif data is None:
         _unchanged(run, file.digest, path)
     continual = file.continual
-    if training.task is not None:  # held-out data of a task: a stream if the task's is one
+    if training.task is not None and training.task.name != DATA_FILE:  # a stream if the task's is one
         try:
             continual = make_task(training.task.name, training.task.options).continual
         except TaskError as error:

@@ -156,3 +156,26 @@ def test_a_run_whose_own_data_changed_is_not_judged_on_it_as_its_training_data(t
             refused.output
     held = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "d.npz")])
     assert held.exit_code == 0 and "held-out data" in held.output, held.output
+
+
+def test_a_data_file_task_run_moved_without_its_file_is_still_judged_on_held_out_data(tmp_path):
+    """Before: its spec.yaml did not compile without the training file, so neither evaluate
+    --data nor plot --data could read the run (a run trained on `data:` could)."""
+    rng = np.random.default_rng(0)
+    for name in ("d.npz", "held.npz"):
+        inputs = rng.uniform(-1, 1, (40, 1))
+        np.savez(tmp_path / name, inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
+    np.savez(tmp_path / "wide.npz", inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)))
+    spec = (SPECS / "gers2002_timing.yaml").read_text().split("\ntraining:")[0]
+    (tmp_path / "net.yaml").write_text(spec + "\ntraining:\n  learning_rate: 0.1\n  task: {name: data_file, path: d.npz}"
+                                              "\n  steps: 20\n")
+    trained = CliRunner().invoke(main, ["train", str(tmp_path / "net.yaml"), "--out", str(tmp_path / "run"), "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    (tmp_path / "d.npz").unlink()
+    held = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "held.npz")])
+    assert held.exit_code == 0 and "held-out data" in held.output, held.output
+    own = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run")])
+    assert own.exit_code == 2 and "d.npz: no such file" in own.output, own.output
+    (tmp_path / "run" / "spec.yaml").write_text((tmp_path / "run" / "spec.yaml").read_text().replace("d.npz", "wide.npz"))
+    wide = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run")])  # (a hostile spec.yaml: not compiled away)
+    assert wide.exit_code == 2 and "has 2 inputs and 1 outputs, the network 1 and 1" in wide.output, wide.output
