@@ -198,10 +198,12 @@ class SettingStatus:
 
 def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps: int | None = None) -> dict[str, Any]:
     """What ``out`` holds for this sweep, read only: per setting its trials finished,
-    checkpointed and not started, and whether the same command resumes it; who holds the lock."""
+    checkpointed and not started, and whether the same command resumes it; who holds the lock.
+    `ResultsConflict` for a folder of files no sweep wrote, which the sweep would refuse too."""
     out = Path(out)
     if not out.is_dir():
         raise FolderError(f"{out}: no such folder; no sweep has run there")
+    check_written_by(out, "", SWEEP_FOLDER.marks, "sweep")
     listed = []
     for setting in grid:
         path = out / setting.folder

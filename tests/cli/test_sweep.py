@@ -92,6 +92,11 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
                 STEPS, "--out", str(swept))
     assert other.returncode == 2 and "settings/1 holds trials of" in other.stderr
     assert {name: (swept / name).read_bytes() for name in before} == before
+    foreign = tmp_path / "a run"
+    foreign.mkdir()
+    (foreign / "metrics.csv").write_text("step,loss\n")  # (before: --status read it as a sweep it would resume)
+    refused = run(*command[:-1], str(foreign), "--status")
+    assert refused.returncode == 2 and "not a folder lstmgraph sweep writes" in refused.stderr, refused.stdout
 
 
 def test_a_user_s_spec_is_swept_under_a_default_protocol_it_names(tmp_path):
