@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import Problem
 from ..tasks import TaskError, make_task
-from ..tasks.data_file import DATA_FILE, DataFileTask, spec_relative
+from ..tasks.data_file import DATA_FILE, DataFileTask, probability_problem, spec_relative
 from .models import InputGroup, NetworkSpec, OutputGroup
 
 
@@ -36,6 +36,9 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
             return problems + [Problem(("training", "task"), str(error))]
         inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
         width = sum(group.size for group in outputs)
+        if training.loss == "cross_entropy" and isinstance(task, DataFileTask) and \
+                (problem := probability_problem(task.sequences.strings)):
+            problems.append(Problem(("training", "task"), f"the data file {task.path}: {problem}"))
         if (task.n_inputs, task.n_outputs) != (inputs, width):
             data = f" (the data file {task.path})" if isinstance(task, DataFileTask) else ""
             problems.append(Problem(("training", "task"), f"task '{task.name}'{data} has {task.n_inputs} inputs "

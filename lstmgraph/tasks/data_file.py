@@ -79,6 +79,18 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
     return [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], digest
 
 
+def probability_problem(sequences: list[Sequence]) -> str | None:
+    """Why these targets cannot train a cross_entropy loss (a value outside [0, 1], where the loss
+    has no minimum and the weights run off), or None."""
+    for number, sequence in enumerate(sequences):
+        outside = np.argwhere((sequence.targets < 0) | (sequence.targets > 1))  # (NaN: no target, not outside)
+        if len(outside):
+            step, output = (int(i) for i in outside[0])
+            return (f"cross_entropy needs targets in [0, 1] (probabilities); sequence {number}, step {step}, output "
+                    f"{output} is {sequence.targets[step, output]:g}: use loss: sum_of_squares, or rescale the targets")
+    return None
+
+
 def _sha256(path: Path) -> str:
     """The sha256 digest of a file's bytes (read in blocks: it may be large), as hex."""
     try:

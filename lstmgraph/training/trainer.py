@@ -31,6 +31,7 @@ from ..progress import Progress, ProgressReport
 from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
+from ..tasks.data_file import probability_problem
 from .data import DataError, DataFile, TaskStream
 from .compiled_engine import CompiledEngine
 from .engines import select_engine
@@ -65,8 +66,11 @@ def data_source(plan: Plan, training: TrainingSpec):
     """The task stream (seeded ``training.seed``) or data file of the training section."""
     if training.data is not None:  # joined to the spec's folder when the plan was compiled
         try:
-            return DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
+            file = DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
                             training.epochs or (None if training.steps else 1))
+            if training.loss == "cross_entropy" and (problem := probability_problem(file.sequences)):
+                raise DataError(f"{training.data}: {problem}")
+            return file
         except DataError as error:  # where the file was named: the spec's line, or --data
             raise DataError(f"{plan.source.describe(('training', 'data'))}: {error}") from None
     # The task's name, options and sizes were checked when the spec was compiled.

@@ -64,3 +64,30 @@ def test_a_data_file_of_scalars_or_raw_members_is_refused_by_name(tmp_path):
         archive.writestr("targets.npy", b"")
     with pytest.raises(DataError, match=r"raw.npz: holds 'inputs', not an array \(.npy\)"):
         DataFile(tmp_path / "raw.npz", 1, 1, epochs=1)
+
+
+def test_targets_a_cross_entropy_loss_cannot_train_on_are_refused_for_train_and_the_task(tmp_path):
+    """Before: the rnn net (softmax outputs, cross_entropy) trained without a word on targets such
+    as [-1, 2, 5], where the loss has no minimum and its weights run off."""
+    import yaml
+    import lstmgraph
+    from lstmgraph.errors import SpecError
+    from lstmgraph.training import start_run
+    from lstmgraph.training.data import DataError
+    from conftest import SPECS
+
+    targets = np.tile(np.eye(3), (2, 1))
+    targets[4] = [-1.0, 2.0, 5.0]
+    np.savez(tmp_path / "bad.npz", inputs=np.zeros((6, 4)), targets=targets, starts=np.array([0, 3]))
+    np.savez(tmp_path / "good.npz", inputs=np.zeros((6, 4)), targets=np.tile(np.eye(3), (2, 1)))
+    spec = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    for name, data in (("data.yaml", {"data": "bad.npz"}), ("task.yaml", {"task": {"name": "data_file", "path": "bad.npz"}})):
+        spec["training"] = {"learning_rate": 0.1, "loss": "cross_entropy", "steps": 6, **data}
+        (tmp_path / name).write_text(yaml.safe_dump(spec))
+    words = r"cross_entropy needs targets in \[0, 1\] \(probabilities\); sequence 1, step 1, output 0 is -1"
+    with pytest.raises(DataError, match=r"data.yaml:\d+:\d+: training.data: .*bad.npz: " + words):
+        start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "run").train()
+    with pytest.raises(SpecError, match=words):
+        lstmgraph.compile_spec(tmp_path / "task.yaml")
+    (tmp_path / "data.yaml").write_text((tmp_path / "data.yaml").read_text().replace("bad.npz", "good.npz"))
+    start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "good").train()
