@@ -158,7 +158,7 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
         others = [other for other in keys if other != key]
         groups: dict[str, list[dict[str, Any]]] = {}
         for setting in settings:
-            label = ", ".join(f"{o}={json.dumps(setting['values'][o])}" for o in others)
+            label = ", ".join(f"{o}={_tick(setting['values'][o])}" for o in others)
             groups.setdefault(label, []).append(setting)
         for number, (label, members) in enumerate(groups.items()):
             members.sort(key=lambda s: values.index(s["values"][key]) if s["values"][key] in values else -1)
@@ -176,7 +176,7 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
         if numeric and all(v > 0 for v in values) and max(values) / min(values) >= 100:
             axis.set_xscale("log")
         if not numeric:
-            axis.set_xticks(range(len(values)), [json.dumps(v) for v in values])
+            axis.set_xticks(range(len(values)), [_tick(v) for v in values])
         if published is not None:
             axis.axhline(published, color="C3", linestyle="--", label=f"published {published:g} %")
         axis.set_ylim(-5, 105)
@@ -194,6 +194,13 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
+def _tick(value: Any) -> str:
+    """A value as the figure shows it: a long one (a data file's absolute path) by its end, which
+    tells values apart (its start would squeeze the plot away)."""
+    text = json.dumps(value)
+    return text if len(text) <= 24 else "…" + text[-23:]
+
+
 def _heat_map(axis, document: dict[str, Any], keys: list[str], settings: list[dict[str, Any]]) -> None:
     first, second = (document["keys"][key] for key in keys)
     grid = [[math.nan] * len(first) for _ in second]
@@ -201,8 +208,8 @@ def _heat_map(axis, document: dict[str, Any], keys: list[str], settings: list[di
         x, y = first.index(setting["values"][keys[0]]), second.index(setting["values"][keys[1]])
         grid[y][x] = setting["rate_percent"]
     image = axis.imshow(grid, origin="lower", vmin=0, vmax=100, cmap="viridis", aspect="auto")
-    axis.set_xticks(range(len(first)), [json.dumps(v) for v in first], fontsize=7)
-    axis.set_yticks(range(len(second)), [json.dumps(v) for v in second], fontsize=7)
+    axis.set_xticks(range(len(first)), [_tick(v) for v in first], fontsize=7)
+    axis.set_yticks(range(len(second)), [_tick(v) for v in second], fontsize=7)
     axis.set_xlabel(keys[0])
     axis.set_ylabel(keys[1])
     for y, line in enumerate(grid):

@@ -129,6 +129,20 @@ def test_the_figure_is_a_png_the_same_every_time(second_key):
     assert figure.startswith(b"\x89PNG") and figure == sweep_figure(document)
 
 
+def test_a_figure_of_long_values_keeps_its_plot():
+    """Before: data files' absolute paths as tick labels squeezed the plot to nothing (matplotlib:
+    'constrained_layout not applied because axes sizes collapsed to zero')."""
+    import warnings
+    document = _document(second_key=False)
+    paths = [f"/tmp/pytest-of-root/pytest-601/test_a_spec_sweep_resumes_wher0/there/{name}.npz" for name in "ab"]
+    document["keys"] = {"protocol.max_sequences": [200], "task.path": paths}
+    for setting, path in zip(document["settings"], paths):
+        setting["values"] = {"protocol.max_sequences": 200, "task.path": path}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sweep_figure(document).startswith(b"\x89PNG")
+
+
 def test_the_deleted_scripts_settings_are_sweep_settings():
     """benchmarks/forget_bias.py and benchmarks/erg_wiring.py (deleted) ran these experiments;
     docs/sweeps.md's commands give settings that run the same spec, task and protocol."""
