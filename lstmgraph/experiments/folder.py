@@ -222,7 +222,7 @@ class ResultsFolder:
                 f"{self.path} holds trials of {name} run by an earlier version of lstmgraph whose arithmetic "
                 f"differs in the last bits (its trials would not be those run now); choose another --out or "
                 f"delete it")
-        held, changed = stored.get("name"), data_file_change(recorded, wanted)
+        held, changed = recorded.get("name"), data_file_change(recorded, wanted)
         what = (f"trials of {name} run with other settings" if held in (None, name)
                 else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
         raise ResultsConflict(f"{self.path} holds {changed}" if changed else f"{self.path} holds {what} "
