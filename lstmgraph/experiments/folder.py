@@ -223,7 +223,7 @@ class ResultsFolder:
                 f"differs in the last bits (its trials would not be those run now); choose another --out or "
                 f"delete it")
         held, changed = recorded.get("name"), data_file_change(recorded, wanted)
-        what = (f"trials of {name} run with other settings" if held in (None, name)
+        what = (f"trials of {name} run with other settings" if stored.get("name") in (None, expected.get("name"))
                 else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
         raise ResultsConflict(f"{self.path} holds {changed}" if changed else f"{self.path} holds {what} "
                               f"({'; '.join(setting_differences(stored, expected))}); choose another --out or delete it")

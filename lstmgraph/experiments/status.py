@@ -20,7 +20,7 @@ from typing import Any
 from ..files import BUNDLED_SPECS
 from .catalogue import Experiment
 from .folder import ResultsConflict, ResultsFolder
-from .folder_settings import checkpoint_digests, settings
+from .folder_settings import checkpoint_digests, run_settings, settings
 from .summary import no_verdict_reason, results_of
 from .trial import checkpoint_place
 from .verdict import judge, not_judged_yet, settled_verdict, trials_left_note, verdict
@@ -99,14 +99,15 @@ def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_s
     stored = folder.stored_settings()
     if stored is None:
         raise FolderError(f"{out}: no experiment.json, so no `lstmgraph reproduce` has run there")
-    if stored.get("name") != experiment.name:
+    wanted = settings(experiment, budget_steps, specs)
+    if run_settings(stored).get("name") != run_settings(wanted).get("name"):  # (a varied file by its digest)
         name = stored.get("name")
         shown = json.dumps(name)[:200] if isinstance(name, str) else "an experiment without a name"
         raise OtherExperiment(f"{out} holds trials of {shown}, not of {experiment.name}, so it says nothing "
                               f"of {experiment.name} (no verdict); name the experiment it holds, or the folder "
                               f"that holds {experiment.name}'s trials")
     try:
-        folder.check_settings(settings(experiment, budget_steps, specs), experiment.name)
+        folder.check_settings(wanted, experiment.name)
         conflict = None
     except ResultsConflict as refused:
         conflict = str(refused)

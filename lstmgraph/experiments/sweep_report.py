@@ -158,9 +158,10 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
         others = [other for other in keys if other != key]
         groups: dict[str, list[dict[str, Any]]] = {}
         for setting in settings:
-            label = ", ".join(f"{o}={_tick(setting['values'][o])}" for o in others)
+            label = ", ".join(f"{o}={json.dumps(setting['values'][o])}" for o in others)
             groups.setdefault(label, []).append(setting)
         for number, (label, members) in enumerate(groups.items()):
+            label = ", ".join(f"{o}={_shown(document['keys'][o], members[0]['values'][o])}" for o in others)
             members.sort(key=lambda s: values.index(s["values"][key]) if s["values"][key] in values else -1)
             xs = [s["values"][key] if numeric else values.index(s["values"][key]) for s in members]
             ys = [s["rate_percent"] for s in members]
@@ -176,7 +177,7 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
         if numeric and all(v > 0 for v in values) and max(values) / min(values) >= 100:
             axis.set_xscale("log")
         if not numeric:
-            axis.set_xticks(range(len(values)), [_tick(v) for v in values])
+            axis.set_xticks(range(len(values)), _ticks(values))
         if published is not None:
             axis.axhline(published, color="C3", linestyle="--", label=f"published {published:g} %")
         axis.set_ylim(-5, 105)
@@ -194,11 +195,17 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def _tick(value: Any) -> str:
-    """A value as the figure shows it: a long one (a data file's absolute path) by its end, which
-    tells values apart (its start would squeeze the plot away)."""
-    text = json.dumps(value)
-    return text if len(text) <= 24 else "…" + text[-23:]
+def _shown(values: list[Any], value: Any) -> str:
+    """``value``, one of a key's ``values``, as the figure shows it (`_ticks`)."""
+    return _ticks(values)[values.index(value)] if value in values else _ticks([value])[0]
+
+
+def _ticks(values: list[Any]) -> list[str]:
+    """Values as the figure shows them: a long one (a data file's absolute path) by its end, which
+    tells values apart (its start would squeeze the plot away); numbered where two ends agree."""
+    texts = [json.dumps(value) for value in values]
+    shown = [text if len(text) <= 24 else "…" + text[-23:] for text in texts]
+    return shown if len(set(shown)) == len(shown) else [f"{i}: {text}" for i, text in enumerate(shown)]
 
 
 def _heat_map(axis, document: dict[str, Any], keys: list[str], settings: list[dict[str, Any]]) -> None:
@@ -208,8 +215,8 @@ def _heat_map(axis, document: dict[str, Any], keys: list[str], settings: list[di
         x, y = first.index(setting["values"][keys[0]]), second.index(setting["values"][keys[1]])
         grid[y][x] = setting["rate_percent"]
     image = axis.imshow(grid, origin="lower", vmin=0, vmax=100, cmap="viridis", aspect="auto")
-    axis.set_xticks(range(len(first)), [_tick(v) for v in first], fontsize=7)
-    axis.set_yticks(range(len(second)), [_tick(v) for v in second], fontsize=7)
+    axis.set_xticks(range(len(first)), _ticks(first), fontsize=7)
+    axis.set_yticks(range(len(second)), _ticks(second), fontsize=7)
     axis.set_xlabel(keys[0])
     axis.set_ylabel(keys[1])
     for y, line in enumerate(grid):

@@ -82,13 +82,13 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
 def probability_problem(sequences: list[Sequence]) -> str | None:
     """Why these targets cannot train a cross_entropy loss (a value outside [0, 1], where the loss
     has no minimum and the weights run off), or None."""
-    for number, sequence in enumerate(sequences):
-        outside = np.argwhere((sequence.targets < 0) | (sequence.targets > 1))  # (NaN: no target, not outside)
-        if len(outside):
-            step, output = (int(i) for i in outside[0])
-            return (f"cross_entropy needs targets in [0, 1] (probabilities); sequence {number}, step {step}, output "
-                    f"{output} is {sequence.targets[step, output]:g}: use loss: sum_of_squares, or rescale the targets")
-    return None
+    targets = np.concatenate([sequence.targets for sequence in sequences])  # (one pass in C: a file is large)
+    outside = np.argwhere((targets < 0) | (targets > 1))  # (NaN: no target, not outside)
+    if not len(outside):
+        return None
+    row, output = (int(i) for i in outside[0])
+    return (f"cross_entropy needs targets in [0, 1] (probabilities); 'targets'[{row}, {output}] is "
+            f"{targets[row, output]:g}: use loss: sum_of_squares, or rescale the targets")
 
 
 def _sha256(path: Path) -> str:

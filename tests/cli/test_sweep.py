@@ -296,6 +296,8 @@ def test_a_spec_sweep_resumes_where_its_spec_data_and_folder_have_moved(tmp_path
     first = run(*sweep, "--trials", "1", cwd=here)
     assert first.returncode == 0, first.stderr
     there = here.rename(tmp_path / "there")
+    status = run(*sweep, "--trials", "2", "--status", cwd=there)
+    assert status.stdout.rstrip().endswith("this command resumes it") and "1 finished" in status.stdout, status.stdout
     more = run(*sweep, "--trials", "2", cwd=there)
     assert more.returncode == 0, more.stderr
     from_above = run("sweep", "there/net.yaml", "--vary", "task.path=there/d.npz,there/d2.npz", "--vary",

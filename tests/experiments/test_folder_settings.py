@@ -204,5 +204,10 @@ def test_a_varied_data_file_s_path_in_a_setting_s_name_is_compared_by_its_digest
     moved = {**pinned, "name": 'net [task.path="/b/d2.npz"]', "task_options": {"path": "/b/d2.npz", "sha256": "a" * 64}}
     assert settings_digest(moved) == settings_digest(pinned)
     assert settings_digest({**moved, "task_options": {"path": "/b/d2.npz", "sha256": "b" * 64}}) != settings_digest(pinned)
-    written_then = checkpoint_digests(pinned)[2]
+    import hashlib
+    then = {key: value for key, value in pinned.items() if key not in DESCRIPTIVE_KEYS}  # (as run_settings did)
+    then["task_options"] = {"sha256": "a" * 64}
+    written_then = hashlib.sha256(json.dumps(then, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert written_then != settings_digest(pinned) and written_then in checkpoint_digests(moved, pinned)
+    other_file = {**pinned, "task_options": {"path": "/a/d2.npz", "sha256": "b" * 64}}
+    assert written_then not in checkpoint_digests(other_file, other_file)

@@ -141,6 +141,9 @@ def test_a_figure_of_long_values_keeps_its_plot():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sweep_figure(document).startswith(b"\x89PNG")
+    from lstmgraph.experiments.sweep_report import _ticks
+    alike = [f"/home/u/runs/{run}/data/sequences/train.npz" for run in ("alpha", "beta")]  # (the same end)
+    assert _ticks(alike) == ['0: …ta/sequences/train.npz"', '1: …ta/sequences/train.npz"']
 
 
 def test_the_deleted_scripts_settings_are_sweep_settings():

@@ -84,7 +84,7 @@ def test_targets_a_cross_entropy_loss_cannot_train_on_are_refused_for_train_and_
     for name, data in (("data.yaml", {"data": "bad.npz"}), ("task.yaml", {"task": {"name": "data_file", "path": "bad.npz"}})):
         spec["training"] = {"learning_rate": 0.1, "loss": "cross_entropy", "steps": 6, **data}
         (tmp_path / name).write_text(yaml.safe_dump(spec))
-    words = r"cross_entropy needs targets in \[0, 1\] \(probabilities\); sequence 1, step 1, output 0 is -1"
+    words = r"cross_entropy needs targets in \[0, 1\] \(probabilities\); .targets.\[4, 0\] is -1"
     with pytest.raises(DataError, match=r"data.yaml:\d+:\d+: training.data: .*bad.npz: " + words):
         start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "run").train()
     with pytest.raises(SpecError, match=words):
