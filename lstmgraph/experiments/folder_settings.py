@@ -43,10 +43,12 @@ def run_settings(recorded: dict[str, Any], files_in_name: bool = False) -> dict[
         return recorded
     ran = {key: value for key, value in recorded.items() if key not in DESCRIPTIVE_KEYS}
     if ran.get("task") == DATA_FILE:
-        options = ran.get("task_options")
-        for path, digest in FILE_OPTIONS.items() if isinstance(options, dict) and not files_in_name else ():
-            if isinstance(ran.get("name"), str) and isinstance(options.get(path), str) and digest in options:
-                ran["name"] = ran["name"].replace(json.dumps(options[path]), json.dumps(options[digest]))
+        options, name = ran.get("task_options"), ran.get("name")
+        if isinstance(options, dict) and isinstance(name, str) and not files_in_name:
+            for path, digest in FILE_OPTIONS.items():
+                if isinstance(options.get(path), str) and digest in options:
+                    name = name.replace(json.dumps(options[path]), json.dumps(options[digest]))
+            ran["name"] = name
         training = ran["spec_data"].get("training") if isinstance(ran.get("spec_data"), dict) else None
         for options in (ran.get("task_options"), training.get("task") if isinstance(training, dict) else None):
             for path, digest in FILE_OPTIONS.items():

@@ -156,11 +156,10 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
         values = document["keys"][key]
         numeric = _numeric(values)
         others = [other for other in keys if other != key]
-        groups: dict[str, list[dict[str, Any]]] = {}
+        groups: dict[str, list[dict[str, Any]]] = {}  # (by the other keys' full values)
         for setting in settings:
-            label = ", ".join(f"{o}={json.dumps(setting['values'][o])}" for o in others)
-            groups.setdefault(label, []).append(setting)
-        for number, (label, members) in enumerate(groups.items()):
+            groups.setdefault(json.dumps([setting["values"][o] for o in others]), []).append(setting)
+        for number, members in enumerate(groups.values()):
             label = ", ".join(f"{o}={_shown(document['keys'][o], members[0]['values'][o])}" for o in others)
             members.sort(key=lambda s: values.index(s["values"][key]) if s["values"][key] in values else -1)
             xs = [s["values"][key] if numeric else values.index(s["values"][key]) for s in members]
