@@ -118,12 +118,14 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
     sys.exit(2)
 
 
-def compile_or_exit(spec: Path, as_json: bool = False, overrides: Overrides | None = None) -> Plan:
+def compile_or_exit(spec: Path, as_json: bool = False, overrides: Overrides | None = None,
+                    data_files: bool = True) -> Plan:
     """Find (a file, or a bundled spec's name: `lstmgraph.load_spec`), load, override
-    (`lstmgraph.Overrides`), validate and compile a spec; its problems, and a name that is
-    neither (with the closest bundled specs' names), end the command with exit code 2."""
+    (`lstmgraph.Overrides`), validate and compile a spec (``data_files``: `load_spec`'s); its
+    problems, and a name that is neither (with the closest bundled specs' names), end the
+    command with exit code 2."""
     try:
-        return compile_spec(spec, overrides)
+        return compile_spec(spec, overrides, data_files)
     except SpecError as error:
         report_spec_error(spec, error, as_json)
         raise AssertionError("unreachable")

@@ -217,8 +217,8 @@ def run(spec: Path, weights_file: Path | None, inputs_file: Path, outputs_file: 
             fail(f"{spec}: a folder with no spec.yaml (not a run directory), and the bundled spec '{spec}' runs "
                  "with --weights; give a run directory, or the spec with its --weights")
         fail(f"{spec}: give its --weights, or a run directory (which holds its spec and weights) instead of a spec")
-    else:
-        plan = compile_or_exit(spec)
+    else:  # (its task's data file is not needed to run the net forward)
+        plan = compile_or_exit(spec, data_files=False)
     try:
         if weights_file is not None:
             weights = load_weights(weights_file, plan)

@@ -18,7 +18,7 @@ __all__ = ["Overrides", "Plan", "Problem", "SpecDocument", "SpecError", "compile
            "load_spec", "spec_from_data", "__version__"]
 
 
-def compile_spec(path: str | Path, overrides: Overrides | None = None) -> Plan:
+def compile_spec(path: str | Path, overrides: Overrides | None = None, data_files: bool = True) -> Plan:
     """Load, validate and compile a spec file, or a bundled spec's name, in one call
-    (``overrides``: `load_spec`'s)."""
-    return compile_plan(load_spec(path, overrides))
+    (``overrides``, ``data_files``: `load_spec`'s)."""
+    return compile_plan(load_spec(path, overrides, data_files))

@@ -32,10 +32,11 @@ class SpecDocument:
         return stem if not stem.startswith("<") else "network"
 
 
-def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocument:
+def load_spec(path: str | Path, overrides: Overrides | None = None, data_files: bool = True) -> SpecDocument:
     """Read and validate a spec file, or a bundled spec's name (``"gers2000_cerg"``:
     `lstmgraph.bundled.find_spec`), with ``overrides`` applied to its data first; raise
-    `SpecError` with located problems if it is wrong; `TypeError` for anything but a path or name."""
+    `SpecError` with located problems if it is wrong; `TypeError` for anything but a path or name
+    (``data_files``: `validate_spec_data`)."""
     if not isinstance(path, (str, Path)):
         raise TypeError(f"load_spec and compile_spec take a spec file's path or a bundled spec's name, not a "
                         f"{type(path).__name__}" + (": for data built in Python, spec_from_data(data) validates it "
@@ -44,7 +45,7 @@ def load_spec(path: str | Path, overrides: Overrides | None = None) -> SpecDocum
     data, source = read_spec_file(find_spec(path))
     if overrides is not None:
         data, source = overrides.apply(data), source.with_given(overrides.given(data))
-    return document_of(data, source)
+    return document_of(data, source, data_files)
 
 
 def document_of(data: Any, source: SpecSource, data_files: bool = True) -> SpecDocument:

@@ -246,6 +246,26 @@ def test_run_takes_a_run_directory_for_its_spec_and_weights(tmp_path):
     assert not_a_run.returncode == 2 and "is not a run directory (no spec.yaml" in not_a_run.stderr
 
 
+def test_run_takes_a_data_file_spec_with_weights_once_its_training_file_is_gone(tmp_path):
+    """Before: ``run SPEC --weights`` compiled SPEC as validate does, so a spec trained on a
+    `data_file` task could not run forward once its training file was moved (exit 2)."""
+    import numpy as np
+
+    inputs = np.random.default_rng(0).uniform(-1, 1, (40, 1))
+    np.savez(tmp_path / "d.npz", inputs=inputs, targets=(inputs > 0) * 1.0, starts=np.arange(0, 40, 4))
+    np.save(tmp_path / "x.npy", inputs[:3])
+    spec = (SPECS / "gers2002_timing.yaml").read_text().split("\ntraining:")[0]
+    (tmp_path / "net.yaml").write_text(spec + "\ntraining:\n  learning_rate: 0.1\n  task: {name: data_file, path: d.npz}"
+                                              "\n  steps: 20\n")
+    assert run("train", "net.yaml", "--out", "r", "--quiet", cwd=tmp_path).returncode == 0
+    before = run("run", "net.yaml", "--weights", "r/weights.npz", "--inputs", "x.npy", cwd=tmp_path)
+    (tmp_path / "d.npz").unlink()
+    after = run("run", "net.yaml", "--weights", "r/weights.npz", "--inputs", "x.npy", cwd=tmp_path)
+    assert after.returncode == 0 and after.stdout == before.stdout and len(after.stdout.split()) == 3, after.stderr
+    checked = run("validate", "net.yaml", cwd=tmp_path)  # (validate still reads the task's file)
+    assert checked.returncode == 2 and "d.npz" in checked.stderr, checked.stderr
+
+
 def test_a_file_beats_a_bundled_name(tmp_path):
     (tmp_path / "rnn.yaml").write_text((SPECS / "gers2002_timing.yaml").read_text())
     result = run("validate", "rnn.yaml", cwd=tmp_path)
