@@ -156,9 +156,11 @@ def _resolved_training(document: SpecDocument) -> TrainingSpec | None:
 
 
 def _resolved_spec(document: SpecDocument, training: TrainingSpec | None) -> dict[str, Any]:
-    """The spec as plain data, defaults filled in; a task's options (which model_dump leaves
+    """The spec as plain data, defaults filled in (the name too: a run's spec.yaml names the
+    network as its spec did, not after its own file); a task's options (which model_dump leaves
     out) put back; a data file's path absolute (`_training`)."""
-    data = document.spec.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"schema_reference"})
+    data = document.spec.model_copy(update={"name": document.name}).model_dump(
+        by_alias=True, exclude_none=True, mode="json", exclude={"schema_reference"})
     if training is not None:
         section = data["training"]
         if training.task is not None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..bundled import find_spec
 from ..errors import SpecSource
+from ..files import safe_folder_name
 from .loader import read_spec_file
 from .models import NetworkSpec
 from .overrides import Overrides
@@ -26,10 +27,12 @@ class SpecDocument:
 
     @property
     def name(self) -> str:
+        """The spec's ``name``, else its file's stem made a valid name (`safe_folder_name`:
+        ``my net.yaml`` is ``my_net``), else ``network`` (data built in Python)."""
         if self.spec.name:
             return self.spec.name
         stem = Path(self.source.filename).stem
-        return stem if not stem.startswith("<") else "network"
+        return safe_folder_name(stem) if not stem.startswith("<") else "network"
 
 
 def load_spec(path: str | Path, overrides: Overrides | None = None, data_files: bool = True) -> SpecDocument:

@@ -110,6 +110,28 @@ def test_resume_refuses_extra_options_and_empty_directories(tmp_path):
     assert result.returncode == 2 and "holds no run" in result.stderr
 
 
+def test_a_spec_without_a_name_is_named_after_its_file_in_its_run_and_resumes(tmp_path):
+    """Before: the run's spec.yaml had no name, so read back it was called 'spec' (its own
+    file's stem): resume refused the run's own checkpoint (its network 'my_net'), and evaluate
+    and plot titled the run 'spec'. The README's spec has no name."""
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    del data["name"]
+    data["training"].update(steps=40, checkpoint_every=20)
+    (tmp_path / "my net.yaml").write_text(yaml.safe_dump(data))
+    out = tmp_path / "run"
+    assert run("train", str(tmp_path / "my net.yaml"), "--out", str(out), "--quiet").returncode == 0
+    resolved = yaml.safe_load((out / "spec.yaml").read_text())
+    assert resolved["name"] == "my_net", resolved  # (a file's stem made a name: validate accepts it)
+    resolved["training"]["steps"] = 80
+    (out / "spec.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    resumed = run("train", "--resume", str(out), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    steps = json.loads((out / "summary.json").read_text())["steps"]
+    assert steps >= 80
+    judged = run("evaluate", str(out), "--sequences", "2")
+    assert judged.returncode == 0 and f"{out}: my_net, {steps} steps trained" in judged.stdout, judged.stdout
+
+
 def test_a_run_with_no_checkpoint_resumes_from_step_0_to_the_same_weights(tmp_path):
     spec, out = _short_spec(tmp_path, steps=100), tmp_path / "run"
     assert run("train", spec, "--out", str(out), "--quiet").returncode == 0
