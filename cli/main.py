@@ -15,7 +15,7 @@ import click
 
 import lstmgraph
 from lstmgraph.operations import FORMULAS
-from lstmgraph.plan.summary import summarize
+from lstmgraph.plan.summary import summarize, unlearned_note
 from lstmgraph.render import RenderError, render_plan
 from lstmgraph.spec import json_schema
 
@@ -66,6 +66,8 @@ def validate(spec: Path, as_json: bool) -> None:
         click.echo(f"  {row['name']:<48} {row['pattern']:<10} {row['delay']:>5}  {flag:<9} "
                    f"{gate:<22} {shape:>7} {params:>7}")
     click.echo(f"\nparameters: {summary['parameters']}")
+    if note := unlearned_note(plan):
+        click.echo(f"note: {note}")
 
 
 @main.command(short_help="Draw SPEC to an .svg, .png, .pdf or .dot file.")

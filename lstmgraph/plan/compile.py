@@ -94,6 +94,25 @@ class Plan:
                 for name in self.execution_order}
 
     @cached_property
+    def unlearned_connections(self) -> tuple[str, ...]:
+        """Trainable connections whose weights never change under the training section's
+        learning rule: no output's error reaches their target. Error flows back along the
+        connections that carry gradient (all of them for exact ``rtrl``; else as the flags say)
+        and from a gated target to its gate, so a group read only through a truncated delay
+        (the 1997 default) learns nothing, and neither do the groups that feed only it."""
+        full_gradient = self.training is not None and self.training.learning_rule == "rtrl"
+        error_paths = nx.DiGraph()
+        error_paths.add_nodes_from(unit.name for unit in self.units)
+        for c in self.connections:
+            if full_gradient or c.gradient:
+                error_paths.add_edge(c.source, c.target)
+            if c.gate:
+                error_paths.add_edge(c.gate, c.target)
+        outputs = [unit.name for unit in self.units if unit.role == "output"]
+        reached = set(outputs).union(*(nx.ancestors(error_paths, name) for name in outputs))
+        return tuple(c.name for c in self.connections if c.trainable and c.target not in reached)
+
+    @cached_property
     def delayed_sources(self) -> tuple[str, ...]:
         """Unit groups whose previous-step values must be kept."""
         read = {c.source for c in self.connections if c.delay > 0}

@@ -32,7 +32,21 @@ def summarize(plan: Plan) -> dict[str, Any]:
             "parameters": c.size if c.trainable else 0, "internal": c.internal,
         } for c in plan.connections],
         "parameters_per_connection": {slot.connection: slot.size for slot in plan.parameters},
+        "unlearned_connections": list(plan.unlearned_connections),
     }
+
+
+def unlearned_note(plan: Plan) -> str | None:
+    """Which trainable connections never learn (`Plan.unlearned_connections`), why, and what
+    would make them learn; None where every one does. Shown by validate and train."""
+    names = plan.unlearned_connections
+    if not names:
+        return None
+    rule = plan.training.learning_rule if plan.training is not None else "truncated_rtrl"
+    cure = ("connect their target to an output" if rule == "rtrl" else
+            "write gradient: true on the delayed connection that reads their target, or learn by exact rtrl")
+    return (f"the weights of {', '.join(names)} never change: no output's error reaches their target under "
+            f"{rule} (a group read only through a truncated delay, or read by no output); {cure}")
 
 
 #: The papers whose nets the bundled specs' name prefixes stand for (the catalogue's rows name them too).

@@ -27,6 +27,7 @@ from .. import __version__
 from ..engine.weights import save_weights
 from ..folder_lock import FolderInUse
 from ..plan import Plan, compile_plan, require_plan
+from ..plan.summary import unlearned_note
 from ..progress import Progress
 from ..spec import document_of
 from ..limits import MAX_TRIALS, check_count
@@ -94,12 +95,13 @@ class TrainingRun:
 
     @property
     def notes(self) -> list[str]:
-        """What the user may want to know before training starts: why ``auto`` chose the numpy
-        engine, that the compiled engine's interpreter was compiled on this installation, and
-        that a resumed run's data file goes unchecked (an older run.json records no digest)."""
+        """What the user may want to know before training starts: weights that never learn
+        (`unlearned_note`), why ``auto`` chose the numpy engine, that the compiled engine's
+        interpreter was compiled on this installation, and that a resumed run's data file goes
+        unchecked (an older run.json records no digest)."""
         from ..engine.compiled.interpreter import first_compile_note  # numba: only for a run
 
-        trainer, notes = self.trainer, []
+        trainer, notes = self.trainer, [note] if (note := unlearned_note(self.plan)) else []
         if trainer.engine_note:
             notes.append(trainer.engine_note)
         if trainer.engine == "compiled" and (note := first_compile_note()):

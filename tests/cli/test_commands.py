@@ -132,6 +132,18 @@ def test_validate_text_lists_order_gradient_and_total():
     assert "parameters: 17" in result.stdout
     assert "memory.forget_gate -> memory.input_gate -> memory.cell_input" in result.stdout
     assert "truncated" in result.stdout and "carries" in result.stdout
+    assert "never change" not in result.stdout  # (every weight of a bundled spec learns)
+
+
+def test_validate_names_the_weights_that_never_learn_and_how_to_make_them(tmp_path):
+    (tmp_path / "stack.yaml").write_text(
+        "version: 1\ngroups:\n  - {name: x, kind: input, size: 1}\n  - {name: h1, kind: hidden, size: 2}\n"
+        "  - {name: h2, kind: hidden, size: 2}\n  - {name: y, kind: output, size: 1}\nconnections:\n"
+        "  - {from: x, to: h1}\n  - {from: h1, to: h2, delay: 1}\n  - {from: h2, to: y}\n")
+    printed = run("validate", "stack.yaml", cwd=tmp_path)
+    assert printed.returncode == 0 and "note: the weights of x->h1 never change" in printed.stdout, printed.stdout
+    assert "write gradient: true on the delayed connection" in printed.stdout
+    assert json.loads(run("validate", "stack.yaml", "--json", cwd=tmp_path).stdout)["unlearned_connections"] == ["x->h1"]
 
 
 def test_misspelt_key_exits_2_with_path_and_line_and_no_traceback(tmp_path):

@@ -223,3 +223,49 @@ def test_the_plan_s_networkx_graph_is_as_api_md_describes_it():
     cec = graph.edges["memory.state", "memory.state", "memory.state->memory.state"]
     assert (cec["kind"], cec["delay"], cec["connection"]) == ("weight", 1, plan.connection["memory.state->memory.state"])
     assert graph.edges["memory.forget_gate", "memory.state", "memory.state->memory.state gate"]["kind"] == "gate"
+
+
+@pytest.mark.parametrize("rule, unlearned", [
+    ("truncated_rtrl", {"x->h1", "bias->h1", "x->dead_end"}),
+    ("bptt", {"x->h1", "bias->h1", "x->dead_end"}),
+    ("rtrl", {"x->dead_end"}),
+])
+def test_the_connections_said_not_to_learn_are_those_whose_weights_training_leaves_unchanged(
+        write_spec, tmp_path, rule, unlearned):
+    """A stack read through a truncated delay (h1), a group no output reads (dead_end): the
+    plan's static answer against the weights after training (each other matrix changes)."""
+    import numpy as np
+
+    from lstmgraph.engine import initial_weights
+    from lstmgraph.training import Trainer
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", inputs=rng.uniform(-1, 1, (60, 2)), targets=rng.uniform(0, 1, (60, 1)),
+             starts=np.arange(0, 60, 6))
+    update = "sequence" if rule == "bptt" else "online"
+    plan = lstmgraph.compile_spec(write_spec(f"""
+        version: 1
+        groups:
+          - {{name: x, kind: input, size: 2}}
+          - {{name: h1, kind: hidden, size: 3, activation: tanh}}
+          - {{name: g, kind: gate, size: 1}}
+          - {{name: h2, kind: hidden, size: 3, activation: tanh}}
+          - {{name: dead_end, kind: hidden, size: 2}}
+          - {{name: y, kind: output, size: 1}}
+        connections:
+          - {{from: x, to: [h1, g, dead_end]}}
+          - {{from: h1, to: h2, delay: 1}}
+          - {{from: x, to: h2, gated_by: g}}
+          - {{from: h2, to: h2, delay: 1, gradient: true}}
+          - {{from: [h2, bias], to: y}}
+          - {{from: bias, to: [h1, h2]}}
+        training: {{learning_rule: {rule}, update: {update}, learning_rate: 0.5, data: d.npz, epochs: 2}}
+        """))
+    assert set(plan.unlearned_connections) == unlearned
+    trainer = Trainer(plan, 1, engine="numpy")
+    trainer.run()
+    before = initial_weights(plan, [plan.init.seed])
+    for c in plan.connections:
+        if c.trainable:
+            changed = not np.array_equal(trainer.weights[c.name], before[c.name])
+            assert changed == (c.name not in unlearned), (c.name, changed)
