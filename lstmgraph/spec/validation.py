@@ -69,8 +69,12 @@ def _problem(detail: dict, data: Any) -> Problem:
     if kind == "literal_error":
         options = re.findall(r"'([^']*)'", str(context.get("expected", "")))
         aliases = [alias for alias, name in ALIASES.items() if name in options]
+        suggestion = ("softmax is for output groups only" if given == "softmax" and path[-1] == "activation"
+                      else _suggest(given, options + aliases))
         return Problem(path, f"{given!r} is not allowed", expected=f"one of {', '.join(options)}",
-                       suggestion=_suggest(given, options + aliases))
+                       suggestion=suggestion)
+    if kind == "model_type":  # (pydantic's words name our classes: "instance of TaskSpec")
+        return _not_a_mapping(path, given, _allowed_keys(path, data))
     if kind == "union_tag_invalid":
         options = re.findall(r"'([^']*)'", str(context.get("expected_tags", "")))
         return Problem(path + ("kind",), f"unknown kind {context.get('tag')!r}",
@@ -97,8 +101,28 @@ def _problem(detail: dict, data: Any) -> Problem:
     if kind in _NUMBER_TYPES and type(given) in _KINDS:
         message += f" ({_KINDS[type(given)]})"
     unquoted = isinstance(given, str) and kind in _NUMBER_TYPES and is_number(given)
-    return Problem(path, message, expected=expected,
-                   suggestion=f"write it without quotes: {given.strip()}" if unquoted else None)
+    suggestion = f"write it without quotes: {given.strip()}" if unquoted else None
+    if isinstance(given, bool) and kind in ("string_type", "list_type"):  # (YAML 1.1's booleans: on, no, ...)
+        message += " (a boolean)"
+        word = "on" if given else "off"
+        suggestion = (f"YAML reads an unquoted {'on, yes or true' if given else 'off, no or false'} as a boolean: "
+                      f"quote a name so spelt, as in '{word}'")
+    return Problem(path, message, expected=expected, suggestion=suggestion)
+
+
+def _not_a_mapping(path: SpecPath, given: Any, keys: list[str]) -> Problem:
+    """A value where a mapping belongs: its keys, and the mapping a lone value most likely meant
+    (a task's name: ``{name: adding}``; a connection's init: ``{constant: 0.5}``)."""
+    number = isinstance(given, (int, float)) and not isinstance(given, bool)
+    what = f" {_shown(given)}" if number or isinstance(given, str) else f": {_KINDS.get(type(given), 'a value')}"
+    suggestion = None
+    if isinstance(given, str) and "name" in keys:
+        suggestion = f"write {{name: {given}}}" + (", with the task's options beside the name" if keys == ["name"] else "")
+    elif number and "constant" in keys:
+        suggestion = f"write {{constant: {given}}} for equal weights, or {{uniform: {given}}} for a range"
+    expected = ("a mapping of the task's name and its options" if keys == ["name"]
+                else f"a mapping with the keys {', '.join(keys)}")
+    return Problem(path, f"invalid value{what}", expected=expected, suggestion=suggestion)
 
 
 def _shown(value: Any) -> str:

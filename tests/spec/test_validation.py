@@ -108,6 +108,27 @@ def test_softmax_is_for_outputs_only(spec_error):
         """)
     ((path, line, _),) = located(error)
     assert (path, line) == ("groups[0].activation", 3)
+    assert "softmax is for output groups only" in error.format()
+
+
+def test_a_lone_value_where_a_mapping_belongs_names_the_keys_and_the_likely_mapping(spec_error):
+    """Before: "expected: a valid dictionary or instance of TaskSpec" (our class names)."""
+    error = spec_error("""
+        version: 1
+        init: [1]
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y, init: 0.5}
+        training: {learning_rate: 0.1, task: adding, optimizer: adam}
+        """)
+    shown = error.format()
+    assert "instance of" not in shown and "Spec" not in shown.replace("spec", ""), shown
+    assert "init: invalid value: a list\n  expected: a mapping with the keys uniform, seed" in shown
+    assert "connections[0].init: invalid value 0.5" in shown and "write {constant: 0.5}" in shown
+    assert "training.task: invalid value 'adding'" in shown and "write {name: adding}, with the task's" in shown
+    assert "expected: a mapping with the keys name, beta1, beta2, epsilon\n  write {name: adam}\n" in shown
 
 
 def test_missing_keys_are_located_at_their_mapping(spec_error):
@@ -264,3 +285,20 @@ def test_integers_inside_a_task_option_s_list_are_bounded(spec_error):
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task", 7)
     assert message == "option delays: 1000000000000 is beyond 10,000,000 (docs/spec.md in the lstmgraph source, Limits)"
+
+
+def test_a_name_yaml_reads_as_a_boolean_says_to_quote_it(spec_error):
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: on, kind: hidden, size: 1}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: on}
+          - {from: on, to: y}
+        """)
+    rows = located(error)
+    assert [(path, line) for path, line, _ in rows] == [("groups[1].name", 4), ("connections[0].to", 7),
+                                                        ("connections[1].from", 8)]
+    assert error.format().count("YAML reads an unquoted on, yes or true as a boolean: quote a name so spelt") == 3
