@@ -42,8 +42,8 @@ class NetworkGraph:
 def build_graph(document: SpecDocument) -> NetworkGraph:
     """Expand the spec and build its graph; raise `SpecError` naming every problem found."""
     units, connections, problems = expand(document.spec, document.data)
-    if problems:
-        raise SpecError(problems, document.source)
+    if problems:  # (once each: an entry's gated_by is checked for each of its pairs)
+        raise SpecError(list(dict.fromkeys(problems)), document.source)
     graph = nx.MultiDiGraph(name=document.name)
     for unit in units:
         graph.add_node(unit.name, unit=unit)

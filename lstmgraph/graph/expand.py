@@ -171,6 +171,11 @@ class _Expansion:
                     connection = self._connection(spec, source, target, path, to_path)
                     if connection is None:
                         continue
+                    if connection.name in names and names[connection.name] == path:
+                        self.problems.append(Problem(
+                            to_path, f"'{connection.source}' to '{connection.target}' twice in this entry",
+                            expected="each source and each target listed once", suggestion="drop the repeated name"))
+                        continue
                     if connection.name in names:
                         self.problems.append(Problem(
                             to_path, f"a connection named '{connection.name}' already exists"
@@ -231,7 +236,8 @@ class _Expansion:
             rows = shape[0]
             if count not in (rows, math.prod(shape)):
                 self.problems.append(Problem(
-                    path + ("init", "values"), f"{count} values for a {'x'.join(map(str, shape))} weight",
+                    path + ("init", "values"), f"{count} values for the {'x'.join(map(str, shape))} weight "
+                    f"{source.name}->{target.name}",
                     expected=f"{rows} value{'s' if rows != 1 else ''} (one per receiving row)"
                     + (f" or {math.prod(shape)} (every weight, row by row)" if math.prod(shape) != rows else "")))
         if len(self.problems) > before:

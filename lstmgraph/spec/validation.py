@@ -37,20 +37,11 @@ def validate_spec_data(data: Any, source: SpecSource, data_files: bool = True) -
         spec = NetworkSpec.model_validate(data)
     except ValidationError as error:
         problems = [_problem(detail, data) for detail in error.errors(include_url=False)]
-        raise SpecError(_unique(problems), source) from None
+        raise SpecError(list(dict.fromkeys(problems)), source) from None  # (once each)
     problems = training_problems(spec, source.filename, data_files)
     if problems:
         raise SpecError(problems, source)
     return spec
-
-
-def _unique(problems: list[Problem]) -> list[Problem]:
-    seen, kept = set(), []
-    for problem in problems:
-        if problem not in seen:
-            seen.add(problem)
-            kept.append(problem)
-    return kept
 
 
 def _problem(detail: dict, data: Any) -> Problem:

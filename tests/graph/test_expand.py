@@ -100,6 +100,15 @@ def test_gated_by_must_name_a_gate(spec_error):
     assert message == "'h' is a hidden group, not a gate"
 
 
+def test_an_entry_s_problem_of_its_own_is_said_once_and_a_pair_s_names_the_pair(spec_error):
+    """Before: an entry of two sources said its gated_by problem twice, word for word, and
+    each pair's count of init values the same way, neither naming its pair."""
+    error = spec_error(HEAD + "  - {from: [mem.cell_output, x], to: y, gated_by: h, init: {values: [1, 2, 3]}}\n")
+    messages = [message for *_, message in located(error)]
+    assert messages.count("'h' is a hidden group, not a gate") == 1, messages
+    assert "3 values for the 1x6 weight mem.cell_output->y" in messages, messages
+
+
 def test_gate_size_must_divide_the_source(spec_error):
     error = spec_error(HEAD.replace("{name: g, kind: gate, size: 2}", "{name: g, kind: gate, size: 4}")
                        + "  - {from: mem.cell_output, to: y, gated_by: g, name: odd}\n")
@@ -111,7 +120,7 @@ def test_init_values_count_must_match_the_rows(spec_error):
     error = spec_error(HEAD + "  - {from: bias, to: mem.input_gate, init: {values: [1, 2, 3]}}\n")
     ((path, line, message),) = located(error)
     assert (path, line) == ("connections[3].init.values", 16)
-    assert message == "3 values for a 2x1 weight"
+    assert message == "3 values for the 2x1 weight bias->mem.input_gate"
 
 
 def test_duplicate_names_and_reserved_bias(spec_error):
@@ -131,6 +140,21 @@ def test_duplicate_names_and_reserved_bias(spec_error):
     assert ("groups[2].name", 5, "'bias' is reserved") in rows
     assert ("connections[1].to", 9, "a connection named 'x->y' already exists (connections[0])") in rows
     assert "give one of them a distinct `name`" in error.format()
+
+
+def test_a_target_listed_twice_in_one_entry_says_so_not_to_name_one(spec_error):
+    """Before: "already exists ... give one of them a distinct `name`", which an entry of
+    several targets cannot take."""
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: [y, y]}
+        """)
+    assert located(error) == [("connections[0].to[1]", 6, "'x' to 'y' twice in this entry")]
+    assert "drop the repeated name" in error.format() and "distinct" not in error.format()
 
 
 
