@@ -1,23 +1,26 @@
 """The training section against the groups of a schema-valid spec.
 
-The loss must suit the output activations, and the task must exist, accept its options and
-have as many inputs and outputs as the spec's input and output groups hold. These need only
-the spec itself (input and output units are exactly the input and output groups), so they run
-at validation, where `lstmgraph validate` reports them with the spec's other problems.
+The loss must suit the output activations, the task must exist, accept its options and have
+as many inputs and outputs as the spec's input and output groups hold, and a data file
+(``data``) must be readable with those widths. These need only the spec and the files it
+names (input and output units are exactly the input and output groups), so they run at
+validation, where `lstmgraph validate` reports them with the spec's other problems.
 """
 
 from __future__ import annotations
 
 from ..errors import Problem
 from ..tasks import TaskError, make_task
-from ..tasks.data_file import DATA_FILE, DataFileTask, probability_problem, spec_relative
+from ..tasks.data_file import (DATA_FILE, DataError, DataFileTask, beside, probability_problem, read_data_file,
+                               spec_relative)
 from .models import InputGroup, NetworkSpec, OutputGroup
 
 
 def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True) -> list[Problem]:
     """Every way the training section does not fit the network (none without a section);
-    ``spec_file`` is the spec's file name, which a task's data file is relative to. Without
-    ``data_files`` the ``data_file`` task's file is not read (a trained run's: read where used)."""
+    ``spec_file`` is the spec's file name, which a data file is relative to. Without
+    ``data_files`` neither ``data`` nor the ``data_file`` task's file is read (a trained run's:
+    read where used)."""
     training = spec.training
     if training is None:
         return []
@@ -29,13 +32,21 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
                 problems.append(Problem(("training", "loss"), f"cross_entropy needs softmax or logistic "
                                         f"outputs; '{group.name}' is {group.activation}",
                                         suggestion="use loss: sum_of_squares"))
+    inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
+    width = sum(group.size for group in outputs)
+    if training.data is not None and data_files:
+        path = beside(spec_file, training.data)
+        try:
+            sequences, _ = read_data_file(path, inputs, width)
+        except DataError as error:
+            return problems + [Problem(("training", "data"), str(error))]
+        if training.loss == "cross_entropy" and (problem := probability_problem(sequences)):
+            problems.append(Problem(("training", "data"), f"{path}: {problem}"))
     if training.task is not None and (data_files or training.task.name != DATA_FILE):
         try:
             task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
         except TaskError as error:
             return problems + [Problem(("training", "task"), str(error))]
-        inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
-        width = sum(group.size for group in outputs)
         if training.loss == "cross_entropy" and isinstance(task, DataFileTask) and \
                 (problem := probability_problem(task.sequences.strings)):
             problems.append(Problem(("training", "task"), f"the data file {task.path}: {problem}"))

@@ -134,9 +134,14 @@ def test_spec_from_data_compiles_without_a_file():
     assert compile_plan(spec_from_data(data)).n_parameters == 131
 
 
-def test_the_plan_carries_the_settings_resolved():
+def test_the_plan_carries_the_settings_resolved(tmp_path, monkeypatch):
     """What later stages need of the spec comes with the plan, resolved; the document does not."""
+    import numpy as np
     import yaml
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somewhere" / "inputs").mkdir(parents=True)
+    for path in ("somewhere/inputs/data.npz", "abs.npz"):  # (validation reads a data file)
+        np.savez(tmp_path / path, inputs=np.zeros((2, 4)), targets=np.full((2, 3), 1 / 3))
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
     data["init"] = {"seed": 7, "uniform": 0.2}
     data["training"].pop("task")
@@ -149,9 +154,9 @@ def test_the_plan_carries_the_settings_resolved():
     assert plan.source.filename == "somewhere/rnn.yaml"
     assert plan.resolved_spec["training"]["data"] == str(Path("somewhere/inputs/data.npz").absolute())
     assert "seed" not in plan.resolved_spec["training"]             # as written: spec.yaml keeps the default
-    data["training"].update(seed=3, data="/abs/data.npz")
+    data["training"].update(seed=3, data=str(tmp_path / "abs.npz"))
     plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, "somewhere/rnn.yaml"))
-    assert (plan.training.seed, plan.training.data) == (3, "/abs/data.npz")
+    assert (plan.training.seed, plan.training.data) == (3, str(tmp_path / "abs.npz"))
     assert lstmgraph.compile_plan(lstmgraph.spec_from_data({**data, "training": None})).training is None
 
 

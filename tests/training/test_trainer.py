@@ -83,7 +83,11 @@ def test_bad_data_files_are_explained(tmp_path):
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
     data["training"].pop("task")
     data["training"]["data"] = "data.npz"
+    with pytest.raises(SpecError, match=r"'inputs' has shape \(5, 2\); the network needs \(steps, 4\)"):
+        lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml"))  # (validate reads the file too)
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 4)), targets=np.ones((5, 3)))
     plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 2)), targets=np.zeros((5, 3)))  # (changed since)
     with pytest.raises(DataError, match=r"'inputs' has shape \(5, 2\); the network needs \(steps, 4\)"):
         Trainer(plan)
     targets = np.full((5, 3), np.nan)  # NaN: no target

@@ -45,7 +45,7 @@ def test_a_data_file_that_cannot_be_read_is_named_with_the_spec_line_or_option_t
     spec.write_text("version: 1\ngroups:\n  - {name: x, kind: input, size: 1}\n  - {name: y, kind: output, size: 1}\n"
                     "connections:\n  - {from: x, to: y}\ntraining:\n  learning_rate: 0.1\n  data: nope.npz\n")
     code, output = invoke("train", spec, "--out", tmp_path / "run")
-    assert code == 2 and f"error: {spec}:9:3: training.data: {tmp_path / 'nope.npz'}: no such file" in output
+    assert code == 2 and f"\n{spec}:9:3: training.data: {tmp_path / 'nope.npz'}: no such file" in output
     code, output = invoke("train", spec, "--data", tmp_path / "other.npz", "--out", tmp_path / "run")
     assert code == 2 and "training.data (with --data " in output
 
@@ -85,9 +85,15 @@ def test_targets_a_cross_entropy_loss_cannot_train_on_are_refused_for_train_and_
         spec["training"] = {"learning_rate": 0.1, "loss": "cross_entropy", "steps": 6, **data}
         (tmp_path / name).write_text(yaml.safe_dump(spec))
     words = r"cross_entropy needs targets in \[0, 1\] \(probabilities\); .targets.\[4, 0\] is -1"
-    with pytest.raises(DataError, match=r"data.yaml:\d+:\d+: training.data: .*bad.npz: " + words):
-        start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "run").train()
-    with pytest.raises(SpecError, match=words):
-        lstmgraph.compile_spec(tmp_path / "task.yaml")
+    for name in ("data.yaml", "task.yaml"):  # (refused when the spec is compiled: by validate too)
+        with pytest.raises(SpecError, match=r"bad.npz: " + words) as refused:
+            lstmgraph.compile_spec(tmp_path / name)
+        assert refused.value.problems[0].path == ("training", "data" if name == "data.yaml" else "task")
+    (tmp_path / "good.yaml").write_text((tmp_path / "data.yaml").read_text().replace("bad.npz", "good.npz"))
+    plan = lstmgraph.compile_spec(tmp_path / "good.yaml")
+    (tmp_path / "good.npz").write_bytes((tmp_path / "bad.npz").read_bytes())  # (changed since: train refuses it)
+    with pytest.raises(DataError, match=r"good.yaml:\d+:\d+: training.data: .*good.npz: " + words):
+        start_run(plan, tmp_path / "run").train()
+    np.savez(tmp_path / "good.npz", inputs=np.zeros((6, 4)), targets=np.tile(np.eye(3), (2, 1)))
     (tmp_path / "data.yaml").write_text((tmp_path / "data.yaml").read_text().replace("bad.npz", "good.npz"))
     start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "good").train()
