@@ -270,7 +270,7 @@ def _outputs(ax: "Axes", run: TrainedRun, trace: Trace, groups: list[str], trial
         labels = [symbols[first[g] + i] for g, i in units] if symbols else [str(i) for i in range(len(units))]
         ax.set_yticks(range(len(units)), labels, fontsize=6)
     # In the title row, where it covers neither the curves nor a legend.
-    ax.set_title(f"loss/step {loss:.4g}", fontsize=8, loc="right")
+    ax.set_title(f"loss/step {loss:.4g}" if trace.judged else "no targets here", fontsize=8, loc="right")
 
 
 def _sequence_marks(ax: "Axes", trace: Trace) -> None:

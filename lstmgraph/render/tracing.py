@@ -45,6 +45,11 @@ class Trace:
     def steps(self) -> int:
         return len(self.inputs)
 
+    @property
+    def judged(self) -> bool:
+        """Whether any traced step has a target: a loss of 0 over none would look perfect."""
+        return bool(np.isfinite(self.targets).any())
+
 
 def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path | None = None) -> Trace:
     """TrainedRun the trained weights (every trial) over ``steps`` steps of the run's data, or of the
@@ -107,7 +112,8 @@ def describe(run: TrainedRun, trace: Trace, trial: int = 0) -> str:
     states = [trace.signals[u.name][:, trial] for u in run.plan.units if u.role == "state"]
     text = (f"{run.path}: {run.plan.name}, {run.steps_trained} steps trained, trial {run.trial_number(trial)}; "
             + describe_data(trace.kind, trace.source, trace.seed, trace.steps, "steps")
-            + f": loss per step {float(np.mean(trace.loss[:, trial])):.4g}")
+            + (f": loss per step {float(np.mean(trace.loss[:, trial])):.4g}" if trace.judged
+               else ": no targets in these steps, so no loss (more --steps reach them)"))
     if states:
         values = np.concatenate(states, axis=1)
         text += f", cell states in [{np.min(values):.3g}, {np.max(values):.3g}]"

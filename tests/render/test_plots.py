@@ -409,3 +409,16 @@ def test_a_reproduce_trial_is_named_by_its_seed_and_refuses_another_trial(runs, 
     assert ", trial 5;" in line
     with pytest.raises(PlotError, match="holds one network, trial 5 of its reproduce run: leave out --trial"):
         plot_runs([trial], tmp_path / "q.png", steps=20, trial=5)
+
+
+def test_traced_steps_without_a_target_say_so_not_a_loss_of_0():
+    """Before: 40 steps of the adding task (its one target at a sequence's end, 100 steps on)
+    were described and titled "loss per step 0", as a perfect net would be."""
+    from lstmgraph.render.tracing import describe
+
+    run = _untrained("hochreiter1997_adding")
+    trace = trace_run(run, steps=40)
+    assert not trace.judged and "no targets in these steps, so no loss" in describe(run, trace)
+    outputs = draw_figure([run], [trace], panels=["output"]).axes[-1]
+    assert outputs.get_title(loc="right") == "no targets here"
+    assert trace_run(run, steps=400).judged
