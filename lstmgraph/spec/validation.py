@@ -14,7 +14,7 @@ from ..errors import Problem, SpecError, SpecPath, SpecSource, did_you_mean, sho
 from ..operations import ALIASES
 from .consistency import training_problems
 from ..limits import LIMITS_HINT, MAX_GROUP_SIZE, MAX_NAME_LENGTH
-from .models import NetworkSpec
+from .models import SPEC_VERSION, NetworkSpec
 
 _NAME_RULE = "a name of letters, digits and underscores, not starting with a digit"
 _NETWORK_NAME_RULE = (f"at most {MAX_NAME_LENGTH} letters, digits, '_', '.' and '-', not starting "
@@ -56,7 +56,8 @@ def _problem(detail: dict, data: Any) -> Problem:
                        expected=f"one of {', '.join(allowed)}" if allowed else None,
                        suggestion=_suggest(key, allowed))
     if kind == "missing":
-        return Problem(path, f"missing required key '{path[-1]}'")
+        return Problem(path, f"missing required key '{path[-1]}'",
+                       suggestion=f"begin the spec with version: {SPEC_VERSION}" if path == ("version",) else None)
     if kind == "literal_error":
         options = re.findall(r"'([^']*)'", str(context.get("expected", "")))
         aliases = [alias for alias, name in ALIASES.items() if name in options]

@@ -143,6 +143,9 @@ def test_missing_keys_are_located_at_their_mapping(spec_error):
     assert ("groups[0].size", 3, "missing required key 'size'") in rows
     assert ("groups[1].name", 4, "missing required key 'name'") in rows
     assert ("groups[2]", 5, "missing required key 'kind'") in rows
+    missing = spec_error("groups:\n  - {name: x, kind: input, size: 1}\n")
+    assert located(missing) == [("version", 1, "missing required key 'version'")]
+    assert "begin the spec with version: 1" in missing.format()
 
 
 def test_version_and_names(spec_error):
