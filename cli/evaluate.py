@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from lstmgraph.errors import SpecError
+from lstmgraph.success import FALLBACK_TEST, SUCCESS_TESTS, SuccessTest
 from lstmgraph.experiments.evaluate import Evaluation, EvaluationError, evaluate_run
 from lstmgraph.training import RunDirectory
 from lstmgraph.training.trained import TrainedRunError, describe_data
@@ -31,9 +32,12 @@ from .common import fail, report_spec_error
 @click.option("--tolerance", metavar="X", type=click.FloatRange(min=0, min_open=True, max=1e300),
               help="Judge every output within X of its target, instead of by the task's test "
                    "(data with no task behind it: within 0.49).")
+@click.option("--success", "success_name", type=click.Choice(sorted(SUCCESS_TESTS)),
+              help="Judge by this test instead of the task's: most_active for a classifier's one-hot targets "
+                   "(its largest output the target's); tolerance with --tolerance X (0.49 without).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, tolerance: float | None,
-             as_json: bool) -> None:
+             success_name: str | None, as_json: bool) -> None:
     """Judge a trained run (lstmgraph train, or a reproduce trial) on fresh sequences of its task,
     or on held-out data (--data).
 
@@ -42,11 +46,20 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, tolera
     the loss per step and, for a continual task, the sequences and steps before the first error
     (the 2000/2002 papers' test-stream figure).
     """
+    if success_name == "most_active" and tolerance is not None:
+        fail("--tolerance is for --success tolerance, not most_active; give one of them")
+    test = None
+    if success_name is not None or tolerance is not None:
+        try:
+            test = SuccessTest(success_name or "tolerance", (FALLBACK_TEST.tolerance if tolerance is None else tolerance)
+                               if success_name != "most_active" else 0.0)
+        except ValueError as error:  # (a tolerance of NaN passes click's range)
+            fail(f"--tolerance: {error}")
     try:
         with click.progressbar(length=sequences, label="judging", file=sys.stderr,
                                show_pos=True) if sys.stderr.isatty() and not as_json else nullcontext() as bar:
             result = evaluate_run(run_dir, sequences, seed, data,
-                                  None if bar is None else lambda report: bar.update(report.done - bar.pos), tolerance)
+                                  None if bar is None else lambda report: bar.update(report.done - bar.pos), test)
     except (TrainedRunError, EvaluationError) as error:
         fail(str(error))
     except SpecError as error:

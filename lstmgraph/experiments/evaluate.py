@@ -146,15 +146,16 @@ REPORT_EVERY = 100
 
 def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
                  data: str | Path | None = None, progress: Progress | None = None,
-                 tolerance: float | None = None) -> Evaluation:
+                 test: success.SuccessTest | None = None) -> Evaluation:
     """Run every network of the run at ``path`` on ``sequences`` fresh sequences (drawn from
     ``numpy.random.default_rng(seed)``), or on those of the data file ``data`` (held-out data)
     or else of the run's own data file (in order, at most one pass), and judge them. Raises
     `TrainedRunError` (from `load_run`, `sequence_source`) for a directory that is not a run, a
     damaged file in it, or a data file that cannot be read or does not fit the network.
     ``progress`` hears every `REPORT_EVERY` sequences (2,560 of a 1997 row take a minute).
-    ``tolerance``: judge every output within it of its target instead of by the task's test
-    (regression data, whose right answer is no side of 0.5)."""
+    ``test``: the success test to judge by instead of the task's (`lstmgraph.success`): a
+    tolerance for regression data, whose right answer is no side of 0.5; ``most_active`` for a
+    classifier's one-hot targets (its largest output the target's)."""
     if sequences < 1:
         raise EvaluationError(f"sequences must be at least 1, not {sequences}")
     run = load_run(path)
@@ -163,12 +164,12 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     origin = sequence_source(run, sim, seed, epochs=1, data=data)
     draw, continual, source = origin.draw, origin.continual, origin.source
     task = training.task.name if training.task is not None else None
-    if tolerance is not None:
-        if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
-            raise EvaluationError(f"tolerance must be a finite number > 0, not {tolerance!r}")
-        test = TestUsed.of(success.SuccessTest("tolerance", tolerance), "--tolerance")
+    if test is not None:
+        if not isinstance(test, success.SuccessTest):
+            raise TypeError(f"test is a lstmgraph.success.SuccessTest, not a {type(test).__name__}")
+        used = TestUsed.of(test, "as asked, not the task's")
     else:
-        test = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
+        used = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)
@@ -188,7 +189,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
             judged.append(sequence.judged)
             targets.append(sequence.targets)
             losses.append(sum(sim.loss(r, t, training.loss) for r, t in zip(records, sequence.targets)))
-            correct_steps.append(np.stack([test.steps_correct(y[:, k], sequence.judged)
+            correct_steps.append(np.stack([used.steps_correct(y[:, k], sequence.judged)
                                            for k in range(run.trials)], axis=1))  # (T, trials)
             if progress is not None and (index + 1) % REPORT_EVERY == 0:
                 progress(ProgressReport("sequences", index + 1, sequences, run.plan.name))
@@ -201,7 +202,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
                              continual)
                for k in range(run.trials)]
     return Evaluation(str(run.path), run.plan.name, run.weights_file, run.steps_trained, source, origin.kind,
-                      len(outputs), steps, seed, reset, test, results)
+                      len(outputs), steps, seed, reset, used, results)
 
 
 def _trial_result(trial: int, outputs: list[np.ndarray], targets: list[np.ndarray],

@@ -16,7 +16,9 @@ import lstmgraph
 from lstmgraph.engine import Simulator, load_weights
 from lstmgraph.experiments.catalogue import EXPERIMENTS
 from lstmgraph.experiments.evaluate import evaluate_run
-from lstmgraph.success import most_active_correct, within_tolerance
+from lstmgraph.engine.forward import run_forward
+from lstmgraph.success import SuccessTest, most_active_correct, within_tolerance
+from lstmgraph.training.trained import load_run
 from lstmgraph.tasks import make_task, task_success_test
 from lstmgraph_cli.main import main
 
@@ -295,10 +297,10 @@ def test_a_data_file_sequence_too_long_to_keep_exits_2_naming_it(data_run, tmp_p
 def test_a_tolerance_given_judges_every_output_within_it_instead_of_the_task_s_test(runs):
     """Regression data has no right side of 0.5: --tolerance sets the test (before: fixed at 0.49)."""
     run = runs["timing"]
-    strict = evaluate_run(run, sequences=3, tolerance=1e-9)
-    loose = evaluate_run(run, sequences=3, tolerance=10.0)
+    strict = evaluate_run(run, sequences=3, test=SuccessTest("tolerance", 1e-9))
+    loose = evaluate_run(run, sequences=3, test=SuccessTest("tolerance", 10.0))
     assert strict.success_test.describe().startswith("every judged output within 1e-09 of its target")
-    assert "(--tolerance)" in strict.success_test.describe()
+    assert "(as asked, not the task's)" in strict.success_test.describe()
     assert [t.correct for t in strict.trials] == [0, 0] and [t.correct for t in loose.trials] == [3, 3]
     assert evaluate_run(run, sequences=3).success_test.tolerance != 1e-9
     result = CliRunner().invoke(main, ["evaluate", str(run), "--sequences", "3", "--tolerance", "10"])
@@ -306,6 +308,24 @@ def test_a_tolerance_given_judges_every_output_within_it_instead_of_the_task_s_t
     for bad in ("0", "nan", "inf"):
         result = CliRunner().invoke(main, ["evaluate", str(run), "--tolerance", bad])
         assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit), bad
+
+
+def test_most_active_asked_judges_a_classifier_by_its_largest_output(data_run):
+    """Before: a softmax classifier trained on a data file was judged only by a tolerance
+    (0.49), which a right but unsure output (0.45 on its class) fails."""
+    run, held_out = data_run
+    result = CliRunner().invoke(main, ["evaluate", str(run), "--data", str(held_out), "--success", "most_active"])
+    assert result.exit_code == 0 and "the outputs whose target is 1 more active than every other" in result.output
+    judged = evaluate_run(run, data=held_out, test=SuccessTest("most_active"))
+    with np.load(held_out) as arrays:
+        starts = list(arrays["starts"]) + [len(arrays["inputs"])]
+        trained = load_run(run)
+        forward = run_forward(trained.plan, trained.weights, arrays["inputs"], np.array(starts[:-1]))
+        right = most_active_correct(forward.outputs, arrays["targets"])
+    expected = sum(bool(right[a:b].all()) for a, b in zip(starts, starts[1:]))
+    assert judged.trials[0].correct == expected
+    both = CliRunner().invoke(main, ["evaluate", str(run), "--success", "most_active", "--tolerance", "0.3"])
+    assert both.exit_code == 2 and "--tolerance is for --success tolerance" in both.output
 
 
 def test_a_data_file_task_run_with_a_test_path_is_judged_on_its_held_out_sequences(tmp_path):
