@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import Problem
 from ..tasks import TaskError, make_task
-from ..tasks.data_file import (DATA_FILE, DataError, DataFileTask, beside, probability_problem, read_data_file,
+from ..tasks.data_file import (DATA_FILE, DataError, DataFileTask, beside, read_data_file, target_problem,
                                spec_relative)
 from .models import InputGroup, NetworkSpec, OutputGroup
 
@@ -40,15 +40,15 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
             sequences, _ = read_data_file(path, inputs, width)
         except DataError as error:
             return problems + [Problem(("training", "data"), str(error))]
-        if training.loss == "cross_entropy" and (problem := probability_problem(sequences)):
+        if problem := target_problem(sequences, training.loss, outputs):
             problems.append(Problem(("training", "data"), f"{path}: {problem}"))
     if training.task is not None and (data_files or training.task.name != DATA_FILE):
         try:
             task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
         except TaskError as error:
             return problems + [Problem(("training", "task"), str(error))]
-        if training.loss == "cross_entropy" and isinstance(task, DataFileTask) and \
-                (problem := probability_problem(task.sequences.strings)):
+        if isinstance(task, DataFileTask) and (problem := target_problem(task.sequences.strings, training.loss,
+                                                                           outputs)):
             problems.append(Problem(("training", "task"), f"the data file {task.path}: {problem}"))
         if (task.n_inputs, task.n_outputs) != (inputs, width):
             data = f" (the data file {task.path})" if isinstance(task, DataFileTask) else ""

@@ -79,16 +79,30 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
     return [Sequence(inputs[a:b], targets[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], digest
 
 
-def probability_problem(sequences: list[Sequence]) -> str | None:
-    """Why these targets cannot train a cross_entropy loss (a value outside [0, 1], where the loss
-    has no minimum and the weights run off), or None."""
+def target_problem(sequences: list[Sequence], loss: str, outputs) -> str | None:
+    """Why these targets cannot train the network under ``cross_entropy``, or None: a value
+    outside [0, 1] (the loss has no minimum there and the weights run off), or a step with a
+    target for some units of an output group but not all, which the loss skips whole (a data
+    file's mistake, most likely). ``outputs``: the output groups (or units) in output order,
+    with ``name`` and ``size``."""
+    if loss != "cross_entropy":
+        return None
     targets = np.concatenate([sequence.targets for sequence in sequences])  # (one pass in C: a file is large)
     outside = np.argwhere((targets < 0) | (targets > 1))  # (NaN: no target, not outside)
-    if not len(outside):
-        return None
-    row, output = (int(i) for i in outside[0])
-    return (f"cross_entropy needs targets in [0, 1] (probabilities); 'targets'[{row}, {output}] is "
-            f"{targets[row, output]:g}: use loss: sum_of_squares, or rescale the targets")
+    if len(outside):
+        row, output = (int(i) for i in outside[0])
+        return (f"cross_entropy needs targets in [0, 1] (probabilities); 'targets'[{row}, {output}] is "
+                f"{targets[row, output]:g}: use loss: sum_of_squares, or rescale the targets")
+    start = 0
+    for group in outputs:
+        missing = np.isnan(targets[:, start:start + group.size]).sum(axis=1)
+        partial = np.flatnonzero((missing > 0) & (missing < group.size))
+        if len(partial):
+            return (f"'targets' row {int(partial[0])} holds NaN (no target) for some units of the output group "
+                    f"'{group.name}' and values for others: cross_entropy judges a group's units together, so "
+                    f"it would skip the row; give each unit there a value, or NaN to all")
+        start += group.size
+    return None
 
 
 def _sha256(path: Path) -> str:

@@ -31,7 +31,7 @@ from ..progress import Progress, ProgressReport
 from ..limits import MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
-from ..tasks.data_file import probability_problem
+from ..tasks.data_file import target_problem
 from .data import DataError, DataFile, TaskStream
 from .compiled_engine import CompiledEngine
 from .engines import select_engine
@@ -68,7 +68,8 @@ def data_source(plan: Plan, training: TrainingSpec):
         try:
             file = DataFile(Path(training.data), plan.n_inputs, plan.n_outputs,
                             training.epochs or (None if training.steps else 1))
-            if training.loss == "cross_entropy" and (problem := probability_problem(file.sequences)):
+            outputs = [unit for unit in plan.units if unit.role == "output"]
+            if problem := target_problem(file.sequences, training.loss, outputs):
                 raise DataError(f"{training.data}: {problem}")
             return file
         except DataError as error:  # where the file was named: the spec's line, or --data

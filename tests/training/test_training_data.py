@@ -97,3 +97,33 @@ def test_targets_a_cross_entropy_loss_cannot_train_on_are_refused_for_train_and_
     np.savez(tmp_path / "good.npz", inputs=np.zeros((6, 4)), targets=np.tile(np.eye(3), (2, 1)))
     (tmp_path / "data.yaml").write_text((tmp_path / "data.yaml").read_text().replace("bad.npz", "good.npz"))
     start_run(lstmgraph.compile_spec(tmp_path / "data.yaml"), tmp_path / "good").train()
+
+
+def test_a_group_s_target_given_for_some_units_only_is_refused_under_cross_entropy(tmp_path):
+    """Before: a row of NaN and values under one output group was skipped whole by the
+    cross_entropy loss, without a word (it judges a group's units together)."""
+    import yaml
+    import lstmgraph
+    from lstmgraph.errors import SpecError
+    from conftest import SPECS
+
+    targets = np.tile(np.eye(3), (2, 1))
+    targets[4, 1] = np.nan
+    np.savez(tmp_path / "half.npz", inputs=np.zeros((6, 4)), targets=targets)
+    spec = yaml.safe_load((SPECS / "rnn.yaml").read_text())  # (its output group: softmax)
+    for activation in ("softmax", "logistic"):
+        spec["groups"][-1]["activation"] = activation
+        spec["training"] = {"learning_rate": 0.1, "data": "half.npz", "loss": "cross_entropy"}
+        (tmp_path / "net.yaml").write_text(yaml.safe_dump(spec))
+        with pytest.raises(SpecError, match=r"half.npz: 'targets' row 4 holds NaN \(no target\) for some units of "
+                                            r"the output group 'class'") as refused:
+            lstmgraph.compile_spec(tmp_path / "net.yaml")
+        assert refused.value.problems[0].path == ("training", "data")
+        spec["training"]["loss"] = "sum_of_squares"  # (each unit judged alone: fine)
+        (tmp_path / "net.yaml").write_text(yaml.safe_dump(spec))
+        lstmgraph.compile_spec(tmp_path / "net.yaml")
+    spec["training"]["loss"] = "cross_entropy"
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(spec))
+    targets[4] = np.nan  # (no target for the whole group: fine)
+    np.savez(tmp_path / "half.npz", inputs=np.zeros((6, 4)), targets=targets)
+    assert lstmgraph.compile_spec(tmp_path / "net.yaml").training.data.endswith("half.npz")
