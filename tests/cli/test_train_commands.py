@@ -132,6 +132,29 @@ def test_a_spec_without_a_name_is_named_after_its_file_in_its_run_and_resumes(tm
     assert judged.returncode == 0 and f"{out}: my_net, {steps} steps trained" in judged.stdout, judged.stdout
 
 
+def test_a_run_an_older_lstmgraph_started_without_a_name_in_its_spec_yaml_resumes(tmp_path):
+    """Such a run's spec.yaml read back as 'spec', its checkpoint 'mynet': run.json's spec names it."""
+    import dataclasses
+
+    import lstmgraph
+    from lstmgraph.training import start_run
+
+    data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
+    del data["name"]
+    data["training"].update(steps=40, checkpoint_every=20)
+    (tmp_path / "mynet.yaml").write_text(yaml.safe_dump(data))
+    plan = lstmgraph.compile_spec(tmp_path / "mynet.yaml")
+    older = {key: value for key, value in plan.resolved_spec.items() if key != "name"}  # (as written before)
+    out = tmp_path / "run"
+    start_run(dataclasses.replace(plan, resolved_spec=older), out, spec=str(tmp_path / "mynet.yaml")).train()
+    assert "name" not in yaml.safe_load((out / "spec.yaml").read_text())
+    resolved = yaml.safe_load((out / "spec.yaml").read_text())
+    resolved["training"]["steps"] = 80
+    (out / "spec.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    resumed = run("train", "--resume", str(out), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+
+
 def test_a_run_with_no_checkpoint_resumes_from_step_0_to_the_same_weights(tmp_path):
     spec, out = _short_spec(tmp_path, steps=100), tmp_path / "run"
     assert run("train", spec, "--out", str(out), "--quiet").returncode == 0
