@@ -34,7 +34,7 @@ def gradcheck(spec: Path, as_json: bool, seed: int, steps: int, draws: int) -> N
     """
     from lstmgraph.engine.gradcheck import gradient_checks  # the engine: not for other commands
 
-    plan = compile_or_exit(spec)  # a spec error: on stderr only, as every command's but validate's
+    plan = compile_or_exit(spec, data_files=False)  # (random inputs: no data read); a spec error: on stderr only
     if seed + draws - 1 > MAX_SEED:
         fail(f"--seed {seed} --draws {draws} would reach seed {seed + draws - 1}, over the largest seed {MAX_SEED}; "
              "give a smaller --seed")

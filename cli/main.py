@@ -81,7 +81,7 @@ def render(spec: Path, output: Path, rankdir: str) -> None:
     if output.suffix.lower() not in (".svg", ".png", ".pdf", ".dot"):
         raise click.BadParameter(f"'{output}' has no known extension; use .svg, .png, .pdf or .dot",
                                  param_hint="'-o'")
-    plan = compile_or_exit(spec)
+    plan = compile_or_exit(spec, data_files=False)  # (a drawing needs no data)
     try:
         written = render_plan(plan, output, rankdir)
     except RenderError as error:

@@ -69,7 +69,7 @@ class Experiment:
         bundled specs')."""
         # A folder given with --specs is read as a folder of its own: no link followed out of it.
         data, source = read_spec_file(self.spec_path(specs), follow_links=specs == BUNDLED_SPECS)
-        document_of(data, source)
+        document_of(data, source, data_files=False)  # (its data replaced by the row's task: not read)
         data = copy.deepcopy(data)
         for variant in self.variants:
             variant.apply(data)

@@ -141,9 +141,15 @@ def test_validate_names_the_weights_that_never_learn_and_how_to_make_them(tmp_pa
         "  - {name: h2, kind: hidden, size: 2}\n  - {name: y, kind: output, size: 1}\nconnections:\n"
         "  - {from: x, to: h1}\n  - {from: h1, to: h2, delay: 1}\n  - {from: h2, to: y}\n")
     printed = run("validate", "stack.yaml", cwd=tmp_path)
-    assert printed.returncode == 0 and "note: the weights of x->h1 never change" in printed.stdout, printed.stdout
-    assert "write gradient: true on the delayed connection" in printed.stdout
+    assert printed.returncode == 0 and "note: the weights of these connections never change" in printed.stdout
+    assert ("x->h1: outputs read their target only through truncated connections under truncated_rtrl; write "
+            "gradient: true on the delayed connection on that path, or learn by exact rtrl") in printed.stdout
+    assert "no output reads" not in printed.stdout
     assert json.loads(run("validate", "stack.yaml", "--json", cwd=tmp_path).stdout)["unlearned_connections"] == ["x->h1"]
+    (tmp_path / "stack.yaml").write_text((tmp_path / "stack.yaml").read_text().replace(
+        "delay: 1}", "delay: 1}\n  - {from: x, to: dead}").replace("  - {name: y,", "  - {name: dead, kind: hidden, size: 1}\n  - {name: y,"))
+    printed = run("validate", "stack.yaml", cwd=tmp_path)
+    assert "; x->dead: no output reads their target, by any path; connect it to an output" in printed.stdout, printed.stdout
 
 
 def test_misspelt_key_exits_2_with_path_and_line_and_no_traceback(tmp_path):
@@ -258,7 +264,7 @@ def test_run_takes_a_run_directory_for_its_spec_and_weights(tmp_path):
     assert not_a_run.returncode == 2 and "is not a run directory (no spec.yaml" in not_a_run.stderr
 
 
-def test_run_takes_a_data_file_spec_with_weights_once_its_training_file_is_gone(tmp_path):
+def test_run_render_and_gradcheck_take_a_data_file_spec_once_its_training_file_is_gone(tmp_path):
     """Before: ``run SPEC --weights`` compiled SPEC as validate does, so a spec trained on a
     `data_file` task could not run forward once its training file was moved (exit 2)."""
     import numpy as np
@@ -276,6 +282,9 @@ def test_run_takes_a_data_file_spec_with_weights_once_its_training_file_is_gone(
     assert after.returncode == 0 and after.stdout == before.stdout and len(after.stdout.split()) == 3, after.stderr
     checked = run("validate", "net.yaml", cwd=tmp_path)  # (validate still reads the task's file)
     assert checked.returncode == 2 and "d.npz" in checked.stderr, checked.stderr
+    for command in (["render", "net.yaml", "-o", "n.dot"], ["gradcheck", "net.yaml", "--steps", "3"]):
+        drawn = run(*command, cwd=tmp_path)  # (neither reads data)
+        assert drawn.returncode == 0, (command, drawn.stderr)
 
 
 def test_a_file_beats_a_bundled_name(tmp_path):
