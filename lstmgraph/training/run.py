@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,13 +26,12 @@ import numpy as np
 
 from .. import __version__
 from ..engine.weights import save_weights
-from ..files import safe_folder_name
 from ..folder_lock import FolderInUse
 from ..plan import Plan, compile_plan, require_plan
 from ..plan.summary import unlearned_note
 from ..progress import Progress
 from ..spec import document_of
-from ..limits import MAX_TRIALS, check_count
+from ..limits import MAX_NAME_LENGTH, MAX_TRIALS, NAME_PATTERN, check_count
 from ..spec.loader import parse_spec_bytes
 from .rundir import RunDirectory, RunDirectoryError, RunInUse, default_run_path, spec_file_bytes
 from .run_identity import run_identity
@@ -297,9 +297,15 @@ def compile_spec_bytes(path: Path, content: bytes, data_files: bool = True, name
 
 def _started_as(info: dict) -> str | None:
     """The name a run's network had when it started, from the spec run.json names: an older
-    lstmgraph wrote no name into spec.yaml for a spec without one, which read back is 'spec'."""
+    lstmgraph wrote no name into spec.yaml for a spec without one, which read back is 'spec'.
+    Its rule: the file's stem as it is, ``network`` for a spec built in Python (``<dict>``);
+    None where that is no valid name (such a run cannot resume)."""
     spec = info.get("spec")
-    return safe_folder_name(Path(spec).stem) if isinstance(spec, str) and spec else None
+    if not isinstance(spec, str) or not spec:
+        return None
+    stem = Path(spec).stem
+    name = "network" if stem.startswith("<") else stem
+    return name if len(name) <= MAX_NAME_LENGTH and re.fullmatch(NAME_PATTERN, name) else None
 
 
 def loss_windows(directory: RunDirectory, trials: int | None = None) -> tuple[int, float, float]:

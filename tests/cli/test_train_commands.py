@@ -153,6 +153,14 @@ def test_a_run_an_older_lstmgraph_started_without_a_name_in_its_spec_yaml_resume
     (out / "spec.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
     resumed = run("train", "--resume", str(out), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
+    built = lstmgraph.compile_plan(lstmgraph.spec_from_data(data))  # (built in Python: it was 'network')
+    older = {key: value for key, value in built.resolved_spec.items() if key != "name"}
+    start_run(dataclasses.replace(built, resolved_spec=older), tmp_path / "built").train()
+    assert json.loads((tmp_path / "built" / "run.json").read_text())["spec"] == "<dict>"
+    (tmp_path / "built" / "spec.yaml").write_text((tmp_path / "built" / "spec.yaml").read_text().replace(
+        "steps: 40", "steps: 80"))
+    resumed = run("train", "--resume", str(tmp_path / "built"), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
 
 
 def test_a_run_with_no_checkpoint_resumes_from_step_0_to_the_same_weights(tmp_path):
