@@ -96,11 +96,15 @@ class Plan:
     @cached_property
     def unlearned_connections(self) -> tuple[str, ...]:
         """Trainable connections whose weights never change under the training section's
-        learning rule: no output's error reaches their target. Error flows back along the
-        connections that carry gradient (all of them for exact ``rtrl``; else as the flags say)
-        and from a gated target to its gate, so a group read only through a truncated delay
-        (the 1997 default) learns nothing, and neither do the groups that feed only it."""
-        full_gradient = self.training is not None and self.training.learning_rule == "rtrl"
+        learning rule (`unreached_connections`; every connection carries under exact ``rtrl``)."""
+        return self.unreached_connections(self.training is not None and self.training.learning_rule == "rtrl")
+
+    def unreached_connections(self, full_gradient: bool) -> tuple[str, ...]:
+        """Trainable connections whose target no output's error reaches. Error flows back along
+        the connections that carry gradient (every one with ``full_gradient``; else as the flags
+        say) and from a gated target to its gate, so a group read only through a truncated delay
+        (the 1997 default) learns nothing, nor do the groups that feed only it; nor, under any
+        rule, a group no output reads."""
         error_paths = nx.DiGraph()
         error_paths.add_nodes_from(unit.name for unit in self.units)
         for c in self.connections:

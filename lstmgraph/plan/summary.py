@@ -43,10 +43,14 @@ def unlearned_note(plan: Plan) -> str | None:
     if not names:
         return None
     rule = plan.training.learning_rule if plan.training is not None else "truncated_rtrl"
-    cure = ("connect their target to an output" if rule == "rtrl" else
-            "write gradient: true on the delayed connection that reads their target, or learn by exact rtrl")
-    return (f"the weights of {', '.join(names)} never change: no output's error reaches their target under "
-            f"{rule} (a group read only through a truncated delay, or read by no output); {cure}")
+    unread = set(plan.unreached_connections(full_gradient=True))
+    parts = []
+    if truncated := [name for name in names if name not in unread]:
+        parts.append(f"{', '.join(truncated)}: outputs read their target only through truncated connections under "
+                     f"{rule}; write gradient: true on the delayed connection on that path, or learn by exact rtrl")
+    if unread := [name for name in names if name in unread]:
+        parts.append(f"{', '.join(unread)}: no output reads their target, by any path; connect it to an output")
+    return "the weights of these connections never change, as no output's error reaches them: " + "; ".join(parts)
 
 
 #: The papers whose nets the bundled specs' name prefixes stand for (the catalogue's rows name them too).
