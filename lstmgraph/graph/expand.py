@@ -172,9 +172,9 @@ class _Expansion:
                     if connection is None:
                         continue
                     if connection.name in names and names[connection.name] == path:
-                        self.problems.append(Problem(
-                            to_path, f"'{connection.source}' to '{connection.target}' twice in this entry",
-                            expected="each source and each target listed once", suggestion="drop the repeated name"))
+                        self.problems.append(Problem(  # (a name listed twice in from or to, or two names of one group)
+                            path, f"'{connection.source}' to '{connection.target}' twice in this entry",
+                            expected="each source and each target once", suggestion="drop the repeated name"))
                         continue
                     if connection.name in names:
                         self.problems.append(Problem(

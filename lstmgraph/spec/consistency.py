@@ -47,11 +47,11 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
             task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
         except TaskError as error:
             return problems + [Problem(("training", "task"), str(error))]
-        if isinstance(task, DataFileTask) and (problem := target_problem(task.sequences.strings, training.loss,
-                                                                           outputs)):
-            problems.append(Problem(("training", "task"), f"the data file {task.path}: {problem}"))
         if (task.n_inputs, task.n_outputs) != (inputs, width):
             data = f" (the data file {task.path})" if isinstance(task, DataFileTask) else ""
             problems.append(Problem(("training", "task"), f"task '{task.name}'{data} has {task.n_inputs} inputs "
                                     f"and {task.n_outputs} outputs, the network {inputs} and {width}"))
+        elif isinstance(task, DataFileTask) and (problem := target_problem(task.sequences.strings, training.loss,
+                                                                             outputs)):
+            problems.append(Problem(("training", "task"), f"the data file {task.path}: {problem}"))
     return problems

@@ -124,6 +124,13 @@ class OutputGroup(_Model):
     size: Units
     activation: OutputActivationName = "logistic"
 
+    @model_validator(mode="after")
+    def _softmax_over_units(self) -> "OutputGroup":
+        if self.activation == "softmax" and self.size == 1:
+            raise ValueError("a softmax over one unit is always 1, so no weight before it would learn; "
+                             "use logistic for one output, or give the group a unit per class")
+        return self
+
 
 class MemoryBlockGroup(_Model):
     """``blocks`` memory blocks of ``cells_per_block`` cells sharing one gate of each kind.

@@ -94,12 +94,20 @@ def _problem(detail: dict, data: Any) -> Problem:
         message += f" ({_KINDS[type(given)]})"
     unquoted = isinstance(given, str) and kind in _NUMBER_TYPES and is_number(given)
     suggestion = f"write it without quotes: {given.strip()}" if unquoted else None
-    if isinstance(given, bool) and kind in ("string_type", "list_type"):  # (YAML 1.1's booleans: on, no, ...)
+    named = _names_a_group(path)
+    if isinstance(given, bool) and (named or kind == "string_type"):  # (YAML 1.1's booleans: on, no, ...)
         message += " (a boolean)"
-        word = "on" if given else "off"
+        what = f"a name so spelt, as in '{'on' if given else 'off'}'" if named else "the text"
         suggestion = (f"YAML reads an unquoted {'on, yes or true' if given else 'off, no or false'} as a boolean: "
-                      f"quote a name so spelt, as in '{word}'")
+                      f"quote {what}")
     return Problem(path, message, expected=expected, suggestion=suggestion)
+
+
+def _names_a_group(path: SpecPath) -> bool:
+    """Whether the field at ``path`` holds a name: a group's, the network's, or one in a
+    connection's ``from``, ``to`` or ``gated_by`` (alone or in a list)."""
+    keys = [element for element in path if isinstance(element, str)]
+    return bool(keys) and keys[-1] in ("name", "from", "to", "gated_by")
 
 
 def _not_a_mapping(path: SpecPath, given: Any, keys: list[str]) -> Problem:
@@ -108,7 +116,7 @@ def _not_a_mapping(path: SpecPath, given: Any, keys: list[str]) -> Problem:
     number = isinstance(given, (int, float)) and not isinstance(given, bool)
     what = f" {_shown(given)}" if number or isinstance(given, str) else f": {_KINDS.get(type(given), 'a value')}"
     suggestion = None
-    if isinstance(given, str) and "name" in keys:
+    if isinstance(given, str) and "name" in keys and "from" not in keys:  # (a task, an optimizer; not a connection)
         suggestion = f"write {{name: {given}}}" + (", with the task's options beside the name" if keys == ["name"] else "")
     elif number and "constant" in keys:
         suggestion = f"write {{constant: {given}}} for equal weights, or {{uniform: {given}}} for a range"

@@ -153,7 +153,7 @@ def test_a_target_listed_twice_in_one_entry_says_so_not_to_name_one(spec_error):
         connections:
           - {from: x, to: [y, y]}
         """)
-    assert located(error) == [("connections[0].to[1]", 6, "'x' to 'y' twice in this entry")]
+    assert located(error) == [("connections[0]", 6, "'x' to 'y' twice in this entry")]
     assert "drop the repeated name" in error.format() and "distinct" not in error.format()
 
 

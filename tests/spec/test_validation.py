@@ -305,3 +305,36 @@ def test_a_name_yaml_reads_as_a_boolean_says_to_quote_it(spec_error):
     assert [(path, line) for path, line, _ in rows] == [("groups[1].name", 4), ("connections[0].to", 7),
                                                         ("connections[1].from", 8)]
     assert error.format().count("YAML reads an unquoted on, yes or true as a boolean: quote a name so spelt") == 3
+
+
+def test_a_softmax_over_one_unit_is_refused(spec_error):
+    """Before: valid, and no weight learned (the output is always 1, its gradient 0)."""
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: y, kind: output, size: 1, activation: softmax}
+        connections:
+          - {from: x, to: y}
+        """)
+    assert located(error) == [("groups[1]", 4, "a softmax over one unit is always 1, so no weight before it "
+                                               "would learn; use logistic for one output, or give the group a "
+                                               "unit per class")]
+
+
+def test_the_hints_for_a_lone_value_and_a_boolean_fit_the_field(spec_error):
+    """A connection written as text is not told to become {name: ...}; a boolean in a text
+    field is told to quote the text, and one in a list of numbers is told nothing of names."""
+    error = spec_error("""
+        version: 1
+        description: yes
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - x->y
+          - {from: x, to: y, init: {values: true}}
+        """)
+    shown = error.format()
+    assert "description: invalid value True (a boolean)" in shown and "as a boolean: quote the text" in shown
+    assert "write {name:" not in shown and "quote a name" not in shown, shown
