@@ -167,6 +167,9 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     if test is not None:
         if not isinstance(test, success.SuccessTest):
             raise TypeError(f"test is a lstmgraph.success.SuccessTest, not a {type(test).__name__}")
+        if test.name == "most_active" and run.plan.n_outputs < 2:
+            raise EvaluationError(f"{run.plan.name} has one output, which most_active cannot compare with another; "
+                                  "judge it by a tolerance")
         used = TestUsed.of(test, "as asked, not the task's")
     else:
         used = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))

@@ -328,6 +328,12 @@ def test_most_active_asked_judges_a_classifier_by_its_largest_output(data_run):
     assert both.exit_code == 2 and "--tolerance is for --success tolerance" in both.output
 
 
+def test_most_active_is_refused_for_a_net_of_one_output(runs):
+    """Before: the timing net's one output was always "the most active": every sequence right."""
+    refused = CliRunner().invoke(main, ["evaluate", str(runs["timing"]), "--sequences", "2", "--success", "most_active"])
+    assert refused.exit_code == 2 and "gers2002_timing has one output, which most_active cannot compare" in refused.output
+
+
 def test_a_data_file_task_run_with_a_test_path_is_judged_on_its_held_out_sequences(tmp_path):
     import yaml
 
