@@ -175,7 +175,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2000-cnto-forget-decay": (
         _no_shortcut("gers2000-cnto-forget-decay"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget-decay/forget-gate-bias", suspects=(FORGET_BIAS,)),
-        _exact_sweep("gers2000-cnto-forget-decay")),
+        _exact_sweep("gers2000-cnto-forget-decay"),
+        TriedChange("outputs between classifications not judged", "sweeps/gers2000-cnto-forget-decay/idle-not-judged")),
     "gers2000-cnto-forget": (
         TriedChange("outputs between classifications not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),
