@@ -48,11 +48,10 @@ def evaluate(run_dir: Path, sequences: int, seed: int, data: Path | None, tolera
     """
     if success_name == "most_active" and tolerance is not None:
         fail("--tolerance is for --success tolerance, not most_active; give one of them")
-    test = None
-    if success_name is not None or tolerance is not None:
+    test = SuccessTest("most_active") if success_name == "most_active" else None
+    if success_name == "tolerance" or tolerance is not None:
         try:
-            test = SuccessTest(success_name or "tolerance", (FALLBACK_TEST.tolerance if tolerance is None else tolerance)
-                               if success_name != "most_active" else 0.0)
+            test = SuccessTest("tolerance", FALLBACK_TEST.tolerance if tolerance is None else tolerance)
         except ValueError as error:  # (a tolerance of NaN passes click's range)
             fail(f"--tolerance: {error}")
     try:
