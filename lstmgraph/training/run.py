@@ -252,7 +252,7 @@ def resume_run(path: str | Path) -> TrainingRun:
     try:
         info = directory.read_info()
         spec_bytes = directory.read_spec()
-        plan = compile_spec_bytes(directory.path / RunDirectory.SPEC, spec_bytes, name=_started_as(info))
+        plan = compile_spec_bytes(directory.path / RunDirectory.SPEC, spec_bytes, name=name_at_start(info))
         engine = info.get("engine", "numpy")  # numpy: runs from before the choice
         device = info.get("device", "cpu")
         identity = run_identity(plan, info["trials"], engine, spec_bytes, device)
@@ -288,14 +288,14 @@ def _check_data(directory: RunDirectory, info: dict, trainer: Trainer) -> None:
 def compile_spec_bytes(path: Path, content: bytes, data_files: bool = True, name: str | None = None) -> Plan:
     """The plan of spec.yaml's ``content`` (read once: the bytes the identity digests are the
     bytes compiled), its problems located in ``path``; ``data_files``: `validate_spec_data`;
-    ``name``: the network's where spec.yaml gives none (`_started_as`)."""
+    ``name``: the network's where spec.yaml gives none (`name_at_start`)."""
     data, source = parse_spec_bytes(content, str(path))
     if name is not None and isinstance(data, dict) and "name" not in data:
         data = {**data, "name": name}
     return compile_plan(document_of(data, source, data_files))
 
 
-def _started_as(info: dict) -> str | None:
+def name_at_start(info: dict) -> str | None:
     """The name a run's network had when it started, from the spec run.json names: an older
     lstmgraph wrote no name into spec.yaml for a spec without one, which read back is 'spec'.
     Its rule: the file's stem as it is, ``network`` for a spec built in Python (``<dict>``);

@@ -26,7 +26,7 @@ from ..tasks.data_file import DATA_FILE, DataFileTask
 from .data import DataError, DataFile
 from .metrics_files import MetricsFileError, read_metric_rows
 from .rundir import RunDirectory, RunDirectoryError
-from .run import compile_spec_bytes
+from .run import compile_spec_bytes, name_at_start
 from .trainer import training_section
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def load_run(path: str | Path) -> TrainedRun:
         raise TrainedRunError(str(error)) from None
     # A data_file task's file is read where its sequences are (`sequence_source`): a run moved
     # without it is still judged on held-out data (--data), as a run trained on `data:` is.
-    plan = compile_spec_bytes(path / RunDirectory.SPEC, spec_bytes, data_files=False)
+    plan = compile_spec_bytes(path / RunDirectory.SPEC, spec_bytes, data_files=False, name=_name_at_start(directory))
     if _own_file(path / RunDirectory.WEIGHTS):
         try:
             weights = load_weights(path / RunDirectory.WEIGHTS, plan)
@@ -156,6 +156,16 @@ def load_run(path: str | Path) -> TrainedRun:
     seed = summary.get("seed") if summary is not None else None
     seed = seed if type(seed) is int and trials == 1 and path.name == str(seed) else None
     return TrainedRun(path, plan, weights, weights_file, _steps_trained(path, summary, metrics), metrics, seed)
+
+
+def _name_at_start(directory: RunDirectory) -> str | None:
+    """The name run.json gives a run whose spec.yaml gives none (`name_at_start`: an older
+    lstmgraph's run); None for a folder without a readable run.json (a reproduce trial's), whose
+    net is judged all the same (a name is only shown)."""
+    try:
+        return name_at_start(directory.read_info()) if _own_file(directory.path / RunDirectory.INFO) else None
+    except (RunDirectoryError, TrainedRunError):
+        return None
 
 
 def _own_file(path: Path) -> bool:

@@ -153,6 +153,8 @@ def test_a_run_an_older_lstmgraph_started_without_a_name_in_its_spec_yaml_resume
     (out / "spec.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
     resumed = run("train", "--resume", str(out), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
+    judged = run("evaluate", str(out), "--sequences", "2")  # (named so by evaluate and plot too)
+    assert judged.returncode == 0 and f"{out}: mynet, " in judged.stdout, judged.stdout
     built = lstmgraph.compile_plan(lstmgraph.spec_from_data(data))  # (built in Python: it was 'network')
     older = {key: value for key, value in built.resolved_spec.items() if key != "name"}
     start_run(dataclasses.replace(built, resolved_spec=older), tmp_path / "built").train()
