@@ -14,6 +14,7 @@ error messages) and the resolved spec as plain data (what a run directory keeps 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -43,7 +44,7 @@ class ParameterSlot:
 class Plan:
     """Everything an engine needs: units, connections, step order, parameter layout, and the
     spec's settings resolved (``init``, ``training``), where the spec came from (``source``,
-    for error messages) and the resolved spec as plain data (``resolved_spec``)."""
+    for error messages) and the resolved spec (``resolved_spec``: plain data, a copy each time)."""
 
     name: str
     network: NetworkGraph
@@ -55,9 +56,15 @@ class Plan:
     #: The training section (None if the spec has none), with ``data`` joined to the spec's
     #: folder and ``seed`` defaulting to ``init.seed``.
     training: TrainingSpec | None
-    #: The spec as plain data: defaults filled in, a task's options kept, a data file's path
-    #: absolute. A run directory's spec.yaml; copy it before changing it.
-    resolved_spec: dict[str, Any]
+    #: The spec as JSON text: defaults filled in, a task's options kept, a data file's path
+    #: absolute (`resolved_spec`). Text, so that no caller can change what a run writes.
+    resolved_json: str
+
+    @property
+    def resolved_spec(self) -> dict[str, Any]:
+        """The resolved spec as plain data, a fresh copy at each call (change it at will): a
+        run directory's spec.yaml."""
+        return json.loads(self.resolved_json)
 
     @property
     def units(self) -> tuple[Unit, ...]:
@@ -143,7 +150,7 @@ def compile_plan(document: SpecDocument) -> Plan:
             offset += connection.size
     training = _resolved_training(document)
     return Plan(document.name, network, execution_order, tuple(slots), document.source, document.spec.init,
-                training, _resolved_spec(document, training))
+                training, json.dumps(_resolved_spec(document, training)))
 
 
 def require_plan(value: Any, caller: str) -> Plan:

@@ -3,7 +3,6 @@ and the bundled specs as `lstmgraph specs` lists them (`list_specs`)."""
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ def summarize(plan: Plan) -> dict[str, Any]:
         "name": plan.name,
         "file": plan.source.filename,
         "parameters": plan.n_parameters,
-        "groups": copy.deepcopy(plan.resolved_spec["groups"]),
+        "groups": plan.resolved_spec["groups"],
         "units": [{"name": unit.name, "role": unit.role, "size": unit.size,
                    "activation": unit.activation, "group": unit.group} for unit in plan.units],
         "execution_order": list(plan.execution_order),

@@ -16,7 +16,6 @@ the process that holds it), `open` takes it for a new run, and `train` (or `clos
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -124,7 +123,7 @@ class TrainingRun:
                 directory.acquire()
                 if directory.exists():
                     raise RunExists(self.path)
-                spec_data = copy.deepcopy(self.plan.resolved_spec)
+                spec_data = self.plan.resolved_spec  # (a copy)
                 directory.identity = run_identity(self.plan, self.trainer.trials, self.trainer.engine,
                                                   spec_file_bytes(spec_data, self.path), self.trainer.device)
                 self._created = True

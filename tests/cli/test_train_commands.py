@@ -146,7 +146,7 @@ def test_a_run_an_older_lstmgraph_started_without_a_name_in_its_spec_yaml_resume
     plan = lstmgraph.compile_spec(tmp_path / "mynet.yaml")
     older = {key: value for key, value in plan.resolved_spec.items() if key != "name"}  # (as written before)
     out = tmp_path / "run"
-    start_run(dataclasses.replace(plan, resolved_spec=older), out, spec=str(tmp_path / "mynet.yaml")).train()
+    start_run(dataclasses.replace(plan, resolved_json=json.dumps(older)), out, spec=str(tmp_path / "mynet.yaml")).train()
     assert "name" not in yaml.safe_load((out / "spec.yaml").read_text())
     resolved = yaml.safe_load((out / "spec.yaml").read_text())
     resolved["training"]["steps"] = 80
@@ -157,7 +157,7 @@ def test_a_run_an_older_lstmgraph_started_without_a_name_in_its_spec_yaml_resume
     assert judged.returncode == 0 and f"{out}: mynet, " in judged.stdout, judged.stdout
     built = lstmgraph.compile_plan(lstmgraph.spec_from_data(data))  # (built in Python: it was 'network')
     older = {key: value for key, value in built.resolved_spec.items() if key != "name"}
-    start_run(dataclasses.replace(built, resolved_spec=older), tmp_path / "built").train()
+    start_run(dataclasses.replace(built, resolved_json=json.dumps(older)), tmp_path / "built").train()
     assert json.loads((tmp_path / "built" / "run.json").read_text())["spec"] == "<dict>"
     (tmp_path / "built" / "spec.yaml").write_text((tmp_path / "built" / "spec.yaml").read_text().replace(
         "steps: 40", "steps: 80"))

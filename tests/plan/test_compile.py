@@ -274,3 +274,12 @@ def test_the_connections_said_not_to_learn_are_those_whose_weights_training_leav
         if c.trainable:
             changed = not np.array_equal(trainer.weights[c.name], before[c.name])
             assert changed == (c.name not in unlearned), (c.name, changed)
+
+
+def test_the_resolved_spec_is_a_copy_a_caller_may_change():
+    """Before: plan.resolved_spec was the plan's own dict, so a caller building a variant from
+    it without a deep copy changed what a later run of the plan wrote as its spec.yaml."""
+    plan = lstmgraph.compile_spec(SPECS / "rnn.yaml")
+    changed = plan.resolved_spec
+    changed["groups"][1]["size"] = 16
+    assert plan.resolved_spec["groups"][1]["size"] == 8 and plan.resolved_spec is not plan.resolved_spec
