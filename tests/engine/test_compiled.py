@@ -390,3 +390,21 @@ def test_a_population_refuses_weights_and_streams_that_do_not_fit_before_its_ker
             population.run(x, y, outputs=outputs)
     steps, _ = population.run(inputs, targets, outputs=np.zeros((2, 10, 1)))
     assert list(steps) == [10, 10]
+
+
+def test_a_population_refuses_a_rate_or_setting_that_is_no_finite_number():
+    """Before: a rate of None trained every weight to NaN, "0.1" was taken, and a momentum of
+    None met float() deep inside."""
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    network = CompiledNetwork(plan, threads=1)
+    weights = initial_weights(plan, [0, 1, 2])
+    for rate in (None, "0.1", [0.1], np.array([0.1, 0.2]), -0.5, np.nan, [0.1, np.inf, 0.1]):
+        with pytest.raises(ValueError, match=r"rate: a finite number >= 0, or one per trial \(3\)"):
+            network.population(weights, rate)
+    population = network.population(weights, np.array([0.1, 0.2, 0.3]))
+    inputs, targets = np.zeros((5, 1)), np.zeros((5, 1))
+    for name, value in (("momentum", None), ("decay", "1"), ("tolerance", np.nan)):
+        with pytest.raises(ValueError, match=f"{name}: a finite number"):
+            population.run(inputs, targets, **{name: value})
+    steps, _ = population.run(inputs, targets, np.float64(0.5))
+    assert list(steps) == [5, 5, 5]

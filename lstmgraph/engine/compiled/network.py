@@ -14,6 +14,7 @@ traces and velocities go in and out by name, in the numpy engine's forms.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -185,7 +186,12 @@ class Population(NamedSlots):
         return np.concatenate([rate[:last - first] for (first, last), rate in zip(self.bounds, self._rates())])
 
     def set_rate(self, rate: float | np.ndarray) -> None:
-        rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), (self.trials,))
+        """Every trial's learning rate: one finite rate >= 0, or one per trial."""
+        given = np.asarray(rate)
+        if given.dtype.kind not in "iuf" or given.shape not in ((), (self.trials,)) or \
+                not (np.isfinite(given).all() and (given >= 0).all()):
+            raise ValueError(f"rate: a finite number >= 0, or one per trial ({self.trials}), not {rate!r:.80}")
+        rate = np.broadcast_to(given.astype(np.float64), (self.trials,))
         for (first, last), values in zip(self.bounds, self._rates()):
             values[:last - first] = rate[first:last]
 
@@ -223,6 +229,10 @@ class Population(NamedSlots):
         0). ``outputs`` (trials, steps, n_outputs), if given, receives every step's output (the
         prediction before that step's update). ``learn``: for every trial, or one flag per
         trial (the others run forward only). Returns (steps run, summed loss) per trial."""
+        for name, value in (("momentum", momentum), ("decay", decay), ("tolerance", tolerance)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(value):
+                raise ValueError(f"{name}: a finite number, not {value!r:.80}")
         inputs = np.asarray(inputs, dtype=np.float64)
         targets = np.asarray(targets, dtype=np.float64)
         planes = (targets,) if judged is None else (targets, np.asarray(judged, dtype=np.float64))
