@@ -145,7 +145,12 @@ def register(name: str) -> Callable[[TaskFactory], TaskFactory]:
 def task_success_test(name: str | None) -> tuple[SuccessTest, str]:
     """The success test that judges the task ``name`` and where it comes from, in words: the
     test the task declares (``success_test``, the paper's), else `success.FALLBACK_TEST` (also
-    for None, data from a file with no task behind it). `evaluate` and `sweep` judge by it."""
+    for None, data from a file with no task behind it). `evaluate` and `sweep` judge by it.
+    `TypeError` for anything but a name (a task object: pass its ``name``)."""
+    if name is not None and not isinstance(name, str):
+        task_name = getattr(name, "name", None)
+        raise TypeError(f"task_success_test takes a task's name, not the task: task_success_test({task_name!r})"
+                        if isinstance(task_name, str) else f"task_success_test takes a task's name (a str), not {name!r:.60}")
     declared = getattr(TASKS.get(name), "success_test", None) if name is not None else None
     if declared is not None:
         return declared, f"the {name} task's test"

@@ -140,6 +140,8 @@ def test_success_tests_come_from_the_task(monkeypatch):
     monkeypatch.setitem(TASKS, "plain", type("Plain", (), {}))  # a task of the user's that declares no test
     test, basis = task_success_test("plain")
     assert test == FALLBACK_TEST and test.tolerance == 0.49 and "plain task declares no test" in basis
+    with pytest.raises(TypeError, match=r"takes a task's name, not the task: task_success_test\('adding'\)"):
+        task_success_test(make_task("adding"))  # (before: the fallback test, silently)
 
 
 def test_a_misspelt_task_option_gets_the_closest_option():
