@@ -13,14 +13,32 @@ import io
 import os
 import zipfile
 import zlib
-from pathlib import Path
-from typing import Callable, Collection
+from pathlib import Path, PurePath
+from typing import Any, Callable, Collection
 
 import numpy as np
 
 from .errors import shown
 from .files import TOO_LONG, name_too_long, reading_no_follow, write_atomically
 from .limits import COUNT_LIMITS_HINT, MAX_ROW_BYTES
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy's scalars and arrays, in it or below it in lists, tuples and dicts,
+    as Python's numbers and lists, and paths as strings: what a spec, an override or a sweep's
+    values hold when a user writes ``np.arange``, ``np.int64(3)`` or ``Path("d.npz")`` (strict
+    fields take Python's types only)."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(item) for item in value)
+    return value
+
 
 #: Bytes an archive may unpack to (its members' declared sizes): guards against zip bombs.
 MAX_ARCHIVE_BYTES = 1 << 31

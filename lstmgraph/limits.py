@@ -112,8 +112,9 @@ def is_whole_number(value: object, least: int = 0) -> bool:
 def check_count(label: str, value: int, limit: int, minimum: int = 1) -> int:
     """``value`` if it is an integer from ``minimum`` to ``limit``, else `LimitError` naming
     ``label`` (e.g. "--steps") and the limit."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise LimitError(f"{label} must be a whole number, not {type(value).__name__}")
+    value = int(value)  # (numpy's integers too)
     if value < minimum:
         raise LimitError(f"{label} must be at least {minimum}, not {shown_count(value)}")
     if value > limit:

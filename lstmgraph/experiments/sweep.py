@@ -25,8 +25,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..arrays import plain
 from ..bundled import close_names, find_spec
 from ..errors import SpecError, shown
+from ..limits import MAX_TRIALS, check_count
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
@@ -125,8 +127,11 @@ class Subject:
 
 
 def subject_of(argument: str, trials: int | None = None) -> Subject:
-    """The catalogue row named ``argument``, else the spec it names (a file or a bundled spec).
-    `SweepError` names what is wrong; a spec's own problems raise `SpecError`."""
+    """The catalogue row named ``argument``, else the spec it names (a file or a bundled spec),
+    with ``trials`` (default: the row's, or 10 for a spec). `SweepError` names what is wrong; a
+    spec's own problems raise `SpecError`; `limits.LimitError` a trial count out of range."""
+    if trials is not None:
+        check_count("the number of trials (--trials)", trials, MAX_TRIALS)
     if argument in EXPERIMENTS:
         row = EXPERIMENTS[argument]
         return Subject(row, "catalogue row", f"the row's protocol ({row.protocol.kind})")
@@ -204,6 +209,7 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, li
     values, a value a key rejects, or a grid too large."""
     resolved: list[tuple[str, Any, str, list[Any]]] = []
     for typed, values in (varied.items() if isinstance(varied, dict) else varied):
+        values = plain(values)  # (np.linspace, np.int64: Python's numbers)
         if not isinstance(values, (list, tuple)) or not values:
             raise SweepError(f"--vary {typed}: give a non-empty list of values, not {shown(values)}")
         values = checked_values(typed, list(values))

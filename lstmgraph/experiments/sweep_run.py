@@ -107,7 +107,15 @@ def check_sweep(subject: Subject, grid: list[Setting], trials: int, budget_steps
                 cluster: Any = None, out: Path | None = None) -> None:
     """What `run_sweep` checks before it writes anything but the folders: the counts, the device
     and every setting's net (`check_plans`); with ``out``, the settings' folders there
-    (`check_folders`, read only), before `run_sweep` calls its ``checks_passed``."""
+    (`check_folders`, read only), before `run_sweep` calls its ``checks_passed``. `SweepError`
+    for an empty grid, or one made of another subject (`sweep.grid` of ``subject.experiment``)."""
+    if not grid:
+        raise SweepError("the grid holds no setting: make it with grid(subject.experiment, {KEY: [VALUES]})")
+    name = subject.experiment.name
+    for setting in grid:
+        if setting.experiment.name != name and not setting.experiment.name.startswith(f"{name} ["):
+            raise SweepError(f"setting {setting.index} ({setting.experiment.name}) is not of the subject {name}: "
+                             "make the grid with grid(subject.experiment, ...) of this subject")
     check_run_settings(trials, budget_steps, checkpoint_seconds, lanes)
     check_plans(grid, subject.experiment, device, cluster)
     if out is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..arrays import plain
 from ..bundled import find_spec
 from ..errors import SpecSource
 from ..files import safe_folder_name
@@ -58,8 +59,9 @@ def document_of(data: Any, source: SpecSource, data_files: bool = True) -> SpecD
 
 
 def spec_from_data(data: Any, filename: str = "<dict>") -> SpecDocument:
-    """Validate spec data built in Python (no line numbers in its errors)."""
-    return document_of(data, SpecSource(filename))
+    """Validate spec data built in Python (no line numbers in its errors); numpy's numbers in it
+    are taken as Python's (`arrays.plain`)."""
+    return document_of(plain(data), SpecSource(filename))
 
 
 def json_schema() -> dict[str, Any]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..arrays import plain
+
 
 @dataclass(frozen=True)
 class Overrides:
@@ -43,7 +45,7 @@ class Overrides:
                 training["bptt_window"] = None
         if self.seed is not None:
             training["seed"] = init["seed"] = self.seed
-        return {section: values for section, values in (("training", training), ("init", init)) if values}
+        return {section: plain(values) for section, values in (("training", training), ("init", init)) if values}
 
     def given(self, data: Any) -> dict[tuple[str, ...], str]:
         """Each field of ``data`` that `apply` sets or removes, and the option that does (for

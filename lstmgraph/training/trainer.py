@@ -106,8 +106,7 @@ class Trainer:
         if training.steps is None and training.epochs is None and training.data is None:
             raise SpecError([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.source)
-        check_count("trials", trials, MAX_TRIALS)
-        self.trials = trials
+        self.trials = trials = check_count("trials", trials, MAX_TRIALS)
         _check_memory(plan, trials)
         self.engine, self.engine_note = select_engine(plan, training, engine, device)
         self.device = device

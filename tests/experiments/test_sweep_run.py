@@ -171,3 +171,17 @@ def test_each_setting_s_plan_is_compiled_and_its_program_lowered_once_before_the
     again = run_sweep(subject, settings, 1, 1, tmp_path, 200)
     assert [entry["trials"] for entry in again["settings"]] == [1, 1]
     assert (len(plans), len(lowered)) == (2, 2)
+
+
+def test_an_empty_grid_or_one_of_another_subject_is_refused_before_any_trial(tmp_path):
+    """Before: every trial ran, then a KeyError (another subject's rows) or matplotlib's error
+    (no setting), with no sweep.json."""
+    from lstmgraph.experiments.sweep_values import SweepError
+
+    subject, settings = _subject_and_grid()
+    other = grid(find_experiment("hochreiter1997-adding-t100"), {"learning_rate": [0.1]})
+    for wrong, words in (([], "the grid holds no setting"),
+                         (other, "setting 0 .* is not of the subject gers2002-gts-peephole")):
+        with pytest.raises(SweepError, match=words):
+            run_sweep(subject, wrong, 1, 1, tmp_path / "sweep", 2000)
+    assert not (tmp_path / "sweep").exists()

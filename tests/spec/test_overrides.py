@@ -62,3 +62,29 @@ def test_an_error_in_a_field_an_option_set_names_the_option_not_only_the_file_s_
     with pytest.raises(SpecError) as raised:
         lstmgraph.load_spec(tmp_path / "net.yaml")
     assert "given" not in str(raised.value)
+
+
+def test_numpy_numbers_are_taken_as_python_s_in_specs_overrides_trials_and_sweeps():
+    """Before: np.int64(3) was "invalid value np.int64(3), expected: a valid integer" in a spec
+    or an override, "not int64" as a trial count, and a sweep's np.arange a raw TypeError."""
+    import numpy as np
+    import yaml
+
+    from lstmgraph.experiments.sweep import grid, subject_of
+    from lstmgraph.training import Trainer
+    from conftest import SPECS
+
+    plan = lstmgraph.compile_spec("rnn", lstmgraph.Overrides(seed=np.int64(3), steps=np.int64(20)))
+    assert (plan.init.seed, plan.training.steps) == (3, 20)
+    assert type(Trainer(plan, trials=np.int64(2), engine="numpy").trials) is int
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["groups"][1]["size"] = np.int64(8)
+    data["training"]["learning_rate"] = np.float32(0.5)
+    assert lstmgraph.compile_plan(lstmgraph.spec_from_data(data)).n_parameters == 131
+    data["training"]["task"] = {"name": "data_file", "path": Path("held.npz")}  # (a path: its text)
+    with pytest.raises(SpecError, match="held.npz: no such file"):
+        lstmgraph.spec_from_data(data)
+    settings = grid(subject_of("hochreiter1997-adding-t100").experiment,
+                    {"task.length": np.arange(100, 201, 100), "learning_rate": np.linspace(0.1, 0.2, 2)})
+    assert [setting.label() for setting in settings][:2] == ["task.length=100, learning_rate=0.1",
+                                                            "task.length=100, learning_rate=0.2"]
