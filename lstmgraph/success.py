@@ -31,8 +31,17 @@ MOST_ACTIVE = -1.0
 NOT_JUDGED = 0.0
 
 
+def _check_shapes(outputs: np.ndarray, targets: np.ndarray) -> None:
+    """`ValueError` unless both are (steps, n_outputs) of one shape (numpy would broadcast a
+    column of targets against every output, and judge wrongly)."""
+    if np.ndim(outputs) != 2 or np.shape(outputs) != np.shape(targets):
+        raise ValueError(f"outputs and targets are (steps, n_outputs) of one shape, not {np.shape(outputs)} "
+                         f"and {np.shape(targets)}")
+
+
 def within_tolerance(outputs: np.ndarray, targets: np.ndarray, tolerance: float) -> np.ndarray:
     """Per step: every judged output is within ``tolerance`` of its target (strictly)."""
+    _check_shapes(outputs, targets)
     judged = ~np.isnan(targets)
     error = np.abs(np.where(judged, outputs - np.where(judged, targets, 0.0), 0.0))
     return (error < tolerance).all(axis=1)
@@ -41,6 +50,7 @@ def within_tolerance(outputs: np.ndarray, targets: np.ndarray, tolerance: float)
 def most_active_correct(outputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Per step: the units judged 1 are all more active than every other unit; a step whose
     targets are not all present is not judged."""
+    _check_shapes(outputs, targets)
     judged = ~np.isnan(targets).any(axis=1)
     legal = np.where(judged[:, None], targets, 0.0) > 0.5
     lowest_legal = np.where(legal, outputs, np.inf).min(axis=1)

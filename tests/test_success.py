@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lstmgraph.success import most_active_correct, squared_error, within_tolerance
 
@@ -51,3 +52,14 @@ def test_a_tolerance_below_zero_or_not_finite_is_refused_by_every_test():
             with pytest.raises(ValueError, match="tolerance must be a finite number"):
                 SuccessTest(name, tolerance)
     assert SuccessTest("most_active", 0.0).kernel_tolerance < 0  # (most_active reads no tolerance: 0 is its own)
+
+
+def test_outputs_and_targets_of_other_shapes_are_refused_not_broadcast():
+    """Before: targets (2, 1) against outputs (2, 2) were broadcast, and judged wrongly."""
+    outputs = np.array([[0.1, 0.9], [0.9, 0.1]])
+    for judge in (lambda o, t: within_tolerance(o, t, 0.3), most_active_correct):
+        for targets in (np.array([[0.0], [1.0]]), np.array([0.0, 1.0])):
+            with pytest.raises(ValueError, match=r"outputs and targets are \(steps, n_outputs\) of one shape"):
+                judge(outputs, targets)
+        with pytest.raises(ValueError, match="of one shape, not \\(2,\\)"):
+            judge(outputs[0], outputs[0])
