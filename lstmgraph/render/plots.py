@@ -11,6 +11,7 @@ never touched).
 from __future__ import annotations
 
 import io
+import os
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -69,9 +70,10 @@ def panel_groups(plans: Sequence[Plan], panels: Sequence[str] | None = None
     A panel is a kind of `PANELS` or a unit group's name; a kind of `PER_GROUP` gives a row
     per group of that kind (named by the group). With ``panels=None`` the `DEFAULT_PANELS` are
     used and rows that no plan has are left out; a panel asked for by name that no plan has
-    raises `PlotError`.
+    raises `PlotError`. One panel may be given as a string.
     """
     strict = panels is not None
+    panels = [panels] if isinstance(panels, str) else panels  # (not its letters)
     names = {unit.name for plan in plans for unit in plan.units if unit.role != "bias"}
     rows = []
     for panel in (DEFAULT_PANELS if panels is None else panels):
@@ -338,7 +340,8 @@ def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, ste
               ) -> tuple[Path, list[str]]:
     """Load, trace (on ``data``, a held-out data file, if given) and draw the runs; write the
     figure (default: the first run's plots.png). Returns the file written and a `describe`
-    line per run."""
+    line per run. One run directory may be given alone (a string or a path)."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else paths  # (not its letters)
     if not paths:
         raise PlotError("give at least one run directory")
     output = Path(output) if output is not None else Path(paths[0]) / "plots.png"

@@ -422,3 +422,13 @@ def test_traced_steps_without_a_target_say_so_not_a_loss_of_0():
     outputs = draw_figure([run], [trace], panels=["output"]).axes[-1]
     assert outputs.get_title(loc="right") == "no targets here"
     assert trace_run(run, steps=400).judged
+
+
+def test_one_run_or_one_panel_given_alone_is_not_read_letter_by_letter(runs, tmp_path):
+    """Before: plot_runs("runs/x") looked for the run directory "r", and panels="output"
+    for the panel "o"."""
+    written, lines = plot_runs(str(runs["timing"]), tmp_path / "one.png", steps=20, panels="output")
+    assert written.read_bytes()[:8] == PNG_MAGIC and len(lines) == 1
+    run = load_run(runs["timing"])
+    figure = draw_figure([run], [trace_run(run, steps=20)], panels="output")
+    assert len(figure.axes) == len(draw_figure([run], [trace_run(run, steps=20)], panels=["output"]).axes)
