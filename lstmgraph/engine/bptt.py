@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .executor import run_ops
-from .simulator import Simulator
+from .simulator import Simulator, require_simulator
 from .traces import gradients
 from .weights import Weights
 
@@ -27,7 +27,7 @@ def bptt_gradient(sim: Simulator, weights: Weights, inputs: np.ndarray, targets:
                   ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Summed loss per trial, dE/dW summed over the segment, and the final state. `ValueError`
     for inputs and targets of other shapes or lengths."""
-    program = sim.program(loss, segments=True)
+    program = require_simulator(sim, "bptt_gradient").program(loss, segments=True)
     V = sim.values(program, weights, state)
     inputs, targets = sim.sequence_array(inputs, "inputs"), sim.sequence_array(targets, "targets")
     if len(inputs) != len(targets):

@@ -57,6 +57,13 @@ class StepRecord:
         self.net = _Groups(program, values, "net", plan.execution_order)
 
 
+def require_simulator(value, caller: str) -> "Simulator":
+    """``value`` if it is a `Simulator`, else a `TypeError` naming ``caller`` and how to make one."""
+    if not isinstance(value, Simulator):
+        raise TypeError(f"{caller} takes a Simulator, not a {type(value).__name__}: {caller}(Simulator(plan), ...)")
+    return value
+
+
 class Simulator:
     """Forward steps of a plan with the numpy executor.
 

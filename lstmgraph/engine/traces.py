@@ -21,7 +21,7 @@ import numpy as np
 
 from ..limits import is_whole_number
 from .executor import run_ops
-from .simulator import Simulator, StepRecord
+from .simulator import Simulator, StepRecord, require_simulator
 from .weights import Weights
 
 #: The phases of an RTRL gradient step (the update is the optimiser's).
@@ -38,7 +38,7 @@ class RealTimeRecurrentLearning:
     """
 
     def __init__(self, sim: Simulator, trials: int = 1):
-        self.sim = sim
+        self.sim = require_simulator(sim, "RealTimeRecurrentLearning")
         self.program = sim.program("sum_of_squares", traces=True)
         self.reset(trials)
 

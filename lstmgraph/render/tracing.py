@@ -52,7 +52,7 @@ class Trace:
 
 
 def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path | None = None) -> Trace:
-    """TrainedRun the trained weights (every trial) over ``steps`` steps of the run's data, or of the
+    """Run the trained weights (every trial) over ``steps`` steps of the run's data, or of the
     data file ``data`` (held-out data in the training data format, lstmgraph/training/data.py).
 
     A task's sequences are drawn from ``numpy.random.default_rng(seed)``, laid end to end as
@@ -61,6 +61,8 @@ def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path
     Activations start at zero and are reset at each sequence as in training (the spec's
     ``reset``, else only for tasks that are not continual).
     """
+    if not isinstance(run, TrainedRun):
+        raise TypeError(f"trace_run takes a TrainedRun, not a {type(run).__name__}: trace_run(load_run(path), ...)")
     if steps < 1:
         raise PlotError(f"steps must be at least 1, not {steps}")
     training = training_section(run.plan)

@@ -46,6 +46,8 @@ def load_spec(path: str | Path, overrides: Overrides | None = None, data_files: 
                         f"{type(path).__name__}" + (": for data built in Python, spec_from_data(data) validates it "
                                                     "and compile_plan(spec_from_data(data)) compiles it"
                                                     if isinstance(path, dict) else ""))
+    if overrides is not None and not isinstance(overrides, Overrides):
+        raise TypeError(f"overrides are an Overrides(steps=..., seed=...), not a {type(overrides).__name__}")
     data, source = read_spec_file(find_spec(path))
     if overrides is not None:
         data, source = overrides.apply(data), source.with_given(overrides.given(data))

@@ -155,6 +155,9 @@ class Trainer:
         metrics and write checkpoints (and a final one). After every sequence ``progress`` gets a
         `ProgressReport` of the steps trained (of ``steps``), the mean loss per step over the last
         ``stop_window`` sequences as its figure ``loss_per_step``."""
+        if run_dir is not None and not isinstance(run_dir, RunDirectory):
+            raise TypeError(f"run_dir is a RunDirectory (RunDirectory(path)) or None, not a {type(run_dir).__name__}"
+                            + ("; progress is the second argument: run(progress=...)" if callable(run_dir) else ""))
         training = self.training
         budget = training.steps
         last_checkpoint = self.steps

@@ -229,3 +229,15 @@ def test_gradients_agree_with_peepholes_in_blocks_and_a_decaying_state():
     errors = {check["name"]: check["max_rel_error"] for check in report["checks"]}
     assert errors["truncated_rtrl_vs_bptt"] < 1e-12 and errors["rtrl_vs_bptt"] < 1e-12
     assert report["passed"]
+
+
+def test_the_gradient_engines_take_a_simulator_and_say_so_of_a_plan():
+    """Before: "'Plan' object has no attribute 'program'", from deep inside."""
+    from lstmgraph.engine import initial_weights
+
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    with pytest.raises(TypeError, match=r"RealTimeRecurrentLearning takes a Simulator, not a Plan: "
+                                        r"RealTimeRecurrentLearning\(Simulator\(plan\), ...\)"):
+        RealTimeRecurrentLearning(plan)
+    with pytest.raises(TypeError, match=r"bptt_gradient takes a Simulator, not a Plan"):
+        bptt_gradient(plan, initial_weights(plan), np.zeros((3, 1)), np.zeros((3, 1)), "sum_of_squares")

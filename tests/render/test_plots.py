@@ -432,3 +432,8 @@ def test_one_run_or_one_panel_given_alone_is_not_read_letter_by_letter(runs, tmp
     run = load_run(runs["timing"])
     figure = draw_figure([run], [trace_run(run, steps=20)], panels="output")
     assert len(figure.axes) == len(draw_figure([run], [trace_run(run, steps=20)], panels=["output"]).axes)
+
+
+def test_trace_run_takes_a_loaded_run_and_says_how_to_load_one(runs):
+    with pytest.raises(TypeError, match=r"trace_run takes a TrainedRun, not a str: trace_run\(load_run\(path\), ...\)"):
+        trace_run(str(runs["timing"]), steps=10)

@@ -170,3 +170,18 @@ def test_a_run_longer_than_the_limits_is_a_located_spec_error_before_anything_ru
     data["training"].update(data=str(tmp_path / "d.npz"), epochs=MAX_EPOCHS + 1)
     with pytest.raises(SpecError, match=f"passes over the data, more than the limit of {MAX_EPOCHS:,}"):
         lstmgraph.spec_from_data(data)
+
+
+def test_run_takes_a_run_directory_and_says_where_progress_goes():
+    """Before: "'str' object has no attribute 'append_metrics'"."""
+    trainer = Trainer(lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml"), engine="numpy")
+    with pytest.raises(TypeError, match=r"run_dir is a RunDirectory \(RunDirectory\(path\)\) or None, not a str$"):
+        trainer.run("runs/x")
+    with pytest.raises(TypeError, match=r"not a function; progress is the second argument: run\(progress=...\)"):
+        trainer.run(print_progress)
+    with pytest.raises(TypeError, match=r"overrides are an Overrides\(steps=..., seed=...\), not a dict"):
+        lstmgraph.load_spec("rnn", {"steps": 5})
+
+
+def print_progress(report) -> None:
+    print(report)
