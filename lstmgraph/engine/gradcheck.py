@@ -28,12 +28,14 @@ scale being the largest gradient of its matrix; the reported error of a matrix i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..limits import COUNT_LIMITS_HINT, MAX_GRADCHECK_STEPS, MAX_GRADCHECK_WORK, LimitError, check_count
+from ..limits import (COUNT_LIMITS_HINT, MAX_GRADCHECK_STEPS, MAX_GRADCHECK_WORK, MAX_SEED, LimitError,
+                      check_count)
 from ..plan import Plan, require_plan
 from .bptt import bptt_gradient
 from .executor import run_ops
@@ -203,6 +205,10 @@ def gradient_checks(plan: Plan, seeds: Sequence[int], steps: int = 8,
     (the lowering takes most of a small net's check). The work limit counts every seed's."""
     require_plan(plan, "gradient_check")
     check_count("steps", steps, MAX_GRADCHECK_STEPS)
+    for seed in seeds:
+        check_count("seed", seed, MAX_SEED, minimum=0)
+    if isinstance(weight_range, bool) or not isinstance(weight_range, (int, float)) or not 0 < weight_range < math.inf:
+        raise ValueError(f"weight_range: a finite number > 0, not {weight_range!r:.60}")
     truncated = Simulator(plan)
     full = Simulator(plan, full_gradient=True)
     slots = full.program(_loss(plan)).n_slots

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine.simulator import Simulator
 from .. import success
-from ..limits import LimitError
+from ..limits import MAX_EVALUATION_SEQUENCES, MAX_SEED, LimitError, check_count
 from ..progress import Progress, ProgressReport
 from ..training.trained import DataKind, load_run, sequence_source
 from ..tasks import task_success_test
@@ -156,8 +156,11 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
     ``test``: the success test to judge by instead of the task's (`lstmgraph.success`): a
     tolerance for regression data, whose right answer is no side of 0.5; ``most_active`` for a
     classifier's one-hot targets (its largest output the target's)."""
-    if sequences < 1:
-        raise EvaluationError(f"sequences must be at least 1, not {sequences}")
+    try:
+        check_count("sequences", sequences, MAX_EVALUATION_SEQUENCES)
+        check_count("seed", seed, MAX_SEED, minimum=0)  # (None: a fresh draw at each call, not reproducible)
+    except LimitError as error:
+        raise EvaluationError(str(error)) from None
     run = load_run(path)
     training = training_section(run.plan)
     sim = Simulator(run.plan)

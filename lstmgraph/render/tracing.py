@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.simulator import Simulator
-from ..limits import LimitError
+from ..limits import MAX_SEED, MAX_STEPS, LimitError, check_count
 from ..tasks import Sequence as TaskSequence
 from ..training.trained import (DataKind, SequenceSource, TrainedRun, TrainedRunError, describe_data,
                                 sequence_source)
@@ -63,8 +63,11 @@ def trace_run(run: TrainedRun, steps: int = 200, seed: int = 0, data: str | Path
     """
     if not isinstance(run, TrainedRun):
         raise TypeError(f"trace_run takes a TrainedRun, not a {type(run).__name__}: trace_run(load_run(path), ...)")
-    if steps < 1:
-        raise PlotError(f"steps must be at least 1, not {steps}")
+    try:
+        check_count("steps", steps, MAX_STEPS)
+        check_count("seed", seed, MAX_SEED, minimum=0)
+    except LimitError as error:
+        raise PlotError(str(error)) from None
     training = training_section(run.plan)
     sim = Simulator(run.plan)
     try:

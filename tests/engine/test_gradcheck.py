@@ -182,3 +182,15 @@ def test_the_work_limit_counts_every_draw(monkeypatch):
     assert len(list(gradient_checks(plan, range(3)))) == 3
     with pytest.raises(LimitError, match="for each of 4 draws, over the limit"):
         next(gradient_checks(plan, range(4)))
+
+
+def test_a_seed_or_weight_range_out_of_range_is_named():
+    """Before: numpy's "expected non-negative integer" and "high - low < 0"."""
+    from lstmgraph.limits import LimitError
+
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml")
+    with pytest.raises(LimitError, match="seed must be at least 0, not -1"):
+        gradient_check(plan, seed=-1)
+    for bad in (-1, 0, float("nan"), "0.5", True):
+        with pytest.raises(ValueError, match="weight_range: a finite number > 0"):
+            gradient_check(plan, weight_range=bad)

@@ -364,3 +364,15 @@ def test_a_data_file_task_run_on_a_file_of_one_sequence_is_judged_on_it_once(tmp
     assert (result.sequences, result.steps, result.data) == (1, 50, "training data")
     plotted = CliRunner().invoke(main, ["plot", str(tmp_path / "run"), "-o", str(tmp_path / "p.png")])
     assert plotted.exit_code == 0 and "200 steps" in plotted.output, plotted.output  # (the sequence again and again)
+
+
+def test_a_seed_or_count_of_sequences_out_of_range_is_named(runs):
+    """Before: seed=None drew other sequences at each call (not reproducible), seed=-1 met
+    numpy's error, sequences=1.5 a TypeError."""
+    from lstmgraph.experiments.evaluate import EvaluationError
+
+    for arguments, words in (({"seed": None}, "seed must be a whole number, not NoneType"),
+                             ({"seed": -1}, "seed must be at least 0"),
+                             ({"sequences": 1.5}, "sequences must be a whole number, not float")):
+        with pytest.raises(EvaluationError, match=words):
+            evaluate_run(runs["timing"], **arguments)

@@ -437,3 +437,6 @@ def test_one_run_or_one_panel_given_alone_is_not_read_letter_by_letter(runs, tmp
 def test_trace_run_takes_a_loaded_run_and_says_how_to_load_one(runs):
     with pytest.raises(TypeError, match=r"trace_run takes a TrainedRun, not a str: trace_run\(load_run\(path\), ...\)"):
         trace_run(str(runs["timing"]), steps=10)
+    for arguments, words in (({"steps": None}, "steps must be a whole number"), ({"seed": -1}, "seed must be at least 0")):
+        with pytest.raises(PlotError, match=words):
+            trace_run(load_run(runs["timing"]), **arguments)
