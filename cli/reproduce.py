@@ -118,6 +118,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
     from lstmgraph.experiments.results_table import measured_cost
+    from lstmgraph.experiments.run_checks import cap_note
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.experiments.sweep import row_protocol_note
@@ -186,6 +187,8 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
             click.echo("protocol settings: " + ", ".join(f"{key} {json.dumps(value)}"
                                                          for key, value in chosen.protocol_options.items())
                        + " (set with --protocol-option: not the row's)")
+        if capped := cap_note(chosen, max_steps):
+            click.echo(f"note: {capped}", err=True)
         note_first_compile(device, cluster)
 
     def interrupted(stop: BaseException) -> str:

@@ -51,6 +51,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     settings are compared trial by trial. Writes DIR/settings/INDEX (a results folder per
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
+    from lstmgraph.experiments.run_checks import cap_note
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import compared_with_nothing, grid, judged_by, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
@@ -99,6 +100,10 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         unpaired = compared_with_nothing(row, settings)
         if unpaired:
             click.echo(f"note: {unpaired}", err=True)
+        capped = [f"note: setting {setting.index}: {note}" for setting in settings
+                  if (note := cap_note(setting.experiment, max_steps))]
+        for line in shortened(capped, "settings so capped"):
+            click.echo(line, err=True)
         note_first_compile(device, cluster)
 
     def interrupted(stop: BaseException) -> str:

@@ -124,6 +124,10 @@ class Protocol:
     def check_task(self, task) -> None:
         """Raise `ProtocolError` if a setting does not fit ``task`` (a row's)."""
 
+    def sequences_to_succeed(self) -> int | None:
+        """The fewest sequences a trial presents before it can succeed (None: no such bound)."""
+        return None
+
     # -- shared ---------------------------------------------------------------------------------------
     @classmethod
     def rate_label(cls) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..limits import MAX_CHECKPOINT_SECONDS, MAX_LANES, MAX_STEPS, check_count
 from ..plan import Plan
 from ..training.engines import check_program
@@ -58,3 +60,20 @@ def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds
         raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
     if not (type(lanes) is int and 1 <= lanes <= MAX_LANES):
         raise ValueError(f"lanes must be a whole number from 1 to {MAX_LANES}, not {lanes!r}")
+
+
+def cap_note(experiment: Experiment, budget_steps: int | None) -> str | None:
+    """Why a cap of ``budget_steps`` (`--max-steps`) leaves no trial of ``experiment`` able to
+    succeed, or None: the sequences its success test needs in a row do not fit in it, even at
+    the shortest of 100 of the task's sequences (seeded: the same note every time)."""
+    needed = experiment.protocol.sequences_to_succeed()
+    if budget_steps is None or needed is None:
+        return None
+    task, rng = experiment.make_task(), np.random.default_rng(0)
+    lengths = [len(task.sample(rng)) for _ in range(100)]
+    if budget_steps >= needed * min(lengths):
+        return None
+    mean = float(np.mean(lengths))
+    return (f"--max-steps {budget_steps:,} ends each trial of {experiment.name} after about {budget_steps / mean:,.0f} "
+            f"sequences ({mean:,.0f} steps on average), before the {needed:,} its success test needs: no trial can "
+            f"succeed; give --max-steps above {needed * mean:,.0f}, or vary protocol.window")

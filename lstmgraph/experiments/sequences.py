@@ -76,6 +76,9 @@ class SequenceProtocol(Protocol):
         if self.max_error is not None and not self.max_error > 0:
             raise ValueError(f"max_error must be > 0 (or null), not {self.max_error}")
 
+    def sequences_to_succeed(self) -> int | None:
+        return None if self.fixed_sets else self.window  # (fixed sets: a full check every evaluate_every)
+
     def check_task(self, task: Task) -> None:
         """Fixed sets draw their test strings from the training task: a task's held-out sequences
         (`test_task`) would go unused, so the two are refused together."""
@@ -108,8 +111,7 @@ class SequenceProtocol(Protocol):
             f"at most {self.allowed_wrong} of the last {self.window:,} sequences wrong"
         if self.max_error is not None:
             rule += f" and their mean squared error < {self.max_error}"
-        right = ("the target's unit the most active" if self.success == "most_active"
-                 else f"|error| < {self.tolerance}")
+        right = "the target's unit the most active" if self.success == "most_active" else f"|error| < {self.tolerance}"
         return (f"reset before each sequence; stop when {rule} ({right}); "
                 f"test on {self.test_sequences:,} new sequences; at most {self.max_sequences:,} sequences")
 
@@ -226,7 +228,6 @@ class SequenceTrial(Trial):
     in one block of lanes (`advance_together`); it returns to Python to draw more sequences,
     and pauses between training sequences, where its state is the network, the counters, the
     window of recent results and the place in its training sequences."""
-
 
     DEVICES = ("cpu", "cuda")
     WHOLE_SEQUENCES = True

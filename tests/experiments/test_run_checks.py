@@ -1,0 +1,23 @@
+"""`run_checks.cap_note`: a step cap that leaves no trial able to succeed, said before the run."""
+
+from __future__ import annotations
+
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.run_checks import cap_note
+
+from conftest import invoke
+
+
+def test_a_cap_below_the_sequences_the_success_test_needs_is_noted_before_the_run(tmp_path):
+    """Before: a quick look with --max-steps 30,000 at the adding row ran every trial to "not
+    solved in 286 sequences", which no net could escape (its rule: 2,000 right in a row)."""
+    adding = find_experiment("hochreiter1997-adding-t100")  # sequences of 100 to 110 steps
+    note = cap_note(adding, 30_000)
+    assert note.startswith("--max-steps 30,000 ends each trial of hochreiter1997-adding-t100 after about 28")
+    assert "before the 2,000 its success test needs: no trial can succeed" in note
+    assert cap_note(adding, 300_000) is None and cap_note(adding, None) is None
+    assert cap_note(find_experiment("hochreiter1997-erg-3x2-lr0.5"), 1_000) is None  # (fixed sets: a full check)
+    assert cap_note(find_experiment("gers2000-cerg-forget"), 1_000) is None  # (streams: no such bound)
+    code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "300",
+                          "--jobs", "1", "--out", tmp_path / "out")
+    assert code == 0 and "note: --max-steps 300 ends each trial of hochreiter1997-adding-t100" in output, output
