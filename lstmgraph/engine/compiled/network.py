@@ -187,6 +187,10 @@ class Population(NamedSlots):
 
     def set_rate(self, rate: float | np.ndarray) -> None:
         """Every trial's learning rate: one finite rate >= 0, or one per trial."""
+        if type(rate) is float and 0.0 <= rate < math.inf:  # (the engines' call before every chunk: no array made)
+            for (first, last), values in zip(self.bounds, self._rates()):
+                values[:last - first] = rate
+            return
         given = np.asarray(rate)
         if given.dtype.kind not in "iuf" or given.shape not in ((), (self.trials,)) or \
                 not (np.isfinite(given).all() and (given >= 0).all()):
