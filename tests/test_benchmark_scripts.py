@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -69,18 +69,47 @@ def _has_command_line(script: Path) -> bool:
     return "argparse" in text or "import click" in text or "from click" in text
 
 
-def _help(script: Path) -> tuple[str, int, str]:
-    env = {**os.environ, **HELP_ENV.get(script.name, {})}
-    result = subprocess.run([sys.executable, str(script), "--help"], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
-                            capture_output=True, text=True, timeout=120)
-    return script.name, result.returncode, result.stderr[-2000:]
+#: One interpreter answers every script's ``--help`` in turn (each run as ``__main__``, as
+#: ``python SCRIPT --help`` runs it): its exit code and the end of what it wrote to stderr.
+_HELP_ALL = """
+import contextlib, io, json, runpy, sys, traceback
+answers = {}
+for path in sys.argv[1:]:
+    sys.argv = [path, "--help"]
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+        try:
+            runpy.run_path(path, run_name="__main__")
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    answers[path] = [code, stderr.getvalue()[-2000:]]
+print(json.dumps(answers))
+"""
+
+
+def _help(scripts: list[Path], env: dict[str, str]) -> list[tuple[str, int, str]]:
+    """``SCRIPT --help`` of each script, in one interpreter with ``env`` added to the environment."""
+    result = subprocess.run([sys.executable, "-c", _HELP_ALL, *map(str, scripts)], cwd=REPO,
+                            env={**os.environ, **env}, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    answers = json.loads(result.stdout.splitlines()[-1])
+    return [(Path(path).name, code, stderr) for path, (code, stderr) in answers.items()]
 
 
 def test_every_script_with_a_command_line_answers_help():
-    """Each ``--help`` in its own interpreter (its module-level imports run), a few at a time:
-    about 0.4 s each, 4-6 s for the lot on two cores."""
+    """Each script's ``--help``, as its command line runs it (its module-level imports run):
+    those with the same environment share one interpreter, so an import is paid once. A script
+    that needs its own settings (HELP_ENV) gets an interpreter of its own."""
     scripts = [script for script in SCRIPTS if _has_command_line(script)]
     assert len(scripts) >= 20  # all but compare.py (sys.argv) and trial_cpu.py (no main)
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
-        failed = [f"{name} (exit {code}): {stderr}" for name, code, stderr in pool.map(_help, scripts) if code]
+    shared = [script for script in scripts if script.name not in HELP_ENV]
+    own = [([script], HELP_ENV[script.name]) for script in scripts if script.name in HELP_ENV]
+    answers = [answer for group, env in [(shared, {}), *own] for answer in _help(group, env)]
+    assert sorted(name for name, _, _ in answers) == sorted(script.name for script in scripts)
+    failed = [f"{name} (exit {code}): {stderr}" for name, code, stderr in answers if code]
     assert not failed, "\n".join(failed)
