@@ -98,14 +98,41 @@ class LaneArrays:
     def __call__(self, lanes: list[tuple]) -> tuple:
         """``lanes``: each lane's arrays in ``fields``' order. Returns ``fields`` of typed lists."""
         if self.lists is None or len(lanes) != len(self.held):
-            self.lists = tuple(List(arrays) for arrays in zip(*lanes))
+            self.lists = tuple(_typed_list(arrays) for arrays in zip(*lanes))
         else:
             for lane, (arrays, held) in enumerate(zip(lanes, self.held)):
                 for field, (array, old) in enumerate(zip(arrays, held)):
                     if array is not old:
-                        self.lists[field][lane] = array
+                        _replace(self.lists[field], lane, array)
         self.held = [tuple(arrays) for arrays in lanes]
         return self.fields(*self.lists)
+
+
+def _typed_list(arrays: tuple) -> List:
+    """A typed list of ``arrays`` (one array type), built by the cached functions below: a typed
+    list's own Python methods (``List(arrays)``, ``append``, item assignment) are compiled anew
+    in every process, for each array type, about 0.3 s each: some 2 s of every worker's start."""
+    items = _list_of(arrays[0])
+    for array in arrays[1:]:
+        _append(items, array)
+    return items
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_of(array):
+    items = List()
+    items.append(array)
+    return items
+
+
+@numba.njit(cache=True, nogil=True)
+def _append(items, array):
+    items.append(array)
+
+
+@numba.njit(cache=True, nogil=True)
+def _replace(items, index, array):
+    items[index] = array
 
 
 @numba.njit(cache=True, nogil=True)
