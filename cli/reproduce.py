@@ -157,7 +157,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
         return
     if print_spec:
         try:
-            data = chosen.spec_data(specs)[0]
+            data = chosen.printed_spec(specs)
         except SpecError as error:
             report_spec_error(error.source.filename if error.source else specs, error)
         click.echo("\n".join(row_protocol_note(chosen)))

@@ -83,6 +83,25 @@ class Experiment:
             training["momentum"] = self.momentum
         return data, source
 
+    def printed_spec(self, specs: Path = BUNDLED_SPECS) -> dict[str, Any]:
+        """`spec_data` as `reproduce --print-spec` prints it, a file to train or change. A row that
+        borrows a spec of another task (the NTO rows the CERG spec) prints under its own name and
+        description, and a sequence protocol's row starts each sequence from zero activations, not
+        the borrowed ``reset: never``. The trials run `spec_data` itself (its resets are the
+        protocol's to make); a row on its spec's own task prints that spec's name, so a sweep of an
+        earlier printed file resumes."""
+        data = self.spec_data(specs)[0]
+        own_task = read_spec_file(self.spec_path(specs), follow_links=specs == BUNDLED_SPECS)[0].get("training", {})
+        own_task = own_task.get("task") if isinstance(own_task, dict) else None
+        if not (isinstance(own_task, dict) and own_task.get("name") == self.task):
+            description = (f"The net of {self.name} ({self.paper}, {self.table}) as lstmgraph reproduce runs it: "
+                           f"the bundled spec {self.spec} (another task's) with the row's changes.")
+            data = {"version": data.get("version"), "name": self.name, "description": description,
+                    **{key: value for key, value in data.items() if key not in ("version", "name", "description")}}
+        if isinstance(self.protocol, SequenceProtocol) and data["training"].get("reset") == "never":
+            data["training"]["reset"] = "sequence"
+        return data
+
     def spec_path(self, specs: str | Path = BUNDLED_SPECS) -> Path:
         """The spec file the row changes: the bundled spec in ``specs`` (a folder)."""
         return Path(specs) / f"{self.spec}.yaml"

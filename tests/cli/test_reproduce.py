@@ -56,6 +56,26 @@ def test_print_spec_prints_the_network_a_row_runs_as_a_spec_that_compiles_to_its
     assert "idle_target" not in result.stdout
 
 
+def test_a_printed_spec_trains_as_the_row_runs_under_the_row_s_name():
+    """Before: an NTO row's printed spec kept the CERG spec it borrows: its name, its description
+    ("continual embedded Reber grammar") and ``reset: never``, so `train` ran one long stream of
+    temporal-order sequences that the row starts each from zero activations. A row on its spec's
+    own task keeps the spec's name (a sweep of a file printed before resumes)."""
+    import yaml
+
+    result = run("reproduce", "gers2000-nto-forget-bias5", "--print-spec")
+    assert result.returncode == 0, result.stderr
+    data = yaml.safe_load(result.stdout)
+    assert data["name"] == "gers2000-nto-forget-bias5" and "Reber" not in data["description"]
+    assert data["training"]["reset"] == "sequence" and data["training"]["task"]["name"] == "temporal_order"
+    row_data = EXPERIMENTS["gers2000-nto-forget-bias5"].spec_data()[0]
+    assert row_data["training"]["reset"] == "never"  # what the trials run, unchanged: the protocol resets
+    assert {key: value for key, value in data.items() if key not in ("name", "description", "training")} == \
+        {key: value for key, value in row_data.items() if key not in ("name", "description", "training")}
+    own_task = yaml.safe_load(run("reproduce", "gers2000-cerg-forget", "--print-spec").stdout)
+    assert own_task["name"] == "gers2000_cerg" and own_task["training"]["reset"] == "never"  # a stream's
+
+
 def test_print_spec_says_which_protocol_keys_give_a_sweep_of_the_file_the_row_s_protocol():
     """Before: the printed spec said nothing of the row's protocol, and a sweep of it ran under a
     spec's default one (for the adding rows, solved without their mean squared error below 0.01)."""
