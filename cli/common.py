@@ -83,13 +83,14 @@ def resumable_error_text(error: Exception) -> str:
     return text
 
 
-def note_first_compile(device: str, cluster: str | None) -> None:
+def note_first_compile(device: str, cluster: str | None, protocol) -> None:
     """Where trials run on this machine's CPU, the once-per-installation compilation the first
-    trial waits for (`first_compile_note`), said on standard error before the wait."""
+    trial waits for (`run_checks.compile_note`: the engine, ``protocol``'s driver), said on
+    standard error before the wait."""
     if device == "cpu" and not cluster:
-        from lstmgraph.engine.compiled.interpreter import first_compile_note  # numba: only here
+        from lstmgraph.experiments.run_checks import compile_note  # numba: only here
 
-        note = first_compile_note()
+        note = compile_note(protocol)
         if note:
             click.echo(f"note: {note}", err=True)
 

@@ -104,7 +104,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
                   if (note := cap_note(setting.experiment, max_steps))]
         for line in shortened(capped, "settings so capped"):
             click.echo(line, err=True)
-        note_first_compile(device, cluster)
+        note_first_compile(device, cluster, chosen.experiment.protocol)
 
     def interrupted(stop: BaseException) -> str:
         return (f"finished trials are kept in {out}/settings/*/{ResultsFolder.ROWS} and {JSON} has every "

@@ -74,6 +74,8 @@ class Protocol:
     classes: ClassVar[tuple[str, ...]] = ()
     #: What a trial counts and when it succeeds, in two sentences (results.png's caption).
     terms: ClassVar[str]
+    #: The module of its compiled driver on the CPU, whose ``_drive`` takes the kernel first.
+    driver: ClassVar[str]
 
     success: str
     tolerance: float

@@ -5,6 +5,8 @@ spec and the program its training runs (the plan compiled once, the program lowe
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from ..training.engines import check_program
 from .catalogue import Experiment
 from .folder import ResultsFolder, check_trial_count
 from .folder_settings import settings
+from .protocols import Protocol
 from .trial import DeviceError, check_device
 from .workers import check_cluster
 
@@ -60,6 +63,19 @@ def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds
         raise ValueError(f"checkpoint_seconds must be from 1 to {MAX_CHECKPOINT_SECONDS:,.0f}, not {checkpoint_seconds}")
     if not (type(lanes) is int and 1 <= lanes <= MAX_LANES):
         raise ValueError(f"lanes must be a whole number from 1 to {MAX_LANES}, not {lanes!r}")
+
+
+def compile_note(protocol: Protocol) -> str | None:
+    """What a run of ``protocol``'s trials on this machine's CPU says before its first trial on
+    this installation (`interpreter.first_compile_note`): the compiled engine's wait and its
+    protocol driver's, each compiled once (the driver 10-20 s more), else None."""
+    from ..engine.compiled import interpreter
+    from ..engine.compiled.bound import bind_kernel
+
+    driver = bind_kernel(importlib.import_module(protocol.driver)._drive, interpreter.load().run)
+    module = sys.modules[driver.py_func.__module__]
+    cached = interpreter.compiled_in_cache(Path(module.__file__), "_drive")
+    return interpreter.first_compile_note(((f"the driver of its {protocol.kind} protocol", cached),))
 
 
 def cap_note(experiment: Experiment, budget_steps: int | None) -> str | None:

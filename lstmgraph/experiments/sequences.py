@@ -43,6 +43,7 @@ class SequenceProtocol(Protocol):
     solved, then a frozen test set (module docstring)."""
 
     kind: ClassVar[str] = "sequences"
+    driver: ClassVar[str] = "lstmgraph.experiments.sequence_driver"
     counted: ClassVar[str] = "sequences"
     success_word: ClassVar[str] = "solved"
     limit_setting: ClassVar[str] = "max_sequences"

@@ -44,6 +44,7 @@ class StreamProtocol(Protocol):
     reaches its limit, "good" when their mean reaches ``good_score``."""
 
     kind: ClassVar[str] = "streams"
+    driver: ClassVar[str] = "lstmgraph.experiments.stream_driver"
     counted: ClassVar[str] = "training streams"
     success_word: ClassVar[str] = "perfect"
     classes: ClassVar[tuple[str, ...]] = ("perfect", "good", "rest")

@@ -179,10 +179,10 @@ def entry_functions(kind: OperationKind) -> str:
             + function("lanes", f"code, rs, re, R, V, L, active, {mask}", lanes))
 
 
-def compiled_in_cache(path: Path) -> bool:
-    """Whether numba's cache holds machine code of the ``run`` of the module at ``path``
+def compiled_in_cache(path: Path, function: str = "run") -> bool:
+    """Whether numba's cache holds machine code of the ``function`` of the module at ``path``
     (else its first call compiles it)."""
-    return any((path.parent / "__pycache__").glob(f"{path.stem}.run-*.nbc"))
+    return any((path.parent / "__pycache__").glob(f"{path.stem}.{function}-*.nbc"))
 
 
 def compiled_before(module: ModuleType) -> bool:
@@ -190,12 +190,15 @@ def compiled_before(module: ModuleType) -> bool:
     return compiled_in_cache(Path(module.__file__))
 
 
-def first_compile_note() -> str | None:
+def first_compile_note(also: tuple[tuple[str, bool], ...] = ()) -> str | None:
     """What a command says before its first compiled run on this installation (numba's cache
-    holds no interpreter yet): the wait, once, and where the machine code is kept; else None."""
-    if compiled_before(load()):
+    holds no interpreter yet): the wait, once, and where the machine code is kept; else None.
+    ``also``: more that the run compiles, each (what, whether numba's cache holds it already)."""
+    waiting = [what for what, cached in (("the compiled engine", compiled_before(load())), *also) if not cached]
+    if not waiting:
         return None
-    return f"compiling the compiled engine (once per installation, about 10-60 s; cached in {cache_directory()})"
+    return (f"compiling {' and '.join(waiting)} (once per installation, about 10-60 s; cached in "
+            f"{cache_directory()})")
 
 
 def load_source(name: str, text: str) -> ModuleType:
