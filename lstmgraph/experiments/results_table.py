@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,14 @@ def collect(results_dir: Path, left_out: list[str] | None = None) -> list[Row]:
         rows.append(Row(path.parent.relative_to(results_dir).as_posix(), experiment["paper"], experiment["name"],
                         results, published, paper_trials, changed))
     order = {paper: index for index, paper in enumerate(PAPERS)}
-    return sorted(rows, key=lambda row: (order.get(row.paper, len(PAPERS)), row.name, row.folder))
+    return sorted(rows, key=lambda row: (order.get(row.paper, len(PAPERS)), row.name.split(" [")[0],
+                                         _natural(row.folder)))
+
+
+def _natural(text: str) -> list:
+    """``text`` as it sorts for a reader: its runs of digits as numbers (a sweep's settings/2
+    before settings/10), so a sweep's settings come in their order, not by their values' text."""
+    return [int(part) if index % 2 else part for index, part in enumerate(re.split(r"(\d+)", text))]
 
 
 def _results_files(root: Path, left_out: list[str] | None) -> list[Path]:

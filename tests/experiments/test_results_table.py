@@ -196,6 +196,23 @@ def test_the_folders_table_names_the_setting_a_folder_ran_where_its_folder_does_
         f"| [sweep/settings/1]({tmp_path.as_posix()}/sweep/settings/1): gers2002-gts-peephole [learning_rate=0.5]"]
 
 
+def test_a_sweep_s_settings_come_in_their_order_not_by_their_values_text(tmp_path):
+    """Before: rows sorted by name put a sweep's settings in the order of their values' text
+    (learning_rate=0.05 of settings/10 first, settings/0 last)."""
+    import shutil
+
+    from lstmgraph.experiments.results_table import folders_table
+
+    for index, rate in ((0, "1.0"), (1, "0.5"), (2, "0.1"), (10, "0.05")):
+        folder = tmp_path / "sweep" / "settings" / str(index)
+        shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", folder)
+        results = json.loads((folder / "results.json").read_text())
+        results["experiment"]["name"] = f"gers2002-gts-peephole [learning_rate={rate}]"
+        (folder / "results.json").write_text(json.dumps(results))
+    lines = folders_table(tmp_path)[0].splitlines()[2:]
+    assert [line.split("]")[0] for line in lines] == [f"| [sweep/settings/{index}" for index in (0, 1, 2, 10)]
+
+
 def test_a_partial_folder_whose_trials_left_can_change_it_is_not_judged_yet_in_every_table():
     """Before: the folders table printed a bold "reproduced" for 3 of 10 trials (the paper rows
     said "not judged yet"); a partial folder its trials left cannot change keeps its verdict."""
