@@ -126,13 +126,19 @@ def table_lines(document: dict[str, Any]) -> list[str]:
         mean = setting["mean_interval"]
         test = setting["paired_with_own"]
         lines.append([str(setting["index"]) + (" (own)" if setting["own"] and paired_sweep else ""),
-                      *(json.dumps(setting["values"][key]) for key in keys), str(setting["trials"]),
+                      *(_value_cell(setting["values"][key]) for key in keys), str(setting["trials"]),
                       f"{setting['solved']} = {_show(setting['rate_percent'])} %" if setting["trials"] else "-",
                       f"{rate[0]:.0f}-{rate[1]:.0f} %" if rate else "-", _show(setting["mean_to_success"]),
                       f"{mean[0]:,.0f}-{mean[1]:,.0f}" if mean else "-", _show(setting["cpu_seconds"], 1),
                       f"{test['mcnemar_p']:.2g}" if test else "-"])
     widths = [max(len(cell) for cell in column) for column in zip(head, *lines)]
     return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [head, *lines]]
+
+
+def _value_cell(value: Any) -> str:
+    """A key's value in the printed table: None, the own setting's where the subject sets no
+    single value (a spec's weights drawn at random), is "unset", not JSON's null."""
+    return "unset" if value is None else json.dumps(value)
 
 
 def _numeric(values: list[Any]) -> bool:
@@ -168,11 +174,13 @@ def sweep_figure(document: dict[str, Any]) -> bytes:
             high = [s["rate_interval_percent"][1] - y for y, s in zip(ys, members)]
             axis.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=label or None,
                           color=f"C{number % 10}")
-        own = [s for s in settings if s["own"]]
-        if own:
-            x = own[0]["values"][key]
+        own = [s for s in document["settings"] if s["own"] and s["trials"]]  # (added to the grid or not)
+        if own and (x := own[0]["values"][key]) is not None and (numeric or x in values):
             axis.plot([x if numeric else values.index(x)], [own[0]["rate_percent"]], "o", markersize=11,
                       markerfacecolor="none", color="k", label="own setting")
+        elif own:  # a value off this axis: the subject sets no single one (random weights), or another kind
+            axis.axhline(own[0]["rate_percent"], color="k", linestyle=":",
+                         label=f"own setting ({key} {'unset' if x is None else _ticks([x])[0]})")
         if numeric and all(v > 0 for v in values) and max(values) / min(values) >= 100:
             axis.set_xscale("log")
         if not numeric:

@@ -129,6 +129,22 @@ def test_the_figure_is_a_png_the_same_every_time(second_key):
     assert figure.startswith(b"\x89PNG") and figure == sweep_figure(document)
 
 
+def test_an_own_setting_the_subject_sets_no_value_for_is_unset_in_the_table_and_drawn_in_the_figure():
+    """Before: a spec's own setting (weights drawn at random: no single forget_gate_bias) read
+    ``null`` in the printed table, and the figure left it out (added to the grid, or off its axis)."""
+    keys = {"forget_gate_bias": [-1, 1]}
+    settings = [{"index": i, "values": {"forget_gate_bias": b}, "folder": f"settings/{i}", "own": b is None,
+                 "added": b is None} for i, b in enumerate([-1, 1, None])]
+    head = {"subject": {"name": "mynet"}, "keys": keys, "trials": 6, "budget_steps": None, "unit": "sequences",
+            "rate_label": "% solved", "published_rate_percent": None}
+    outcomes = [[True] * 6, [False] * 6, [True, True, True, False, False, False]]
+    document = sweep_document(head, settings, {i: _rows(outcomes[i]) for i in range(3)})
+    (own_line,) = [line for line in table_lines(document) if "(own)" in line]
+    assert own_line.split()[:3] == ["2", "(own)", "unset"] and "null" not in "\n".join(table_lines(document))
+    without_own = {**document, "settings": document["settings"][:2]}
+    assert sweep_figure(document) != sweep_figure(without_own)
+
+
 def test_a_figure_of_long_values_keeps_its_plot():
     """Before: data files' absolute paths as tick labels squeezed the plot to nothing (matplotlib:
     'constrained_layout not applied because axes sizes collapsed to zero')."""
