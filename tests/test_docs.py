@@ -337,7 +337,7 @@ SLOW_TRANSCRIPTS = {
     # two 80,000-step trainings; tests/specs/test_textbook_models.py holds their printed losses
     "lstmgraph train specs/textbook_single_forget_gate.yaml --out /tmp/single",
     # two CERG trainings and a 300-step plot of both (about 6 s)
-    "lstmgraph train specs/gers2000_cerg.yaml --out /tmp/runs/forget_gates --quiet",
+    "lstmgraph train gers2000_cerg --out /tmp/runs/forget_gates --quiet",
     # two million CERG steps (about 12 s) and its evaluation
     "lstmgraph train specs/gers2000_cerg.yaml --steps 2000000 --out /tmp/cerg2m --quiet",
 }
