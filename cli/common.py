@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from lstmgraph import Overrides, compile_spec
+from lstmgraph.bundled import SpecNotFound
 from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import NO_ROOM, TOO_LONG, OutputError
 from lstmgraph.limits import LIMITS_HINT, MAX_STEPS
@@ -112,6 +113,12 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
         click.echo(json.dumps({"valid": False, "errors": error.as_dicts()}, indent=2))
     if isinstance(error, SpecFileError):
         click.echo(f"error: {error.format()}", err=True)
+        if isinstance(error, SpecNotFound):
+            from lstmgraph.experiments import EXPERIMENTS
+
+            if str(spec) in EXPERIMENTS:
+                click.echo(f"  {spec} is a paper row: `lstmgraph reproduce {spec}` runs it under its protocol; "
+                           f"`lstmgraph reproduce {spec} --print-spec` prints its net as a spec", err=True)
         sys.exit(2)
     count = len(error.problems)
     click.echo(f"error: {spec} is not a valid spec ({count} problem{'s' if count != 1 else ''})", err=True)

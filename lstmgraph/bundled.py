@@ -22,17 +22,20 @@ SPEC_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
 
 class SpecNotFound(SpecFileError):
-    """A SPEC argument that is neither a file nor a bundled spec's name; names the closest
+    """A SPEC argument that is neither a file nor a bundled spec's name; names the files there
+    that lack only a spec suffix (``files``: ``mynet`` for ``mynet.yaml``), else the closest
     bundled specs, if any are close."""
 
-    def __init__(self, argument: str, suggestions: list[str]):
+    def __init__(self, argument: str, suggestions: list[str], files: list[str] = ()):
         suggestion = None
-        if suggestions:
+        if files:
+            suggestion = f"did you mean the file {' or '.join(repr(name) for name in files)}?"
+        elif suggestions:
             shown = " or ".join(f"'{name}'" for name in suggestions)
             suggestion = f"did you mean the bundled spec {shown}?"
         SpecError.__init__(self, [Problem((), "no such file", expected=SPEC_EXPECTED, suggestion=suggestion)],
                            SpecSource(argument))
-        self.suggestions = suggestions
+        self.suggestions, self.files = suggestions, list(files)
 
 
 def spec_names(folder: Path = BUNDLED_SPECS) -> list[str]:
@@ -67,7 +70,8 @@ def find_spec(argument: str | Path, folder: Path = BUNDLED_SPECS) -> Path:
         return found
     if path.is_dir():
         return path
-    raise SpecNotFound(str(argument), close_names(path.name, folder))
+    files = [str(path.with_name(path.name + suffix)) for suffix in SPEC_FORMATS if path.name]
+    raise SpecNotFound(str(argument), close_names(path.name, folder), [file for file in files if Path(file).is_file()])
 
 
 def close_names(word: str, folder: Path = BUNDLED_SPECS, count: int = 3) -> list[str]:

@@ -137,9 +137,10 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
         return Subject(row, "catalogue row", f"the row's protocol ({row.protocol.kind})")
     try:
         path = find_spec(argument)
-    except SpecError:
+    except SpecError as error:
         import difflib
-        close = difflib.get_close_matches(argument, EXPERIMENTS, n=2, cutoff=0.6) + close_names(argument, count=2)
+        close = getattr(error, "files", None) or (difflib.get_close_matches(argument, EXPERIMENTS, n=2, cutoff=0.6)
+                                                  + close_names(argument, count=2))
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise SweepError(f"{argument}: neither an experiment of the catalogue (`lstmgraph reproduce --list`) nor a "
                          f"spec file or bundled spec{hint}") from None

@@ -331,6 +331,18 @@ def test_no_such_file_suggests_the_closest_bundled_specs(tmp_path, argument, clo
     assert (close in result.stderr) if close else ("did you mean" not in result.stderr)
 
 
+def test_a_spec_named_without_its_suffix_or_a_paper_row_given_as_a_spec_is_pointed_to(tmp_path):
+    """Before: `train mynet` beside mynet.yaml, and `sweep mynet`, said only "no such file";
+    `train hochreiter1997-temporal-order-6a` offered bundled specs, not the row's command."""
+    (tmp_path / "mynet.yaml").write_text((SPECS / "gru.yaml").read_text())
+    for command in (["train", "mynet"], ["validate", "mynet"], ["sweep", "mynet", "--vary", "learning_rate=0.1"]):
+        result = run(*command, cwd=tmp_path)
+        assert result.returncode == 2 and "did you mean" in result.stderr and "mynet.yaml" in result.stderr, command
+    row = run("train", "hochreiter1997-temporal-order-6a", cwd=tmp_path)
+    assert row.returncode == 2 and ("hochreiter1997-temporal-order-6a is a paper row: `lstmgraph reproduce "
+                                    "hochreiter1997-temporal-order-6a` runs it") in row.stderr
+
+
 def test_specs_lists_every_bundled_spec_with_its_compiled_parameter_count():
     listed = json.loads(run("specs", "--json").stdout)
     assert [spec["name"] for spec in listed] == sorted(path.stem for path in SPECS.glob("*.yaml"))
