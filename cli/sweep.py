@@ -132,8 +132,9 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         click.echo(f"  {line}")
     click.echo("p vs own: McNemar's exact test on the seeds solved in one setting and not in the other")
     if max_steps:
-        click.echo(f"each trial capped at {max_steps:,} training steps (--max-steps): a rate beside the published "
-                   "one is a quick look, no verdict")
+        beside = " beside the published one" if document.get("published_rate_percent") is not None else ""
+        click.echo(f"each trial capped at {max_steps:,} training steps (--max-steps): a rate{beside} is a quick look, "
+                   "no verdict")
     click.echo(f"wrote {out / JSON}, {out / CSV} and {out / FIGURE}")
 
 

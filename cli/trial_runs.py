@@ -71,12 +71,15 @@ def trial_line(row: dict, unit: str) -> str:
     one an earlier run finished says so (a resume lists it again)."""
     from lstmgraph.experiments.folder import FINISHED_BEFORE  # (the experiments package: only when trials run)
 
+    def count(number: int) -> str:  # "1 sequence", "2 training streams"
+        return f"{number:,} {unit[:-1] if number == 1 and unit.endswith('s') else unit}"
+
     if row.get("diverged"):
-        outcome = f"diverged after {row['presented']:,} {unit}"
+        outcome = f"diverged after {count(row['presented'])}"
     elif row["solved"]:
-        outcome = f"solved after {row['to_success']:,} {unit}"
+        outcome = f"solved after {count(row['to_success'])}"
     else:
-        outcome = f"not solved in {row['presented']:,} {unit}"
+        outcome = f"not solved in {count(row['presented'])}"
     kept = " (finished in an earlier run of the folder)" if row.get(FINISHED_BEFORE) else ""
     return f"trial {row['seed']}: {outcome} ({row['seconds']:.1f} s){kept}"
 

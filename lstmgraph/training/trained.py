@@ -19,6 +19,7 @@ import numpy as np
 from ..arrays import ArrayFileError, numbers, read_npz
 from ..engine.weights import Weights, WeightsError, load_weights, misfit
 from ..files import TOO_LONG, NotAFile, name_too_long, own_file_exists
+from ..layouts import RESULTS_FOLDER, SWEEP_FOLDER
 from ..plan import Plan
 from ..tasks import Sequence as TaskSequence
 from ..tasks import TaskError, make_task, unit_symbols
@@ -128,8 +129,15 @@ def load_run(path: str | Path) -> TrainedRun:
             raise TrainedRunError(f"{path} holds a checkpoint.npz but no spec.yaml: a reproduce trial not finished "
                                   "(still running, or stopped), whose spec.yaml and weights.npz are written when it "
                                   "ends; run the same lstmgraph reproduce again to finish it")
+        for layout, pattern in ((RESULTS_FOLDER, "trials/*/spec.yaml"), (SWEEP_FOLDER, "settings/*/trials/*/spec.yaml")):
+            if any(os.path.lexists(path / mark.rstrip("/")) for mark in layout.marks):
+                found = sorted(path.glob(pattern))  # (a committed folder may keep none)
+                where = f"e.g. {found[0].parent}" if found else f"this one keeps none ({pattern.rsplit('/', 1)[0]})"
+                raise TrainedRunError(f"{path} is a {layout.what}, not a run directory: each trial's network is one, "
+                                      f"{where}")
         raise TrainedRunError(f"{path} is not a run directory (no spec.yaml; 'lstmgraph train SPEC --out DIR' "
-                        f"writes one, 'lstmgraph reproduce' one per trial in OUT/trials/SEED)")
+                              f"writes one, 'lstmgraph reproduce' and 'lstmgraph sweep' one per trial in "
+                              f"OUT/trials/SEED and OUT/settings/INDEX/trials/SEED)")
     try:
         spec_bytes = directory.read_spec()
     except RunDirectoryError as error:

@@ -110,6 +110,9 @@ def test_a_user_s_spec_is_swept_under_a_default_protocol_it_names(tmp_path):
     assert document["subject"]["kind"] == "spec" and "stream protocol" in document["subject"]["judged_by"]
     assert [s["own"] for s in document["settings"]] == [True, False]
     assert json.loads((out / "sweep.json").read_text()) == document
+    again = run("sweep", str(spec), "--vary", "forget_gate_bias=-2,2", "--trials", "1", "--jobs", "1",
+                "--max-steps", "500", "--out", str(out))  # (finished: its table and notes, no trial run)
+    assert "(--max-steps): a rate is a quick look, no verdict" in again.stdout  # a spec has no published rate
 
 
 def test_keys_lists_every_key_of_the_subject_with_its_value_now():

@@ -179,3 +179,20 @@ def test_a_data_file_task_run_moved_without_its_file_is_still_judged_on_held_out
     (tmp_path / "run" / "spec.yaml").write_text((tmp_path / "run" / "spec.yaml").read_text().replace("d.npz", "wide.npz"))
     wide = CliRunner().invoke(main, ["evaluate", str(tmp_path / "run")])  # (a hostile spec.yaml: not compiled away)
     assert wide.exit_code == 2 and "has 2 inputs and 1 outputs, the network 1 and 1" in wide.output, wide.output
+
+
+def test_a_results_or_sweep_folder_given_as_a_run_is_told_where_its_trials_networks_are(tmp_path):
+    """Before: `evaluate` or `plot` of a results folder (or a sweep's) said it was no run directory,
+    naming only reproduce's OUT/trials/SEED, not where this folder keeps its trials' networks."""
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "docs" / "results" / "gers2002-gts-peephole", results)
+    with pytest.raises(TrainedRunError, match=r"is a results folder, not a run directory: .* keeps none \(trials/\*\)"):
+        load_run(results)
+    trial = tmp_path / "sweep" / "settings" / "1" / "trials" / "3"
+    trial.mkdir(parents=True)
+    (tmp_path / "sweep" / "sweep.json").write_text("{}")
+    (trial / "spec.yaml").write_text("")
+    with pytest.raises(TrainedRunError, match=rf"is a sweep folder, not a run directory: .*e\.g\. {trial}$"):
+        load_run(tmp_path / "sweep")
