@@ -181,7 +181,8 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
     def run(seeds, tolerance, lanes=None):
         population = network.population(initial_weights(plan, seeds), 0.01, lanes=lanes)
         done, _ = population.run(inputs, targets, 0.9, tolerance=tolerance)
-        return done, population.weights()
+        parts = {"weights": population.weights(), "state": population.state(), "traces": population.traces()}
+        return done, {(part, key): values for part, named in parts.items() for key, values in named.items()}
 
     seeds = [3, 4, 5, 6, 7]
     for lanes in (None, 2, 5):  # trials side by side in lanes, in blocks of lanes, and alone
@@ -189,12 +190,12 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
         for index, seed in enumerate(seeds):
             _, alone = run([seed], 0.0)
             assert all(np.array_equal(together[k][index], alone[k][0]) for k in alone)
-    stopped, weights = run(seeds, 0.5, lanes=5)
+    stopped, ended = run(seeds, 0.5, lanes=5)
     assert all(1 <= count < 3000 for count in stopped) and len(set(stopped)) > 1
-    for index, seed in enumerate(seeds):  # a stopped lane keeps the state its last step left
+    for index, seed in enumerate(seeds):  # a stopped lane keeps the weights, state and traces its last step left
         done, alone = run([seed], 0.5)
         assert done[0] == stopped[index]
-        assert all(np.array_equal(weights[k][index], alone[k][0]) for k in alone)
+        assert all(np.array_equal(ended[k][index], alone[k][0]) for k in alone)
 
 
 def test_a_trial_learns_from_every_target_and_stops_at_its_first_judged_error():

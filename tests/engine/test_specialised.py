@@ -48,8 +48,13 @@ def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, t
     population.reset()
     results += population.run(inputs, targets, 0.5, tolerance=0.4)  # lanes stop at their first error
     population.reset()
+    population.set_rate(10 * rate * np.array([0, 0.5, 1, 2, 4, 8])[:len(seeds)])
+    results += population.run(inputs, targets, 0.5, tolerance=0.55)  # ...at different steps (timing: 300, 10, 9)
+    results += _everything(population)  # a stopped lane's state and traces as its last step left them
+    population.reset()
     judged = np.where(np.arange(len(targets))[:, None] % 7 == 3, targets, np.nan)  # judged at some steps only
     results += population.run(inputs, targets, 0.5, tolerance=0.4, judged=judged)
+    results += _everything(population)
     population.reset()
     results += population.run(inputs, targets, 0.5, tolerance=MOST_ACTIVE, judged=judged)  # most active judged
     return population.kernel, results + _everything(population)
