@@ -198,6 +198,25 @@ def test_trials_in_a_population_equal_trials_alone_and_stop_at_their_first_error
         assert all(np.array_equal(ended[k][index], alone[k][0]) for k in alone)
 
 
+@pytest.mark.parametrize("kernel", ["interpreter", "specialised"])
+def test_an_output_exactly_the_tolerance_off_its_target_is_wrong_in_both_kernels(write_spec, kernel):
+    """Within the tolerance is strictly within (`success.within_tolerance`): an identity output of
+    0.25 against 0.75 (0.5 off, exactly, in binary) stops a trial at tolerance 0.5; a hair
+    nearer does not."""
+    plan = lstmgraph.compile_spec(write_spec("""
+        version: 1
+        groups:
+        - {name: x, kind: input, size: 1}
+        - {name: y, kind: output, size: 1, activation: identity}
+        connections:
+        - {from: x, to: y, init: {constant: 0.25}}
+        """))
+    population = CompiledNetwork(plan, kernel=kernel).population(initial_weights(plan, [0]), 0.0)
+    targets = np.array([[0.7499999], [0.2500001], [0.75], [0.25]])
+    done, _ = population.run(np.ones((4, 1)), targets, 0.0, tolerance=0.5)
+    assert list(done) == [3]
+
+
 def test_a_trial_learns_from_every_target_and_stops_at_its_first_judged_error():
     """``judged`` apart from ``targets`` (`Sequence.legal`): the updates follow the targets, the
     stop follows the judged values (NaN: not judged)."""

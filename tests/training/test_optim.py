@@ -13,6 +13,27 @@ from lstmgraph.training.optim import Optimizer, clipped
 from conftest import SPECS
 
 
+def test_momentum_sgd_follows_its_formula_velocity_first():
+    """``v <- momentum v - rate g``, then ``w <- w + v``, with the rate the schedule gives at each
+    step; before, only the engines' agreement held this (an update applied before the velocity
+    was scaled passed here)."""
+    rng = np.random.default_rng(1)
+    grads = [rng.normal(size=(2, 5)) for _ in range(4)]
+    optimizer = Optimizer(0.5, 0.9, LearningRateDecay(kind="multiplicative", factor=0.99, every="step"))
+    weights, expected, velocity, rate = {"w": np.ones((2, 5))}, np.ones((2, 5)), np.zeros((2, 5)), 0.5
+    for grad in grads:
+        optimizer.apply(weights, {"w": grad})
+        optimizer.after("step")
+        velocity = 0.9 * velocity - rate * grad
+        expected = expected + velocity
+        rate *= 0.99
+        np.testing.assert_array_equal(weights["w"], expected)
+    plain = Optimizer(0.5, 0.0, LearningRateDecay())
+    weights = {"w": np.ones((2, 5))}
+    plain.apply(weights, {"w": grads[0]})
+    np.testing.assert_array_equal(weights["w"], 1.0 - 0.5 * grads[0])
+
+
 def test_adam_follows_its_formula_with_bias_correction():
     rng = np.random.default_rng(0)
     grads = [rng.normal(size=(2, 3, 4)) for _ in range(3)]
