@@ -1,6 +1,6 @@
 """How `reproduce` and `sweep` show trials that run for minutes or hours: a progress bar on a
 terminal; in a log file a line per finished trial and, at most every ``log_every`` seconds, a
-line on the running ones."""
+line on the running ones (the first after `FIRST_LOG` seconds, so a log shows the run is alive)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import click
 
 #: ``--log-every``'s default: a line on the running trials every 10 minutes in a log file.
 LOG_EVERY = 600
+#: The first such line comes this soon (or after ``log_every``, if shorter).
+FIRST_LOG = 60
 
 
 @contextmanager
@@ -26,7 +28,7 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
     with ExitStack() as stack:
         bars: list = []
         finished = [0]
-        logged = [time.monotonic()]
+        next_line = [time.monotonic() + min(FIRST_LOG, log_every)]
 
         def begin() -> None:
             if not quiet:
@@ -49,8 +51,8 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
             if sys.stdout.isatty():
                 bars[0].label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
                 bars[0].render_progress()
-            elif report.label and time.monotonic() - logged[0] >= log_every:  # a log file
-                logged[0] = time.monotonic()
+            elif report.label and time.monotonic() >= next_line[0]:  # a log file
+                next_line[0] = time.monotonic() + log_every
                 click.echo(f"  {finished[0]} of {count} done, {running} running, {waiting} waiting; {report.label}")
 
         yield begin, trial_done, progress

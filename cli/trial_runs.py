@@ -47,7 +47,7 @@ def running_options(lanes_help: str, device_help: str) -> Callable:
         click.option("--log-every", type=click.FloatRange(min=0), default=LOG_EVERY, show_default=True,
                      metavar="SECONDS", callback=finite,
                      help="When the output is not a terminal (a log file): a line on the running trials at most "
-                          "this often, besides a line per finished trial."),
+                          "this often (the first after a minute), besides a line per finished trial."),
     ]
 
     def decorate(command: Callable) -> Callable:

@@ -1,0 +1,25 @@
+"""`trial_progress`: what a log file shows of trials that run for minutes or hours."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import lstmgraph_cli.trial_progress as trial_progress_module
+from lstmgraph_cli.trial_progress import trial_progress
+
+
+def test_a_log_file_hears_of_the_running_trials_after_a_minute_then_every_log_every(monkeypatch, capsys):
+    """Before: the first line on running trials came after ``--log-every`` (10 minutes), so a
+    sweep whose trials ran for minutes showed nothing after its plan in a log file."""
+    clock = [1000.0]
+    monkeypatch.setattr(trial_progress_module.time, "monotonic", lambda: clock[0])
+    report = SimpleNamespace(figures={"running": 2, "waiting": 1}, label="trial 0: 1,200 training streams")
+    with trial_progress(3, False, 600, str, lambda: None) as (begin, _, progress):
+        begin()
+        capsys.readouterr()
+        for now in (1030, 1061, 1200, 1660, 1662):
+            clock[0] = now
+            progress(report)
+            printed = capsys.readouterr().out
+            shown = "0 of 3 done, 2 running, 1 waiting; trial 0: 1,200 training streams" in printed
+            assert shown == (now in (1061, 1662)), now
