@@ -148,8 +148,8 @@ def _keys(experiment, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(listed, indent=2))
         return
-    for typed, value in listed.items():
-        click.echo(f"  {typed} = {json.dumps(value)}")
+    for typed, value in listed.items():  # (None: no single value, e.g. weights drawn at random)
+        click.echo(f"  {typed} = {'unset' if value is None else json.dumps(value)}")
     click.echo("values: " + "; ".join(f"{key.name}: {key.takes}" for key in KEYS.values()))
 
 

@@ -44,6 +44,9 @@ class SweepKey:
     apply_together: Callable[[Experiment, dict[str, Any]], Experiment] | None = None
     #: A value as the key reads it, to compare with the row's own (a data file's path made absolute).
     normalise: Callable[[Experiment, str, Any], Any] | None = None
+    #: Whether a row's net has what the key changes (a net without forget gates: no forget_gate_bias);
+    #: a key that does not apply is not listed, and varying it is refused, naming why.
+    applies: Callable[[Experiment], bool] = lambda row: True
 
     @property
     def prefix(self) -> str | None:
@@ -145,6 +148,7 @@ def _changes(row: Experiment, variant: Variant) -> bool:
 
 
 def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
+    """A gate bias key's ``apply`` and ``current`` (its ``applies``: `_has_gate_bias`)."""
     port = f"{gate}_gate"
 
     def apply(row: Experiment, name: str, value: Any) -> Experiment:
@@ -163,6 +167,10 @@ def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
         inits = [_connection_init(data, pair) for pair in _gate_pairs(data, port)]
         return _single(inits)
     return apply, current
+
+
+def _has_gate_bias(gate: str) -> Callable[[Experiment], bool]:
+    return lambda row: bool(_gate_pairs(_spec_data(row), f"{gate}_gate"))
 
 
 def _single(inits: list[dict[str, Any] | None]) -> Any:
@@ -319,7 +327,8 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              "(connections with their own init keep it)", _init_range,
              lambda row, name: _spec_data(row).get("init", {}).get("uniform", 0.1)),
     *[SweepKey(f"{gate}_gate_bias", "a number, or a list of one per block",
-               f"the initial bias of every {gate} gate (`init.bias->BLOCK.{gate}_gate`)", *_gate_bias_key(gate))
+               f"the initial bias of every {gate} gate (`init.bias->BLOCK.{gate}_gate`)", *_gate_bias_key(gate),
+               applies=_has_gate_bias(gate))
       for gate in ("forget", "input", "output")],
     SweepKey("init.FROM->TO", "a number (every weight), a list (one per receiving unit) or "
              "{uniform|constant|values: ...}", "the initial weights of one connection of the spec", _init_pair,
@@ -340,7 +349,8 @@ def row_keys(row: Experiment) -> list[str]:
     """Every key ``row`` takes, as typed (families expanded)."""
     keys: list[str] = []
     for key in KEYS.values():
-        keys += [key.prefix + name for name in key.names(row)] if key.names else [key.name]
+        if key.applies(row):
+            keys += [key.prefix + name for name in key.names(row)] if key.names else [key.name]
     return keys
 
 
@@ -373,6 +383,8 @@ def keys_in_words(row: Experiment) -> str:
     """The keys ``row`` takes, a family's NAMEs in parentheses (its connections counted)."""
     words = []
     for key in KEYS.values():
+        if not key.applies(row):
+            continue
         if key.names is None:
             words.append(key.name)
             continue

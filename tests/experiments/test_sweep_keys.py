@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.sweep import grid
-from lstmgraph.experiments.sweep_keys import KEYS, connection_pairs, keys_table, resolve, row_keys, set_connection_init
+from lstmgraph.experiments.sweep_keys import (KEYS, connection_pairs, keys_in_words, keys_table, resolve, row_keys,
+                                              set_connection_init)
 from lstmgraph.experiments.sweep_values import SweepError, parse_vary
 
 from conftest import REPO
@@ -212,3 +213,14 @@ def test_an_integer_too_large_for_a_float_is_refused_by_its_key(key, value):
     """Before: math.isfinite(10**400) raised OverflowError, a traceback from --vary KEY=1000...0."""
     with pytest.raises(SweepError, match=re.escape(f"{key} takes a finite number")):
         grid(find_experiment("hochreiter1997-adding-t100"), [(key, [value])])
+
+
+def test_a_gate_bias_key_is_listed_only_for_a_net_with_that_gate():
+    """Before: the 1997 nets (no forget gates) listed forget_gate_bias among their keys, in `--keys`
+    and in the unknown-key error, and varying it was then refused."""
+    no_forget, forget = find_experiment("hochreiter1997-temporal-order-6a"), find_experiment("gers2000-cerg-forget")
+    assert "forget_gate_bias" not in row_keys(no_forget) and "forget_gate_bias" not in keys_in_words(no_forget)
+    assert {"input_gate_bias", "output_gate_bias"} <= set(row_keys(no_forget))
+    assert "forget_gate_bias" in row_keys(forget) and "forget_gate_bias" in keys_in_words(forget)
+    with pytest.raises(SweepError, match="the row's net has no bias -> forget_gate connection"):
+        grid(no_forget, {"forget_gate_bias": [1.0]})
