@@ -130,7 +130,8 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     click.echo("")
     for line in table_lines(document):
         click.echo(f"  {line}")
-    click.echo("p vs own: McNemar's exact test on the seeds solved in one setting and not in the other")
+    click.echo("p solved: McNemar's exact test against the own setting, on the seeds solved in one and not the other; "
+               f"p speed: Wilcoxon's signed-rank test on the {document['unit']} to success of the seeds solved in both")
     if max_steps:
         beside = " beside the published one" if document.get("published_rate_percent") is not None else ""
         click.echo(f"each trial capped at {max_steps:,} training steps (--max-steps): a rate{beside} is a quick look, "

@@ -3,11 +3,19 @@ to success with its bootstrap interval and the CPU time; the paired test of ever
 against the subject's own; and sweep.json, sweep.csv, sweep.png and the printed table.
 
 Every setting runs the same seeds, so trial k of one setting and trial k of another are a pair.
-The paired test is McNemar's exact test: of the seeds finished in both, those solved in one
-setting and not the other (the discordant pairs, b one way and c the other) are, if the settings
-do not differ, b + c fair coin tosses; p is the two-sided exact binomial probability of a split
-at least as uneven. Nothing here reads a clock or the host, so the same trials give the same
-bytes (a rerun of a finished sweep leaves sweep.json as it was).
+Two paired tests compare a setting with the subject's own:
+
+- whether it succeeds as often: McNemar's exact test. Of the seeds finished in both, those solved
+  in one setting and not the other (the discordant pairs, b one way and c the other) are, if
+  the settings do not differ, b + c fair coin tosses; p is the two-sided exact binomial
+  probability of a split at least as uneven;
+- whether it succeeds as fast: Wilcoxon's signed-rank test on the units to success of the seeds
+  solved in both (ties in size share their mean rank; equal counts drop out). p is two-sided,
+  exact over the 2^n signs for up to `EXACT_PAIRS` pairs, else the normal approximation with
+  the tie correction.
+
+Nothing here reads a clock or the host, so the same trials give the same bytes (a rerun of a
+finished sweep leaves sweep.json as it was).
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import math
 import statistics
 import textwrap
 from typing import Any
+
+import numpy as np
 
 from ..layouts import SWEEP_FOLDER
 from .protocols import protocol_counting
@@ -36,6 +46,41 @@ def mcnemar_exact(only_one: int, only_other: int) -> float:
         return 1.0
     tail = sum(math.comb(total, k) for k in range(min(only_one, only_other) + 1)) / 2 ** total
     return min(1.0, 2 * tail)
+
+
+#: Up to this many pairs the signed-rank test's p is exact (the sum's distribution over every sign).
+EXACT_PAIRS = 200
+
+
+def signed_rank_p(differences: list[float]) -> float:
+    """Wilcoxon's two-sided signed-rank p of paired ``differences`` (zeros dropped, tied sizes
+    given their mean rank): exact for up to `EXACT_PAIRS` pairs (the permutation distribution of
+    the positive ranks' sum, in half ranks), else normal with the tie and continuity corrections."""
+    values = sorted((abs(d), d > 0) for d in differences if d != 0)
+    if not values:
+        return 1.0
+    doubled = [0] * len(values)  # twice each midrank: whole numbers
+    start = 0
+    while start < len(values):
+        stop = start
+        while stop < len(values) and values[stop][0] == values[start][0]:
+            stop += 1
+        for k in range(start, stop):
+            doubled[k] = start + stop + 1  # 2 * mean of ranks start+1 .. stop
+        start = stop
+    positive = sum(rank for rank, (_, up) in zip(doubled, values) if up)
+    total = sum(doubled)
+    if len(values) <= EXACT_PAIRS:
+        shares = np.zeros(total + 1)  # the probability of each doubled sum over the signs so far
+        shares[0] = 1.0
+        for rank in doubled:
+            shares[rank:] = 0.5 * (shares[rank:] + shares[:-rank].copy())
+            shares[:rank] *= 0.5
+        return min(1.0, 2 * float(min(shares[:positive + 1].sum(), shares[positive:].sum())))
+    mean = total / 2  # of the doubled positive sum: each rank counted with probability 1/2
+    variance = sum(rank * rank for rank in doubled) / 4
+    z = max(0.0, abs(positive - mean) - 1) / math.sqrt(variance)  # (continuity: 1 in doubled ranks)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
 
 
 def setting_figures(rows: list[dict[str, Any]], unit: str) -> dict[str, Any]:
@@ -58,14 +103,20 @@ def setting_figures(rows: list[dict[str, Any]], unit: str) -> dict[str, Any]:
 
 
 def paired(rows: list[dict[str, Any]], own_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """McNemar's exact test of a setting's rows against the subject's own setting's, by seed."""
-    own = {row["seed"]: bool(row["solved"]) for row in own_rows}
-    pairs = [(bool(row["solved"]), own[row["seed"]]) for row in rows if row["seed"] in own]
+    """The paired tests of a setting's rows against the subject's own setting's, by seed:
+    McNemar's on success, Wilcoxon's signed-rank on the units to success where both succeeded
+    (``wilcoxon_p`` None where no seed did)."""
+    own = {row["seed"]: row for row in own_rows}
+    pairs = [(bool(row["solved"]), bool(own[row["seed"]]["solved"])) for row in rows if row["seed"] in own]
     only_this = sum(mine and not theirs for mine, theirs in pairs)
     only_own = sum(theirs and not mine for mine, theirs in pairs)
+    differences = [row["to_success"] - own[row["seed"]]["to_success"] for row in rows
+                   if row["seed"] in own and row["solved"] and own[row["seed"]]["solved"]]
     return {"pairs": len(pairs), "solved_in_both": sum(mine and theirs for mine, theirs in pairs),
             "solved_only_here": only_this, "solved_only_in_own": only_own,
-            "mcnemar_p": round(mcnemar_exact(only_this, only_own), 6)}
+            "mcnemar_p": round(mcnemar_exact(only_this, only_own), 6),
+            "faster_here": sum(d < 0 for d in differences), "slower_here": sum(d > 0 for d in differences),
+            "wilcoxon_p": round(signed_rank_p(differences), 6) if differences else None}
 
 
 def sweep_document(head: dict[str, Any], settings: list[dict[str, Any]],
@@ -92,7 +143,7 @@ def csv_text(document: dict[str, Any]) -> str:
     ``[0, 2]``), then its figures (``own`` true or false)."""
     keys = list(document["keys"])
     columns = ["index", *keys, "own", "trials", "solved", "rate_percent", "rate_low", "rate_high",
-               "mean_to_success", "mean_low", "mean_high", "cpu_seconds", "mcnemar_p"]
+               "mean_to_success", "mean_low", "mean_high", "cpu_seconds", "mcnemar_p", "wilcoxon_p"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
@@ -103,7 +154,8 @@ def csv_text(document: dict[str, Any]) -> str:
         writer.writerow([setting["index"], *(value_text(setting["values"][key]) for key in keys),
                          json.dumps(setting["own"]),
                          setting["trials"], setting["solved"], setting["rate_percent"], *rate,
-                         setting["mean_to_success"], *mean, setting["cpu_seconds"], test.get("mcnemar_p")])
+                         setting["mean_to_success"], *mean, setting["cpu_seconds"], test.get("mcnemar_p"),
+                         test.get("wilcoxon_p")])
     return buffer.getvalue()
 
 
@@ -119,7 +171,7 @@ def table_lines(document: dict[str, Any]) -> list[str]:
     keys = list(document["keys"])
     paired_sweep = len(document["settings"]) > 1
     head = ["#", *keys, "trials", document["rate_label"], "95 % interval", f"mean {document['unit']} to success",
-            "95 % interval", "CPU s", "p vs own"]
+            "95 % interval", "CPU s", "p solved", "p speed"]
     lines = []
     for setting in document["settings"]:
         rate = setting["rate_interval_percent"]
@@ -130,7 +182,8 @@ def table_lines(document: dict[str, Any]) -> list[str]:
                       f"{setting['solved']} = {_show(setting['rate_percent'])} %" if setting["trials"] else "-",
                       f"{rate[0]:.0f}-{rate[1]:.0f} %" if rate else "-", _show(setting["mean_to_success"]),
                       f"{mean[0]:,.0f}-{mean[1]:,.0f}" if mean else "-", _show(setting["cpu_seconds"], 1),
-                      f"{test['mcnemar_p']:.2g}" if test else "-"])
+                      f"{test['mcnemar_p']:.2g}" if test else "-",
+                      f"{test['wilcoxon_p']:.2g}" if test and test.get("wilcoxon_p") is not None else "-"])
     widths = [max(len(cell) for cell in column) for column in zip(head, *lines)]
     return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [head, *lines]]
 

@@ -66,7 +66,7 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
     result = run(*command)
     assert result.returncode == 0, result.stderr
     assert "setting 0: learning_rate=1e-05 (the own setting: the paired tests' reference)" in result.stdout
-    assert "0 (own)" in result.stdout[result.stdout.index("p vs own"):]
+    assert "0 (own)" in result.stdout[result.stdout.index("p speed"):]
     assert f"each trial capped at {int(STEPS):,} training steps (--max-steps)" in result.stdout
     assert _trials(swept / "settings" / "0" / "trials.jsonl") == _trials(reproduced / "trials.jsonl")
     assert _trials(swept / "settings" / "1" / "trials.jsonl") != _trials(reproduced / "trials.jsonl")
@@ -132,7 +132,7 @@ def test_a_log_file_shows_each_running_trial_with_its_setting_and_each_finished_
                  "--jobs", "1", "--max-steps", "60000", "--log-every", "0", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "setting 0: learning_rate=0.1 -> " in result.stdout  # one setting: not called a reference
-    table = result.stdout[result.stdout.index("p vs own"):]
+    table = result.stdout[result.stdout.index("p speed"):]
     assert "(own)" not in table and "\n  0 " in table  # nor marked so in the table
     assert "0 of 1 done, 1 running, 0 waiting; setting 0, trial 0: " in result.stdout
     assert "  setting 0, trial 0: not solved in " in result.stdout and "[1/1]" in result.stdout

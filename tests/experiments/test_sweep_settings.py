@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 
+import numpy as np
 import pytest
 import yaml
 
@@ -12,7 +14,7 @@ from lstmgraph.experiments import SequenceProtocol, StreamProtocol, find_experim
 from lstmgraph.experiments.sweep import SpecExperiment, compared_with_nothing, grid, subject_of
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.sweep_values import SweepError
-from lstmgraph.experiments.sweep_report import (csv_text, document_bytes, mcnemar_exact, sweep_document,
+from lstmgraph.experiments.sweep_report import (csv_text, document_bytes, mcnemar_exact, paired, sweep_document,
                                                 sweep_figure, table_lines)
 
 from conftest import SPECS
@@ -115,11 +117,50 @@ def test_the_document_gives_each_setting_its_intervals_and_its_paired_test_again
     assert own["mean_to_success"] == 350.0 and own["mean_interval"][0] < 350 < own["mean_interval"][1]
     assert other["solved"] == 1 and other["mean_interval"] is None and other["cpu_seconds"] == 3.0
     assert other["paired_with_own"] == {"pairs": 6, "solved_in_both": 1, "solved_only_here": 0,
-                                        "solved_only_in_own": 5, "mcnemar_p": 0.0625}
+                                        "solved_only_in_own": 5, "mcnemar_p": 0.0625, "faster_here": 0,
+                                        "slower_here": 0, "wilcoxon_p": 1.0}
     assert document_bytes(document) == document_bytes(json.loads(document_bytes(document)))
     assert list(json.loads(document_bytes(document))) == sorted(document)
     assert csv_text(document).splitlines()[2].startswith("1,0.5,false,6,1,16.67,")
     assert "1 = 16.67 %" in "\n".join(table_lines(document)) or "1 = 17 %" in "\n".join(table_lines(document))
+
+
+def _signed_rank_by_enumeration(differences: list[float]) -> float:
+    """Wilcoxon's two-sided p written out: the positive ranks' sum over every one of the 2^n signs."""
+    import itertools
+    kept = [d for d in differences if d != 0]
+    sizes = sorted(abs(d) for d in kept)
+    ranks = [statistics.fmean(i + 1 for i, size in enumerate(sizes) if size == abs(d)) for d in kept]
+    seen = sum(rank for rank, d in zip(ranks, kept) if d > 0)
+    sums = [sum(rank for rank, up in zip(ranks, signs) if up) for signs in itertools.product((False, True), repeat=len(kept))]
+    below, above = (sum(s <= seen for s in sums), sum(s >= seen for s in sums))
+    return min(1.0, 2 * min(below, above) / len(sums))
+
+
+def test_the_speed_test_is_wilcoxon_s_signed_rank_test_exact_and_then_normal(monkeypatch):
+    from lstmgraph.experiments import sweep_report
+    from lstmgraph.experiments.sweep_report import signed_rank_p
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):  # ties in size, zeros and signs drawn, up to 10 pairs
+        differences = [float(d) for d in rng.integers(-4, 5, rng.integers(1, 11))]
+        assert signed_rank_p(differences) == pytest.approx(_signed_rank_by_enumeration(differences), abs=1e-12)
+    assert signed_rank_p([1, 2, 3, 4, 5, 6]) == 2 / 64 and signed_rank_p([0, 0]) == 1.0
+    for differences in (list(rng.normal(0.2, 1, 150)), [float(d) for d in rng.integers(-30, 40, 150)]):
+        exact = signed_rank_p(differences)
+        monkeypatch.setattr(sweep_report, "EXACT_PAIRS", 0)  # beyond it: the normal approximation
+        assert signed_rank_p(differences) == pytest.approx(exact, rel=0.1)
+        monkeypatch.setattr(sweep_report, "EXACT_PAIRS", 200)
+
+
+def test_a_setting_that_solves_as_often_but_slower_has_a_small_speed_p():
+    """Before: only McNemar's test on success: a setting three times slower on every seed read
+    p = 1 against the own setting, as if no different."""
+    own, slow = _rows([True] * 8), _rows([True] * 8)
+    for row in slow:
+        row["to_success"] *= 3
+    result = paired(slow, own)
+    assert result["mcnemar_p"] == 1.0 and result["slower_here"] == 8 and result["wilcoxon_p"] == pytest.approx(2 / 256, abs=1e-6)
 
 
 @pytest.mark.parametrize("second_key", [False, True])
