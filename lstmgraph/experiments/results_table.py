@@ -299,7 +299,8 @@ def find_docs(start: Path) -> Path:
         if (folder / "docs" / "results.md").is_file():
             return folder / "docs"
     raise ResultsTableError(f"no docs/results.md in {start} or a folder above it; run this in a checkout "
-                            "of lstmgraph, or give --docs DIR")
+                            "of lstmgraph, or give --docs DIR. For your own results folders (reproduce's and "
+                            "sweep's), give --folders DIR (e.g. --folders runs)")
 
 
 def measured_cost(name: str, start: Path) -> str | None:

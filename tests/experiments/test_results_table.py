@@ -57,7 +57,7 @@ def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_marke
 def test_the_docs_are_found_from_anywhere_in_the_checkout_or_named(tmp_path):
     assert find_docs(ROOT / "lstmgraph" / "experiments") == ROOT / "docs"
     assert find_docs(ROOT / "docs" / "results") == ROOT / "docs"
-    with pytest.raises(ResultsTableError, match="no docs/results.md in .* or a folder above it"):
+    with pytest.raises(ResultsTableError, match="no docs/results.md in .* or a folder above it.*give --folders DIR"):
         find_docs(tmp_path)
     docs = _docs(tmp_path, "no markers\n")
     with pytest.raises(ResultsTableError, match="results.md: the document has no summary-table markers"):
