@@ -122,8 +122,7 @@ def _distinct_sequences(task: Task, count: int, rng: np.random.Generator) -> lis
     result: list[Sequence] = []
     while len(result) < count:
         sequence = task.sample(rng)
-        key = sequence.inputs.tobytes()
-        if key not in seen:
+        if (key := sequence.inputs.tobytes()) not in seen:
             seen.add(key)
             result.append(sequence)
     return result

@@ -164,8 +164,7 @@ def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
 
     def current(row: Experiment, name: str) -> Any:
         data = _spec_data(row)
-        inits = [_connection_init(data, pair) for pair in _gate_pairs(data, port)]
-        return _single(inits)
+        return _single([_connection_init(data, pair) for pair in _gate_pairs(data, port)])
     return apply, current
 
 

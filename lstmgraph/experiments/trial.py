@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -255,11 +256,37 @@ def _check_steps(name: str, steps: int | None, least: int) -> None:
         raise ValueError(f"{name} is None or a whole number >= {least}, not {steps!r}")
 
 
+@contextmanager
+def _numba_compiling() -> Iterator[list[float]]:
+    """The CPU time numba spends compiling (or loading from its cache) inside the block, its
+    "numba:compile" events, nested ones counted once: ``[seconds]``, filled as they end."""
+    from numba.core.event import Listener, install_listener  # numba: only when trials run
+
+    spent = [0.0]
+
+    class CompileTime(Listener):
+        depth, began = 0, 0.0
+
+        def on_start(self, event) -> None:
+            if self.depth == 0:
+                self.began = time.process_time()
+            self.depth += 1
+
+        def on_end(self, event) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                spent[0] += time.process_time() - self.began
+
+    with install_listener("numba:compile", CompileTime()):
+        yield spent
+
+
 def advance_together(trials: list[Trial], steps: int | None = None) -> list[ProgressReport]:
     """`Trial.advance` for some trials at once: those that can (`Trial.runs_beside`) side by
     side, in one block of lanes on the CPU or one population on the GPU (each ends exactly as it
     would alone), the groups one after another. Each group's CPU time is shared equally among
-    its trials. `ValueError` for ``steps`` below 1."""
+    its trials, less the time numba spent compiling (once per installation: a cost of the first
+    run, not of its trials). `ValueError` for ``steps`` below 1."""
     _check_steps("steps", steps, 1)
     groups: list[list[Trial]] = []
     for trial in trials:
@@ -271,8 +298,9 @@ def advance_together(trials: list[Trial], steps: int | None = None) -> list[Prog
                 group.append(trial)
     for group in groups:
         start = time.process_time()  # CPU time: a run that waits (or is paused) for other work costs none
-        type(group[0])._advance_all(group, steps)
-        share = (time.process_time() - start) / len(group)
+        with _numba_compiling() as compiling:
+            type(group[0])._advance_all(group, steps)
+        share = max(time.process_time() - start - compiling[0], 0.0) / len(group)
         for trial in group:
             trial.seconds += share
             if trial.row is not None:
