@@ -17,7 +17,7 @@ import click
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.bundled import SpecNotFound
 from lstmgraph.errors import SpecError, SpecFileError
-from lstmgraph.files import NO_ROOM, TOO_LONG, OutputError
+from lstmgraph.files import BUNDLED_SPECS, NO_ROOM, TOO_LONG, OutputError
 from lstmgraph.limits import LIMITS_HINT, MAX_STEPS
 from lstmgraph.plan import Plan
 
@@ -84,14 +84,16 @@ def resumable_error_text(error: Exception) -> str:
     return text
 
 
-def note_first_compile(device: str, cluster: str | None, protocol) -> None:
-    """Where trials run on this machine's CPU, the once-per-installation compilation the first
-    trial waits for (`run_checks.compile_note`: the engine, ``protocol``'s driver), said on
-    standard error before the wait."""
+def note_first_compile(device: str, cluster: str | None, experiment, trials: int, max_steps: int | None,
+                       specs: Path = BUNDLED_SPECS) -> None:
+    """Where ``trials`` trials of ``experiment`` run on this machine's CPU, the once-per-installation
+    compilation the first waits for (`run_checks.compile_note`: its kernel, its protocol's
+    driver), said on standard error before the wait."""
     if device == "cpu" and not cluster:
+        from lstmgraph.experiments.folder_run import trials_kernel
         from lstmgraph.experiments.run_checks import compile_note  # numba: only here
 
-        note = compile_note(protocol)
+        note = compile_note(experiment, trials_kernel(trials, max_steps), specs)
         if note:
             click.echo(f"note: {note}", err=True)
 

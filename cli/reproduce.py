@@ -189,7 +189,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
                        + " (set with --protocol-option: not the row's)")
         if capped := cap_note(chosen, max_steps):
             click.echo(f"note: {capped}", err=True)
-        note_first_compile(device, cluster, chosen.protocol)
+        note_first_compile(device, cluster, chosen, count, max_steps, specs)
 
     def interrupted(stop: BaseException) -> str:
         folder = ResultsFolder(out)

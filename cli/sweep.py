@@ -104,7 +104,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
                   if (note := cap_note(setting.experiment, max_steps))]
         for line in shortened(capped, "settings so capped"):
             click.echo(line, err=True)
-        note_first_compile(device, cluster, chosen.experiment.protocol)
+        note_first_compile(device, cluster, chosen.experiment, count, max_steps)
 
     def interrupted(stop: BaseException) -> str:
         return (f"finished trials are kept in {out}/settings/*/{ResultsFolder.ROWS} and {JSON} has every "
@@ -151,7 +151,7 @@ def _keys(experiment, as_json: bool) -> None:
         return
     for typed, value in listed.items():  # (None: no single value, e.g. weights drawn at random)
         click.echo(f"  {typed} = {'unset' if value is None else json.dumps(value)}")
-    click.echo("values: " + "; ".join(f"{key.name}: {key.takes}" for key in KEYS.values()))
+    click.echo("values: " + "; ".join(f"{key.name}: {key.takes}" for key in KEYS.values() if key.applies(experiment)))
 
 
 def _print_status(status: dict, as_json: bool) -> None:

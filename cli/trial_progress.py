@@ -31,6 +31,7 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
         next_line = [time.monotonic() + min(FIRST_LOG, log_every)]
 
         def begin() -> None:
+            next_line[0] = time.monotonic() + min(FIRST_LOG, log_every)  # (from the run's start, its checks passed)
             if not quiet:
                 plan()
             bars.append(stack.enter_context(click.progressbar(

@@ -70,8 +70,9 @@ def find_spec(argument: str | Path, folder: Path = BUNDLED_SPECS) -> Path:
         return found
     if path.is_dir():
         return path
-    files = [str(path.with_name(path.name + suffix)) for suffix in SPEC_FORMATS if path.name]
-    raise SpecNotFound(str(argument), close_names(path.name, folder), [file for file in files if Path(file).is_file()])
+    files = [path.with_name(path.name + suffix) for suffix in SPEC_FORMATS if path.name]
+    raise SpecNotFound(str(argument), close_names(path.name, folder),
+                       [str(file) for file in files if not name_too_long(file) and file.is_file()])
 
 
 def close_names(word: str, folder: Path = BUNDLED_SPECS, count: int = 3) -> list[str]:

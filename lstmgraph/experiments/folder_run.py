@@ -24,6 +24,13 @@ from .verdict import settled_outcome
 TrialDone = Callable[[dict[str, Any]], None]
 
 
+def trials_kernel(trials: int, budget_steps: int | None) -> str:
+    """The kernel the pieces of ``trials`` trials of at most ``budget_steps`` steps ask for. They
+    share one compilation of the specialised kernel (results are bit-identical either way), worth
+    it for long runs only (`kernel_for`); a run without a cap is long."""
+    return kernel_for(trials * budget_steps) if budget_steps is not None else "specialised"
+
+
 class FolderRun:
     """One experiment's trials into one results folder, seeds 0..trials-1: what the folder holds
     (read and checked when made, nothing written), then, once opened, its lock, checkpoints and
@@ -41,9 +48,7 @@ class FolderRun:
         self.folder.reach(create=True)  # (refused: a path that cannot be a folder, a link on the way)
         self.rows, self.todo = self._read()[2:]
         self.digest = settings_digest(self.wanted)  # what its checkpoints carry
-        # Every piece of the run's trials on a worker shares one compilation of the specialised
-        # kernel (results are bit-identical either way): worth it for long runs only.
-        self.kernel = kernel_for(len(self.todo) * budget_steps) if budget_steps is not None else "specialised"
+        self.kernel = trials_kernel(len(self.todo), budget_steps)
         #: What its pieces compile (`schedule._Schedule.compiles`): its program's kernel and its protocol's driver.
         self.compiles = (program_key(Experiment.plan_of(self.wanted["spec_data"])), self.kernel, experiment.protocol.kind)
         self.checkpoints: dict[int, bytes | None] = {}

@@ -6,20 +6,19 @@ spec and the program its training runs (the plan compiled once, the program lowe
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..files import BUNDLED_SPECS
 from ..limits import MAX_CHECKPOINT_SECONDS, MAX_LANES, MAX_STEPS, check_count
 from ..plan import Plan
 from ..training.engines import check_program
 from .catalogue import Experiment
 from .folder import ResultsFolder, check_trial_count
 from .folder_settings import settings
-from .protocols import Protocol
-from .trial import DeviceError, check_device
+from .trial import DeviceError, check_device, trial_engine
 from .workers import check_cluster
 
 def check_run_device(experiment: Experiment, plan: Plan, device: str, cluster: Any) -> None:
@@ -65,17 +64,22 @@ def check_run_settings(trials: int, budget_steps: int | None, checkpoint_seconds
         raise ValueError(f"lanes must be a whole number from 1 to {MAX_LANES}, not {lanes!r}")
 
 
-def compile_note(protocol: Protocol) -> str | None:
-    """What a run of ``protocol``'s trials on this machine's CPU says before its first trial on
-    this installation (`interpreter.first_compile_note`): the compiled engine's wait and its
-    protocol driver's, each compiled once (the driver 10-20 s more), else None."""
+def compile_note(experiment: Experiment, kernel: str, specs: Path = BUNDLED_SPECS) -> str | None:
+    """What a run of ``experiment``'s trials on this machine's CPU says before its first trial on
+    this installation (`interpreter.compile_wait_note`): the kernel its trials run (``kernel``:
+    `folder_run.trials_kernel`; the interpreter, its BPTT form, or the net's specialised kernel)
+    and its protocol's driver bound to it, where numba's cache holds either not yet; else None."""
     from ..engine.compiled import interpreter
     from ..engine.compiled.bound import bind_kernel
+    from ..engine.compiled.lanes import LaneBlock
 
-    driver = bind_kernel(importlib.import_module(protocol.driver)._drive, interpreter.load().run)
-    module = sys.modules[driver.py_func.__module__]
-    cached = interpreter.compiled_in_cache(Path(module.__file__), "_drive")
-    return interpreter.first_compile_note(((f"the driver of its {protocol.kind} protocol", cached),))
+    run = LaneBlock.gather([trial_engine(experiment.plan(specs), 0, kernel)]).kernel
+    driver = bind_kernel(importlib.import_module(experiment.protocol.driver)._drive, run)
+    words = ("the compiled engine" if run.py_func.__module__.startswith("lstmgraph_interpreter")
+             else "the kernel specialised to its net")
+    return interpreter.compile_wait_note([what for what, function in
+                                          ((words, run), (f"the driver of its {experiment.protocol.kind} protocol", driver))
+                                          if not interpreter.function_compiled(function)])
 
 
 def cap_note(experiment: Experiment, budget_steps: int | None) -> str | None:

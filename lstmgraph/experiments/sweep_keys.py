@@ -24,6 +24,7 @@ from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
+from .spec_connections import connection_init, connection_pairs, gate_pairs, set_connection_init
 from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
                        OUTPUT_BIASES, STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay,
@@ -86,52 +87,6 @@ def _spec_data(row: Experiment) -> dict[str, Any]:
     return row.spec_data()[0]
 
 
-# -- connections ------------------------------------------------------------------------------------
-def _as_list(names: Any) -> list[str]:
-    return list(names) if isinstance(names, list) else [names]
-
-
-def connection_pairs(data: dict[str, Any]) -> list[str]:
-    """Every ``FROM->TO`` pair of the spec's connections, in order."""
-    return [f"{source}->{target}" for connection in data.get("connections", [])
-            for source in _as_list(connection["from"]) for target in _as_list(connection["to"])]
-
-
-def _connection_init(data: dict[str, Any], pair: str) -> dict[str, Any] | None:
-    source, _, target = pair.partition("->")
-    for connection in data.get("connections", []):
-        if source in _as_list(connection["from"]) and target in _as_list(connection["to"]):
-            return connection.get("init") or {"uniform": data.get("init", {}).get("uniform", 0.1)}
-    return None
-
-
-def set_connection_init(data: dict[str, Any], pair: str, init: dict[str, Any]) -> None:
-    """Give connection ``FROM->TO`` the initialisation ``init``: in place where the entry holds that
-    pair alone, else the entry is split into one entry per pair (in the order the graph expands
-    them) and that pair's gets it. `SweepError` if the spec has no such pair."""
-    source, _, target = pair.partition("->")
-    for index, connection in enumerate(data.get("connections", [])):
-        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
-        if source not in sources or target not in targets:
-            continue
-        if len(sources) * len(targets) == 1:
-            connection["init"] = copy.deepcopy(init)
-            return
-        split = [{**connection, "from": s, "to": t} for s in sources for t in targets]
-        for entry in split:
-            if (entry["from"], entry["to"]) == (source, target):
-                entry["init"] = copy.deepcopy(init)
-        data["connections"][index:index + 1] = split
-        return
-    raise SweepError(f"the spec has no connection {pair}")
-
-
-def _gate_pairs(data: dict[str, Any], port: str) -> list[str]:
-    """``bias->BLOCK.PORT`` of every memory group that has the gate (``forget_gate``, ...)."""
-    pairs = connection_pairs(data)
-    return [pair for pair in pairs if pair.startswith("bias->") and pair.endswith(f".{port}")]
-
-
 def _with_variant(row: Experiment, description: str, change: Callable[[dict[str, Any]], None]) -> Experiment:
     """``row`` with one more change of its spec's data, checked on the data now (a key that does
     not apply raises at once, not on a worker)."""
@@ -154,22 +109,23 @@ def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
     def apply(row: Experiment, name: str, value: Any) -> Experiment:
         key = f"{gate}_gate_bias"
         init = _init_of(key, value)
-        if not _gate_pairs(_spec_data(row), port):
+        if not gate_pairs(_spec_data(row), port):
             raise SweepError(f"{key}: the row's net has no bias -> {port} connection (no {gate} gate?)")
 
         def change(data: dict[str, Any]) -> None:
-            for pair in _gate_pairs(data, port):
+            for pair in gate_pairs(data, port):
                 set_connection_init(data, pair, init)
         return _with_variant(row, f"{gate}-gate bias {json.dumps(value)}", change)
 
     def current(row: Experiment, name: str) -> Any:
         data = _spec_data(row)
-        return _single([_connection_init(data, pair) for pair in _gate_pairs(data, port)])
+        return _single([connection_init(data, pair) for pair in gate_pairs(data, port)])
     return apply, current
 
 
 def _has_gate_bias(gate: str) -> Callable[[Experiment], bool]:
-    return lambda row: bool(_gate_pairs(_spec_data(row), f"{gate}_gate"))
+    """A gate bias key's ``applies``: the row's net has a bias -> gate connection."""
+    return lambda row: bool(gate_pairs(_spec_data(row), f"{gate}_gate"))
 
 
 def _single(inits: list[dict[str, Any] | None]) -> Any:
@@ -331,7 +287,7 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
       for gate in ("forget", "input", "output")],
     SweepKey("init.FROM->TO", "a number (every weight), a list (one per receiving unit) or "
              "{uniform|constant|values: ...}", "the initial weights of one connection of the spec", _init_pair,
-             lambda row, pair: _single([_connection_init(_spec_data(row), pair)]),
+             lambda row, pair: _single([connection_init(_spec_data(row), pair)]),
              lambda row: connection_pairs(_spec_data(row))),
     SweepKey("task.NAME", "a JSON value (text as is)",
              "an option of the row's task (docs/spec.md in the lstmgraph source, Built-in tasks)", _task,

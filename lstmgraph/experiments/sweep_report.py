@@ -56,6 +56,8 @@ def signed_rank_p(differences: list[float]) -> float:
     """Wilcoxon's two-sided signed-rank p of paired ``differences`` (zeros dropped, tied sizes
     given their mean rank): exact for up to `EXACT_PAIRS` pairs (the permutation distribution of
     the positive ranks' sum, in half ranks), else normal with the tie and continuity corrections."""
+    if not all(math.isfinite(d) for d in differences):
+        raise ValueError("the signed-rank test takes finite differences")
     values = sorted((abs(d), d > 0) for d in differences if d != 0)
     if not values:
         return 1.0
@@ -182,10 +184,14 @@ def table_lines(document: dict[str, Any]) -> list[str]:
                       f"{setting['solved']} = {_show(setting['rate_percent'])} %" if setting["trials"] else "-",
                       f"{rate[0]:.0f}-{rate[1]:.0f} %" if rate else "-", _show(setting["mean_to_success"]),
                       f"{mean[0]:,.0f}-{mean[1]:,.0f}" if mean else "-", _show(setting["cpu_seconds"], 1),
-                      f"{test['mcnemar_p']:.2g}" if test else "-",
-                      f"{test['wilcoxon_p']:.2g}" if test and test.get("wilcoxon_p") is not None else "-"])
+                      _p_cell(test and test["mcnemar_p"]), _p_cell(test and test.get("wilcoxon_p"))])
     widths = [max(len(cell) for cell in column) for column in zip(head, *lines)]
     return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [head, *lines]]
+
+
+def _p_cell(p: float | None) -> str:
+    """A p-value in the printed table: two digits; below the 6 decimals sweep.json keeps, "<1e-6"."""
+    return "-" if p is None else "<1e-6" if p < 1e-6 else f"{p:.2g}"
 
 
 def _value_cell(value: Any) -> str:

@@ -542,3 +542,11 @@ def test_running_out_of_memory_without_a_message_names_the_limits_and_where_they
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     assert result.stderr == ("error: not enough memory for this network "
                              "(docs/spec.md in the lstmgraph source, Limits)\n")
+
+
+def test_a_name_a_suffix_makes_too_long_is_no_such_file_not_a_long_name_error(tmp_path):
+    """Before: a 252-character SPEC was reported by its '.yaml' candidate: 'a name in the path is
+    longer than the file system allows' of a file never typed."""
+    result = run("validate", "x" * 252, cwd=tmp_path)
+    assert result.returncode == 2 and f"error: {'x' * 252}: no such file" in result.stderr
+    assert "longer than" not in result.stderr

@@ -327,11 +327,11 @@ def test_a_first_run_on_an_installation_says_it_compiles_first(tmp_path, monkeyp
     as `train` says it; not where the trials run elsewhere, nor once compiled."""
     from lstmgraph.engine.compiled import interpreter
 
-    monkeypatch.setattr(interpreter, "first_compile_note", lambda also=(): "compiling the compiled engine (test)")
+    monkeypatch.setattr(interpreter, "function_compiled", lambda function: False)
     result = run(*command, "--trials", "1", "--max-steps", "200", "--out", tmp_path / "first")
     assert result.returncode == 0, result.stderr
-    assert "note: compiling the compiled engine (test)" in result.stderr
-    monkeypatch.setattr(interpreter, "first_compile_note", lambda also=(): None)
+    assert "and the driver of its streams protocol (once per installation" in result.stderr  # (its kernel: auto's)
+    monkeypatch.setattr(interpreter, "function_compiled", lambda function: True)
     result = run(*command, "--trials", "1", "--max-steps", "200", "--out", tmp_path / "again")
     assert result.returncode == 0 and "note: compiling" not in result.stderr
 

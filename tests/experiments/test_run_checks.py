@@ -1,6 +1,11 @@
-"""`run_checks.cap_note`: a step cap that leaves no trial able to succeed, said before the run."""
+"""`run_checks`' notes before a run: a step cap that leaves no trial able to succeed, and what the first
+trials will wait to compile."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.run_checks import cap_note, compile_note
@@ -23,22 +28,39 @@ def test_a_cap_below_the_sequences_the_success_test_needs_is_noted_before_the_ru
     assert code == 0 and "note: --max-steps 300 ends each trial of hochreiter1997-adding-t100" in output, output
 
 
-def test_the_compile_note_names_the_protocol_driver_not_yet_compiled(monkeypatch):
+def test_the_compile_note_names_the_kernel_and_driver_the_trials_will_compile(tmp_path):
     """Before: the note named the compiled engine only, so a first run of a protocol after a
     `train` had compiled the engine waited 10-20 s for its driver with no word (that time then
-    counted as its first trial's CPU time)."""
-    from lstmgraph.engine.compiled import interpreter
+    counted as its first trial's CPU time). Run in a process with an empty kernel cache: a row's
+    uncapped run compiles its net's specialised kernel, a capped one the interpreter, a BPTT
+    spec the interpreter's BPTT form; each with its protocol's driver."""
+    script = """
+import sys
+from lstmgraph.experiments import find_experiment
+from lstmgraph.experiments.folder_run import trials_kernel
+from lstmgraph.experiments.run_checks import compile_note
+from lstmgraph.experiments.sweep import subject_of
+row, gru = find_experiment("gers2002-gts-peephole"), subject_of("gru").experiment
+print(compile_note(row, trials_kernel(10, None)))
+print(compile_note(row, trials_kernel(1, 100)))
+print(compile_note(gru, trials_kernel(1, 100)))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "LSTMGRAPH_CACHE": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    specialised, interpreted, bptt = result.stdout.splitlines()
+    ending = f" (once per installation, about 10-60 s; cached in {tmp_path / 'kernels'})"
+    assert specialised == "compiling the kernel specialised to its net and the driver of its streams protocol" + ending
+    assert interpreted == "compiling the compiled engine and the driver of its streams protocol" + ending
+    assert bptt == "compiling the compiled engine and the driver of its sequences protocol" + ending
 
-    protocols = [find_experiment(name).protocol for name in ("hochreiter1997-temporal-order-6a", "gers2002-gts-peephole")]
-    cached: dict[str, bool] = {}
-    monkeypatch.setattr(interpreter, "compiled_before", lambda module: cached.get("engine", False))
-    monkeypatch.setattr(interpreter, "compiled_in_cache",
-                        lambda path, function="run": cached.get(f"{path.stem.split('_')[1]} {function}", False))
-    for protocol in protocols:
-        note = compile_note(protocol)
-        assert note.startswith(f"compiling the compiled engine and the driver of its {protocol.kind} protocol (once ")
-    cached["engine"] = True
-    assert compile_note(protocols[0]).startswith("compiling the driver of its sequences protocol (once per installation")
-    cached["sequence _drive"] = True
-    assert compile_note(protocols[0]) is None
-    assert "the driver of its streams protocol" in compile_note(protocols[1])
+
+def test_the_compile_note_is_none_once_numba_s_cache_holds_both(monkeypatch):
+    from lstmgraph.engine.compiled import interpreter
+    from lstmgraph.experiments.folder_run import trials_kernel
+
+    row = find_experiment("gers2002-gts-peephole")
+    monkeypatch.setattr(interpreter, "function_compiled", lambda function: True)
+    assert compile_note(row, trials_kernel(1, 100)) is None
+    monkeypatch.setattr(interpreter, "function_compiled", lambda function: function.py_func.__name__ == "run")
+    assert compile_note(row, trials_kernel(1, 100)).startswith("compiling the driver of its streams protocol (once")

@@ -11,8 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.sweep import grid
-from lstmgraph.experiments.sweep_keys import (KEYS, connection_pairs, keys_in_words, keys_table, resolve, row_keys,
-                                              set_connection_init)
+from lstmgraph.experiments.sweep_keys import KEYS, keys_in_words, keys_table, resolve, row_keys
 from lstmgraph.experiments.sweep_values import SweepError, parse_vary
 
 from conftest import REPO
@@ -141,20 +140,6 @@ def test_the_state_decay_key_replaces_the_row_s_constant_and_keeps_it_in_its_bou
     for bad in (0, 1.5, "x"):
         with pytest.raises(SweepError, match="state_decay takes a finite number > 0 and <= 1"):
             KEYS["state_decay"].apply(decaying, "", bad)
-
-
-def test_a_connection_of_a_multi_target_entry_is_split_out_in_the_order_the_graph_expands():
-    for target in ("symbols->memory.input_gate", "memory.input_gate->memory.output_gate"):
-        data = ERG.spec_data()[0]
-        pairs = connection_pairs(data)
-        set_connection_init(data, target, {"constant": 0.25})
-        assert connection_pairs(data) == pairs
-        (entry,) = [c for c in data["connections"] if f"{c['from']}->{c['to']}" == target]
-        assert entry["init"] == {"constant": 0.25}
-    changed = KEYS["init.FROM->TO"].apply(ERG, "memory.input_gate->memory.output_gate", 0.25).plan()
-    assert [c.name for c in changed.connections] == [c.name for c in ERG.plan().connections]
-    with pytest.raises(SweepError, match="no connection nothing->here"):
-        set_connection_init(data, "nothing->here", {"constant": 0})
 
 
 def test_every_row_key_resolves_and_the_grid_of_one_value_each_is_the_row_itself():

@@ -156,11 +156,25 @@ def test_the_speed_test_is_wilcoxon_s_signed_rank_test_exact_and_then_normal(mon
 def test_a_setting_that_solves_as_often_but_slower_has_a_small_speed_p():
     """Before: only McNemar's test on success: a setting three times slower on every seed read
     p = 1 against the own setting, as if no different."""
+    from lstmgraph.experiments.sweep_report import signed_rank_p
+
     own, slow = _rows([True] * 8), _rows([True] * 8)
     for row in slow:
         row["to_success"] *= 3
     result = paired(slow, own)
     assert result["mcnemar_p"] == 1.0 and result["slower_here"] == 8 and result["wilcoxon_p"] == pytest.approx(2 / 256, abs=1e-6)
+    head = {"subject": {"name": "row"}, "keys": {"learning_rate": [0.1, 0.5]}, "trials": 30, "budget_steps": None,
+            "unit": "sequences", "rate_label": "% solved", "published_rate_percent": 100}
+    settings = [{"index": i, "values": {"learning_rate": rate}, "folder": f"settings/{i}", "own": i == 1,
+                 "added": False} for i, rate in enumerate([0.1, 0.5])]
+    slower = _rows([True] * 30)
+    for row in slower:
+        row["to_success"] *= 2
+    document = sweep_document(head, settings, {0: slower, 1: _rows([True] * 30)})
+    assert document["settings"][0]["paired_with_own"]["wilcoxon_p"] == 0.0  # 2^-29, kept to 6 decimals
+    assert table_lines(document)[1].endswith("  <1e-6")  # not "0"
+    with pytest.raises(ValueError, match="finite differences"):
+        signed_rank_p([1.0, float("nan")])
 
 
 @pytest.mark.parametrize("second_key", [False, True])

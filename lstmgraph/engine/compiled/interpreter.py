@@ -190,15 +190,24 @@ def compiled_before(module: ModuleType) -> bool:
     return compiled_in_cache(Path(module.__file__))
 
 
-def first_compile_note(also: tuple[tuple[str, bool], ...] = ()) -> str | None:
-    """What a command says before its first compiled run on this installation (numba's cache
-    holds no interpreter yet): the wait, once, and where the machine code is kept; else None.
-    ``also``: more that the run compiles, each (what, whether numba's cache holds it already)."""
-    waiting = [what for what, cached in (("the compiled engine", compiled_before(load())), *also) if not cached]
+def function_compiled(function) -> bool:
+    """Whether numba's cache holds the machine code of ``function``, a cached dispatcher."""
+    return compiled_in_cache(Path(sys.modules[function.py_func.__module__].__file__), function.py_func.__name__)
+
+
+def compile_wait_note(waiting: list[str]) -> str | None:
+    """What a command says before a run that first compiles ``waiting`` (each once per
+    installation): the wait and where the machine code is kept; None for nothing to compile."""
     if not waiting:
         return None
     return (f"compiling {' and '.join(waiting)} (once per installation, about 10-60 s; cached in "
             f"{cache_directory()})")
+
+
+def first_compile_note() -> str | None:
+    """`compile_wait_note` of a command's first compiled run on this installation (numba's cache
+    holds no interpreter yet)."""
+    return compile_wait_note([] if compiled_before(load()) else ["the compiled engine"])
 
 
 def load_source(name: str, text: str) -> ModuleType:
