@@ -26,6 +26,15 @@ def finite(context: click.Context, parameter: click.Parameter, value: float | No
     return value
 
 
+def refuse_jobs_beside_cluster(cluster: str | None) -> None:
+    """``--jobs`` given beside ``--cluster``: refused (exit 2), not dropped without a word (the
+    cluster's workers run the trials, so local worker processes would be none)."""
+    context = click.get_current_context()
+    if cluster and context.get_parameter_source("jobs") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--jobs starts worker processes on this machine; with --cluster the cluster's "
+                               "workers run the trials: leave out --jobs", context)
+
+
 def running_options(lanes_help: str, device_help: str) -> Callable:
     """``--jobs``, ``--cluster``, ``--checkpoint-seconds``, ``--lanes``, ``--device`` and
     ``--log-every``, with the command's own words on lanes and the GPU."""

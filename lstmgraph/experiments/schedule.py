@@ -285,6 +285,8 @@ def _collect(schedule: _Schedule, workers: Workers, future: Future) -> None:
         raise ResultsConflict(f"{path}: not a checkpoint of this trial ({error.reason}); "
                               "delete it to run that trial from the start") from None
     except BaseException as error:
+        if (ended := workers.ended(error)) is not None:
+            raise ended from None
         if not workers.lost(error):
             raise
         schedule.compiling.pop(future, None)  # a piece of its kind compiles it again, alone

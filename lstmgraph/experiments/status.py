@@ -73,8 +73,8 @@ class FolderStatus:
         """The verdict so far, and whether the trials not finished can change it; or why a run
         of fewer trials than the paper's, or one a cap stopped, gets none."""
         reason = no_verdict_reason(self.results, self.trials)
-        if reason:
-            return f"{reason}: no verdict"
+        if reason:  # (the trials the run asks for, not those finished: a line above counts them)
+            return f"none for a run of {reason}"
         now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
         left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
         if left and self.settled is None:  # as the results tables say it (`results_table.folder_verdict`)

@@ -32,7 +32,7 @@ import re
 import signal
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -61,6 +61,11 @@ class Workers:
     def lost(self, error: BaseException) -> bool:
         """Whether ``error`` (raised by a piece's future) means its worker was lost."""
         raise NotImplementedError
+
+    def ended(self, error: BaseException) -> Exception | None:
+        """What to raise where ``error`` (raised by a piece's future) means every worker is gone
+        (a cluster's scheduler lost), so no piece can run again now; else None."""
+        return None
 
     def stop(self) -> None:
         raise NotImplementedError
@@ -141,7 +146,9 @@ class ClusterWorkers(Workers):
         distributed = dask_distributed()
         if isinstance(cluster, str):
             try:
-                self.client = distributed.Client(cluster, timeout="20s")
+                self.client = _client(distributed, cluster)
+            except ClusterError:  # (no answer at all: said as it is)
+                raise
             except (OSError, TimeoutError) as error:
                 raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({error}); start one with "
                                    "'dask scheduler' (docs/cluster.md in the lstmgraph source)") from None
@@ -165,10 +172,44 @@ class ClusterWorkers(Workers):
     def lost(self, error: BaseException) -> bool:
         return isinstance(error, self.killed_worker)
 
+    def ended(self, error: BaseException) -> Exception | None:
+        # Dask cancels every future when the client loses its scheduler; this run cancels none it waits on.
+        if isinstance(error, CancelledError):
+            return ClusterError(f"the Dask scheduler was lost ({type(error).__name__}); the trials' checkpoints are "
+                                "kept: once it runs again, run the same command to resume")
+        return None
+
     def stop(self) -> None:
         self.executor.shutdown(wait=False)
         if self.own_client:
             self.client.close()  # (again: nothing)
+
+
+#: How long a scheduler address may take to answer before it is refused (`_client`).
+CONNECT_SECONDS = 20.0
+
+
+def _client(distributed: Any, address: str) -> Any:
+    """``distributed.Client(address)``, made in a thread of its own and given up after
+    `CONNECT_SECONDS` and a little more: a service that reads the handshake and never answers
+    (a dashboard's web port) held Dask's own timeout off forever."""
+    made: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            made["client"] = distributed.Client(address, timeout=f"{CONNECT_SECONDS}s")
+        except BaseException as error:  # (raised again below, in the caller's thread)
+            made["error"] = error
+
+    thread = threading.Thread(target=connect, name="lstmgraph-dask-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS + 5)
+    if thread.is_alive():
+        raise ClusterError(f"nothing at {address} answered as a Dask scheduler within {CONNECT_SECONDS + 5:.0f} s; "
+                           "give the scheduler's own address (port 8786 by default; 8787 is its dashboard)")
+    if "error" in made:
+        raise made["error"]
+    return made["client"]
 
 
 class ClusterError(Exception):

@@ -103,3 +103,18 @@ def test_a_worker_killed_in_the_middle_of_a_trial_costs_nothing_but_time(cluster
     assert not alive(victim.pid)
     assert _table(tmp_path) == _table(straight)
     _same_weights(tmp_path, straight)
+
+
+def test_a_scheduler_s_address_connects_and_runs_as_its_client_does(cluster):
+    """The address a user gives (`--cluster tcp://HOST:PORT`) connects through `workers._client`'s
+    thread, as a client made by hand does."""
+    from lstmgraph.experiments.workers import ClusterWorkers
+
+    client, _ = cluster
+    workers = ClusterWorkers(client.scheduler.address)
+    try:
+        assert workers.slots >= 1 and workers.own_client  # (an earlier test may have killed a worker)
+        assert workers.submit(abs, -3).result(timeout=60) == 3
+    finally:
+        workers.stop()
+

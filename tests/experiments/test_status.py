@@ -48,7 +48,8 @@ def test_the_status_names_finished_checkpointed_and_waiting_trials(folder):
     assert status.as_dict()["resumes"] is True and status.holder is None
     # 3 of the row's 10 trials asked, the first stopped by the cap: no verdict, in the text and in --json alike.
     assert status.settled is None and status.as_dict()["settled_verdict"] is None
-    assert status.verdict_so_far == status.as_dict()["verdict"] == "3 of 10 trials, capped at 3,000 training steps: no verdict"
+    assert status.verdict_so_far == status.as_dict()["verdict"] == \
+        "none for a run of 3 of 10 trials, capped at 3,000 training steps"  # (asked; finished: a line above)
     # fewer trials asked: the checkpointed one is not among them
     assert folder_status(experiment, 1, out, BUDGET, BUNDLED_SPECS).checkpointed == []
 

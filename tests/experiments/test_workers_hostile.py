@@ -160,6 +160,57 @@ def test_an_address_where_another_service_answers_is_named_not_a_memory_error(ht
     assert time.monotonic() - start < 15  # refused on its answer, not after Dask's 20 s timeout
 
 
+@pytest.fixture
+def silent_server():
+    """An address where a service accepts, reads and never answers, as a dashboard's web server
+    does with Dask's handshake (not a whole HTTP request): Dask's own timeout never fires."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    done, held = threading.Event(), []
+
+    def serve():
+        while not done.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    done.set()
+    thread.join(5)
+    for connection in held:
+        connection.close()
+    listener.close()
+
+
+def test_an_address_that_never_answers_is_refused_after_the_connect_time(silent_server, monkeypatch):
+    """Before: reproduce --cluster on a scheduler's dashboard port printed its plan and hung."""
+    pytest.importorskip("distributed")
+    from lstmgraph.experiments import workers
+
+    monkeypatch.setattr(workers, "CONNECT_SECONDS", 1.0)
+    start = time.monotonic()
+    with pytest.raises(ClusterError) as raised:
+        ClusterWorkers(silent_server)
+    assert str(raised.value).startswith(f"nothing at {silent_server} answered as a Dask scheduler within 6 s; give")
+    assert time.monotonic() - start < 10
+
+
+def test_futures_cancelled_with_the_scheduler_end_the_run_with_a_cluster_error():
+    """Before: a scheduler killed mid-run ended reproduce in a CancelledError traceback (exit 1)."""
+    from concurrent.futures import CancelledError
+
+    cluster = object.__new__(ClusterWorkers)  # (its client is not needed to judge an error)
+    ended = cluster.ended(CancelledError())
+    assert isinstance(ended, ClusterError) and "run the same command to resume" in str(ended)
+    assert cluster.ended(OSError("a piece's own error")) is None and LocalWorkers(1).ended(CancelledError()) is None
+
+
 @pytest.mark.parametrize("command", [["reproduce"], ["sweep", "--vary", "learning_rate=0.1"]])
 def test_a_run_on_an_address_where_another_service_answers_exits_2_before_writing_anything(tmp_path, http_server,
                                                                                             command):
