@@ -83,17 +83,20 @@ def compile_note(experiment: Experiment, kernel: str, specs: Path = BUNDLED_SPEC
 
 
 def cap_note(experiment: Experiment, budget_steps: int | None) -> str | None:
-    """Why a cap of ``budget_steps`` (`--max-steps`) leaves no trial of ``experiment`` able to
-    succeed, or None: the sequences its success test needs in a row do not fit in it, even at
-    the shortest of 100 of the task's sequences (seeded: the same note every time)."""
+    """Why a cap of ``budget_steps`` (`--max-steps`) leaves a trial of ``experiment`` unlikely or
+    unable to succeed, or None: the sequences its success test needs in a row do not fit in it at
+    the mean length of 100 of the task's sequences, or not even at the shortest (seeded: the same
+    note every time)."""
     needed = experiment.protocol.sequences_to_succeed()
     if budget_steps is None or needed is None:
         return None
     task, rng = experiment.make_task(), np.random.default_rng(0)
     lengths = [len(task.sample(rng)) for _ in range(100)]
-    if budget_steps >= needed * min(lengths):
-        return None
     mean = float(np.mean(lengths))
+    if budget_steps >= needed * mean:
+        return None
+    chance = ("no trial can succeed" if budget_steps < needed * min(lengths)
+              else "a trial succeeds only if its sequences run short")
     return (f"--max-steps {budget_steps:,} ends each trial of {experiment.name} after about {budget_steps / mean:,.0f} "
-            f"sequences ({mean:,.0f} steps on average), before the {needed:,} its success test needs: no trial can "
-            f"succeed; give --max-steps above {needed * mean:,.0f}, or vary protocol.window")
+            f"sequences ({mean:,.0f} steps on average), before the {needed:,} its success test needs: {chance}; "
+            f"give --max-steps above {needed * mean:,.0f}, or vary protocol.window")

@@ -21,6 +21,9 @@ def test_a_cap_below_the_sequences_the_success_test_needs_is_noted_before_the_ru
     assert note.startswith("--max-steps 30,000 ends each trial of hochreiter1997-adding-t100 after about 28")
     assert "before the 2,000 its success test needs: no trial can succeed" in note
     assert cap_note(adding, 300_000) is None and cap_note(adding, None) is None
+    # Before: a cap between the shortest and the mean length went unnoted (NTO: 1,903 sequences of 2,000).
+    assert "its success test needs: a trial succeeds only if its sequences run short; give --max-steps above 209,320" \
+        in cap_note(find_experiment("gers2000-nto-standard"), 200_000)
     assert cap_note(find_experiment("hochreiter1997-erg-3x2-lr0.5"), 1_000) is None  # (fixed sets: a full check)
     assert cap_note(find_experiment("gers2000-cerg-forget"), 1_000) is None  # (streams: no such bound)
     code, output = invoke("reproduce", "hochreiter1997-adding-t100", "--trials", "1", "--max-steps", "300",
