@@ -221,8 +221,11 @@ def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps
         except FolderError:
             listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, None))
             continue
-        except OtherExperiment as other:  # another setting's trials: this one's none
-            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, str(other)))
+        except OtherExperiment:  # another setting's trials: this one's none
+            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials,
+                                        f"{path} holds another setting's trials (a sweep numbers its settings in the "
+                                        "order of its --vary values: give them in the order of the run that made the "
+                                        "folder, or another --out)"))
             continue
         listed.append(SettingStatus(setting.index, setting.values, len(status.results["trials"]),
                                     len(status.checkpointed), len(status.waiting), status.conflict))

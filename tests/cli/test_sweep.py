@@ -88,6 +88,9 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
     elsewhere = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
                     STEPS, "--out", str(swept), "--status")
     assert "this command would not run there: 1 setting (above) holds trials of other settings" in elsewhere.stdout
+    # (not reproduce's advice to name the experiment the folder holds)
+    assert "holds another setting's trials (a sweep numbers its settings in the order of its --vary values" in \
+        elsewhere.stdout
     other = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
                 STEPS, "--out", str(swept))
     assert other.returncode == 2 and "settings/1 holds trials of" in other.stderr
