@@ -152,9 +152,11 @@ class ClusterWorkers(Workers):
             except (OSError, TimeoutError) as error:
                 raise ClusterError(f"cannot reach the Dask scheduler at {cluster} ({error}); start one with "
                                    "'dask scheduler' (docs/cluster.md in the lstmgraph source)") from None
-            except (ValueError, TypeError) as error:  # what the check above lets through and Dask does not take
-                raise ClusterError(f"not a Dask scheduler address: {cluster} ({error}); expected "
-                                   f"{CLUSTER_ADDRESS_FORM}") from None
+            except (ValueError, TypeError) as error:  # a form the check above takes: Dask's setup, or the answer
+                raise ClusterError(f"cannot use the Dask scheduler at {cluster} ({error}): a tls:// scheduler needs its "
+                                   "security settings (from Python, pass a distributed.Client made with them; "
+                                   "docs/cluster.md in the lstmgraph source), and a worker's address is not the "
+                                   "scheduler's") from None
             except Exception as error:  # another service there: Dask read its reply as a message's length
                 raise ClusterError(f"what answers at {cluster} is not a Dask scheduler ({_describe(error)}); give the "
                                    "scheduler's own address (port 8786 by default; 8787 is its dashboard)") from None

@@ -239,7 +239,8 @@ def test_a_driver_compiles_once_whatever_the_number_of_lanes(name, changes):
     advance_together(trials[:2], 400)
     advance_together(trials[2:], 400)
     drivers = [bound for (driver, _), bound in _BOUND.items() if driver in (stream_driver._drive, sequence_driver._drive)]
-    assert drivers and all(len(bound.signatures) == 1 for bound in drivers)
+    # (a driver bound but never run, as `run_checks.compile_note` binds one to name it, has none)
+    assert any(len(bound.signatures) == 1 for bound in drivers) and all(len(bound.signatures) <= 1 for bound in drivers)
 
 
 def test_a_trial_refuses_a_network_that_does_not_fit_its_task_and_steps_that_are_no_count():

@@ -188,6 +188,16 @@ def silent_server():
     listener.close()
 
 
+def test_a_tls_address_without_security_settings_is_not_blamed_on_its_form():
+    """Before: 'not a Dask scheduler address ... expected SCHEME://HOST:PORT' for a well-formed
+    tls:// address that Dask refused for want of its security settings."""
+    pytest.importorskip("distributed")
+    with pytest.raises(ClusterError) as raised:
+        ClusterWorkers("tls://127.0.0.1:1")
+    assert "a tls:// scheduler needs its security settings" in str(raised.value)
+    assert "expected SCHEME://HOST:PORT" not in str(raised.value)
+
+
 def test_an_address_that_never_answers_is_refused_after_the_connect_time(silent_server, monkeypatch):
     """Before: reproduce --cluster on a scheduler's dashboard port printed its plan and hung."""
     pytest.importorskip("distributed")
