@@ -15,7 +15,7 @@ from lstmgraph.limits import MAX_TRIALS
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
                      report_spec_error)
 from .trial_progress import trial_progress
-from .trial_runs import refuse_jobs_beside_cluster, run_errors, running_options, trial_line, where_trials_run
+from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
 
 
 def _list(as_json: bool, chosen=None) -> None:
@@ -113,7 +113,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     training streams) to success next to the published figures. Results are written as JSON,
     CSV and a PNG figure to the results folder, each trial's trained network to
     OUT/trials/SEED/ (for plot and evaluate). Rerun the same command to resume."""
-    refuse_jobs_beside_cluster(cluster)
+    check_cluster_option(cluster)
     # Imported here: the experiments import numba, which the other commands do without.
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.folder import ResultsFolder

@@ -15,7 +15,7 @@ from lstmgraph.limits import MAX_TRIALS
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
                      report_spec_error)
 from .trial_progress import trial_progress
-from .trial_runs import refuse_jobs_beside_cluster, run_errors, running_options, trial_line, where_trials_run
+from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
 
 
 @click.command(short_help="Vary a row's or a spec's settings over a grid; run each.")
@@ -50,7 +50,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     random). Every setting runs the same seeds, so the
     settings are compared trial by trial. Writes DIR/settings/INDEX (a results folder per
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
-    refuse_jobs_beside_cluster(cluster)
+    check_cluster_option(cluster)
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
     from lstmgraph.experiments.run_checks import cap_note
     from lstmgraph.experiments.status import FolderError

@@ -26,13 +26,22 @@ def finite(context: click.Context, parameter: click.Parameter, value: float | No
     return value
 
 
-def refuse_jobs_beside_cluster(cluster: str | None) -> None:
-    """``--jobs`` given beside ``--cluster``: refused (exit 2), not dropped without a word (the
-    cluster's workers run the trials, so local worker processes would be none)."""
+def check_cluster_option(cluster: str | None) -> None:
+    """``--cluster`` checked before anything, ``--status`` too (exit 2): ``--jobs`` beside it is
+    refused, not dropped without a word (the cluster's workers run the trials), and so is an
+    address of the wrong form, or no Dask (`workers.check_cluster`; nothing is connected to)."""
+    if not cluster:
+        return
     context = click.get_current_context()
-    if cluster and context.get_parameter_source("jobs") is not click.core.ParameterSource.DEFAULT:
+    if context.get_parameter_source("jobs") is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("--jobs starts worker processes on this machine; with --cluster the cluster's "
                                "workers run the trials: leave out --jobs", context)
+    from lstmgraph.experiments.workers import ClusterError, check_cluster
+
+    try:
+        check_cluster(cluster)
+    except ClusterError as error:
+        fail(str(error))
 
 
 def running_options(lanes_help: str, device_help: str) -> Callable:

@@ -486,3 +486,16 @@ def test_standard_output_on_a_full_disk_is_named_as_such_and_nothing_is_written(
     assert code == 2 and output == ("error: cannot write the standard output: No space left on device "
                                     "(redirected to a full disk?)\n"), output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["reproduce"], ["sweep", "--vary", "learning_rate=0.1"]])
+def test_status_and_a_run_check_the_cluster_option_first(tmp_path, command):
+    """Before: --status --cluster with a malformed address said "this command resumes it", and
+    --jobs beside --cluster was dropped without a word."""
+    status = run(command[0], "gers2002-gts-peephole", *command[1:], "--status", "--cluster", "tcp://h",
+                 "--out", tmp_path / "out")
+    assert status.returncode == 2 and "not a Dask scheduler address: 'tcp://h'" in status.stderr
+    both = run(command[0], "gers2002-gts-peephole", *command[1:], "--jobs", "2", "--cluster", "tcp://127.0.0.1:8786",
+               "--out", tmp_path / "out")
+    assert both.returncode == 2 and "with --cluster the cluster's workers run the trials: leave out --jobs" in both.stderr
+    assert not (tmp_path / "out").exists()
