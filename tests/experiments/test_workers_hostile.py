@@ -117,10 +117,9 @@ def test_a_run_on_a_cluster_without_dask_exits_2_before_writing_anything(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
-@pytest.fixture
-def http_server():
-    """An address where a web server answers (a scheduler's dashboard port, say): every request
-    gets 400 Bad Request. Dask reads those bytes as the length of its handshake message."""
+def _serving(answer):
+    """A local TCP service for the test: ``answer(connection)`` for each connection it accepts;
+    yields its address (tcp://127.0.0.1:PORT)."""
     import socket
     import threading
 
@@ -134,13 +133,7 @@ def http_server():
                 connection, _ = listener.accept()
             except OSError:
                 continue
-            with connection:
-                connection.settimeout(5)
-                try:
-                    connection.recv(65536)
-                    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
-                except OSError:
-                    pass
+            answer(connection)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -148,6 +141,22 @@ def http_server():
     done.set()
     thread.join(5)
     listener.close()
+
+
+@pytest.fixture
+def http_server():
+    """An address where a web server answers (a scheduler's dashboard port, say): every request
+    gets 400 Bad Request. Dask reads those bytes as the length of its handshake message."""
+    def answer(connection):
+        with connection:
+            connection.settimeout(5)
+            try:
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+            except OSError:
+                pass
+
+    yield from _serving(answer)
 
 
 def test_an_address_where_another_service_answers_is_named_not_a_memory_error(http_server):
@@ -164,38 +173,10 @@ def test_an_address_where_another_service_answers_is_named_not_a_memory_error(ht
 def silent_server():
     """An address where a service accepts, reads and never answers, as a dashboard's web server
     does with Dask's handshake (not a whole HTTP request): Dask's own timeout never fires."""
-    import socket
-    import threading
-
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    done, held = threading.Event(), []
-
-    def serve():
-        while not done.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
-    done.set()
-    thread.join(5)
+    held = []
+    yield from _serving(held.append)
     for connection in held:
         connection.close()
-    listener.close()
-
-
-def test_a_tls_address_without_security_settings_is_not_blamed_on_its_form():
-    """Before: 'not a Dask scheduler address ... expected SCHEME://HOST:PORT' for a well-formed
-    tls:// address that Dask refused for want of its security settings."""
-    pytest.importorskip("distributed")
-    with pytest.raises(ClusterError) as raised:
-        ClusterWorkers("tls://127.0.0.1:1")
-    assert "a tls:// scheduler needs its security settings" in str(raised.value)
-    assert "expected SCHEME://HOST:PORT" not in str(raised.value)
 
 
 def test_an_address_that_never_answers_is_refused_after_the_connect_time(silent_server, monkeypatch):
