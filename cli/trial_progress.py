@@ -49,11 +49,13 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
                 return
             running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
             detail = f"; {report.label}" if report.label else ""
+            if report.figures.get("workers") == 0:  # (counted on a cluster, now and then)
+                detail = "; no workers on the cluster yet: the trials wait for one"
             if sys.stdout.isatty():
                 bars[0].label = f"trials ({running} running, {waiting} waiting{detail})"[:100]
                 bars[0].render_progress()
-            elif report.label and time.monotonic() >= next_line[0]:  # a log file
+            elif detail and time.monotonic() >= next_line[0]:  # a log file
                 next_line[0] = time.monotonic() + log_every
-                click.echo(f"  {finished[0]} of {count} done, {running} running, {waiting} waiting; {report.label}")
+                click.echo(f"  {finished[0]} of {count} done, {running} running, {waiting} waiting{detail}")
 
         yield begin, trial_done, progress

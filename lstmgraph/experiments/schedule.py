@@ -9,6 +9,7 @@ trial's row and trained weights. Only this process writes the results folder
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import Any, Callable
@@ -157,13 +158,15 @@ class _Schedule:
             if run.stopping and run.final is None and index not in running:
                 run.close()
 
-    def report(self) -> ProgressReport:
+    def report(self, workers: int | None = None) -> ProgressReport:
+        """The run so far; ``workers``: how many a cluster has now, where counted (0: the trials wait)."""
         running = sorted(self.reports.items())
         label = "; ".join(self.runs[index].label + report.describe() for (index, _), report in running[:3]) \
             + ("; ..." if len(running) > 3 else "")
         done = sum(len(run.rows) for run in self.runs)
+        figures = {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)}
         return ProgressReport("trials", done, sum(run.trials for run in self.runs), label,
-                              {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)})
+                              figures if workers is None else {**figures, "workers": workers})
 
 
 def run_experiment(experiment: Experiment, trials: int, jobs: int, out: Path, budget_steps: int | None = None,
@@ -250,12 +253,15 @@ def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: 
 
 #: The longest a stop signal is held while pieces run (`_run`): a Ctrl-C ends the run this soon.
 STOP_LATENCY_SECONDS = 0.2
+#: A report this often at least, where no piece has finished since (a cluster's workers counted in it).
+QUIET_REPORT_SECONDS = 30.0
 
 
 def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> None:
     try:
         with stops_deferred():  # submitting starts the workers
             schedule.fill(workers)
+        reported = time.monotonic()
         while schedule.running:
             # A stop signal is held while the futures' locks may be held, and raised between waits:
             # raised inside `wait` it once left a future's lock taken, and the exit hung for ever.
@@ -266,8 +272,10 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                     _collect(schedule, workers, future)
                 if finished:
                     schedule.fill(workers)
-                    if progress is not None:
-                        progress(schedule.report())
+                quiet = time.monotonic() - reported >= QUIET_REPORT_SECONDS
+                if progress is not None and (finished or quiet):
+                    progress(schedule.report(workers.present() if quiet else None))
+                    reported = time.monotonic()
     finally:
         # The end, a stop signal or an error: stop the workers; finished trials are in trials.jsonl,
         # running ones resume from their checkpoints.

@@ -67,6 +67,11 @@ class Workers:
         (a cluster's scheduler lost), so no piece can run again now; else None."""
         return None
 
+    def present(self) -> int | None:
+        """How many workers are there to take pieces now, where that can change (a cluster's
+        come and go); None for workers this process starts itself."""
+        return None
+
     def stop(self) -> None:
         raise NotImplementedError
 
@@ -173,6 +178,9 @@ class ClusterWorkers(Workers):
 
     def lost(self, error: BaseException) -> bool:
         return isinstance(error, self.killed_worker)
+
+    def present(self) -> int | None:
+        return len(self.client.scheduler_info()["workers"])
 
     def ended(self, error: BaseException) -> Exception | None:
         # Dask cancels every future when the client loses its scheduler; this run cancels none it waits on.

@@ -24,3 +24,14 @@ def test_a_log_file_hears_of_the_running_trials_after_a_minute_then_every_log_ev
             printed = capsys.readouterr().out
             shown = "0 of 3 done, 2 running, 1 waiting; trial 0: 1,200 training streams" in printed
             assert shown == (now in (1111, 1712)), now
+
+
+def test_a_log_file_says_the_cluster_has_no_workers(monkeypatch, capsys):
+    clock = [1000.0]
+    monkeypatch.setattr(trial_progress_module.time, "monotonic", lambda: clock[0])
+    with trial_progress(2, False, 600, str, lambda: None) as (begin, _, progress):
+        begin()
+        clock[0] = 1061.0
+        progress(SimpleNamespace(figures={"running": 1, "waiting": 1, "workers": 0}, label=""))
+    assert "0 of 2 done, 1 running, 1 waiting; no workers on the cluster yet: the trials wait for one" in \
+        capsys.readouterr().out

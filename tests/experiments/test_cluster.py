@@ -114,6 +114,7 @@ def test_a_scheduler_s_address_connects_and_runs_as_its_client_does(cluster):
     workers = ClusterWorkers(client.scheduler.address)
     try:
         assert workers.slots >= 1 and workers.own_client  # (an earlier test may have killed a worker)
+        assert workers.present() == workers.slots  # (single-thread workers)
         assert workers.submit(abs, -3).result(timeout=60) == 3
     finally:
         workers.stop()

@@ -440,3 +440,40 @@ def test_checks_passed_is_called_once_after_the_checks_and_never_for_a_refused_r
     with pytest.raises(ResultsConflict, match="200 in the folder, 300 in this command"):
         run_experiment(experiment, 1, 1, tmp_path, budget_steps=300, checks_passed=lambda: passed.append("again"))
     assert passed == [[1]]
+
+
+def test_a_run_on_a_cluster_without_workers_says_so_in_its_reports(tmp_path, monkeypatch):
+    """Before: a scheduler with no workers left a run silent after its plan (no piece finished,
+    so no report came); now a quiet run reports now and then, with the cluster's workers."""
+    from concurrent.futures import Future
+
+    from lstmgraph.experiments import schedule
+    from lstmgraph.experiments.workers import Workers
+
+    class NoWorkers(Workers):  # a cluster whose pieces wait: no worker takes them
+        slots = 1
+
+        def submit(self, function, argument):
+            return Future()
+
+        def lost(self, error):
+            return False
+
+        def stop(self):
+            pass
+
+        def present(self):
+            return 0
+
+    class Seen(Exception):
+        pass
+
+    def progress(report):
+        raise Seen(report)
+
+    monkeypatch.setattr(schedule, "QUIET_REPORT_SECONDS", 0.0)
+    with pytest.raises(Seen) as seen:
+        run_experiment(find_experiment("gers2002-gts-peephole"), 1, 1, tmp_path, budget_steps=100,
+                       cluster=NoWorkers(), progress=progress)
+    assert seen.value.args[0].figures == {"running": 1, "waiting": 0, "workers": 0}
+
