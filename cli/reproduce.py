@@ -119,7 +119,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
     from lstmgraph.experiments.results_table import measured_cost
-    from lstmgraph.experiments.run_checks import cap_note
+    from lstmgraph.experiments.run_checks import beyond_note, cap_note
     from lstmgraph.experiments.schedule import run_experiment
     from lstmgraph.experiments.summary import comparison, no_verdict_reason
     from lstmgraph.experiments.sweep import row_protocol_note
@@ -188,8 +188,9 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
             click.echo("protocol settings: " + ", ".join(f"{key} {json.dumps(value)}"
                                                          for key, value in chosen.protocol_options.items())
                        + " (set with --protocol-option: not the row's)")
-        if capped := cap_note(chosen, max_steps):
-            click.echo(f"note: {capped}", err=True)
+        for note in (cap_note(chosen, max_steps), beyond_note(chosen, count, out)):
+            if note:
+                click.echo(f"note: {note}", err=True)
         note_first_compile(device, cluster, chosen, count, max_steps, specs)
 
     def interrupted(stop: BaseException) -> str:

@@ -52,7 +52,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     setting), DIR/sweep.json, DIR/sweep.csv and DIR/sweep.png. Rerun the same command to resume."""
     check_cluster_option(cluster)
     from lstmgraph.experiments.folder import ResultsConflict, ResultsFolder
-    from lstmgraph.experiments.run_checks import cap_note
+    from lstmgraph.experiments.run_checks import beyond_note, cap_note
     from lstmgraph.experiments.status import FolderError
     from lstmgraph.experiments.sweep import compared_with_nothing, grid, judged_by, subject_of
     from lstmgraph.experiments.sweep_values import SweepError, parse_vary
@@ -104,6 +104,10 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         capped = [f"note: setting {setting.index}: {note}" for setting in settings
                   if (note := cap_note(setting.experiment, max_steps))]
         for line in shortened(capped, "settings so capped"):
+            click.echo(line, err=True)
+        beyond = [f"note: {note}" for setting in settings
+                  if (note := beyond_note(setting.experiment, count, out / setting.folder))]
+        for line in shortened(beyond, "settings so"):
             click.echo(line, err=True)
         note_first_compile(device, cluster, chosen.experiment, count, max_steps)
 

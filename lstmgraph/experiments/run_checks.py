@@ -16,7 +16,7 @@ from ..limits import MAX_CHECKPOINT_SECONDS, MAX_LANES, MAX_STEPS, check_count
 from ..plan import Plan
 from ..training.engines import check_program
 from .catalogue import Experiment
-from .folder import ResultsFolder, check_trial_count
+from .folder import ResultsConflict, ResultsFolder, check_trial_count
 from .folder_settings import settings
 from .trial import DeviceError, check_device, trial_engine
 from .workers import check_cluster
@@ -100,3 +100,24 @@ def cap_note(experiment: Experiment, budget_steps: int | None) -> str | None:
     return (f"--max-steps {budget_steps:,} ends each trial of {experiment.name} after about {budget_steps / mean:,.0f} "
             f"sequences ({mean:,.0f} steps on average), before the {needed:,} its success test needs: {chance}; "
             f"give --max-steps above {needed * mean:,.0f}, or vary protocol.window")
+
+
+def beyond_note(experiment: Experiment, trials: int, out: Path) -> str | None:
+    """Where ``out`` holds finished trials of seeds beyond the ``trials`` asked (an earlier run
+    of more): they stay in trials.jsonl, but the summary the run writes is of the first
+    ``trials``; said before the run, with the count that keeps them; else None."""
+    folder = ResultsFolder(out)
+    try:
+        if not folder.reach():
+            return None
+        stored, _ = folder.read_rows(experiment.protocol, experiment.protocol.limit)
+    except ResultsConflict:  # (the run names it, and refuses)
+        return None
+    beyond = sorted(row["seed"] for row in stored if row["seed"] >= trials)
+    if not beyond:
+        return None
+    many = len(beyond) > 1
+    return (f"{out} holds {len(beyond)} finished trial{'s with seeds' if many else ' with a seed'} beyond the "
+            f"{trials:,} asked: kept in its trials.jsonl, but left out of the summary this run writes (results.json, "
+            f"trials.csv, results.png); give --trials {beyond[-1] + 1:,} to keep {'them' if many else 'it'} in")
+

@@ -67,3 +67,19 @@ def test_the_compile_note_is_none_once_numba_s_cache_holds_both(monkeypatch):
     assert compile_note(row, trials_kernel(1, 100)) is None
     monkeypatch.setattr(interpreter, "function_compiled", lambda function: function.py_func.__name__ == "run")
     assert compile_note(row, trials_kernel(1, 100)).startswith("compiling the driver of its streams protocol (once")
+
+
+def test_finished_trials_beyond_those_asked_are_noted_before_the_summary_leaves_them_out(tmp_path):
+    """Before: rerunning a finished folder with a smaller --trials rewrote its summary of fewer
+    trials without a word (the rows stay in trials.jsonl)."""
+    from lstmgraph.experiments.run_checks import beyond_note
+
+    row, out = find_experiment("gers2002-gts-peephole"), tmp_path / "out"
+    assert beyond_note(row, 1, out) is None  # (nothing there yet)
+    code, output = invoke("reproduce", row.name, "--trials", "3", "--max-steps", "300", "--jobs", "1", "--out", out)
+    assert code == 0, output
+    assert beyond_note(row, 3, out) is None
+    assert beyond_note(row, 1, out).startswith(f"{out} holds 2 finished trials with seeds beyond the 1 asked: kept")
+    assert beyond_note(row, 1, out).endswith("give --trials 3 to keep them in")
+    code, output = invoke("reproduce", row.name, "--trials", "2", "--max-steps", "300", "--jobs", "1", "--out", out)
+    assert code == 0 and "note: " + f"{out} holds 1 finished trial with a seed beyond the 2 asked" in output
