@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import BUNDLED_SPECS
 from .catalogue import EXPERIMENTS, G00, G02, H97
 from .figures import SummaryPoint
 from .folder import ResultsConflict, ResultsFolder
@@ -305,13 +306,18 @@ def find_docs(start: Path) -> Path:
 
 def measured_cost(name: str, start: Path) -> str | None:
     """What the committed run of experiment ``name`` cost, in words, from the results folder
-    docs/results/NAME of the checkout holding ``start``: CPU time and trials, e.g. "8,498 s of CPU
-    for 100 trials (docs/results/gers2000-cerg-forget)"; None outside a checkout or without one."""
-    try:
-        folder = find_docs(start) / "results" / name
-        summary = ResultsFolder.read_only(folder).read_results()["summary"]
-        seconds, trials = float(summary["seconds_total"]), int(summary["trials"])
-    except (ResultsTableError, ResultsConflict, OSError, KeyError, TypeError, ValueError):
+    docs/results/NAME of the checkout holding ``start``, else of the checkout lstmgraph runs from
+    (an editable install's): CPU time and trials, e.g. "8,498 s of CPU for 100 trials
+    (docs/results/gers2000-cerg-forget)"; None where neither has one (an installed wheel)."""
+    for origin in (start, BUNDLED_SPECS.parent):
+        try:
+            folder = find_docs(origin) / "results" / name
+            summary = ResultsFolder.read_only(folder).read_results()["summary"]
+            seconds, trials = float(summary["seconds_total"]), int(summary["trials"])
+            break
+        except (ResultsTableError, ResultsConflict, OSError, KeyError, TypeError, ValueError):
+            continue
+    else:
         return None
     shown = os.path.relpath(folder, start) if folder.is_relative_to(start.resolve()) else folder
     return f"{seconds:,.0f} s of CPU for {trials:,} trial{'s' if trials != 1 else ''} ({shown})"

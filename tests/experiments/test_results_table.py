@@ -126,7 +126,8 @@ def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_s
     assert verdict_cell(judge(words), True) == "not judged"
 
 
-def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(tmp_path):
+def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(tmp_path, monkeypatch):
+    from lstmgraph.experiments import results_table
     from lstmgraph.experiments.results_table import measured_cost
 
     summary = json.loads((ROOT / "docs" / "results" / "gers2000-cerg-forget" / "results.json").read_text())["summary"]
@@ -134,7 +135,10 @@ def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(t
         f"{summary['seconds_total']:,.0f} s of CPU for 100 trials (docs/results/gers2000-cerg-forget)")
     below = measured_cost("gers2000-cerg-forget", ROOT / "lstmgraph")  # found walking up; named in full
     assert below.endswith(f"({ROOT.resolve()}/docs/results/gers2000-cerg-forget)")
-    assert measured_cost("gers2000-cerg-forget", tmp_path) is None  # no checkout here
+    # Outside the checkout: the checkout lstmgraph runs from (this one); an installed wheel has none.
+    assert measured_cost("gers2000-cerg-forget", tmp_path).endswith(f"({ROOT.resolve()}/docs/results/gers2000-cerg-forget)")
+    monkeypatch.setattr(results_table, "BUNDLED_SPECS", tmp_path / "site-packages" / "lstmgraph" / "specs")
+    assert measured_cost("gers2000-cerg-forget", tmp_path) is None
     assert measured_cost("no-such-row", ROOT) is None
 
 
