@@ -29,6 +29,7 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
         bars: list = []
         finished = [0]
         next_line = [time.monotonic() + min(FIRST_LOG, log_every)]
+        lost = [0]  # pieces whose worker was lost, as the last report counted them
 
         def begin() -> None:
             next_line[0] = time.monotonic() + min(FIRST_LOG, log_every)  # (from the run's start, its checks passed)
@@ -48,6 +49,10 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
             if quiet:
                 return
             running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
+            if report.figures.get("lost", 0) > lost[0]:  # said at once, on a terminal too
+                lost[0] = int(report.figures["lost"])
+                click.echo(f"  a worker was lost ({lost[0]} so far): its trials run again from their last "
+                           "checkpoints")
             detail = f"; {report.label}" if report.label else ""
             if report.figures.get("workers") == 0:  # (counted on a cluster, now and then)
                 detail = "; no workers on the cluster yet: the trials wait for one"

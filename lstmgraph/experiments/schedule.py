@@ -165,6 +165,8 @@ class _Schedule:
             + ("; ..." if len(running) > 3 else "")
         done = sum(len(run.rows) for run in self.runs)
         figures = {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)}
+        if self.losses:  # pieces whose worker was lost, so far (their trials run again from their checkpoints)
+            figures["lost"] = sum(self.losses.values())
         return ProgressReport("trials", done, sum(run.trials for run in self.runs), label,
                               figures if workers is None else {**figures, "workers": workers})
 

@@ -35,3 +35,15 @@ def test_a_log_file_says_the_cluster_has_no_workers(monkeypatch, capsys):
         progress(SimpleNamespace(figures={"running": 1, "waiting": 1, "workers": 0}, label=""))
     assert "0 of 2 done, 1 running, 1 waiting; no workers on the cluster yet: the trials wait for one" in \
         capsys.readouterr().out
+
+
+def test_a_lost_worker_is_said_once(capsys):
+    """Before: a worker killed mid-run showed nothing but stalled counts."""
+    with trial_progress(2, False, 600, str, lambda: None) as (begin, _, progress):
+        begin()
+        capsys.readouterr()
+        for lost in (0, 1, 1, 2):
+            figures = {"running": 1, "waiting": 1, **({"lost": lost} if lost else {})}
+            progress(SimpleNamespace(figures=figures, label="trial 0: 10 sequences"))
+    printed = capsys.readouterr().out
+    assert printed.count("a worker was lost") == 2 and "(2 so far): its trials run again" in printed

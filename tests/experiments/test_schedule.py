@@ -314,7 +314,10 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
     try:
         schedule.fill(workers)
         assert workers.pieces() == [[(0, 0)]]  # seed 0 compiles, the others wait in order
+        assert "lost" not in schedule.report().figures
         ended(schedule, workers, 0, lost=True)
+        schedule.losses[(0, 0)] = 1  # (as `_collect` counts a lost piece's trials)
+        assert schedule.report().figures["lost"] == 1  # reported, so the command can say so
         schedule.fill(workers)
         assert workers.pieces()[1:] == [[(0, 0)]]  # alone again
         ended(schedule, workers, 1)
