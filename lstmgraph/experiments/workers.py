@@ -180,7 +180,10 @@ class ClusterWorkers(Workers):
         return isinstance(error, self.killed_worker)
 
     def present(self) -> int | None:
-        return len(self.client.scheduler_info()["workers"])
+        try:
+            return len(self.client.scheduler_info()["workers"])
+        except Exception:  # (a scheduler lost: its futures say so, `ended`; a count is only a report's)
+            return None
 
     def ended(self, error: BaseException) -> Exception | None:
         # Dask cancels every future when the client loses its scheduler; this run cancels none it waits on.
