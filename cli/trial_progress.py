@@ -49,10 +49,11 @@ def trial_progress(count: int, quiet: bool, log_every: float, line: Callable[[An
             if quiet:
                 return
             running, waiting = int(report.figures["running"]), int(report.figures["waiting"])
-            if report.figures.get("lost", 0) > lost[0]:  # said at once, on a terminal too
+            if report.figures.get("lost", 0) > lost[0]:  # said at once; on a terminal over the bar, then the bar again
                 lost[0] = int(report.figures["lost"])
-                click.echo(f"  a worker was lost ({lost[0]} so far): its trials run again from their last "
-                           "checkpoints")
+                click.echo(("\r\033[K" if sys.stdout.isatty() else "") + f"  a piece's worker was lost ({lost[0]} so "
+                           "far): its trials run again from their last checkpoints")
+                bars[0]._last_line = None  # (click draws the bar only when its line changed)
             detail = f"; {report.label}" if report.label else ""
             if report.figures.get("workers") == 0:  # (counted on a cluster, now and then)
                 detail = "; no workers on the cluster yet: the trials wait for one"

@@ -30,10 +30,10 @@ def check_cluster_option(cluster: str | None) -> None:
     """``--cluster`` checked before anything, ``--status`` too (exit 2): ``--jobs`` beside it is
     refused, not dropped without a word (the cluster's workers run the trials), and so is an
     address of the wrong form, or no Dask (`workers.check_cluster`; nothing is connected to)."""
-    if not cluster:
+    if cluster is None:
         return
     context = click.get_current_context()
-    if context.get_parameter_source("jobs") is not click.core.ParameterSource.DEFAULT:
+    if context.get_parameter_source("jobs") is click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("--jobs starts worker processes on this machine; with --cluster the cluster's "
                                "workers run the trials: leave out --jobs", context)
     from lstmgraph.experiments.workers import ClusterError, check_cluster

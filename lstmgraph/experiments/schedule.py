@@ -49,6 +49,7 @@ class _Schedule:
         self.ready = [(index, seed) for index, run in enumerate(runs) for seed in run.waiting]
         self.piece_steps: dict[tuple[int, int], int] = {}  # a trial's next piece (FIRST_PIECE_STEPS at first)
         self.losses: dict[tuple[int, int], int] = {}
+        self.pieces_lost = 0  # pieces whose worker was lost (their trials queued again)
         self.running: dict[Future, tuple[tuple[int, int], ...]] = {}
         self.reports: dict[tuple[int, int], ProgressReport] = {}
         # What pieces compile (`compiles`): done by a piece that ended, or under way in one.
@@ -165,8 +166,8 @@ class _Schedule:
             + ("; ..." if len(running) > 3 else "")
         done = sum(len(run.rows) for run in self.runs)
         figures = {"running": sum(map(len, self.running.values())), "waiting": len(self.ready)}
-        if self.losses:  # pieces whose worker was lost, so far (their trials run again from their checkpoints)
-            figures["lost"] = sum(self.losses.values())
+        if self.pieces_lost:  # pieces whose worker was lost, so far (their trials run again from their checkpoints)
+            figures["lost"] = self.pieces_lost
         return ProgressReport("trials", done, sum(run.trials for run in self.runs), label,
                               figures if workers is None else {**figures, "workers": workers})
 
@@ -274,10 +275,13 @@ def _run(schedule: _Schedule, workers: Workers, progress: Progress | None) -> No
                     _collect(schedule, workers, future)
                 if finished:
                     schedule.fill(workers)
-                quiet = time.monotonic() - reported >= QUIET_REPORT_SECONDS
-                if progress is not None and (finished or quiet):
-                    progress(schedule.report(workers.present() if quiet else None))
-                    reported = time.monotonic()
+                    if progress is not None:
+                        progress(schedule.report())
+                        reported = time.monotonic()
+            if progress is not None and time.monotonic() - reported >= QUIET_REPORT_SECONDS:
+                # (outside the deferral: a cluster's count may wait on its scheduler, and a Ctrl-C must not)
+                progress(schedule.report(workers.present()))
+                reported = time.monotonic()
     finally:
         # The end, a stop signal or an error: stop the workers; finished trials are in trials.jsonl,
         # running ones resume from their checkpoints.
@@ -305,6 +309,7 @@ def _collect(schedule: _Schedule, workers: Workers, future: Future) -> None:
             raise ClusterError(f"trials {seeds}: their worker was lost {schedule.LOSSES + 1} times "
                                f"({type(error).__name__}); their checkpoints are kept: run the same "
                                "command to resume") from None
+        schedule.pieces_lost += 1
         for key in keys:  # their worker was lost: again from their last checkpoints
             schedule.losses[key] = schedule.losses.get(key, 0) + 1
         schedule.ready = sorted(schedule.ready + list(keys))

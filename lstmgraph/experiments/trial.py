@@ -258,24 +258,31 @@ def _check_steps(name: str, steps: int | None, least: int) -> None:
 
 @contextmanager
 def _numba_compiling() -> Iterator[list[float]]:
-    """The CPU time numba spends compiling (or loading from its cache) inside the block, its
-    "numba:compile" events, nested ones counted once: ``[seconds]``, filled as they end."""
+    """The CPU time numba spends compiling in this thread inside the block, its "numba:compile"
+    events (real compiles, not cache loads), nested ones counted once: ``[seconds]``, filled as
+    they end. numba-cuda fires no such event: a GPU kernel's compilation is its trials' time."""
+    import threading
+
     from numba.core.event import Listener, install_listener  # numba: only when trials run
 
-    spent = [0.0]
+    spent, ours = [0.0], threading.get_ident()
 
     class CompileTime(Listener):
         depth, began = 0, 0.0
 
         def on_start(self, event) -> None:
+            if threading.get_ident() != ours:  # (another thread of a threaded worker)
+                return
             if self.depth == 0:
-                self.began = time.process_time()
+                self.began = time.thread_time()
             self.depth += 1
 
         def on_end(self, event) -> None:
+            if threading.get_ident() != ours:
+                return
             self.depth -= 1
             if self.depth == 0:
-                spent[0] += time.process_time() - self.began
+                spent[0] += time.thread_time() - self.began
 
     with install_listener("numba:compile", CompileTime()):
         yield spent

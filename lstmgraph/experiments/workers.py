@@ -25,6 +25,7 @@ broke the whole pool) comes back as a `WorkerError` carrying its type and messag
 from __future__ import annotations
 
 import ipaddress
+import logging
 import multiprocessing
 import os
 import pickle
@@ -188,14 +189,23 @@ class ClusterWorkers(Workers):
     def ended(self, error: BaseException) -> Exception | None:
         # Dask cancels every future when the client loses its scheduler; this run cancels none it waits on.
         if isinstance(error, CancelledError):
-            return ClusterError(f"the Dask scheduler was lost ({type(error).__name__}); the trials' checkpoints are "
-                                "kept: once it runs again, run the same command to resume")
+            return ClusterError("the Dask scheduler was lost; the trials' checkpoints are kept: once it runs again, "
+                                "run the same command to resume")
         return None
 
     def stop(self) -> None:
-        self.executor.shutdown(wait=False)
-        if self.own_client:
-            self.client.close()  # (again: nothing)
+        # A client that lost its scheduler logs a traceback per reconnect it gives up: the run says why it ended.
+        quiet = self.client.status != "running"
+        client_log = logging.getLogger("distributed.client")
+        level = client_log.level
+        if quiet:
+            client_log.setLevel(logging.CRITICAL)
+        try:
+            self.executor.shutdown(wait=False)
+            if self.own_client:
+                self.client.close()  # (again: nothing)
+        finally:
+            client_log.setLevel(level)
 
 
 #: How long a scheduler address may take to answer before it is refused (`_client`).
@@ -207,17 +217,22 @@ def _client(distributed: Any, address: str) -> Any:
     `CONNECT_SECONDS` and a little more: a service that reads the handshake and never answers
     (a dashboard's web port) held Dask's own timeout off forever."""
     made: dict[str, Any] = {}
+    given_up = threading.Event()
 
     def connect() -> None:
         try:
             made["client"] = distributed.Client(address, timeout=f"{CONNECT_SECONDS}s")
         except BaseException as error:  # (raised again below, in the caller's thread)
             made["error"] = error
+            return
+        if given_up.is_set():  # made too late: no one will use it
+            made["client"].close()
 
     thread = threading.Thread(target=connect, name="lstmgraph-dask-connect", daemon=True)
     thread.start()
     thread.join(CONNECT_SECONDS + 5)
     if thread.is_alive():
+        given_up.set()
         raise ClusterError(f"nothing at {address} answered as a Dask scheduler within {CONNECT_SECONDS + 5:.0f} s; "
                            "give the scheduler's own address (port 8786 by default; 8787 is its dashboard)")
     if "error" in made:

@@ -495,6 +495,8 @@ def test_status_and_a_run_check_the_cluster_option_first(tmp_path, command):
     status = run(command[0], "gers2002-gts-peephole", *command[1:], "--status", "--cluster", "tcp://h",
                  "--out", tmp_path / "out")
     assert status.returncode == 2 and "not a Dask scheduler address: 'tcp://h'" in status.stderr
+    empty = run(command[0], "gers2002-gts-peephole", *command[1:], "--status", "--cluster", "", "--out", tmp_path / "out")
+    assert empty.returncode == 2 and "not a Dask scheduler address" in empty.stderr  # (not taken as no cluster)
     both = run(command[0], "gers2002-gts-peephole", *command[1:], "--jobs", "2", "--cluster", "tcp://127.0.0.1:8786",
                "--out", tmp_path / "out")
     assert both.returncode == 2 and "with --cluster the cluster's workers run the trials: leave out --jobs" in both.stderr

@@ -46,4 +46,4 @@ def test_a_lost_worker_is_said_once(capsys):
             figures = {"running": 1, "waiting": 1, **({"lost": lost} if lost else {})}
             progress(SimpleNamespace(figures=figures, label="trial 0: 10 sequences"))
     printed = capsys.readouterr().out
-    assert printed.count("a worker was lost") == 2 and "(2 so far): its trials run again" in printed
+    assert printed.count("a piece's worker was lost") == 2 and "(2 so far): its trials run again" in printed

@@ -314,10 +314,7 @@ def test_workers_sharing_a_kernel_cache_wait_for_the_piece_that_compiles_their_k
     try:
         schedule.fill(workers)
         assert workers.pieces() == [[(0, 0)]]  # seed 0 compiles, the others wait in order
-        assert "lost" not in schedule.report().figures
         ended(schedule, workers, 0, lost=True)
-        schedule.losses[(0, 0)] = 1  # (as `_collect` counts a lost piece's trials)
-        assert schedule.report().figures["lost"] == 1  # reported, so the command can say so
         schedule.fill(workers)
         assert workers.pieces()[1:] == [[(0, 0)]]  # alone again
         ended(schedule, workers, 1)
@@ -479,4 +476,32 @@ def test_a_run_on_a_cluster_without_workers_says_so_in_its_reports(tmp_path, mon
         run_experiment(find_experiment("gers2002-gts-peephole"), 1, 1, tmp_path, budget_steps=100,
                        cluster=NoWorkers(), progress=progress)
     assert seen.value.args[0].figures == {"running": 1, "waiting": 0, "workers": 0}
+
+
+def test_each_piece_whose_worker_was_lost_is_counted_in_the_reports(tmp_path):
+    """The command says when a worker was lost (before: only stalled counts showed it)."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from lstmgraph.experiments.workers import ClusterError, Workers
+
+    class Losing(Workers):  # every piece's worker dies
+        slots = 1
+
+        def submit(self, function, argument):
+            future = Future()
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+
+        def lost(self, error):
+            return isinstance(error, BrokenProcessPool)
+
+        def stop(self):
+            pass
+
+    reports = []
+    with pytest.raises(ClusterError, match="their worker was lost 4 times"):
+        run_experiment(find_experiment("gers2002-gts-peephole"), 1, 1, tmp_path, budget_steps=100, cluster=Losing(),
+                       progress=reports.append)
+    assert [report.figures.get("lost") for report in reports] == [1, 2, 3]
 
