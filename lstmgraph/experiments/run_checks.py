@@ -120,4 +120,3 @@ def beyond_note(experiment: Experiment, trials: int, out: Path) -> str | None:
     return (f"{out} holds {len(beyond)} finished trial{'s with seeds' if many else ' with a seed'} beyond the "
             f"{trials:,} asked: kept in its trials.jsonl, but left out of the summary this run writes (results.json, "
             f"trials.csv, results.png); give --trials {beyond[-1] + 1:,} to keep {'them' if many else 'it'} in")
-
