@@ -118,4 +118,3 @@ def test_a_scheduler_s_address_connects_and_runs_as_its_client_does(cluster):
         assert workers.submit(abs, -3).result(timeout=60) == 3
     finally:
         workers.stop()
-

@@ -504,4 +504,3 @@ def test_each_piece_whose_worker_was_lost_is_counted_in_the_reports(tmp_path):
         run_experiment(find_experiment("gers2002-gts-peephole"), 1, 1, tmp_path, budget_steps=100, cluster=Losing(),
                        progress=reports.append)
     assert [report.figures.get("lost") for report in reports] == [1, 2, 3]
-
