@@ -186,8 +186,8 @@ def compiled_in_cache(path: Path, function: str = "run") -> bool:
 
 
 def compiled_before(module: ModuleType) -> bool:
-    """Whether numba's cache holds this interpreter's machine code."""
-    return compiled_in_cache(Path(module.__file__))
+    """Whether numba's cache holds this interpreter's machine code (its ``run``)."""
+    return function_compiled(module.run)
 
 
 def function_compiled(function) -> bool:
