@@ -208,13 +208,14 @@ class ClusterWorkers(Workers):
             client_log.setLevel(level)
 
 
-#: How long a scheduler address may take to answer before it is refused (`_client`).
-CONNECT_SECONDS = 20.0
+#: How long a scheduler address may take to answer before it is refused (`_client`): Dask's own
+#: timeout, and a grace after it for an answer that never comes.
+CONNECT_SECONDS, CONNECT_GRACE_SECONDS = 20.0, 5.0
 
 
 def _client(distributed: Any, address: str) -> Any:
     """``distributed.Client(address)``, made in a thread of its own and given up after
-    `CONNECT_SECONDS` and a little more: a service that reads the handshake and never answers
+    `CONNECT_SECONDS` and its grace: a service that reads the handshake and never answers
     (a dashboard's web port) held Dask's own timeout off forever."""
     made: dict[str, Any] = {}
     given_up = threading.Event()
@@ -230,10 +231,11 @@ def _client(distributed: Any, address: str) -> Any:
 
     thread = threading.Thread(target=connect, name="lstmgraph-dask-connect", daemon=True)
     thread.start()
-    thread.join(CONNECT_SECONDS + 5)
+    thread.join(CONNECT_SECONDS + CONNECT_GRACE_SECONDS)
     if thread.is_alive():
         given_up.set()
-        raise ClusterError(f"nothing at {address} answered as a Dask scheduler within {CONNECT_SECONDS + 5:.0f} s; "
+        raise ClusterError(f"nothing at {address} answered as a Dask scheduler within "
+                           f"{CONNECT_SECONDS + CONNECT_GRACE_SECONDS:.0f} s; "
                            "give the scheduler's own address (port 8786 by default; 8787 is its dashboard)")
     if "error" in made:
         raise made["error"]
