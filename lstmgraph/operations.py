@@ -175,6 +175,16 @@ GATE_SIDES: dict[str, GateSide] = {s.name: s for s in (
 #: Per-step losses (targets concatenated over output groups; NaN: no target there).
 LOSSES: tuple[str, ...] = ("sum_of_squares", "cross_entropy")
 LOSS_CODE: dict[str, int] = {name: code for code, name in enumerate(LOSSES)}
+#: The output activations a loss needs (absent: any): cross-entropy reads outputs as probabilities.
+LOSS_OUTPUTS: dict[str, tuple[str, ...]] = {"cross_entropy": ("softmax", "logistic")}
+
+
+def loss_output_problem(loss: str, output: str, activation: str) -> str | None:
+    """Why output group `output`, of `activation`, cannot carry `loss`; None when it can."""
+    needed = LOSS_OUTPUTS.get(loss)
+    if needed is None or activation in needed:
+        return None
+    return f"{loss} needs {' or '.join(needed)} outputs; '{output}' is {activation}"
 
 
 # -- the kinds of the lowered program's operations ------------------------------------------------
@@ -314,9 +324,18 @@ def _loss(op, V, step):
     V[op.out] = np.where(present, y - clean, 0.0)
 
 
+def momentum_step(weights: np.ndarray, velocity: np.ndarray, gradient: np.ndarray, rate, momentum) -> None:
+    """Momentum SGD in place, the papers' update (2002: with momentum; 1997, 2000: momentum 0):
+    ``v <- momentum v - rate dE/dw``, ``w <- w + v``."""
+    velocity *= momentum
+    velocity -= rate * gradient
+    weights += velocity
+
+
 def _update(op, V, step):
-    V[op.a] = V[op.a] * step.momentum - np.asarray(step.rate) * V[op.b]
-    V[op.out] += V[op.a]
+    weights, velocity = V[op.out], V[op.a]
+    momentum_step(weights, velocity, V[op.b], np.asarray(step.rate), step.momentum)
+    V[op.a], V[op.out] = velocity, weights
 
 
 _BY_CODE = list(ACTIVATIONS.values())

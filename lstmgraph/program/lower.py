@@ -28,7 +28,7 @@ import numpy as np
 
 from ..graph.units import Connection, Unit
 from ..plan import Plan, require_plan
-from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, LOSSES, PATTERNS
+from ..operations import ACTIVATION_CODE, ACTIVATIONS, GATE_SIDES, LOSS_CODE, LOSSES, PATTERNS, loss_output_problem
 from .entries import index_array
 from .model import MINUS_ONE, ONE, Op, Program, Slots
 from .sensitivities import TracePhases
@@ -190,9 +190,9 @@ class _Lowering(TracePhases):
             if unit.role != "output":
                 continue
             softmax = not ACTIVATIONS[unit.activation].elementwise
-            if self.loss == "cross_entropy" and unit.activation not in ("softmax", "logistic"):
-                raise ValueError(f"cross_entropy needs softmax or logistic outputs; '{unit.name}' is "
-                                 f"{unit.activation}")
+            mismatch = loss_output_problem(self.loss, unit.name, unit.activation)
+            if mismatch:
+                raise ValueError(mismatch)
             self.emit("loss", "loss", self.span("dnet", unit.name, unit.size),
                       self.span("y", unit.name, unit.size), self.span("deriv", unit.name, unit.size),
                       range(column, column + unit.size), code=LOSS_CODE[self.loss], mode=int(softmax),

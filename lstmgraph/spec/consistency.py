@@ -10,6 +10,7 @@ validation, where `lstmgraph validate` reports them with the spec's other proble
 from __future__ import annotations
 
 from ..errors import Problem
+from ..operations import loss_output_problem
 from ..tasks import TaskError, make_task
 from ..tasks.data_file import (DATA_FILE, DataError, DataFileTask, beside, read_data_file, target_problem,
                                spec_relative)
@@ -26,12 +27,10 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
         return []
     problems = []
     outputs = [group for group in spec.groups if isinstance(group, OutputGroup)]
-    if training.loss == "cross_entropy":
-        for group in outputs:
-            if group.activation not in ("softmax", "logistic"):
-                problems.append(Problem(("training", "loss"), f"cross_entropy needs softmax or logistic "
-                                        f"outputs; '{group.name}' is {group.activation}",
-                                        suggestion="use loss: sum_of_squares"))
+    for group in outputs:
+        mismatch = loss_output_problem(training.loss, group.name, group.activation)
+        if mismatch:
+            problems.append(Problem(("training", "loss"), mismatch, suggestion="use loss: sum_of_squares"))
     inputs = sum(group.size for group in spec.groups if isinstance(group, InputGroup))
     width = sum(group.size for group in outputs)
     if training.data is not None and data_files:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.devices import DEVICES
+from ..operations import loss_output_problem
 from ..plan import Plan
 from ..program.lower import lower
 from ..spec.models import TrainingSpec
@@ -46,12 +47,9 @@ def compiled_unsupported(plan: Plan, training: TrainingSpec) -> str | None:
         return "the compiled engine updates by momentum SGD only, not adam or clip_norm"
     if training.update_mode != "online" and training.learning_rule != "bptt":
         return "the compiled engine updates RTRL online only, not once per sequence (update: sequence)"
-    if training.loss == "cross_entropy":
-        for unit in plan.units:
-            if unit.role == "output" and unit.activation not in ("softmax", "logistic"):
-                return (f"cross_entropy needs softmax or logistic outputs; '{unit.name}' is "
-                        f"{unit.activation}")
-    return None
+    mismatches = (loss_output_problem(training.loss, unit.name, unit.activation)
+                  for unit in plan.units if unit.role == "output")
+    return next((mismatch for mismatch in mismatches if mismatch), None)
 
 
 def select_engine(plan: Plan, training: TrainingSpec, requested: str = "auto",

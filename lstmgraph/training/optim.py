@@ -16,6 +16,7 @@ import numpy as np
 
 from ..spec.models import LearningRateDecay, OptimizerSpec, TrainingSpec
 from ..engine.weights import Weights
+from ..operations import momentum_step
 
 
 class Optimizer:
@@ -53,9 +54,7 @@ class Optimizer:
                 velocity = self.velocity.get(name)
                 if velocity is None:
                     velocity = self.velocity[name] = np.zeros_like(grad)
-                velocity *= self.momentum
-                velocity -= self.rate * grad
-                weights[name] += velocity
+                momentum_step(weights[name], velocity, grad, self.rate, self.momentum)
             else:
                 weights[name] -= self.rate * grad
 
