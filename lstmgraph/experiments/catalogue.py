@@ -20,7 +20,7 @@ from ..plan.summary import PAPERS
 from ..spec import document_of, spec_from_data
 from ..spec.loader import read_spec_file
 from ..tasks import Task, make_task
-from ..tasks.base import check_option_names
+from ..tasks.base import check_option_names, task_success_test
 from .folder_settings import PROTOCOL_SETTINGS
 from .protocols import Protocol
 from .sequences import SequenceProtocol
@@ -173,15 +173,23 @@ DETERMINISTIC = ("the task draws the same sequence every time, so every test str
 
 H97, G00, G02 = PAPERS["hochreiter1997"], PAPERS["gers2000"], PAPERS["gers2002"]
 
+
+def _judged_as(task: str) -> dict[str, Any]:
+    """A protocol's ``success`` and ``tolerance``: the test the task declares (the paper's), so
+    it is written once, beside the task's coding."""
+    test, _ = task_success_test(task)
+    return {"success": test.name, "tolerance": test.tolerance}
+
 # 1997: ERG, success = every symbol of 256 training and 256 test strings predicted (most active).
 # The full check (all 512 strings, weights frozen) runs when the last 256 training strings were
 # predicted right online, and every 250 sequences: sequences to success are exact to 250.
-_ERG = SequenceProtocol(success="most_active", fixed_sets=256, data_sets=3, window=256,
+_ERG = SequenceProtocol(**_judged_as("embedded_reber"), fixed_sets=256, data_sets=3, window=256,
                         max_sequences=200_000, evaluate_every=250)
-# Adding/multiplication: |error| < 0.04 at the last step; temporal order: < 0.3 on every output.
-_ADDING = SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, max_error=0.01,
+# Adding and temporal order: the paper's stop rule on the last 2,000 sequences, each judged by
+# its task's test (`_judged_as`).
+_ADDING = SequenceProtocol(**_judged_as("adding"), window=2000, max_error=0.01,
                            max_sequences=2_000_000)
-_TEMPORAL = SequenceProtocol(success="tolerance", tolerance=0.3, window=2000, max_error=0.1,
+_TEMPORAL = SequenceProtocol(**_judged_as("temporal_order"), window=2000, max_error=0.1,
                              max_sequences=2_000_000)
 # 2000 CERG: |error| < 0.49 at all 7 outputs, i.e. every output on the right side of 0.5.
 # Printed as "squared error < 0.49" (|error| < 0.7), the test is passed by an untrained net,
@@ -192,15 +200,15 @@ _TEMPORAL = SequenceProtocol(success="tolerance", tolerance=0.3, window=2000, ma
 # 連續 10^6 輸入都預測正確"). Until 2026-11-23 the test streams stopped at 10^5 (10 x 10^5 = 10^6
 # predictions, not successive); half of the nets perfect so by that reading fail fresh streams of
 # 10^6 (benchmarks/long_test_streams.py), and docs/results/test-streams-1e5 keeps those runs.
-_CERG = StreamProtocol(tolerance=0.49, unit="steps", train_limit=1_000_000, test_limit=1_000_000,
-                       max_streams=30_000)
+_CERG = StreamProtocol(**_judged_as("continual_embedded_reber"), unit="steps", train_limit=1_000_000,
+                       test_limit=1_000_000, max_streams=30_000)
 # 2002: streams counted in sequences (one period or spike interval each): train 100, test 1,000
 # (seed 002, lines 256-257), at most 10^7 training streams, each followed by one test stream
 # (line 258: "每執行一次訓練就進行一次測試", one test after each training). Until issue 38 the rows
 # ran 10 test streams, all to pass; docs/results/test-streams-10 keeps those runs
 # (`--protocol-option test_streams=10`).
-_TIMING = StreamProtocol(tolerance=0.49, unit="sequences", train_limit=100, test_limit=1000,
-                         max_streams=10_000_000, good_score=100, test_streams=1)
+_TIMING = StreamProtocol(**_judged_as("measuring_spike_delays"), unit="sequences", train_limit=100,
+                         test_limit=1000, max_streams=10_000_000, good_score=100, test_streams=1)
 _GTS = {"period": 10, "delays": [0, 1], "cue": "length"}
 # Two departures from seed 000 the rows name: its literal decay (x0.99 after every weight update)
 # learns nothing (docs/results.md), and it gives no state-decay constant.
@@ -248,7 +256,7 @@ _NMSD = tuple(
 
 _PFG = tuple(
     Experiment(f"gers2002-pfg-{shape[:3]}-f{period}-{'peephole' if peep else 'no-peephole'}", G02, "text",
-               "gers2002_timing", "periodic_function", replace(_TIMING, tolerance=0.3, test_streams=1),
+               "gers2002_timing", "periodic_function", replace(_TIMING, **_judged_as("periodic_function"), test_streams=1),
                10, {"finding": finding, "perfect_percent": 100},
                task_options={"shape": shape, "period": period, "length": period},
                variants=(IDENTITY_OUTPUT,) + (() if peep else (WITHOUT_PEEPHOLES,)),
@@ -299,7 +307,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
       for row in _TABLE_7],
     *[Experiment(f"hochreiter1997-multiplication-t100-nseq{n_seq}", H97, "Table 8", "hochreiter1997_adding",
                  "multiplication",
-                 SequenceProtocol(success="tolerance", tolerance=0.04, window=2000, allowed_wrong=n_seq - 1,
+                 SequenceProtocol(**_judged_as("multiplication"), window=2000, allowed_wrong=n_seq - 1,
                                   max_sequences=3_000_000),
                  10, {"success_percent": 100, "mean_to_success": mean, "test_wrong": wrong, "test_mse": mse},
                  task_options={"length": 100}, learning_rate=0.1)
@@ -341,7 +349,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     # not say). With no target there (the 1997 rule) the forget-gate nets learned twice as often
     # and twice as fast as published; with it their mean is the published one (docs/results.md).
     *[Experiment(f"gers2000-cnto-{label}", G00, "Table 3", "gers2000_cerg", "temporal_order",
-                 StreamProtocol(tolerance=0.3, unit="sequences", train_limit=100, test_limit=100,
+                 StreamProtocol(**_judged_as("temporal_order"), unit="sequences", train_limit=100, test_limit=100,
                                 max_streams=100_000, rate_decay=decay, good_score=50),
                  100, published, task_options={"variant": "6b", "continual": True, "idle_target": 0},
                  variants=(EIGHT_SYMBOLS,) + variants, departures=(_DECAY_PER_STREAM,) if decay != 1 else ())
