@@ -11,7 +11,7 @@ from lstmgraph.engine.devices import DEVICES
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
-from .common import fail, report_spec_error
+from .common import fail, report_spec_error_from
 
 
 @click.command(short_help="Measure training speed: CERG and timing nets, RTRL against W.")
@@ -36,7 +36,7 @@ def bench(as_json: bool, quick: bool, specs: Path, device: str) -> None:
     try:
         results = run_benchmarks(specs, quick=quick, progress=progress)
     except SpecError as error:
-        report_spec_error(error.source.filename if error.source else specs, error)
+        report_spec_error_from(error, specs)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
@@ -83,7 +83,7 @@ def bench_gpu(specs: Path, quick: bool, as_json: bool, progress) -> None:
     except GpuUnavailable as error:
         fail(f"bench --device cuda: {error}")
     except SpecError as error:
-        report_spec_error(error.source.filename if error.source else specs, error)
+        report_spec_error_from(error, specs)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return

@@ -108,6 +108,12 @@ def fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
+def report_spec_error_from(error: SpecError, fallback: Path | str) -> None:
+    """`report_spec_error` for an error met reading specs (a `--specs` folder's, a run's): it
+    names the file the error came from, else ``fallback``."""
+    report_spec_error(error.source.filename if error.source else fallback, error)
+
+
 def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False) -> None:
     """Print a spec's problems and exit with code 2; ``as_json`` (only `validate --json`, whose
     report says whether a spec is valid) also prints them as JSON on standard output."""

@@ -17,6 +17,7 @@ import lstmgraph
 from lstmgraph.operations import FORMULAS
 from lstmgraph.plan.summary import summarize, unlearned_note
 from lstmgraph.render import RenderError, render_plan
+from lstmgraph.render.dot import FORMATS
 from lstmgraph.spec import json_schema
 
 from .common import SPEC_ARGUMENT, Commands, compile_or_exit
@@ -78,9 +79,9 @@ def validate(spec: Path, as_json: bool) -> None:
               show_default=True, help="Direction of the layout.")
 def render(spec: Path, output: Path, rankdir: str) -> None:
     """Draw SPEC: a cluster per memory block, gates, CEC, gradient and delay styles, legend."""
-    if output.suffix.lower() not in (".svg", ".png", ".pdf", ".dot"):
-        raise click.BadParameter(f"'{output}' has no known extension; use .svg, .png, .pdf or .dot",
-                                 param_hint="'-o'")
+    if output.suffix.lower().lstrip(".") not in FORMATS:
+        raise click.BadParameter(f"'{output}' has no known extension; use "
+                                 + ", ".join(f".{name}" for name in FORMATS), param_hint="'-o'")
     plan = compile_or_exit(spec, data_files=False)  # (a drawing needs no data)
     try:
         written = render_plan(plan, output, rankdir)

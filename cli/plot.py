@@ -9,7 +9,7 @@ import click
 from lstmgraph.errors import SpecError
 from lstmgraph import limits
 
-from .common import fail, report_spec_error
+from .common import fail, report_spec_error_from
 
 
 @click.command(short_help="Draw runs' learning curves and cell states, gates, outputs.")
@@ -46,12 +46,10 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
 
     Several RUN_DIRS are drawn side by side, one column each.
     """
-    from lstmgraph.render.plots import FORMATS, plot_runs  # the engine and training
+    from lstmgraph.render.plots import plot_runs  # the engine and training
+    from lstmgraph.training import RunDirectory
     from lstmgraph.training.trained import TrainedRunError
 
-    if output is not None and output.suffix.lower() not in FORMATS:
-        raise click.BadParameter(f"'{output}' has no known extension; use {', '.join(FORMATS)}",
-                                 param_hint="'-o'")
     panels = [name.strip() for name in units.split(",") if name.strip()] if units is not None else None
     if panels is not None and not panels:
         raise click.BadParameter("name at least one panel", param_hint="'--units'")
@@ -61,7 +59,7 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
     except TrainedRunError as error:  # a PlotError too
         fail(str(error))
     except SpecError as error:
-        report_spec_error(_spec_of(run_dirs, error), error)
+        report_spec_error_from(error, run_dirs[0] / RunDirectory.SPEC)
     except ImportError as error:
         fail(f"cannot draw without matplotlib ({error}); install it: pip install matplotlib", code=1)
     # A figure that cannot be written is an `OutputError`: exit 2 naming the file, as for every command.
@@ -70,9 +68,3 @@ def plot(run_dirs: tuple[Path, ...], output: Path | None, steps: int, seed: int,
             click.echo(line)
         click.echo(f"wrote {written}")
 
-
-def _spec_of(run_dirs: tuple[Path, ...], error: SpecError) -> str:
-    """The spec.yaml the error is about (its source names it)."""
-    from lstmgraph.training import RunDirectory
-
-    return error.source.filename if error.source is not None else str(run_dirs[0] / RunDirectory.SPEC)

@@ -13,7 +13,7 @@ from lstmgraph.files import BUNDLED_SPECS, default_out
 from lstmgraph.limits import MAX_TRIALS
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
-                     report_spec_error)
+                     report_spec_error_from)
 from .trial_progress import trial_progress
 from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
 
@@ -160,7 +160,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
         try:
             data = chosen.printed_spec(specs)
         except SpecError as error:
-            report_spec_error(error.source.filename if error.source else specs, error)
+            report_spec_error_from(error, specs)
         click.echo("\n".join(row_protocol_note(chosen)))
         click.echo(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100), nl=False)
         return
@@ -209,7 +209,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
                                          checkpoint_seconds, lanes, device, until_settled,
                                          checks_passed=lambda: begun.append(begin()))
         except SpecError as error:
-            report_spec_error(error.source.filename if error.source else specs, error)
+            report_spec_error_from(error, specs)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
@@ -236,7 +236,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
     try:
         status = folder_status(chosen, count, out, max_steps, specs)
     except SpecError as error:
-        report_spec_error(error.source.filename if error.source else specs, error)
+        report_spec_error_from(error, specs)
     except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
         raise
     except (FolderError, ResultsConflict, OSError) as error:

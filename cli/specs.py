@@ -12,7 +12,7 @@ from lstmgraph.plan.summary import list_specs
 from lstmgraph.errors import SpecError
 from lstmgraph.files import BUNDLED_SPECS
 
-from .common import fail, report_spec_error
+from .common import fail, report_spec_error_from
 
 
 @click.command(short_help="List the bundled specs (a SPEC argument takes a name); print one.")
@@ -37,7 +37,7 @@ def specs(name: str | None, as_json: bool) -> None:
     try:
         listed = list_specs()
     except SpecError as error:
-        report_spec_error(error.source.filename if error.source else BUNDLED_SPECS, error)
+        report_spec_error_from(error, BUNDLED_SPECS)
     if as_json:
         click.echo(json.dumps([asdict(spec) for spec in listed], indent=2))
         return

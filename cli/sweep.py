@@ -13,7 +13,7 @@ from lstmgraph.files import default_out
 from lstmgraph.limits import MAX_TRIALS
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
-                     report_spec_error)
+                     report_spec_error_from)
 from .trial_progress import trial_progress
 from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
 
@@ -69,7 +69,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         parsed = [parse_vary(argument) for argument in varied]
         settings = grid(chosen.experiment, parsed, add_own=not no_own_setting)
     except SpecError as error:
-        report_spec_error(error.source.filename if error.source else subject, error)
+        report_spec_error_from(error, subject)
     except SweepError as error:
         fail(str(error))
     row = chosen.experiment

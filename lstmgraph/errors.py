@@ -39,8 +39,11 @@ def shown(value: Any, limit: int = SHOWN_CHARACTERS) -> str:
     """A value as an error message echoes it, in one place: its repr cut to ``limit``
     characters ("..." marks the cut). Deep nesting and long containers are cut as they are
     written (`reprlib`), and an integer too long to write is named by its size."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    if isinstance(value, int) and not isinstance(value, bool):
+        # (str() of one of more than 4,300 digits raises: a long one is named by its size, uncut)
+        text = str(value) if value.bit_length() <= 4 * limit else ""
+        return text if text and len(text) <= limit else \
+            f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     try:
         text = _REPR.repr(value)
     except (RecursionError, ValueError):  # (ValueError: an integer of more digits than Python writes)

@@ -99,9 +99,8 @@ class LimitError(ValueError):
 
 
 def shown_count(value: int) -> str:
-    """An integer for a message: str() of one of more than 4300 digits raises, so its size instead."""
-    return (str(value) if value.bit_length() <= 96
-            else f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits")
+    """A whole number (a numpy one too) for a message, as `errors.shown` writes it."""
+    return shown(int(value))
 
 
 def is_whole_number(value: object, least: int = 0) -> bool:

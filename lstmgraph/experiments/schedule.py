@@ -201,15 +201,13 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
                     trial_done: Callable[[int, dict[str, Any]], None] = lambda index, row: None,
                     progress: Progress | None = None, cluster: Any = None,
                     checkpoint_seconds: float = CHECKPOINT_SECONDS, lanes: int = 1,
-                    device: str = "cpu", labels: list[str] | None = None,
-                    until_settled: bool = False,
+                    device: str = "cpu", until_settled: bool = False,
                     checks_passed: Callable[[], None] = lambda: None) -> list[dict[str, Any]]:
     """`run_experiment` for each (experiment, results folder) of ``targets`` at once, on one set
     of workers: a worker that ends one experiment's trials takes up the next's, so none waits
     while a trial runs on. Returns each target's results; ``trial_done(index, row)``. Every
     folder is checked before any is written; a stop (`Stopped`) carries in ``results`` each
-    target's results so far (None where no trial has finished). ``labels``: each target's name
-    in the progress reports ("setting 3"). ``checks_passed()``: called once, when every check
+    target's results so far (None where no trial has finished). ``checks_passed()``: called once, when every check
     has passed and nothing is written yet (the CLI prints the run's plan there)."""
     checked: set[str] = set()
     for experiment, out in targets:  # a folder given as a path is read here; each is checked again under its lock
@@ -218,7 +216,7 @@ def run_experiments(targets: list[tuple[Experiment, Path | ResultsFolder]], tria
     checks_passed()
     with connected(cluster) as workers:  # a scheduler not reached: refused before a folder is made
         return run_checked(targets, trials, jobs, budget_steps, specs, trial_done, progress, workers,
-                           checkpoint_seconds, lanes, device, labels, until_settled)
+                           checkpoint_seconds, lanes, device, None, until_settled)
 
 
 def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: int, jobs: int,
@@ -227,7 +225,8 @@ def run_checked(targets: list[tuple[Experiment, Path | ResultsFolder]], trials: 
                 labels: list[str] | None, until_settled: bool) -> list[dict[str, Any]]:
     """`run_experiments` once the caller has made its checks (`check_run`'s) on every target:
     `sweep_run.run_sweep`, whose `check_sweep` checks each setting, so each setting's plan is
-    compiled and its program lowered once before the run."""
+    compiled and its program lowered once before the run. ``labels``: each target's name in
+    the progress reports ("setting 3")."""
     if device == "cuda":  # every trial in one piece, of up to GPU_RUNS targets
         jobs, lanes = 1, trials * min(len(targets), GPU_RUNS)
     runs = [FolderRun(experiment, out if isinstance(out, ResultsFolder) else Path(out), trials, budget_steps, specs, device,

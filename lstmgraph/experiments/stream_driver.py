@@ -30,6 +30,7 @@ from ..engine.compiled.bound import bind_kernel
 from ..engine.compiled.lanes import LaneBlock, lane_finite, mark_running, reset_lane, stage
 from .counters import (FIRST_CHUNK, NOT_RUN, STREAM_COUNTERS, Status, StreamCounter as Counter,
                        StreamSetting as Setting)
+from .data import next_start
 
 #: Per lane, the data of its training or test streams (each field a typed list, one array per
 #: lane, `lanes.LaneArrays`): inputs, targets, judged values, sequence ends and `StreamData.counts`.
@@ -42,12 +43,7 @@ Rule = namedtuple("Rule", "settings tolerance rate_decay")
 Scratch = namedtuple("Scratch", "inputs targets active learn steps_done sums record wrong")
 
 
-@numba.njit(cache=True, nogil=True)
-def _next_start(ends, position):
-    """The first sequence start at or after ``position``."""
-    while position > 0 and not ends[position - 1]:
-        position += 1
-    return position
+_next_start = numba.njit(cache=True, nogil=True)(next_start)
 
 
 @numba.njit(cache=True, nogil=True)

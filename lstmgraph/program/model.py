@@ -20,6 +20,8 @@ ONE, MINUS_ONE = 0, 1  # constant slots
 PHASES = ("forward", "loss", "backward", "contract", "propagate", "update", "keep_traces",
           "keep_state", "tape", "segment_begin", "carry_in", "carry_out", "segment_end")
 PHASE_CODE = {name: code for code, name in enumerate(PHASES)}
+#: The first and last code of the phases a trial runs only while it learns (none in a test phase).
+LEARNING_PHASES = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])
 
 
 @dataclass(frozen=True)

@@ -311,12 +311,18 @@ def _share_line_limits(axes: list["Axes"]) -> None:
             ax.set_ylim(low, high)
 
 
-def save_figure(figure: "Figure", path: str | Path, dpi: int = 100) -> Path:
-    """Write the figure atomically; its extension (.png, .svg, .pdf) picks the format."""
-    path = Path(path)
+def check_figure_path(path: Path) -> str:
+    """The figure file's extension, one of `FORMATS`, which picks its format; else `PlotError`."""
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise PlotError(f"'{path}' has no known extension; use {', '.join(FORMATS)}")
+    return suffix
+
+
+def save_figure(figure: "Figure", path: str | Path, dpi: int = 100) -> Path:
+    """Write the figure atomically; its extension (.png, .svg, .pdf) picks the format."""
+    path = Path(path)
+    suffix = check_figure_path(path)
     buffer = io.BytesIO()
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
     figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata[suffix[1:]])
@@ -345,8 +351,7 @@ def plot_runs(paths: Sequence[str | Path], output: str | Path | None = None, ste
     if not paths:
         raise PlotError("give at least one run directory")
     output = Path(output) if output is not None else Path(paths[0]) / "plots.png"
-    if output.suffix.lower() not in FORMATS:
-        raise PlotError(f"'{output}' has no known extension; use {', '.join(FORMATS)}")
+    check_figure_path(output)  # (before the slow part)
     check_not_own_file(output)  # (results.png of a results folder, ...)
     runs = [load_run(path) for path in paths]
     panel_groups([run.plan for run in runs], panels)  # unknown panels fail before the slow part

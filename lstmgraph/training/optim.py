@@ -17,6 +17,7 @@ import numpy as np
 from ..spec.models import LearningRateDecay, OptimizerSpec, TrainingSpec
 from ..engine.weights import Weights
 from ..operations import momentum_step
+from .engines import nested
 
 
 class Optimizer:
@@ -133,8 +134,8 @@ class Optimizer:
         self.rate = float(arrays["rate"])
         self.decays = int(arrays["decays"])
         self.updates = int(arrays.get("updates", 0))  # absent in checkpoints from before Adam
-        self.velocity = _prefixed(arrays, "velocity/")
-        self.moments = {moment: _prefixed(arrays, f"adam_{moment}/") for moment in self.moments}
+        self.velocity = nested(arrays, "velocity/")
+        self.moments = {moment: nested(arrays, f"adam_{moment}/") for moment in self.moments}
 
 
 def clipped(grads: dict[str, np.ndarray], max_norm: float) -> dict[str, np.ndarray]:
@@ -143,7 +144,3 @@ def clipped(grads: dict[str, np.ndarray], max_norm: float) -> dict[str, np.ndarr
     norm = np.sqrt(squares)
     scale = np.where(norm > max_norm, max_norm / np.where(norm > 0, norm, 1.0), 1.0)
     return {name: grad * scale.reshape((-1,) + (1,) * (grad.ndim - 1)) for name, grad in grads.items()}
-
-
-def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    return {key[len(prefix):]: np.array(value) for key, value in arrays.items() if key.startswith(prefix)}

@@ -77,7 +77,6 @@ class RunDirectory:
 
     #: The run's files, named once in `layouts.RUN_DIRECTORY`.
     SPEC, INFO, METRICS_JSONL, METRICS_CSV, CHECKPOINT, WEIGHTS, SUMMARY = RUN_DIRECTORY.files
-    FILES = RUN_DIRECTORY.files  # (a reproduce trial's: some)
     #: The metrics files of a run with no row yet: a new run's, and a resumed one's that had no checkpoint.
     NO_METRICS = {METRICS_CSV: METRICS_HEADER, METRICS_JSONL: b""}
 

@@ -409,7 +409,9 @@ def test_an_empty_folder_or_one_a_killed_run_left_before_its_settings_is_taken(t
         (tmp_path / folder).mkdir()
         for name in names:
             (tmp_path / folder / name).write_text("")
-        ResultsFolder(tmp_path / folder).check_settings(wanted, ADDING)  # nothing raised
+        before = _snapshot(tmp_path / folder)
+        ResultsFolder(tmp_path / folder).check_settings(wanted, ADDING)  # nothing raised,
+        assert _snapshot(tmp_path / folder) == before  # and nothing written by the check
 
 
 def test_a_damaged_file_read_by_a_command_without_out_says_to_restore_it(tmp_path):

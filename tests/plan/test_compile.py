@@ -168,14 +168,33 @@ def test_a_task_keeps_its_options_in_the_resolved_spec():
     assert again.resolved_spec == plan.resolved_spec
 
 
+def _imported_names(path: Path, package: Path):
+    """(absolute module, names) of each import in the module at ``path``, relative ones resolved:
+    ``import lstmgraph.spec`` gives ("lstmgraph.spec", {"*"})."""
+    import ast
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    here = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, {"*"}
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            yield module, {alias.name for alias in node.names}
+
+
 def test_nothing_after_the_plan_imports_the_spec_stage():
     """Engines, training, rendering and experiments read the plan; of lstmgraph.spec they may
     name only the settings models the plan carries (plan.init, plan.training and its parts, its
     learning rules among them). The catalogue and the sweep build spec data; training runs, their
-    folders and `load_run` read a run's spec.yaml."""
-    import ast
+    folders and `load_run` read a run's spec.yaml. Every form of import counts: relative or
+    absolute, a module of lstmgraph.spec or the names the lstmgraph package re-exports from it."""
+    import lstmgraph.spec as spec_stage
     allowed = {"InitDefaults", "TrainingSpec", "LearningRateDecay", "OptimizerSpec", "TaskSpec", "LEARNING_RULES"}
     package = Path(lstmgraph.__file__).parent
+    from_the_package = {name for name in vars(lstmgraph) if getattr(spec_stage, name, None) is not None
+                        and getattr(lstmgraph, name) is getattr(spec_stage, name)} | {"compile_spec", "spec"}
     makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "document_of", "spec_from_data"},
               package / "experiments" / "sweep.py": {"read_spec_file"},  # a user's spec as a row
               package / "training" / "run.py": {"parse_spec_bytes", "document_of"},  # a run's spec.yaml
@@ -185,12 +204,29 @@ def test_nothing_after_the_plan_imports_the_spec_stage():
     found = {}
     for folder in ("program", "engine", "training", "render", "experiments"):
         for path in (package / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and "spec" in (node.module or "").split("."):
-                    names = {alias.name for alias in node.names} - allowed - makers.get(path, set())
-                    if names:
-                        found[str(path.relative_to(package))] = sorted(names)
+            for module, names in _imported_names(path, package):
+                if module == "lstmgraph.spec" or module.startswith("lstmgraph.spec."):
+                    names = names - allowed
+                elif module == "lstmgraph":
+                    names = names & from_the_package
+                else:
+                    continue
+                names -= makers.get(path, set())
+                if names:
+                    found.setdefault(str(path.relative_to(package)), set()).update(names)
     assert found == {}
+
+
+def test_the_spec_stage_check_sees_every_form_of_import(tmp_path):
+    """The check above resolves relative imports and sees the package's re-exports."""
+    package = tmp_path / "lstmgraph"
+    (package / "engine").mkdir(parents=True)
+    module = package / "engine" / "sneaky.py"
+    module.write_text("from .. import load_spec\nfrom ..spec.models import TrainingSpec\nimport lstmgraph.spec\n"
+                      "from lstmgraph.spec.loader import read_spec_file\n")
+    assert list(_imported_names(module, package)) == [
+        ("lstmgraph", {"load_spec"}), ("lstmgraph.spec.models", {"TrainingSpec"}), ("lstmgraph.spec", {"*"}),
+        ("lstmgraph.spec.loader", {"read_spec_file"})]
 
 
 @pytest.mark.parametrize("given, words", [({"version": 1}, "not a dict: compile_plan(spec_from_data(data))"),

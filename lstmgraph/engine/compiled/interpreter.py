@@ -26,7 +26,7 @@ import numpy as np
 from ...files import InputFileError, OutputError, cache_directory, reading_no_follow, write_atomically
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
 from ...program import Program
-from ...program.model import PHASE_CODE
+from ...program.model import LEARNING_PHASES, PHASE_CODE
 from ...program.runs import affine_runs
 
 INTERPRETER_VERSION = "4"
@@ -80,6 +80,7 @@ def source() -> str:
     compiled form (`entry_functions`) and its branch of ``run``."""
     constants = "".join(f"{name.upper()} = {code}\n" for name, code in KIND_CODE.items())
     constants += "".join(f"PHASE_{name.upper()} = {code}\n" for name, code in PHASE_CODE.items())
+    constants += "FIRST_LEARNING_PHASE = {}\nLAST_LEARNING_PHASE = {}\n".format(*LEARNING_PHASES)
     functions = "\n\n".join(entry_functions(kind) for kind in OPERATION_KINDS.values() if kind.entrywise)
     dispatch = []
     # mac first: most of a step's operations.
@@ -356,7 +357,7 @@ def run(kind, phase, code, mode, run_start, run_stop, R, V, inputs, targets, rat
             break
         for op in range(kind.shape[0]):
             ph = phase[op]
-            if not learning and ph >= PHASE_BACKWARD and ph <= PHASE_KEEP_TRACES:
+            if not learning and ph >= FIRST_LEARNING_PHASE and ph <= LAST_LEARNING_PHASE:
                 continue
             kd = kind[op]
             rs = run_start[op]

@@ -32,7 +32,7 @@ from types import ModuleType
 import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
-from ...program.model import MINUS_ONE, ONE, PHASE_CODE
+from ...program.model import LEARNING_PHASES, MINUS_ONE, ONE, PHASE_CODE
 from .entry_text import OPERANDS, WRITTEN_OUT, constant, entry_lines, position, product
 from .interpreter import FlatProgram, cache_directory, compiled_in_cache, group_functions, load_source, math_import
 
@@ -40,7 +40,6 @@ SPECIALISED_VERSION = "3"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
 _PHASE = {code: name for name, code in PHASE_CODE.items()}
-_LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
 _ACTIVATION = {code: activation for code, activation in enumerate(ACTIVATIONS.values())}
 
 
@@ -295,7 +294,7 @@ def _sections(flat: FlatProgram, width: int, ops, prefix: str = "section",
     sections: list[tuple[bool, list[str]]] = []  # (learning only, lines)
     for op in ops:
         kind, phase = _KIND[int(flat.kind[op])], int(flat.phase[op])
-        learns = _LEARN[0] <= phase <= _LEARN[1]
+        learns = LEARNING_PHASES[0] <= phase <= LEARNING_PHASES[1]
         w = _Writer()
         rs, re = int(flat.run_start[op]), int(flat.run_stop[op])
         w(f"# {kind} ({_PHASE[phase]}), runs {rs}..{re - 1}")

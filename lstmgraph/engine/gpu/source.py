@@ -40,14 +40,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...operations import ACTIVATIONS, KIND_CODE, OPERATION_KINDS, OperationKind
-from ...program.model import PHASE_CODE
+from ...program.model import LEARNING_PHASES
 from ..compiled.entry_text import OPERANDS, WRITTEN_OUT, constant, entry_lines, position, product
 from ..compiled.interpreter import FlatProgram, _slots as kind_operands, math_import
 
 GPU_SOURCE_VERSION = "6"
 
 _KIND = {code: name for name, code in KIND_CODE.items()}
-_LEARN = (PHASE_CODE["backward"], PHASE_CODE["keep_traces"])  # phases run only when learning
 _ACTIVATION = dict(enumerate(ACTIVATIONS.values()))
 
 #: Threads a trial may have: one, or a warp.
@@ -275,7 +274,7 @@ def source(flat: FlatProgram, n_slots: int, layout: Layout, part_lines: int | No
     parts: list[tuple[bool, list[str]]] = []  # (run only when learning, the part's lines)
     learning = False
     for op in range(len(flat.kind)):
-        learns = _LEARN[0] <= int(flat.phase[op]) <= _LEARN[1]
+        learns = LEARNING_PHASES[0] <= int(flat.phase[op]) <= LEARNING_PHASES[1]
         if learns != learning or len(body.lines) >= part_lines:
             if learns != learning:  # a branch's edge: the threads meet
                 body.fence()
