@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
+from ..errors import cut, did_you_mean
 from .base import Sequence, Sequences, register
 from .fixed_set import FixedSet
 
@@ -29,6 +30,10 @@ FILE_OPTIONS = {"path": "sha256", "test_path": "test_sha256"}
 #: How a data file is written, for messages.
 _FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
                     "numpy.savez(FILE, inputs=X, targets=Y) (docs/spec.md in the lstmgraph source, Data files)")
+
+
+#: The arrays of a data file: 'starts' (optional) marks where each sequence begins.
+DATA_ARRAYS = ("inputs", "targets", "starts")
 
 
 class DataError(Exception):
@@ -51,6 +56,11 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
         for key in ("inputs", "targets"):
             if key not in arrays:
                 raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
+        for key in sorted(set(arrays) - set(DATA_ARRAYS)):  # (a misspelt 'starts' would run one stream)
+            close = did_you_mean(key, DATA_ARRAYS)
+            raise DataError(f"{path}: holds an array '{cut(key)}', which training data does not have"
+                            + (f" (did you mean '{close}'?)" if close else "")
+                            + f"; expected only {', '.join(map(repr, DATA_ARRAYS))}")
         inputs = numbers(path, "'inputs'", arrays["inputs"])
         targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
     except ArrayFileError as error:
