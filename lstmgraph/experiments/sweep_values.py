@@ -32,6 +32,15 @@ def same_value(value: Any, other: Any) -> bool:
         value = value[0]
     if isinstance(other, list) and len(other) == 1:
         other = other[0]
+    return _equal(value, other)
+
+
+def _equal(value: Any, other: Any) -> bool:
+    """Equal as JSON, numbers by value at any depth ([1, 2] and [1.0, 2.0] alike)."""
+    if isinstance(value, list) and isinstance(other, list):
+        return len(value) == len(other) and all(map(_equal, value, other))
+    if isinstance(value, dict) and isinstance(other, dict):
+        return value.keys() == other.keys() and all(_equal(value[key], other[key]) for key in value)
     return json.dumps(value, sort_keys=True) == json.dumps(other, sort_keys=True) or (
         isinstance(value, (int, float)) and isinstance(other, (int, float)) and not isinstance(value, bool)
         and not isinstance(other, bool) and value == other)  # (exact: no float() of an integer too large for one)

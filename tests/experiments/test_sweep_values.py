@@ -17,6 +17,14 @@ def test_integers_too_large_for_a_float_compare_without_overflow():
 
 
 
+def test_lists_and_mappings_compare_their_numbers_by_value_at_every_depth():
+    """A user's forget_gate_bias=[1,2] against the spec's [1.0, 2.0] was a new setting, run twice
+    beside the own one, the paired tests against that copy."""
+    assert same_value([1, 2], [1.0, 2.0]) and same_value({"a": [1, {"b": 2}]}, {"a": [1.0, {"b": 2.0}]})
+    assert not same_value([1, 2], [1, 3]) and not same_value([1, 2], [1, 2, 3]) and not same_value([True, 1], [1, 1])
+    assert not same_value({"a": 1}, {"b": 1})
+
+
 def test_a_number_of_more_digits_than_python_reads_is_taken_as_text():
     """Before: json.loads refused 5,000 digits with a ValueError that is no JSONDecodeError, a
     traceback from --vary, --task-option and --protocol-option; now the value is text, as any
