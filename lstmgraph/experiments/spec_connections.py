@@ -21,6 +21,16 @@ def connection_pairs(data: dict[str, Any]) -> list[str]:
             for source in _as_list(connection["from"]) for target in _as_list(connection["to"])]
 
 
+def named_pair(data: dict[str, Any], name: str) -> str | None:
+    """The ``FROM->TO`` pair of the connection the spec names ``name`` (its ``name`` field), where
+    that entry joins one source to one target; else None."""
+    for connection in data.get("connections", []):
+        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
+        if connection.get("name") == name and len(sources) * len(targets) == 1:
+            return f"{sources[0]}->{targets[0]}"
+    return None
+
+
 def connection_init(data: dict[str, Any], pair: str) -> dict[str, Any] | None:
     """The init of connection ``FROM->TO``: its own, else the spec's default uniform one; None if
     the spec has no such pair."""

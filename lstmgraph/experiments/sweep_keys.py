@@ -19,12 +19,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import SpecError
 from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
-from .spec_connections import connection_init, connection_pairs, gate_pairs, set_connection_init
+from .spec_connections import connection_init, connection_pairs, gate_pairs, named_pair, set_connection_init
 from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
                        OUTPUT_BIASES, STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay,
@@ -95,11 +96,15 @@ def _with_variant(row: Experiment, description: str, change: Callable[[dict[str,
 
 
 def _changes(row: Experiment, variant: Variant) -> bool:
-    """Whether turning ``variant`` on changes the row's net (a net without peepholes has none to drop)."""
+    """Whether turning ``variant`` on gives the row another valid net: a net without peepholes has
+    none to drop, and one with output biases cannot take them twice (the spec is then invalid)."""
     data = _spec_data(row)
     changed = copy.deepcopy(data)
     variant.apply(changed)
-    return changed != data
+    try:
+        return Experiment.plan_of(changed).resolved_spec != Experiment.plan_of(data).resolved_spec
+    except SpecError:
+        return False
 
 
 def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
@@ -286,7 +291,9 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
                applies=_has_gate_bias(gate))
       for gate in ("forget", "input", "output")],
     SweepKey("init.FROM->TO", "a number (every weight), a list (one per receiving unit) or "
-             "{uniform|constant|values: ...}", "the initial weights of one connection of the spec", _init_pair,
+             "{uniform|constant|values: ...}",
+             "the initial weights of one connection of the spec (also `init.NAME`, by the name the spec gives it)",
+             _init_pair,
              lambda row, pair: _single([connection_init(_spec_data(row), pair)]),
              lambda row: connection_pairs(_spec_data(row))),
     SweepKey("task.NAME", "a JSON value (text as is)",
@@ -319,6 +326,9 @@ def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
     for key in families:
         if typed.startswith(key.prefix) and typed[len(key.prefix):] in key.names(row):
             return typed, key, typed[len(key.prefix):]
+    pair = named_pair(_spec_data(row), typed[len("init."):]) if typed.startswith("init.") else None
+    if pair is not None:  # a connection by the name the spec gives it
+        return f"init.{pair}", KEYS["init.FROM->TO"], pair
     bare = [key for key in families if key.prefix != "init." and typed in key.names(row)]
     if len(bare) == 1:
         return bare[0].prefix + typed, bare[0], typed

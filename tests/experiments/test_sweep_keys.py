@@ -190,6 +190,18 @@ def test_a_variant_or_a_value_that_changes_nothing_in_the_net_is_refused():
         "without peephole connections"
 
 
+def test_a_variant_the_net_cannot_take_or_that_rewrites_it_unchanged_is_not_listed():
+    """A net without forget gates has none to drop, though its spec's text would be rewritten; a
+    net with output biases or a shortcut cannot take them twice; an adding net cannot take 8
+    symbols. Each was listed, then ran the net unchanged under the variant's name or was refused."""
+    adding = [name for name in row_keys(find_experiment("hochreiter1997-adding-t100")) if name.startswith("variant.")]
+    assert "variant.without_forget_gate" not in adding and "variant.eight_symbols" not in adding
+    assert "variant.input_shortcut" in adding
+    cerg = [name for name in row_keys(find_experiment("gers2000-cerg-forget")) if name.startswith("variant.")]
+    assert "variant.output_biases" not in cerg and "variant.input_shortcut" not in cerg
+    assert "variant.without_forget_gate" in cerg
+
+
 @pytest.mark.parametrize("key, value", [
     ("learning_rate", 10 ** 400), ("momentum", 10 ** 400), ("init.range", -10 ** 400), ("state_decay", 10 ** 400),
     ("input_gate_bias", 10 ** 400), ("input_gate_bias", [0, 10 ** 400]), ("init.bias->memory.input_gate", 10 ** 400)],
@@ -209,3 +221,26 @@ def test_a_gate_bias_key_is_listed_only_for_a_net_with_that_gate():
     assert "forget_gate_bias" in row_keys(forget) and "forget_gate_bias" in keys_in_words(forget)
     with pytest.raises(SweepError, match="the row's net has no bias -> forget_gate connection"):
         grid(no_forget, {"forget_gate_bias": [1.0]})
+
+
+def test_a_connection_is_keyed_by_the_name_its_spec_gives_it_too(tmp_path):
+    """`validate` lists a named connection by its name; `--vary init.NAME` took only FROM->TO."""
+    from lstmgraph.experiments.sweep import subject_of
+    spec = tmp_path / "named.yaml"
+    spec.write_text("""version: 1
+groups:
+  - {name: x, kind: input, size: 1}
+  - {name: h, kind: hidden, size: 2, activation: tanh}
+  - {name: y, kind: output, size: 1}
+connections:
+  - {from: x, to: h}
+  - {from: h, to: h, name: loop, delay: 1}
+  - {from: h, to: y}
+training: {learning_rate: 0.1, task: {name: adding, length: 10}}
+""")
+    row = subject_of(str(spec)).experiment
+    assert resolve(row, "init.loop")[:1] == ("init.h->h",)
+    (setting,) = grid(row, [("init.loop", [0.5])], add_own=False)
+    assert setting.values == {"init.h->h": 0.5}
+    with pytest.raises(SweepError, match="no such key"):
+        resolve(row, "init.lop")
