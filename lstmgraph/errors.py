@@ -115,6 +115,10 @@ class SpecError(Exception):
         return "\n".join(lines)
 
 
+class UntrainableSpec(SpecError):
+    """A valid spec that cannot be trained: it has no training section (`validate` passes it)."""
+
+
 #: What a spec argument should be, for a path that is none (missing, a folder).
 SPEC_EXPECTED = "a spec file (.yaml, .yml, .json), or a bundled spec's name ('lstmgraph specs' lists them)"
 
@@ -150,6 +154,18 @@ class SpecSource:
                 return None
             path = path[:-1]
 
+    def given_by(self, path: SpecPath) -> list[str]:
+        """What set the field at ``path`` (or a field inside it, or a section holding it) from
+        outside the file: the options, in order, without repeats."""
+        path = tuple(path)
+        return list(dict.fromkeys(what for field, what in self.given.items()
+                                  if field[:len(path)] == path or path[:len(field)] == field))
+
+    def set_by(self, path: SpecPath) -> list[str]:
+        """The options that set the field at ``path`` itself (or a section holding it)."""
+        path = tuple(path)
+        return list(dict.fromkeys(what for field, what in self.given.items() if path[:len(field)] == field))
+
     def describe(self, path: SpecPath) -> str:
         """Where a problem is: file, line and column, and the field's path; a field set from
         outside the file (or a section holding one) says what set it, as the file's line did not."""
@@ -158,5 +174,5 @@ class SpecSource:
         location = f"{self.filename}:{position[0]}:{position[1]}" if position else self.filename
         if path:
             location = f"{location}: {format_path(path)}"
-        given = [what for field, what in self.given.items() if field[:len(path)] == path or path[:len(field)] == field]
-        return f"{location} (with {', '.join(dict.fromkeys(given))} given)" if given else location
+        given = self.given_by(path)
+        return f"{location} (with {', '.join(given)} given)" if given else location

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.weights import Weights, initial_weights
-from ..errors import Problem, SpecError
+from ..errors import Problem, SpecError, UntrainableSpec
 from ..plan import Plan, require_plan
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_TRIALS, check_count
@@ -56,7 +56,7 @@ def training_section(plan: Plan) -> TrainingSpec:
     """The plan's training settings; a `SpecError` if the spec has no training section."""
     require_plan(plan, "Trainer")
     if plan.training is None:
-        raise SpecError([Problem(("training",), "the spec has no training section",
+        raise UntrainableSpec([Problem(("training",), "the spec has no training section",
                                  expected="training: {learning_rate: ..., task: {name: ...}} "
                                           "(docs/spec.md in the lstmgraph source, Training)")], plan.source)
     return plan.training

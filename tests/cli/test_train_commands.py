@@ -321,3 +321,21 @@ def test_train_json_prints_the_summary_alone_on_stdout(tmp_path):
     resumed = run("train", "--resume", out, "--json")  # (its checkpoint is the run's end: it writes the end again)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["steps"] == 200
+
+
+def test_a_spec_refused_for_an_option_or_for_want_of_training_is_not_called_invalid(tmp_path):
+    """`validate` passes both specs; the headline says what stops the run instead."""
+    spec = _short_spec(tmp_path, "gers2002_timing", steps=10)
+    data = tmp_path / "wide.npz"
+    np.savez(data, inputs=np.zeros((5, 1)), targets=np.zeros((5, 2)))
+    result = run("train", spec, "--data", str(data), "--out", str(tmp_path / "a"))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {spec} cannot run with --data {data} (1 problem)\n")
+    untrained = tmp_path / "untrained.yaml"
+    document = yaml.safe_load(open(spec))
+    del document["training"]
+    untrained.write_text(yaml.safe_dump(document))
+    assert run("validate", str(untrained)).returncode == 0
+    result = run("train", str(untrained), "--out", str(tmp_path / "b"))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {untrained} is a valid spec, but cannot be trained (1 problem)\n")
