@@ -43,6 +43,8 @@ from .entry import INTERRUPTED
               help="Train this many networks at once (weight seeds seed, seed+1, ...), same data.")
 @click.option("--rule", type=click.Choice(LEARNING_RULES),
               help="Learning rule, overriding the spec's training.learning_rule.")
+@click.option("--learning-rate", metavar="X", type=float,
+              help="Learning rate, overriding the spec's training.learning_rate.")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/NAME-YYYYMMDD-HHMMSS).")
 @click.option("--resume", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -57,12 +59,12 @@ from .entry import INTERRUPTED
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary (the run directory's summary.json) as one JSON object; no progress bar.")
 def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int | None, seed: int | None,
-          trials: int, rule: str | None, out: Path | None, resume: Path | None, engine: str | None,
+          trials: int, rule: str | None, learning_rate: float | None, out: Path | None, resume: Path | None, engine: str | None,
           device: str | None, quiet: bool, as_json: bool) -> None:
     """Train SPEC with its training section; write metrics, checkpoints and weights to a run directory."""
     # lstmgraph.training.run does the work (docs/api.md, "Training"); this parses, reports, prints.
     if resume is not None:
-        if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, out, engine, device))
+        if (spec is not None or any(v is not None for v in (data, steps, epochs, seed, rule, learning_rate, out, engine, device))
                 or trials != 1):
             fail("--resume continues a run as it was started: give no SPEC and no other options but --quiet "
                  "and --json")
@@ -70,7 +72,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
     elif spec is None:
         fail("give a SPEC to train, or --resume DIR")
     else:
-        plan = compile_or_exit(spec, overrides=Overrides(steps, epochs, seed, rule, data))
+        plan = compile_or_exit(spec, overrides=Overrides(steps, epochs, seed, rule, data, learning_rate))
     try:
         run = resume_run(resume) if resume is not None else start_run(plan, out, trials, engine or "auto", spec,
                                                                                device or "cpu")

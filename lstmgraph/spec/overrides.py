@@ -1,7 +1,7 @@
 """Changes to a spec's training run, applied to its data before validation.
 
 These are the options of `lstmgraph train` (``--steps``, ``--epochs``, ``--seed``, ``--rule``,
-``--data``), for Python users too: ``lstmgraph.compile_spec(path, Overrides(steps=500))``.
+``--data``, ``--learning-rate``), for Python users too: ``lstmgraph.compile_spec(path, Overrides(steps=500))``.
 Applied to the data, not to the validated spec, so that an override is checked like the spec
 itself (``--rule truncated_rtrl`` on a spec with a ``bptt_window`` drops the window, but
 ``--epochs`` with a task is the spec error it would be in the file).
@@ -19,7 +19,7 @@ from ..arrays import plain
 
 @dataclass(frozen=True)
 class Overrides:
-    """``steps``, ``epochs``, ``learning_rule``: the training section's keys; ``seed`` sets both
+    """``steps``, ``epochs``, ``learning_rule``, ``learning_rate``: the training section's keys; ``seed`` sets both
     ``init.seed`` and ``training.seed`` (the weights and the data stream); ``data`` trains on an
     .npz file instead of the spec's task (its path taken from the current directory)."""
 
@@ -28,6 +28,7 @@ class Overrides:
     seed: int | None = None
     learning_rule: str | None = None
     data: str | Path | None = None
+    learning_rate: float | None = None
 
     def changes(self) -> dict[str, dict[str, Any]]:
         """Section -> key -> new value, None meaning the key is removed."""
@@ -43,6 +44,8 @@ class Overrides:
             training["learning_rule"] = self.learning_rule
             if self.learning_rule != "bptt":
                 training["bptt_window"] = None
+        if self.learning_rate is not None:
+            training["learning_rate"] = self.learning_rate
         if self.seed is not None:
             training["seed"] = init["seed"] = self.seed
         return {section: plain(values) for section, values in (("training", training), ("init", init)) if values}
@@ -52,7 +55,8 @@ class Overrides:
         located errors)."""
         options = {"data": f"--data {self.data}", "task": f"--data {self.data}", "steps": f"--steps {self.steps}",
                    "epochs": f"--epochs {self.epochs}", "learning_rule": f"--rule {self.learning_rule}",
-                   "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {self.seed}"}
+                   "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {self.seed}",
+                   "learning_rate": f"--learning-rate {self.learning_rate}"}
         return {(section, key): options[key] for section, values in self.changes().items()
                 if _changes_section(data, section) for key in values}
 

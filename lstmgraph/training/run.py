@@ -97,8 +97,9 @@ class TrainingRun:
     def notes(self) -> list[str]:
         """What the user may want to know before training starts: weights that never learn
         (`unlearned_note`), why ``auto`` chose the numpy engine, that the compiled engine's
-        interpreter was compiled on this installation, and that a resumed run's data file goes
-        unchecked (an older run.json records no digest)."""
+        interpreter was compiled on this installation, that a resumed run's data file goes
+        unchecked (an older run.json records no digest), and that its steps end it before its
+        epochs do."""
         from ..engine.compiled.interpreter import first_compile_note  # numba: only for a run
 
         trainer, notes = self.trainer, [note] if (note := unlearned_note(self.plan)) else []
@@ -108,6 +109,8 @@ class TrainingRun:
             notes.append(note)
         if self.data_note:
             notes.append(self.data_note)
+        if trainer.length_note:
+            notes.append(trainer.length_note)
         return notes
 
     def open(self) -> None:

@@ -123,6 +123,20 @@ class Trainer:
         self.recent = deque(maxlen=training.stop_window)
 
     @property
+    def length_note(self) -> str | None:
+        """That the run's steps end it before its epochs of a data file do, where both are set (a
+        spec's steps beside `train --epochs`): whichever ends first stops the run."""
+        training, source = self.training, self.source
+        if training.steps is None or training.epochs is None or not isinstance(source, DataFile):
+            return None
+        per_epoch = sum(len(sequence) for sequence in source.sequences)
+        if training.steps >= training.epochs * per_epoch:
+            return None
+        return (f"{training.epochs} epochs of {source.path.name} are {training.epochs * per_epoch:,} steps, but the "
+                f"run stops at its {training.steps:,} steps (about {training.steps / per_epoch:,.1f} epochs): "
+                f"whichever ends first stops it; --steps {training.epochs * per_epoch} runs every epoch")
+
+    @property
     def weights(self) -> Weights:
         """The weights, connection -> (trials, *shape) (a copy, with the compiled engine)."""
         return self.backend.weights

@@ -26,6 +26,14 @@ def test_overrides_change_a_copy_of_the_data():
     assert Overrides(steps=5).apply([1, 2]) == [1, 2]           # left for validation to report
 
 
+def test_a_learning_rate_given_is_the_run_s_and_is_checked_where_it_is_set():
+    plan = lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml", Overrides(learning_rate=0.25))
+    assert plan.training.learning_rate == 0.25
+    with pytest.raises(SpecError) as error:
+        lstmgraph.compile_spec(SPECS / "gers2002_timing.yaml", Overrides(learning_rate=-1.0))
+    assert "training.learning_rate (with --learning-rate -1.0 given): invalid value -1.0" in str(error.value)
+
+
 def test_a_rule_other_than_bptt_drops_the_window():
     data = _data("rnn")
     data["training"].update(learning_rule="bptt", bptt_window=3)

@@ -78,6 +78,20 @@ def test_training_on_a_data_file_counts_epochs(tmp_path):
     assert (summary.steps, summary.sequences, summary.stopped_by) == (120, 12, "epochs")
 
 
+def test_steps_that_end_a_run_before_its_epochs_are_named_before_it_starts(tmp_path):
+    np.savez(tmp_path / "data.npz", inputs=np.zeros((30, 4)), targets=np.zeros((30, 3)), starts=[0, 10, 20])
+    data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
+    data["training"].pop("task")
+    data["training"].update(data="data.npz", epochs=4, steps=50)
+    plan = lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))
+    assert Trainer(plan).length_note == ("4 epochs of data.npz are 120 steps, but the run stops at its 50 steps "
+                                         "(about 1.7 epochs): whichever ends first stops it; --steps 120 runs every "
+                                         "epoch")
+    data["training"].update(steps=120)
+    assert Trainer(lstmgraph.compile_plan(lstmgraph.spec_from_data(data, str(tmp_path / "rnn.yaml")))).length_note \
+        is None
+
+
 def test_bad_data_files_are_explained(tmp_path):
     np.savez(tmp_path / "data.npz", inputs=np.zeros((5, 2)), targets=np.zeros((5, 3)))
     data = yaml.safe_load((SPECS / "rnn.yaml").read_text())
