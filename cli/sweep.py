@@ -98,9 +98,9 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
             lines.append(f"setting {setting.index}: {setting.label()}{note} -> {out / setting.folder}")
         for line in shortened(lines, "settings: sweep --status --json lists them all"):
             click.echo(line)
-        unpaired = compared_with_nothing(row, settings)
-        if unpaired:
-            click.echo(f"note: {unpaired}", err=True)
+        for note in (compared_with_nothing(row, settings), chosen.length_note(max_steps)):
+            if note:
+                click.echo(f"note: {note}", err=True)
         capped = [f"note: setting {setting.index}: {note}" for setting in settings
                   if (note := cap_note(setting.experiment, max_steps))]
         for line in shortened(capped, "settings so capped"):

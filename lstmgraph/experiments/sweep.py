@@ -124,6 +124,17 @@ class Subject:
     experiment: Experiment
     kind: str          # "catalogue row" or "spec"
     judged_by: str     # the protocol and test, in words
+    spec_length: tuple[str, ...] = ()  # a spec's training length ("training.steps (20000)"), not a sweep's
+
+    def length_note(self, budget_steps: int | None) -> str | None:
+        """That the spec's training length does not cap the trials, where no --max-steps does."""
+        if not self.spec_length or budget_steps is not None:
+            return None
+        protocol = self.experiment.protocol
+        verb = "does" if len(self.spec_length) == 1 else "do"
+        return (f"the spec's {' and '.join(self.spec_length)} {verb} not cap a sweep's trials: each runs until its "
+                f"protocol ends it, at most {protocol.limit:,} {protocol.counted}; --max-steps N caps each trial at N "
+                "steps")
 
 
 def subject_of(argument: str, trials: int | None = None) -> Subject:
@@ -176,7 +187,10 @@ def subject_of(argument: str, trials: int | None = None) -> Subject:
                "in order as `lstmgraph train` runs them")
     if test_task(made) is not made:
         why += f"; its tests drawn from the held-out {made.held_out.path}"
-    return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}")
+    length = tuple(f"training.{key} ({shown(training[key])})" for key in ("steps", "epochs")
+                   if training.get(key) is not None)
+    return Subject(experiment, "spec", f"the default {kind} protocol ({why}; {basis}): {protocol.describe()}",
+                   length)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,18 @@ def test_a_spec_is_swept_under_its_task_s_test_and_a_protocol_for_its_kind_of_ta
     assert faster.experiment.describe()["spec"] == str(timing.resolve())
 
 
+def test_a_spec_s_training_length_is_named_as_not_capping_a_sweep_unless_max_steps_does(tmp_path):
+    data = yaml.safe_load((SPECS / "hochreiter1997_adding.yaml").read_text())
+    data["training"].update(steps=20000, epochs=None)
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(data))
+    subject = subject_of(str(path), 1)
+    assert subject.length_note(None) == (
+        "the spec's training.steps (20000) does not cap a sweep's trials: each runs until its protocol ends it, at "
+        "most 1,000,000 sequences; --max-steps N caps each trial at N steps")
+    assert subject.length_note(20000) is None and subject_of("hochreiter1997-adding-t100").length_note(None) is None
+
+
 def test_a_spec_without_a_task_or_a_name_that_is_nothing_is_refused_by_name(tmp_path):
     data = yaml.safe_load((SPECS / "gers2002_timing.yaml").read_text())
     del data["training"]["task"]
