@@ -176,6 +176,7 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
         used = TestUsed.of(test, "as asked, not the task's")
     else:
         used = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
+    fallback = test is None and used.test == success.FALLBACK_TEST and task_success_test(task)[0] is success.FALLBACK_TEST
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)
@@ -201,6 +202,9 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
                 progress(ProgressReport("sequences", index + 1, sequences, run.plan.name))
     if not outputs:
         raise EvaluationError(f"{source} holds no sequences")
+    if fallback and not all(np.isin(t[~np.isnan(t)], (0.0, 1.0)).all() for t in targets):
+        used = TestUsed(used.kind, used.tolerance, f"{used.basis}; these targets are not all 0 or 1, so the test says "
+                        "little: give --tolerance X, or read the mean squared error")
     names = [f"{u.name}[{i}]" for u in sim.outputs for i in range(u.size)]
     steps = sum(len(t) for t in targets)
     results = [_trial_result(run.trial_number(k), [o[:, k] for o in outputs], targets,

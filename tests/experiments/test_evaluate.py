@@ -224,6 +224,20 @@ def test_held_out_data_is_judged_and_named(data_run):
     assert "fresh" not in table.output and "seed" not in table.output
 
 
+def test_the_fallback_test_on_targets_other_than_0_or_1_says_it_says_little(data_run, tmp_path):
+    """|error| < 0.49 on regression targets passes a net that learned nothing: 100 % correct at chance MSE."""
+    run, held_out = data_run
+    assert "not all 0 or 1" not in evaluate_run(run, data=held_out).success_test.describe()
+    with np.load(held_out) as arrays:
+        inputs, targets, starts = arrays["inputs"], arrays["targets"], arrays["starts"]
+    np.savez(tmp_path / "real.npz", inputs=inputs, targets=targets * 0.3 + 0.2, starts=starts)
+    described = evaluate_run(run, data=tmp_path / "real.npz").success_test.describe()
+    assert described.endswith("these targets are not all 0 or 1, so the test says little: give --tolerance X, or "
+                              "read the mean squared error)")
+    assert "not all 0 or 1" not in evaluate_run(run, data=tmp_path / "real.npz",
+                                                test=SuccessTest("tolerance", 0.1)).success_test.describe()
+
+
 def test_without_data_a_data_run_says_it_judges_its_training_data(data_run):
     run, _ = data_run
     result = evaluate_run(run)
