@@ -168,9 +168,14 @@ def _run_title(run: TrainedRun) -> str:
 
 
 def _learning_curve(ax: "Axes", run: TrainedRun, curve_x: str, per_step: bool) -> None:
+    from matplotlib.ticker import EngFormatter, MaxNLocator
+
     metrics = run.metrics
     ax.set_title(_run_title(run), fontsize=10)
     ax.set_xlabel("steps" if curve_x == "step" else "sequences")
+    # At most 6 short labels ("17.5k"): a narrow column of several runs ran "15000" and "17500" together.
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
     ax.set_ylabel("loss per step" if per_step else "loss per sequence")
     if not len(metrics):
         recorded = (run.path / RunDirectory.METRICS_JSONL).is_file()

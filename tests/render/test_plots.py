@@ -113,6 +113,20 @@ def test_side_by_side_runs_share_rows_and_show_what_is_missing(runs):
     assert any(text.get_text() == "no forget gate units" for text in grid[3, 1].texts)
 
 
+def test_a_learning_curve_of_many_steps_keeps_a_few_short_step_labels(runs):
+    """Three runs side by side: their 20,000-step axes ran "15000" and "17500" together."""
+    paths = [runs["cerg"], runs["no_forget"], runs["adding"]]
+    loaded = [load_run(path) for path in paths]
+    figure = draw_figure(loaded, [trace_run(run, steps=20) for run in loaded], panels=["output"])
+    for ax in figure.axes[:3]:
+        ax.set_xlim(0, 20008)
+    figure.canvas.draw()
+    for ax in figure.axes[:3]:
+        labels = [label.get_text() for label in ax.get_xticklabels() if label.get_text()]
+        assert 2 <= len(labels) <= 6 and "20k" in labels, labels
+        assert all(len(label) <= 5 for label in labels), labels
+
+
 def test_a_task_s_unit_symbols_label_the_steps_and_the_output_units(runs):
     run = load_run(runs["cerg"])
     trace = trace_run(run, steps=40)
