@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from lstmgraph.engine import WeightsError, load_weights
 from lstmgraph.engine.forward import input_sequences, max_input_steps, run_forward
 from lstmgraph.bundled import bundled_spec
 from lstmgraph.engine.devices import DEVICES
+from lstmgraph.experiments.stops import stopped_by_signals
 from lstmgraph.errors import SpecError
 from lstmgraph.files import OutputError, replaces, write_atomically
 from lstmgraph.layouts import check_not_own_file
@@ -27,7 +29,6 @@ from lstmgraph.training import (ENGINES, DataError, EngineError, LimitError, Run
 from lstmgraph.training.trained import TrainedRunError, load_run
 
 from .common import compile_or_exit, counted, fail, report_spec_error
-from .entry import INTERRUPTED
 
 @click.command(short_help="Train SPEC, writing metrics and weights to a run directory.")
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
@@ -100,7 +101,7 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         run.close()
         fail(f"{error}; once it can be written, {_continuation(run)}")
     try:
-        with _progress_bar(run, quiet or as_json) as progress:
+        with stopped_by_signals(), _progress_bar(run, quiet or as_json) as progress:  # (SIGTERM as Ctrl-C)
             summary = run.train(progress)
     except RunDirectoryError as error:  # metrics.jsonl damaged while training
         fail(str(error))
@@ -110,9 +111,9 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
         where = (f"the last good checkpoint is {run.directory.checkpoint_path}"
                  if run.directory.checkpoint_path.exists() else "no checkpoint was written before it")
         fail(f"training diverged: {error}; {where}", code=1)
-    except KeyboardInterrupt:  # Ctrl-C: the run's files are whole (written atomically)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: the run's files are whole (written atomically)
         click.echo(f"\ninterrupted: {_continuation(run)}", err=True)
-        sys.exit(INTERRUPTED)
+        sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=2))
     elif not quiet:

@@ -302,6 +302,20 @@ def test_a_ctrl_c_says_how_to_resume_and_exits_130(tmp_path, monkeypatch):
     assert (out / "checkpoint.npz").exists() and not (out / "weights.npz").exists()
 
 
+def test_a_sigterm_stops_a_run_as_ctrl_c_does_saying_how_to_resume(tmp_path):
+    """A batch scheduler's SIGTERM (or `kill`) ended a run with exit 143 and no word."""
+    spec = _short_spec(tmp_path, steps=2_000_000, checkpoint_every=2000)
+    out = tmp_path / "run"
+    process = subprocess.Popen([str(SCRIPT), "train", spec, "--out", str(out), "--quiet"], stderr=subprocess.PIPE,
+                               text=True)
+    wait_for(lambda: (out / "checkpoint.npz").exists() or process.poll() is not None)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    assert stderr.endswith(f"\ninterrupted: continue from its last checkpoint with lstmgraph train --resume {out}\n")
+    assert not (out / "weights.npz").exists()
+
+
 def test_a_run_of_one_sequence_says_sequence_not_1_sequences(tmp_path):
     result = run("train", "gers2002_timing", "--steps", "50", "--quiet", "--out", tmp_path / "quiet")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
