@@ -120,14 +120,14 @@ def test_values_that_break_a_valid_spec_are_named_not_the_file_s_lines(tmp_path)
     spec = tmp_path / "cerg.yaml"
     spec.write_text((SPECS / "gers2000_cerg.yaml").read_text())
     subject = subject_of(str(spec), 1).experiment
-    broken = grid(subject, [("variant.eight_symbols", [True])])
-    with pytest.raises(SweepError, match=r"eight_symbols=true\): these values make the net invalid") as raised:
-        check_plans(broken, subject)
-    assert "cerg.yaml:" not in str(raised.value) and "training.task" in str(raised.value)
+    three = ("init.bias->memory.input_gate", [[1, 2, 3]])  # (its 4 gate units take 4 values)
+    with pytest.raises(SweepError, match=r"input_gate=\[1, 2, 3\]\): these values make the net invalid") as raised:
+        check_plans(grid(subject, [three]), subject)
+    assert "cerg.yaml:" not in str(raised.value) and "3 values for the 4x1 weight" in str(raised.value)
     spec.write_text(spec.read_text().replace("learning_rate:", "learning_rat:"))
     subject = subject_of(str(spec), 1).experiment
     with pytest.raises(SpecError, match=r"cerg.yaml:\d+:\d+: training.learning_rat: unknown key"):
-        check_plans(grid(subject, [("variant.eight_symbols", [True])]), subject)  # (the file's own error)
+        check_plans(grid(subject, [three]), subject)  # (the file's own error)
 
 
 def test_a_sweep_from_python_takes_its_keys_from_the_grid_and_a_folder_as_text(tmp_path):
