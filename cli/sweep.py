@@ -10,6 +10,7 @@ import click
 
 from lstmgraph.errors import SpecError
 from lstmgraph.files import default_out
+from lstmgraph.layouts import SWEEP_FOLDER
 from lstmgraph.limits import MAX_TRIALS
 
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
@@ -112,7 +113,7 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
         note_first_compile(device, cluster, chosen.experiment, count, max_steps)
 
     def interrupted(stop: BaseException) -> str:
-        return (f"finished trials are kept in {out}/settings/*/{ResultsFolder.ROWS} and {JSON} has every "
+        return (f"finished trials are kept in {out}/{SWEEP_FOLDER.member('*')}/{ResultsFolder.ROWS} and {JSON} has every "
                 "setting's so far, running trials their checkpoints; run the same command to resume")
 
     begun: list = []

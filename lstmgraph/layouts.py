@@ -17,19 +17,26 @@ from .files import OutputError
 
 class Layout(NamedTuple):
     """A kind of folder: ``what`` it is called in messages, the ``marks`` one of which such a
-    folder holds from its start (``NAME/``: a folder), and its own ``files``."""
+    folder holds from its start (``NAME/``: a folder), its own ``files``, and the folder of its
+    ``members`` (a results folder's trials, a sweep's settings), one folder each."""
 
     what: str
     marks: tuple[str, ...]
     files: tuple[str, ...]
+    members: str = ""
+
+    def member(self, key: int | str) -> str:
+        """The folder of one member, relative to this folder: ``trials/SEED``, ``settings/INDEX``."""
+        return f"{self.members}/{key}"
 
 
 RUN_DIRECTORY = Layout("run directory", ("run.json", "spec.yaml"),
                        ("spec.yaml", "run.json", "metrics.jsonl", "metrics.csv", "checkpoint.npz", "weights.npz",
                         "summary.json"))
 RESULTS_FOLDER = Layout("results folder", ("experiment.json",),
-                        ("experiment.json", "trials.jsonl", "results.json", "trials.csv", "results.png"))
-SWEEP_FOLDER = Layout("sweep folder", ("sweep.json", "settings/"), ("sweep.json", "sweep.csv", "sweep.png"))
+                        ("experiment.json", "trials.jsonl", "results.json", "trials.csv", "results.png"), "trials")
+SWEEP_FOLDER = Layout("sweep folder", ("sweep.json", "settings/"), ("sweep.json", "sweep.csv", "sweep.png"),
+                      "settings")
 LAYOUTS = (RUN_DIRECTORY, RESULTS_FOLDER, SWEEP_FOLDER)
 
 

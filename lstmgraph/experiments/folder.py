@@ -164,7 +164,7 @@ class ResultsFolder:
     @staticmethod
     def trial(seed: int) -> str:
         """``trials/SEED``: trial ``seed``'s folder, relative to the results folder."""
-        return f"trials/{int(seed)}"
+        return RESULTS_FOLDER.member(int(seed))
 
     def checkpoint_path(self, seed: int) -> Path:
         return self.path / self.trial(seed) / RunDirectory.CHECKPOINT

@@ -28,6 +28,7 @@ from typing import Any
 from ..arrays import plain
 from ..bundled import close_names, find_spec
 from ..errors import SpecError, shown
+from ..layouts import SWEEP_FOLDER
 from ..limits import MAX_TRIALS, check_count
 from ..spec.loader import read_spec_file
 from ..success import SuccessTest
@@ -211,7 +212,7 @@ class Setting:
 
     @property
     def folder(self) -> str:
-        return f"settings/{self.index}"
+        return SWEEP_FOLDER.member(self.index)
 
     def label(self) -> str:
         return ", ".join(f"{key}={json.dumps(value)}" for key, value in self.values.items())

@@ -129,7 +129,8 @@ def load_run(path: str | Path) -> TrainedRun:
             raise TrainedRunError(f"{path} holds a checkpoint.npz but no spec.yaml: a reproduce trial not finished "
                                   "(still running, or stopped), whose spec.yaml and weights.npz are written when it "
                                   "ends; run the same lstmgraph reproduce again to finish it")
-        for layout, pattern in ((RESULTS_FOLDER, "trials/*/spec.yaml"), (SWEEP_FOLDER, "settings/*/trials/*/spec.yaml")):
+        trial_spec = f"{RESULTS_FOLDER.member('*')}/{RunDirectory.SPEC}"
+        for layout, pattern in ((RESULTS_FOLDER, trial_spec), (SWEEP_FOLDER, f"{SWEEP_FOLDER.member('*')}/{trial_spec}")):
             if any(os.path.lexists(path / mark.rstrip("/")) for mark in layout.marks):
                 found = sorted(path.glob(pattern))  # (a committed folder may keep none)
                 where = f"e.g. {found[0].parent}" if found else f"this one keeps none ({pattern.rsplit('/', 1)[0]})"
