@@ -125,7 +125,7 @@ def _pair(name: str, **training):
 
 def test_checkpoints_cross_between_the_engines():
     """A numpy checkpoint continues in the compiled engine (and back) as numpy would."""
-    # Exact RTRL (dense traces) with momentum; the kernel is the one test_compiled.py builds.
+    # Exact RTRL (dense traces) with momentum; the kernel is the one tests/engine/compiled/test_network.py builds.
     plan = lambda steps: _plan("rnn", steps=steps, learning_rule="rtrl")  # noqa: E731
     reference = Trainer(plan(600), trials=2, engine="numpy")
     reference.run()
@@ -164,7 +164,7 @@ def test_a_blow_up_is_reported_at_the_same_step_by_both_engines(monkeypatch):
 
 def test_blocks_of_trials_in_threads_equal_one_call(monkeypatch):
     """Trials in one block of lanes, in blocks on threads, and one by one: the same weights.
-    (The interpreter's blocks; the specialised kernel's are tested in tests/engine/test_specialised.py.)"""
+    (The interpreter's blocks; the specialised kernel's are tested in tests/engine/compiled/test_specialised.py.)"""
     monkeypatch.setenv("LSTMGRAPH_KERNEL", "interpreter")
     plan = _plan("gers2000_cerg", steps=300)
     results = []

@@ -31,7 +31,7 @@ def _plan(name: str, **training):
      "auto"),
     ("gers2002_timing", {"learning_rule": "rtrl", "learning_rate_decay":
                          {"kind": "multiplicative", "factor": 0.999, "every": "step"}}, "numpy"),
-    # Exact RTRL, momentum and a decay inside the kernel (the kernel test_compiled.py builds).
+    # Exact RTRL, momentum and a decay inside the kernel (the kernel compiled/test_network.py builds).
     ("rnn", {"learning_rule": "rtrl", "learning_rate_decay":
              {"kind": "multiplicative", "factor": 0.999, "every": "step"}}, "auto"),
 ])

@@ -4,7 +4,7 @@ Every squashing of the papers' nets is written with tanh (`lstmgraph.operations`
 ``tanh`` is a call LLVM cannot vectorise: in the kernels' loops over trials side by side it ran
 once per lane, 13 ns a call, about a third of a CERG step (docs/performance.md). This ``tanh``
 is straight-line arithmetic, inlined where it is called, so a loop over lanes runs it in SIMD
-registers. It is accurate to a few units in the last place (tests/engine/test_vector_math.py
+registers. It is accurate to a few units in the last place (tests/engine/compiled/test_vector_math.py
 measures it against libm over the whole range), which keeps the compiled executor within
 1e-12 of the numpy reference; both compiled kernels call it, so they stay bit-identical.
 

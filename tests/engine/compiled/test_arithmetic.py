@@ -23,7 +23,7 @@ from lstmgraph.engine.compiled import CompiledNetwork
 from lstmgraph.success import MOST_ACTIVE
 
 from conftest import SPECS
-from engine.test_compiled import _stream
+from engine.compiled.test_network import _stream
 
 #: Recorded with the kernels of commit 8a3bd56 (hand-written operation kinds).
 DIGEST = {1: "aaf37332d3f7824f19b49367", 6: "d9ddb50c1ce1316da4c6b41d"}

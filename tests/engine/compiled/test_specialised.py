@@ -26,7 +26,7 @@ from lstmgraph.success import MOST_ACTIVE
 from lstmgraph.experiments import find_experiment
 
 from conftest import EXPERIMENT_NETS, SPECS, experiment_plan
-from engine.test_compiled import FULL_AGREEMENT, _stream
+from engine.compiled.test_network import FULL_AGREEMENT, _stream
 
 
 def _everything(population) -> list[np.ndarray]:
@@ -62,7 +62,7 @@ def _train(plan, kernel: str, seeds: list[int], full: bool, loss: str, inputs, t
 
 LANES = [0, 1, 2, 3, 4, 5]  # lanes: a full block, a padded one
 #: The experiment nets whose four-lane kernels take 15-60 s each to compile from an empty cache:
-#: they run with LSTMGRAPH_FULL_AGREEMENT=1 (tests/engine/test_compiled.py).
+#: they run with LSTMGRAPH_FULL_AGREEMENT=1 (tests/engine/compiled/test_network.py).
 SLOW = pytest.mark.skipif(not FULL_AGREEMENT, reason="a kernel that compiles for a minute: LSTMGRAPH_FULL_AGREEMENT=1")
 
 
