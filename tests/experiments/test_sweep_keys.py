@@ -229,14 +229,14 @@ def test_a_connection_is_keyed_by_the_name_its_spec_gives_it_too(tmp_path):
     spec = tmp_path / "named.yaml"
     spec.write_text("""version: 1
 groups:
-  - {name: x, kind: input, size: 1}
+  - {name: x, kind: input, size: 2}
   - {name: h, kind: hidden, size: 2, activation: tanh}
   - {name: y, kind: output, size: 1}
 connections:
   - {from: x, to: h}
   - {from: h, to: h, name: loop, delay: 1}
   - {from: h, to: y}
-training: {learning_rate: 0.1, task: {name: adding, length: 10}}
+training: {learning_rate: 0.1, task: {name: adding, length: 20}}
 """)
     row = subject_of(str(spec)).experiment
     assert resolve(row, "init.loop")[:1] == ("init.h->h",)
