@@ -1,6 +1,6 @@
-"""A spec's connections by ``FROM->TO`` pair, as a sweep reads and changes them: every pair in
-order (`connection_pairs`), a pair's init (`connection_init`, `set_connection_init`, which splits a
-multi-target entry) and the bias pairs of a gate (`gate_pairs`). The sweep keys ``init.FROM->TO``
+"""A spec's connections by ``FROM->TO`` pair or by the name the spec gives one, as a sweep reads
+and changes them: every pair in order (`connection_pairs`), a connection's init (`connection_init`,
+`set_connection_init`, which splits a multi-target entry) and the bias pairs of a gate (`gate_pairs`). The sweep keys ``init.FROM->TO``
 and ``GATE_gate_bias`` (`sweep_keys`) are built on them."""
 
 from __future__ import annotations
@@ -21,35 +21,59 @@ def connection_pairs(data: dict[str, Any]) -> list[str]:
             for source in _as_list(connection["from"]) for target in _as_list(connection["to"])]
 
 
-def named_pair(data: dict[str, Any], name: str) -> str | None:
-    """The ``FROM->TO`` pair of the connection the spec names ``name`` (its ``name`` field), where
-    that entry joins one source to one target; else None."""
-    for connection in data.get("connections", []):
-        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
-        if connection.get("name") == name and len(sources) * len(targets) == 1:
-            return f"{sources[0]}->{targets[0]}"
-    return None
+def connection_keys(data: dict[str, Any]) -> list[str]:
+    """Every connection a sweep's ``init.`` key can name, in order: its ``FROM->TO`` pair, or,
+    for a pair the spec joins twice, each entry's own name (an unnamed one cannot be keyed)."""
+    keys: list[str] = []
+    for pair in connection_pairs(data):
+        joining = entries_joining(data, pair)
+        for key in [pair] if len(joining) == 1 else [data["connections"][i].get("name") for i in joining]:
+            if key and key not in keys:
+                keys.append(key)
+    return keys
 
 
-def connection_init(data: dict[str, Any], pair: str) -> dict[str, Any] | None:
-    """The init of connection ``FROM->TO``: its own, else the spec's default uniform one; None if
-    the spec has no such pair."""
-    source, _, target = pair.partition("->")
-    for connection in data.get("connections", []):
-        if source in _as_list(connection["from"]) and target in _as_list(connection["to"]):
-            return connection.get("init") or {"uniform": data.get("init", {}).get("uniform", 0.1)}
-    return None
-
-
-def set_connection_init(data: dict[str, Any], pair: str, init: dict[str, Any]) -> None:
-    """Give connection ``FROM->TO`` the initialisation ``init``: in place where the entry holds that
-    pair alone, else the entry is split into one entry per pair (in the order the graph expands
-    them) and that pair's gets it. `SweepError` if the spec has no such pair."""
-    source, _, target = pair.partition("->")
+def named_entry(data: dict[str, Any], name: str) -> int | None:
+    """The index of the entry the spec names ``name`` (its ``name`` field), where that entry joins
+    one source to one target; else None. A sweep's ``init.NAME`` keys a connection so."""
     for index, connection in enumerate(data.get("connections", [])):
+        if connection.get("name") == name and len(_as_list(connection["from"])) * len(_as_list(connection["to"])) == 1:
+            return index
+    return None
+
+
+def entries_joining(data: dict[str, Any], pair: str) -> list[int]:
+    """The indices of the entries that join ``FROM->TO`` (two, where a spec joins a pair twice:
+    PyTorch's input and recurrent biases of a GRU gate)."""
+    source, _, target = pair.partition("->")
+    return [index for index, connection in enumerate(data.get("connections", []))
+            if source in _as_list(connection["from"]) and target in _as_list(connection["to"])]
+
+
+def connection_init(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The init of connection ``key`` (``FROM->TO``, or the name the spec gives it): its own, else
+    the spec's default uniform one; None if the spec has no such connection."""
+    found = entries_joining(data, key) if "->" in key else [i for i in [named_entry(data, key)] if i is not None]
+    if not found:
+        return None
+    return data["connections"][found[0]].get("init") or {"uniform": data.get("init", {}).get("uniform", 0.1)}
+
+
+def set_connection_init(data: dict[str, Any], key: str, init: dict[str, Any]) -> None:
+    """Give connection ``key`` (``FROM->TO``, or the name the spec gives it) the initialisation
+    ``init``: in place where the entry holds that pair alone, else the entry is split into one
+    entry per pair (in the order the graph expands them) and that pair's gets it. `SweepError` if
+    the spec has no such connection."""
+    if "->" not in key:
+        index = named_entry(data, key)
+        if index is None:
+            raise SweepError(f"the spec has no connection named {key}")
+        data["connections"][index]["init"] = copy.deepcopy(init)
+        return
+    source, _, target = key.partition("->")
+    for index in entries_joining(data, key)[:1]:
+        connection = data["connections"][index]
         sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
-        if source not in sources or target not in targets:
-            continue
         if len(sources) * len(targets) == 1:
             connection["init"] = copy.deepcopy(init)
             return
@@ -59,7 +83,7 @@ def set_connection_init(data: dict[str, Any], pair: str, init: dict[str, Any]) -
                 entry["init"] = copy.deepcopy(init)
         data["connections"][index:index + 1] = split
         return
-    raise SweepError(f"the spec has no connection {pair}")
+    raise SweepError(f"the spec has no connection {key}")
 
 
 def gate_pairs(data: dict[str, Any], port: str) -> list[str]:

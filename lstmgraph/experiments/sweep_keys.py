@@ -25,7 +25,8 @@ from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
-from .spec_connections import connection_init, connection_pairs, gate_pairs, named_pair, set_connection_init
+from .spec_connections import (connection_init, connection_keys, entries_joining, gate_pairs, named_entry,
+                               set_connection_init)
 from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
                        OUTPUT_BIASES, STATE_DECAY, WITHOUT_FORGET_GATE, WITHOUT_PEEPHOLES, Variant, state_decay,
@@ -49,6 +50,9 @@ class SweepKey:
     #: Whether a row's net has what the key changes (a net without forget gates: no forget_gate_bias);
     #: a key that does not apply is not listed, and varying it is refused, naming why.
     applies: Callable[[Experiment], bool] = lambda row: True
+    #: Whether a family's NAME is listed for a row (`row_keys`, `--keys`); one not listed is still
+    #: taken, where the setting's other values make it a valid net.
+    listed: Callable[[Experiment, str], bool] = lambda row, name: True
 
     @property
     def prefix(self) -> str | None:
@@ -95,16 +99,27 @@ def _with_variant(row: Experiment, description: str, change: Callable[[dict[str,
     return replace(row, variants=row.variants + (Variant(description, change),))
 
 
-def _changes(row: Experiment, variant: Variant) -> bool:
-    """Whether turning ``variant`` on gives the row another valid net: a net without peepholes has
-    none to drop, and one with output biases cannot take them twice (the spec is then invalid)."""
+def _variant_gives(row: Experiment, variant: Variant) -> str:
+    """What turning ``variant`` on alone gives the row: "the same net" (a net without peepholes
+    has none to drop; a net without forget gates rewritten without them), "another net", or "an
+    invalid net" (output biases twice; 8 symbols for a 7-symbol task)."""
     data = _spec_data(row)
     changed = copy.deepcopy(data)
     variant.apply(changed)
+    if changed == data:
+        return "the same net"
     try:
-        return Experiment.plan_of(changed).resolved_spec != Experiment.plan_of(data).resolved_spec
+        same = Experiment.plan_of(changed).resolved_spec == Experiment.plan_of(data).resolved_spec
     except SpecError:
-        return False
+        return "an invalid net"
+    return "the same net" if same else "another net"
+
+
+def _gives_another_net(row: Experiment, name: str) -> bool:
+    """Whether variant ``name`` is listed for the row (`--keys`): it has it, or it gives another
+    valid net alone. One giving an invalid net alone is still taken: the setting's other values
+    may make it valid (`eight_symbols` with `task.variant` 6b)."""
+    return VARIANTS[name] in row.variants or _variant_gives(row, VARIANTS[name]) == "another net"
 
 
 def _gate_bias_key(gate: str) -> tuple[Callable, Callable]:
@@ -228,7 +243,8 @@ def _variant(row: Experiment, name: str, value: Any) -> Experiment:
 
 def _variants_of(row: Experiment) -> list[str]:
     """The variants a sweep of ``row`` can turn on or off: those it has, and those that change its net."""
-    return [name for name, variant in VARIANTS.items() if variant in row.variants or _changes(row, variant)]
+    return [name for name, variant in VARIANTS.items()
+            if variant in row.variants or _variant_gives(row, variant) != "the same net"]
 
 
 def _init_range(row: Experiment, name: str, value: Any) -> Experiment:
@@ -292,10 +308,11 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
       for gate in ("forget", "input", "output")],
     SweepKey("init.FROM->TO", "a number (every weight), a list (one per receiving unit) or "
              "{uniform|constant|values: ...}",
-             "the initial weights of one connection of the spec (also `init.NAME`, by the name the spec gives it)",
+             "the initial weights of one connection of the spec (also `init.NAME`, by the name the spec gives it; "
+             "a pair the spec joins twice, by name only)",
              _init_pair,
              lambda row, pair: _single([connection_init(_spec_data(row), pair)]),
-             lambda row: connection_pairs(_spec_data(row))),
+             lambda row: connection_keys(_spec_data(row))),
     SweepKey("task.NAME", "a JSON value (text as is)",
              "an option of the row's task (docs/spec.md in the lstmgraph source, Built-in tasks)", _task,
              _task_current, _task_names, normalise=_task_value),
@@ -303,8 +320,22 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
              "a setting of the row's protocol (`reproduce --protocol-option`)", _protocol,
              lambda row, name: getattr(row.protocol, name), _protocol_names, protocol_settings),
     SweepKey("variant.NAME", "true or false", "one of the catalogue's named changes to the net on or off: "
-             + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants, _variants_of),
+             + ", ".join(VARIANTS), _variant, lambda row, name: VARIANTS[name] in row.variants, _variants_of,
+             listed=_gives_another_net),
 ]}
+
+
+def _check_one_connection(row: Experiment, typed: str) -> None:
+    """`SweepError` for ``init.FROM->TO`` of a pair the spec joins twice, naming the entries."""
+    data = _spec_data(row)
+    pair = typed[len("init."):]
+    joining = entries_joining(data, pair) if "->" in pair else []
+    if len(joining) > 1:
+        names = [data["connections"][index].get("name") for index in joining]
+        hint = (f"; name one: {', '.join(f'init.{name}' for name in names)}" if all(names)
+                else "; give each a name in the spec (name: ...) and vary init.NAME")
+        raise SweepError(f"--vary {typed}: the spec joins {pair} {len(joining)} times (connections "
+                         f"{', '.join(str(index) for index in joining)}){hint}")
 
 
 def row_keys(row: Experiment) -> list[str]:
@@ -312,7 +343,8 @@ def row_keys(row: Experiment) -> list[str]:
     keys: list[str] = []
     for key in KEYS.values():
         if key.applies(row):
-            keys += [key.prefix + name for name in key.names(row)] if key.names else [key.name]
+            keys += [key.prefix + name for name in key.names(row) if key.listed(row, name)] if key.names \
+                else [key.name]
     return keys
 
 
@@ -322,13 +354,14 @@ def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
     only one of them has it. `SweepError` names it, with the closest keys and where they are."""
     if typed in KEYS and KEYS[typed].names is None:
         return typed, KEYS[typed], ""
+    if typed.startswith("init."):
+        _check_one_connection(row, typed)
+        if named_entry(_spec_data(row), typed[len("init."):]) is not None:  # by the name the spec gives it
+            return typed, KEYS["init.FROM->TO"], typed[len("init."):]
     families = [key for key in KEYS.values() if key.names is not None]
     for key in families:
         if typed.startswith(key.prefix) and typed[len(key.prefix):] in key.names(row):
             return typed, key, typed[len(key.prefix):]
-    pair = named_pair(_spec_data(row), typed[len("init."):]) if typed.startswith("init.") else None
-    if pair is not None:  # a connection by the name the spec gives it
-        return f"init.{pair}", KEYS["init.FROM->TO"], pair
     bare = [key for key in families if key.prefix != "init." and typed in key.names(row)]
     if len(bare) == 1:
         return bare[0].prefix + typed, bare[0], typed
@@ -353,7 +386,7 @@ def keys_in_words(row: Experiment) -> str:
         if key.names is None:
             words.append(key.name)
             continue
-        names = key.names(row)
+        names = [name for name in key.names(row) if key.listed(row, name)]
         shown = f"{len(names)} connections" if key.prefix == "init." else ", ".join(names)
         words.append(f"{key.name} ({shown})")
     return "; ".join(words)

@@ -200,6 +200,11 @@ def test_a_variant_the_net_cannot_take_or_that_rewrites_it_unchanged_is_not_list
     cerg = [name for name in row_keys(find_experiment("gers2000-cerg-forget")) if name.startswith("variant.")]
     assert "variant.output_biases" not in cerg and "variant.input_shortcut" not in cerg
     assert "variant.without_forget_gate" in cerg
+    # Not listed, but taken where another value of the setting makes the net valid.
+    order = find_experiment("hochreiter1997-temporal-order-6a")
+    assert "variant.eight_symbols" not in row_keys(order)
+    (setting,) = grid(order, [("task.variant", ["6b"]), ("variant.eight_symbols", [True])], add_own=False)
+    assert setting.experiment.plan().n_inputs == 8
 
 
 @pytest.mark.parametrize("key, value", [
@@ -239,8 +244,27 @@ connections:
 training: {learning_rate: 0.1, task: {name: adding, length: 20}}
 """)
     row = subject_of(str(spec)).experiment
-    assert resolve(row, "init.loop")[:1] == ("init.h->h",)
+    assert resolve(row, "init.loop")[::2] == ("init.loop", "loop")
     (setting,) = grid(row, [("init.loop", [0.5])], add_own=False)
-    assert setting.values == {"init.h->h": 0.5}
+    assert setting.values == {"init.loop": 0.5}
+    assert [c.get("init") for c in setting.experiment.spec_data()[0]["connections"] if c.get("name") == "loop"] == [
+        {"constant": 0.5}]
     with pytest.raises(SweepError, match="no such key"):
         resolve(row, "init.lop")
+
+
+def test_a_pair_the_spec_joins_twice_is_keyed_by_each_connection_s_name_only():
+    """gru_torch joins bias->reset twice (PyTorch's b_ir and b_hr): init.bias->reset set the first
+    entry, and init.b_hr set b_ir too, under the label init.bias->reset, without a word."""
+    row = find_experiment("gers2000-cerg-forget")  # (every pair joined once: listed by pair)
+    assert "init.bias->memory.input_gate" in row_keys(row)
+    from lstmgraph.experiments.sweep import subject_of
+    gru = subject_of("gru_torch").experiment
+    assert {"init.b_ir", "init.b_hr"} <= set(row_keys(gru)) and "init.bias->reset" not in row_keys(gru)
+    with pytest.raises(SweepError, match=r"the spec joins bias->reset 2 times \(connections 2, 3\); name one: "
+                                         r"init.b_ir, init.b_hr"):
+        grid(gru, [("init.bias->reset", [0.5])], add_own=False)
+    (setting,) = grid(gru, [("init.b_hr", [0.5])], add_own=False)
+    joined = {c.get("name"): c.get("init") for c in setting.experiment.spec_data()[0]["connections"]}
+    assert joined["b_hr"] == {"constant": 0.5} and joined["b_ir"] is None
+    assert setting.values == {"init.b_hr": 0.5}
