@@ -58,9 +58,9 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
                 raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
         for key in sorted(set(arrays) - set(DATA_ARRAYS)):  # (a misspelt 'starts' would run one stream)
             close = did_you_mean(key, DATA_ARRAYS)
-            raise DataError(f"{path}: holds an array '{cut(key)}', which training data does not have"
-                            + (f" (did you mean '{close}'?)" if close else "")
-                            + f"; expected only {', '.join(map(repr, DATA_ARRAYS))}")
+            if close:  # (other arrays, a file's own extras, are left unread)
+                raise DataError(f"{path}: holds an array '{cut(key)}', not '{close}': a misspelt name is not read; "
+                                f"save it as '{close}' (numpy.savez(FILE, inputs=..., targets=..., starts=...))")
         inputs = numbers(path, "'inputs'", arrays["inputs"])
         targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
     except ArrayFileError as error:

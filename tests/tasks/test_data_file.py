@@ -291,13 +291,14 @@ def test_fixed_sets_and_a_held_out_file_are_refused_together(tmp_path, monkeypat
         grid(subject, [("task.test_path", ["held.npz"]), ("protocol.fixed_sets", [2])], add_own=False)
 
 
-def test_an_array_of_another_name_is_refused_with_the_name_it_resembles(tmp_path):
-    """A misspelt 'starts' used to be dropped without a word: the file then trained as one sequence."""
+def test_an_array_named_like_a_data_array_is_refused_and_others_are_left_unread(tmp_path):
+    """A misspelt 'starts' used to be dropped without a word: the file then trained as one sequence.
+    A file's own extra arrays (a mask, notes) stay readable, as before."""
     from lstmgraph.tasks.data_file import DataError, read_data_file
     path = tmp_path / "typo.npz"
     np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), start=np.array([0, 2]))
-    with pytest.raises(DataError, match=r"typo.npz: holds an array 'start', which training data does not have "
-                                        r"\(did you mean 'starts'\?\); expected only 'inputs', 'targets', 'starts'"):
+    with pytest.raises(DataError, match=r"typo.npz: holds an array 'start', not 'starts': a misspelt name is not "
+                                        r"read; save it as 'starts' \(numpy.savez"):
         read_data_file(path, 2, 1)
-    np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), starts=np.array([0, 2]))
+    np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), starts=np.array([0, 2]), mask=np.ones(4))
     assert [len(sequence.inputs) for sequence in read_data_file(path, 2, 1)[0]] == [2, 2]
