@@ -16,7 +16,7 @@ import click
 
 from lstmgraph import Overrides, compile_spec
 from lstmgraph.bundled import SpecNotFound
-from lstmgraph.errors import SpecError, SpecFileError, UntrainableSpec
+from lstmgraph.errors import SpecError, SpecFileError
 from lstmgraph.files import BUNDLED_SPECS, NO_ROOM, TOO_LONG, OutputError
 from lstmgraph.limits import LIMITS_HINT, MAX_STEPS
 from lstmgraph.plan import Plan
@@ -128,16 +128,7 @@ def report_spec_error(spec: Path | str, error: SpecError, as_json: bool = False)
                 click.echo(f"  {spec} is a paper row: `lstmgraph reproduce {spec}` runs it under its protocol; "
                            f"`lstmgraph reproduce {spec} --print-spec` prints its net as a spec", err=True)
         sys.exit(2)
-    count = len(error.problems)
-    problems = f"{count} problem{'s' if count != 1 else ''}"
-    options = [] if error.source is None else [error.source.set_by(problem.path) for problem in error.problems]
-    if options and all(options):  # (each problem is in a field an option set: `train --data X`)
-        given = ", ".join(dict.fromkeys(option for each in options for option in each))
-        click.echo(f"error: {spec} cannot run with {given} ({problems})", err=True)
-    elif isinstance(error, UntrainableSpec):
-        click.echo(f"error: {spec} is a valid spec, but cannot be trained ({problems})", err=True)
-    else:
-        click.echo(f"error: {spec} is not a valid spec ({problems})", err=True)
+    click.echo(f"error: {error.headline(spec)}", err=True)
     click.echo(error.format(), err=True)
     sys.exit(2)
 

@@ -103,6 +103,19 @@ class SpecError(Exception):
                          "suggestion": problem.suggestion})
         return rows
 
+    def headline(self, spec: object) -> str:
+        """The report's first line about ``spec`` (its file or name): "is not a valid spec", or
+        "cannot run with --data X" where every problem lies in or around a field an option set
+        (the file itself is valid: `train --data` with the wrong widths, `--epochs` beside a task)."""
+        count = len(self.problems)
+        problems = f"{count} problem{'s' if count != 1 else ''}"
+        options = [self.source.given_by(problem.path) if problem.path else [] for problem in self.problems] \
+            if self.source is not None else []
+        if options and all(options):
+            given = ", ".join(dict.fromkeys(option for each in options for option in each))
+            return f"{spec} cannot run with {given} ({problems})"
+        return f"{spec} is not a valid spec ({problems})"
+
     def format(self) -> str:
         lines = []
         for problem in self.problems:
@@ -117,6 +130,10 @@ class SpecError(Exception):
 
 class UntrainableSpec(SpecError):
     """A valid spec that cannot be trained: it has no training section (`validate` passes it)."""
+
+    def headline(self, spec: object) -> str:
+        count = len(self.problems)
+        return f"{spec} is a valid spec, but cannot be trained ({count} problem{'s' if count != 1 else ''})"
 
 
 #: What a spec argument should be, for a path that is none (missing, a folder).
@@ -160,11 +177,6 @@ class SpecSource:
         path = tuple(path)
         return list(dict.fromkeys(what for field, what in self.given.items()
                                   if field[:len(path)] == path or path[:len(field)] == field))
-
-    def set_by(self, path: SpecPath) -> list[str]:
-        """The options that set the field at ``path`` itself (or a section holding it)."""
-        path = tuple(path)
-        return list(dict.fromkeys(what for field, what in self.given.items() if path[:len(field)] == field))
 
     def describe(self, path: SpecPath) -> str:
         """Where a problem is: file, line and column, and the field's path; a field set from

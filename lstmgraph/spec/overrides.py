@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..arrays import plain
+from ..errors import shown
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,13 @@ class Overrides:
     def given(self, data: Any) -> dict[tuple[str, ...], str]:
         """Each field of ``data`` that `apply` sets or removes, and the option that does (for
         located errors)."""
-        options = {"data": f"--data {self.data}", "task": f"--data {self.data}", "steps": f"--steps {self.steps}",
-                   "epochs": f"--epochs {self.epochs}", "learning_rule": f"--rule {self.learning_rule}",
-                   "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {self.seed}",
-                   "learning_rate": f"--learning-rate {self.learning_rate}"}
+        def text(value: Any) -> str:  # (a number from Python may be too long to write: `errors.shown`)
+            return shown(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+        options = {"data": f"--data {self.data}", "task": f"--data {self.data}", "steps": f"--steps {text(self.steps)}",
+                   "epochs": f"--epochs {text(self.epochs)}", "learning_rule": f"--rule {self.learning_rule}",
+                   "bptt_window": f"--rule {self.learning_rule}", "seed": f"--seed {text(self.seed)}",
+                   "learning_rate": f"--learning-rate {text(self.learning_rate)}"}
         return {(section, key): options[key] for section, values in self.changes().items()
                 if _changes_section(data, section) for key in values}
 

@@ -28,7 +28,7 @@ from ..engine.weights import Weights, initial_weights
 from ..errors import Problem, SpecError, UntrainableSpec
 from ..plan import Plan, require_plan
 from ..progress import Progress, ProgressReport
-from ..limits import MAX_TRIALS, check_count
+from ..limits import MAX_STEPS, MAX_TRIALS, check_count
 from ..spec.models import TrainingSpec
 from ..tasks import Sequence, make_task
 from ..tasks.data_file import target_problem
@@ -132,9 +132,11 @@ class Trainer:
         per_epoch = sum(len(sequence) for sequence in source.sequences)
         if training.steps >= training.epochs * per_epoch:
             return None
-        return (f"{training.epochs} epochs of {source.path.name} are {training.epochs * per_epoch:,} steps, but the "
-                f"run stops at its {training.steps:,} steps (about {training.steps / per_epoch:,.1f} epochs): "
-                f"whichever ends first stops it; --steps {training.epochs * per_epoch} runs every epoch")
+        total = training.epochs * per_epoch
+        more = f"--steps {total} runs every epoch" if total <= MAX_STEPS else f"--steps takes at most {MAX_STEPS:,}"
+        return (f"{training.epochs} epochs of {source.path.name} are {total:,} steps, but the run stops at its "
+                f"{training.steps:,} steps (about {training.steps / per_epoch:,.1f} epochs): whichever ends first "
+                f"stops it; {more}")
 
     @property
     def weights(self) -> Weights:

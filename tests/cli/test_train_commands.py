@@ -353,3 +353,5 @@ def test_a_spec_refused_for_an_option_or_for_want_of_training_is_not_called_inva
     result = run("train", str(untrained), "--out", str(tmp_path / "b"))
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {untrained} is a valid spec, but cannot be trained (1 problem)\n")
+    result = run("train", spec, "--epochs", "3", "--out", str(tmp_path / "c"))  # (set inside the section)
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {spec} cannot run with --epochs 3 (1 problem)\n")

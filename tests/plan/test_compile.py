@@ -173,7 +173,7 @@ def _imported_names(path: Path, package: Path):
     ``import lstmgraph.spec`` gives ("lstmgraph.spec", {"*"})."""
     import ast
     parts = list(path.relative_to(package.parent).with_suffix("").parts)
-    here = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    here = parts[:-1]  # (the package a relative import starts from, for a module and an __init__ alike)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             for alias in node.names:
