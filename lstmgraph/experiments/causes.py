@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..limits import MAX_JSON_BYTES
+from .catalogue import EXPERIMENTS
 from .folder import ResultsConflict, ResultsFolder
 from .folder_files import FolderFileError, parse_json, read_file
 from .sweep_report import JSON
@@ -54,6 +55,9 @@ class TriedChange:
     folder: str
     departure: str = ""
     suspects: tuple[str, ...] = ()
+    #: The same change run on other rows of the paper: (row, folder under docs/). A folder
+    #: results/NAME/ROW finds its siblings results/NAME/OTHER without them being listed.
+    also_on: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,9 @@ class ChangeResult:
     outcome: str         # REPRODUCES, RULED_OUT or OPEN
     trials: int
     tested: TriedChange
+    #: Rows of the paper our reading reproduces and the same change makes differ, (row, folder): a
+    #: change that reproduces one row is not the papers' net if it breaks another (`TriedChange.also_on`).
+    contradicted_by: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,19 +94,23 @@ def _wiring(row: str) -> TriedChange:
     return TriedChange("the 2000 wiring, legal-set targets", f"results/{row}-2000-wiring", suspects=(WIRING, TARGETS))
 
 
+#: Exact RTRL against the seeds: each paper's rule truncates the gradient.
+_TRUNCATED = "the papers' rule truncates the gradient (seed 000, line 421; 001, line 935; 002, lines 103 and 151)"
+
+
 def _exact(row: str) -> TriedChange:
-    return TriedChange("exact RTRL", f"results/exact-rtrl/{row}", suspects=(EXACT,))
+    return TriedChange("exact RTRL", f"results/exact-rtrl/{row}", _TRUNCATED, suspects=(EXACT,))
 
 
 def _exact_sweep(row: str) -> TriedChange:
-    return TriedChange("exact RTRL", f"sweeps/{row}/exact-rtrl", suspects=(EXACT,))
+    return TriedChange("exact RTRL", f"sweeps/{row}/exact-rtrl", _TRUNCATED, suspects=(EXACT,))
 
 
 def _exact_gradient(row: str) -> TriedChange:
     """A 1997 sequence row's exact gradient by BPTT over each sequence: exact RTRL's updates
     where only a sequence's last step has a target (docs/training.md, "Exact RTRL by BPTT")."""
     return TriedChange("the exact gradient (BPTT over each sequence: exact RTRL's updates)",
-                       f"sweeps/{row}/exact-gradient", suspects=(EXACT,))
+                       f"sweeps/{row}/exact-gradient", _TRUNCATED, suspects=(EXACT,))
 
 
 def _output_gates_as_input(row: str) -> TriedChange:
@@ -107,8 +118,12 @@ def _output_gates_as_input(row: str) -> TriedChange:
     return TriedChange("output-gate biases -3, -6 (the input gates')", f"sweeps/{row}/output-gate-bias")
 
 
+#: The 2002 nets' forget gates started open, against the seed.
+_FORGET_CLOSED = "seed 002 gives the forget-gate bias -2 (line 240)"
+
+
 def _forget_open(row: str) -> TriedChange:
-    return TriedChange("forget-gate bias +2", f"results/{row}-forget-open", suspects=(FORGET_BIAS,))
+    return TriedChange("forget-gate bias +2", f"results/{row}-forget-open", _FORGET_CLOSED, suspects=(FORGET_BIAS,))
 
 
 _SHORTCUT = "seed 000 gives the shortcut and 424 weights (lines 834-847)"
@@ -135,7 +150,8 @@ def _erg(row: str, wiring_sweep: bool = False) -> tuple[TriedChange, ...]:
               TriedChange("input-gate biases as the output gates'", f"sweeps/{row}/input-gate-bias"))
     if wiring_sweep:
         tested += (TriedChange("the 2000 wiring, legal-set targets, init range",
-                                f"sweeps/{row}/wiring-init-range", suspects=(WIRING, TARGETS, INIT_RANGE)),)
+                                f"sweeps/{row}/wiring-init-range", "seed 001 gives the ERG nets [-0.2, 0.2] (line 1678)",
+                                suspects=(WIRING, TARGETS, INIT_RANGE)),)
     return tested
 
 
@@ -188,9 +204,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2002-pfg-rec-f10-peephole": (
         _exact("gers2002-pfg-rec-f10-peephole"), _forget_open("gers2002-pfg-rec-f10-peephole"),
         TriedChange("exact RTRL with forget-gate bias +2", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-forget-open",
-                    suspects=(EXACT, FORGET_BIAS)),
+                    f"{_TRUNCATED}; {_FORGET_CLOSED}", suspects=(EXACT, FORGET_BIAS)),
         TriedChange("exact RTRL at 10 and 100 times the rate", "sweeps/gers2002-pfg-rec-f10-peephole/exact-rtrl-rate",
-                    departure="seed 002 gives the rate 10^-5 (line 246)", suspects=(EXACT, RATE))),
+                    departure=f"{_TRUNCATED}; seed 002 gives the rate 10^-5 (line 246)", suspects=(EXACT, RATE))),
     "hochreiter1997-multiplication-t100-nseq140": (
         TriedChange("learning rate 0.5 (the adding problem's)",
                     "sweeps/hochreiter1997-multiplication-t100-nseq140/learning-rate", suspects=(RATE,)),
@@ -209,9 +225,11 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("6,000,000 sequences", "sweeps/hochreiter1997-temporal-order-6b/max-sequences"),
         TriedChange("output-gate biases", "sweeps/hochreiter1997-temporal-order-6b/output-gate-bias")),
     "gers2002-pfg-tri-f25-peephole": (
-        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),),
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-tri-f25-peephole/forget-open", _FORGET_CLOSED,
+                    suspects=(FORGET_BIAS,)),),
     "gers2002-pfg-rec-f25-peephole": (
-        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-rec-f25-peephole/forget-open", suspects=(FORGET_BIAS,)),
+        TriedChange("forget-gate bias +2", "sweeps/gers2002-pfg-rec-f25-peephole/forget-open", _FORGET_CLOSED,
+                    suspects=(FORGET_BIAS,)),
         _exact_sweep("gers2002-pfg-rec-f25-peephole")),
     "gers2002-pfg-cos-f10-no-peephole": (
         _forget_open("gers2002-pfg-cos-f10-no-peephole"),
@@ -220,7 +238,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-peephole", suspects=(TEST_STREAMS,)),),
     "gers2002-gts-no-forget": (
         TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-forget", suspects=(TEST_STREAMS,)),
-        TriedChange("the former coding: the delay as the cue", "sweeps/gers2002-gts-no-forget/cue-delay")),
+        TriedChange("the former coding: the delay as the cue", "sweeps/gers2002-gts-no-forget/cue-delay",
+                    also_on=(("gers2002-gts-peephole", "results/test-streams-10/gers2002-gts-peephole-cue-delay"),))),
 }
 
 
@@ -284,6 +303,34 @@ def _sweep_settings(folder: Path, row: str) -> list[tuple[str, Path]]:
     return settings
 
 
+def _siblings(tested: TriedChange, row: str, docs: Path) -> list[tuple[str, str]]:
+    """The other rows of ``row``'s paper the same change was run on, (row, folder under docs/):
+    those ``tested`` lists, and for a folder results/NAME/ROW each paper row's results/NAME/OTHER."""
+    pairs = list(tested.also_on)
+    parts = tested.folder.split("/")
+    if len(parts) == 3 and parts[0] == "results" and parts[2] == row and row in EXPERIMENTS:
+        paper = EXPERIMENTS[row].paper
+        pairs += [(other, f"results/{parts[1]}/{other}") for other, experiment in EXPERIMENTS.items()
+                  if other != row and experiment.paper == paper and "our extension" not in experiment.table
+                  and (docs / "results" / parts[1] / other / ResultsFolder.RESULTS).is_file()]
+    return pairs
+
+
+def _contradicting(tested: TriedChange, row: str, docs: Path) -> tuple[tuple[str, str], ...]:
+    """The sibling rows (`_siblings`) that our reading reproduces (docs/results/OTHER) and whose
+    trials under the same change differ, each judged as a tested change is (`_outcome`)."""
+    found = []
+    for other, folder in _siblings(tested, row, docs):
+        own = docs / "results" / other
+        if (docs / folder / ResultsFolder.RESULTS).is_file() and (own / ResultsFolder.RESULTS).is_file():
+            experiment = EXPERIMENTS[other]
+            judged = [_outcome(_read_results(path), experiment.published, experiment.trials)
+                      for path in (own, docs / folder)]
+            if judged == [REPRODUCES, RULED_OUT]:
+                found.append((other, folder))
+    return tuple(found)
+
+
 def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path) -> Cause:
     """The outcome of every change `TESTED` on ``row``, judged against its ``published`` figures
     and ``paper_trials``, from the folders under ``docs``. A folder not there yet (a sweep not run)
@@ -302,8 +349,9 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
             if not (path / ResultsFolder.RESULTS).is_file():
                 continue
             found = _read_results(path)
-            results.append(ChangeResult(change, path.relative_to(docs).as_posix(),
-                                        _outcome(found, published, paper_trials), found["summary"]["trials"],
-                                        tested))
+            outcome = _outcome(found, published, paper_trials)
+            results.append(ChangeResult(change, path.relative_to(docs).as_posix(), outcome,
+                                        found["summary"]["trials"], tested,
+                                        _contradicting(tested, row, docs) if outcome == REPRODUCES else ()))
     settled = {suspect for result in results if result.outcome != OPEN for suspect in result.tested.suspects}
     return Cause(tuple(results), tuple(suspect for suspect in ROW_SUSPECTS.get(row, ()) if suspect not in settled))

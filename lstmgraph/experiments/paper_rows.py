@@ -46,6 +46,12 @@ class PaperRow:
         """Differs, and a tested change reproduces it."""
         return self.verdict == DIFFERS and self.cause.named
 
+    @property
+    def contradicted(self) -> bool:
+        """Named, and every change that reproduces it makes a row of the paper that our reading
+        reproduces differ (`ChangeResult.contradicted_by`)."""
+        return self.named and all(result.contradicted_by for result in self.cause.with_outcome(REPRODUCES))
+
 
 def is_paper_row(experiment: Experiment) -> bool:
     """A catalogue experiment that is a row (or finding) of a paper, not our extension of one."""
@@ -77,15 +83,20 @@ def paper_rows(collected: list[Row], docs: Path) -> list[PaperRow]:
 
 
 def tally(rows: list[PaperRow]) -> str:
-    """"N of M paper rows reproduced as the seeds define them; K more with a named change; L
-    unexplained" (and how many of those have a suspect not yet tested: `Cause.untested`), then how
-    many are not judged, not judged yet and not run."""
+    """"N of M paper rows reproduced as the seeds define them; K more with a named change (J by a
+    change that breaks a row our reading reproduces: `PaperRow.contradicted`); L unexplained" (and how many
+    of those have a suspect not yet tested: `Cause.untested`), then how many are not judged, not
+    judged yet and not run."""
     count = {result: sum(row.verdict == result for row in rows)
              for result in (REPRODUCED, DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, NOT_RUN)}
     named = sum(row.named for row in rows)
+    contradicted = sum(row.contradicted for row in rows)
     untested = sum(row.verdict == DIFFERS and not row.named and bool(row.cause.untested) for row in rows)
     text = (f"**{count[REPRODUCED]} of {len(rows)} paper rows reproduced as the seeds define them**; "
-            f"{named} more with a named change; {count[DIFFERS] - named} unexplained"
+            f"{named} more with a named change"
+            + (f" ({contradicted} of them by a change that breaks a row our reading reproduces)"
+               if contradicted else "")
+            + f"; {count[DIFFERS] - named} unexplained"
             + (f" ({untested} with a listed suspect not yet tested)" if untested else "") + "; "
             f"{count[NOT_JUDGED]} not judged (a finding in words only)")
     if count[NOT_JUDGED_YET]:
@@ -130,6 +141,10 @@ def cause_cell(paper_row: PaperRow, prefix: str) -> str:
         if found:
             parts.append("reproduced with " + "; ".join(
                 _link(r.change, r.folder, prefix) + (f" (departs: {r.tested.departure})" if r.tested.departure else "")
+                + ("; the same change makes " + ", ".join(_link(other, folder, prefix)
+                                                          for other, folder in r.contradicted_by)
+                   + " differ, which our reading reproduces"
+                   if r.contradicted_by else "")
                 for r in found))
         else:
             for outcome, words in ((RULED_OUT, "none of"), (OPEN, "open")):

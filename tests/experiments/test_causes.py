@@ -198,3 +198,31 @@ def test_every_tested_change_s_folder_is_in_the_table_of_changes_tested():
     missing = sorted({change.folder.replace(row, "ROW") for row, changes in TESTED.items() for change in changes
                       if f"`{change.folder.replace(row, 'ROW')}`" not in section})
     assert not missing, missing
+
+
+def test_a_change_that_breaks_a_row_our_reading_reproduces_is_named_in_the_cell_and_the_tally(docs, monkeypatch):
+    """results/c/ROW reproduces ROW; the same change on a sibling (results/c/SIBLING) makes it
+    differ where our reading reproduces it: the cause says so. A sibling that differs at our
+    reading too (the change leaves it so) is not counted against the change."""
+    sibling = "hochreiter1997-erg-3x2-lr0.1"  # 100 % solved, mean 21,730 sequences; 30 trials
+    monkeypatch.setitem(TESTED, ROW, (TriedChange("change C", f"results/c/{ROW}"),))
+    _folder(docs / "results" / "c" / ROW, "c", [8440] * 30)
+    _folder(docs / "results" / "c" / sibling, "c", [None] * 30)
+    _folder(docs / "results" / sibling, sibling, [21_000, 22_460] * 15)
+    (found,) = _judged(docs).with_outcome(REPRODUCES)
+    assert found.contradicted_by == ((sibling, f"results/c/{sibling}"),)
+    shutil.rmtree(docs / "results" / sibling)
+    _folder(docs / "results" / sibling, sibling, [None] * 30)  # differs at our reading too
+    (found,) = _judged(docs).with_outcome(REPRODUCES)
+    assert found.contradicted_by == ()
+
+
+def test_the_committed_causes_name_the_changes_that_break_a_reproduced_row():
+    """The 375-weight net reproduces gers2000-cerg-forget and breaks gers2000-cerg-standard-reset;
+    the delay as the GTS cue "reproduces" gts-no-forget by making every net fail, gts-peephole too."""
+    rows = {row.name: row for row in paper_rows(collect(ROOT / "docs" / "results"), ROOT / "docs")}
+    assert {name for name, row in rows.items() if row.contradicted} == {"gers2000-cerg-forget",
+                                                                         "gers2002-gts-no-forget"}
+    assert "the same change makes [gers2000-cerg-standard-reset](results/no-shortcut/gers2000-cerg-standard-reset) " \
+           "differ, which our reading reproduces" in cause_cell(rows["gers2000-cerg-forget"], "")
+    assert "(2 of them by a change that breaks a row our reading reproduces)" in tally(list(rows.values()))
