@@ -75,3 +75,5 @@ def _show(plan: Plan, report: dict[str, Any], as_json: bool, indent: int | None)
             bounds = check["finite_difference_error_bound"]
             for name, error in check["per_connection"].items():
                 click.echo(f"  {name:<52} {error:.2e}  {check['raw_per_connection'][name]:.2e}  {bounds[name]:.2e}")
+        if "note" in report:
+            click.echo(f"\nnote: {report['note']}")

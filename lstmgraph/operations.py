@@ -16,7 +16,7 @@ computes is fixed by three kinds of choice, and each choice is one entry here:
   the reset gate of PyTorch's GRU, ``r * (W_hn h + b_hn)``).
 
 Each entry also carries what `render` draws for it. Adding an activation is adding one
-`Activation` here (docs/architecture.md shows an example). The program (`lstmgraph.program`)
+`Activation` here (`softsign`'s is an example) and its row in docs/spec.md's table. The program (`lstmgraph.program`)
 lowers a plan into operations over these entries; the executors run it, and every kind of
 operation is one entry too (`OPERATION_KINDS`): its numpy form, which the reference executor
 dispatches to (`engine/executor.py`), and its compiled form, from which both compiled kernels
@@ -35,9 +35,11 @@ import numpy as np
 class Activation:
     """A squashing function y = f(net). ``scalar`` and ``scalar_derivative`` are Python
     expressions in ``x`` (the net input) and ``y`` (the activation) that the compiled executor
-    is generated from (``tanh`` there is the compiled kernels' vectorisable one,
-    `engine.compiled.vector_math.tanh`, within 2 units in the last place of libm's);
-    ``apply``/``derivative`` are the numpy forms of the same formulas."""
+    is generated from; besides ``x`` and ``y`` they may use ``abs``, ``max``, ``min``, ``math.*``
+    and ``tanh``, the compiled kernels' vectorisable one (`engine.compiled.vector_math.tanh`,
+    within 2 units in the last place of libm's). ``apply``/``derivative`` are the numpy forms of
+    the same formulas. ``smooth``: its derivatives are continuous up to the third, as
+    `gradcheck`'s finite differences assume (relu's first and softsign's second jump at 0)."""
 
     name: str
     formula: str
@@ -50,6 +52,7 @@ class Activation:
     scalar_derivative: str
     elementwise: bool = True
     output_only: bool = False
+    smooth: bool = True
 
 
 def _logistic(net: np.ndarray) -> np.ndarray:
@@ -73,7 +76,7 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
     Activation("identity", "x", "identity", lambda net: net.copy(), lambda net, y: np.ones_like(net),
                "x", "1.0"),
     Activation("relu", "max(0,x)", "relu", lambda net: np.maximum(net, 0.0),
-               lambda net, y: (net > 0).astype(net.dtype), "max(x, 0.0)", "1.0 if x > 0.0 else 0.0"),
+               lambda net, y: (net > 0).astype(net.dtype), "max(x, 0.0)", "1.0 if x > 0.0 else 0.0", smooth=False),
     # 1997/2000 cell input g(x) = 4 sigma(x) - 2, range [-2, 2] (Hochreiter & Schmidhuber 1997, sec. 4).
     Activation("four_logistic_minus_two", "4 sigma(x) - 2", "4 logistic - 2",
                lambda net: 4.0 * _logistic(net) - 2.0,
@@ -86,7 +89,8 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                f"2.0 * {_LOGISTIC} - 1.0", "2.0 * ((y + 1.0) / 2.0) * (1.0 - (y + 1.0) / 2.0)"),
     # PyTorch's Softsign, x / (1 + |x|): a squashing to (-1, 1) with polynomial tails.
     Activation("softsign", "x/(1+|x|)", "softsign", lambda net: net / (1.0 + np.abs(net)),
-               lambda net, y: (1.0 - np.abs(y)) ** 2, "x / (1.0 + abs(x))", "(1.0 - abs(y)) * (1.0 - abs(y))"),
+               lambda net, y: (1.0 - np.abs(y)) ** 2, "x / (1.0 + abs(x))", "(1.0 - abs(y)) * (1.0 - abs(y))",
+               smooth=False),
     # Over a whole group: dy_i/dnet_j = y_i (delta_ij - y_j); the executors treat it as a group.
     Activation("softmax", "softmax(x)", "softmax", _softmax, None, "x", "1.0", elementwise=False,
                output_only=True),

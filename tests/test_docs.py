@@ -443,3 +443,13 @@ def test_every_committed_results_folder_keeps_its_rows_for_status_and_resume():
         stored = [json.loads(line) for line in rows.read_text().splitlines()]
         expected = json.loads(results.read_text())["trials"]
         assert sorted(stored, key=lambda row: row["seed"]) == sorted(expected, key=lambda row: row["seed"]), rows
+
+
+def test_the_spec_page_s_activation_table_lists_the_registry_s_activations():
+    """docs/spec.md's table is the registry's, written by hand: an activation added to
+    `operations.ACTIVATIONS` without its row (or a row left of one removed) fails here."""
+    from lstmgraph.operations import ACTIVATIONS
+
+    section = (REPO / "docs" / "spec.md").read_text(encoding="utf-8").split("## Activations", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    assert listed and set(listed) == set(ACTIVATIONS), set(listed) ^ set(ACTIVATIONS)
