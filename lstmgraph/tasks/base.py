@@ -55,10 +55,20 @@ class Task(Protocol):
     with the optional attribute ``deterministic`` = True; missing means false. A task may also
     draw many sequences at once with an optional ``sample_many(rng, count)`` returning
     `Sequences`, exactly what ``count`` calls of ``sample`` give (`draw` uses it). A task of a
-    paper declares the paper's test in the optional ``success_test`` (`lstmgraph.success`);
+    paper declares the paper's test in the optional ``success_test`` (`lstmgraph.success`), a
+    class attribute (`task_success_test` reads it from the class, by the task's name);
     `evaluate` judges its runs by it, and the catalogue's rows on it use the same. A task whose
     tests draw from other sequences than its training (a held-out data file) names that task in
-    the optional ``held_out``; `test_task` reads it."""
+    the optional ``held_out``; `test_task` reads it. A compiled ``sample_many`` that releases the
+    GIL sets ``draws_in_threads`` (`draws_in_threads`), and one that writes its sequences in
+    place offers them as ``stream_rows`` (`draws.StreamRows`: the stream drivers and the GPU use it).
+
+    A task's options are its constructor's keyword parameters (no ``**kwargs``): `make_task`
+    checks names against them, bounds integers, and turns the ``ValueError`` or ``TypeError``
+    the constructor raises for a bad value into a `TaskError`. Adding a task: the class,
+    ``@register(name)``, its import in `tasks.builtin`, and its rows in docs/spec.md's task table
+    and docs/experiments.md (tests/tasks/test_experiments_doc.py and tests/tasks/test_tasks.py list
+    the tasks and fail until they are written)."""
 
     name: str
     n_inputs: int
