@@ -249,8 +249,9 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
                f"{len(status.checkpointed)} checkpointed, {len(status.waiting)} not started")
     if status.holder:
         click.echo(f"in use by {status.holder}: a run is writing it now")
-    click.echo("this command resumes it" if status.conflict is None else
-               f"this command would not run there: {status.conflict}")
+    click.echo(f"this command would not run there: {status.conflict}" if status.conflict is not None else
+               "this command resumes it" if status.checkpointed or status.waiting else
+               "every trial is finished: this command runs none (it writes the summary files again)")
     if finished:
         _table(comparison(status.results, count), "the finished trials")
     click.echo(f"verdict: {status.verdict_so_far}")

@@ -178,9 +178,11 @@ def _print_status(status: dict, as_json: bool) -> None:
             lines.append(line)
     for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
         click.echo(line)
-    click.echo("this command resumes it" if not conflicts else
-               f"this command would not run there: {counted(len(conflicts), 'setting')} (above) "
-               f"hold{'s' if len(conflicts) == 1 else ''} trials of other settings")
+    left = any(entry["checkpointed"] or entry["waiting"] for entry in status["settings"])
+    click.echo(f"this command would not run there: {counted(len(conflicts), 'setting')} (above) "
+               f"hold{'s' if len(conflicts) == 1 else ''} trials of other settings" if conflicts else
+               "this command resumes it" if left else
+               "every trial is finished: this command runs none (it writes the summary files again)")
 
 
 #: Settings a sweep lists one per line; a longer list shows its first and last few.

@@ -208,6 +208,7 @@ def test_status_says_what_a_results_folder_holds_and_writes_nothing(tmp_path):
     assert "1 of 3 trials finished, 0 checkpointed, 2 not started" in status.stdout
     assert "this command resumes it" in status.stdout and "not started: trials 1-2" in status.stdout
     assert "% perfect, 95 % interval" in status.stdout
+    assert "every trial is finished: this command runs none" in run(*row, "--trials", "1", "--status").stdout
     assert "\nverdict: none for a run of 3 of 10 trials, capped at 3,000 training steps" in status.stdout
     assert "reproduced" not in status.stdout and "differs" not in status.stdout
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before

@@ -84,7 +84,8 @@ def test_a_setting_equal_to_the_row_runs_reproduce_s_trials_and_a_rerun_changes_
     assert status.returncode == 0, status.stderr
     listed = json.loads(status.stdout)
     assert listed["finished"] == listed["total"] == 4 and not listed["in_use_by"]
-    assert run(*command, "--status").stdout.rstrip().endswith("this command resumes it")
+    assert run(*command, "--status").stdout.rstrip().endswith(
+        "every trial is finished: this command runs none (it writes the summary files again)")
     elsewhere = run("sweep", ROW, "--vary", "learning_rate=1e-5,1e-3", "--trials", "2", "--jobs", "1", "--max-steps",
                     STEPS, "--out", str(swept), "--status")
     assert "this command would not run there: 1 setting (above) holds trials of other settings" in elsewhere.stdout
