@@ -44,8 +44,9 @@ def training_problems(spec: NetworkSpec, spec_file: str, data_files: bool = True
     if training.task is not None and (data_files or training.task.name != DATA_FILE):
         try:
             task = make_task(training.task.name, spec_relative(training.task.name, training.task.options, spec_file))
-        except TaskError as error:
-            return problems + [Problem(("training", "task"), str(error))]
+        except TaskError as error:  # (at the option it is about, where it names one the spec gives)
+            at = ("training", "task", error.option) if error.option in training.task.options else ("training", "task")
+            return problems + [Problem(at, str(error))]
         if (task.n_inputs, task.n_outputs) != (inputs, width):
             data = f" (the data file {task.path})" if isinstance(task, DataFileTask) else ""
             problems.append(Problem(("training", "task"), f"task '{task.name}'{data} has {task.n_inputs} inputs "

@@ -9,6 +9,7 @@ from the generator passed in, so a seed fixes the data exactly.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
@@ -135,7 +136,18 @@ def unit_symbols(task: Task) -> tuple[tuple[str, ...] | None, tuple[str, ...] | 
 
 
 class TaskError(ValueError):
-    """A task that cannot be made as asked (unknown name or options)."""
+    """A task that cannot be made as asked (unknown name or options); ``option``: the option it
+    is about, where one is (a spec's problem is then located at that option)."""
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
+def _option_named(message: str, options: Iterable[str]) -> str | None:
+    """The option a task's ``ValueError`` is about: the one its message starts with
+    ("length (the minimal ...) must be", "delays: ...")."""
+    return next((option for option in options if re.match(rf"{re.escape(option)}(?=[\s:(])", message)), None)
 
 
 TaskFactory = Callable[..., Task]
@@ -202,7 +214,7 @@ def check_option_names(name: str, options: Iterable[str]) -> None:
         elif close:
             hint = "; did you mean " + ", ".join(f"{shown(match)} for {shown(word)}" for word, match in close.items()) + "?"
         raise TaskError(f"task {shown(name)} has no option {', '.join(map(shown, unknown))}; "
-                        f"its options: {', '.join(accepted) or 'none'}{hint}")
+                        f"its options: {', '.join(accepted) or 'none'}{hint}", unknown[0])
 
 
 def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
@@ -213,4 +225,4 @@ def make_task(name: str, options: dict[str, Any] | None = None) -> Task:
         check_task_integers(options)
         return TASKS[name](**options)
     except (TypeError, ValueError) as error:
-        raise TaskError(f"task {shown(name)}: {error}") from None
+        raise TaskError(f"task {shown(name)}: {error}", _option_named(str(error), options)) from None

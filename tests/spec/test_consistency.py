@@ -35,8 +35,29 @@ def test_a_misspelt_task_option_in_a_spec_gets_the_closest_option(spec_error):
         training: {learning_rate: 0.1, task: {name: adding, lenght: 30}}
         """)
     ((path, line, message),) = located(error)
-    assert (path, line) == ("training.task", 7)
+    assert (path, line) == ("training.task.lenght", 7)  # (at the option itself)
     assert message == "task 'adding' has no option 'lenght'; its options: length; did you mean 'length'?"
+
+
+def test_a_task_option_s_bad_value_is_located_at_the_option(spec_error):
+    """It was located at training.task, the section: in a long task mapping, the line of the option
+    tells which value to fix."""
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training:
+          learning_rate: 0.1
+          task:
+            name: adding
+            length: 10
+        """)
+    ((path, line, message),) = located(error)
+    assert (path, line) == ("training.task.length", 11)
+    assert message.startswith("task 'adding': length (the minimal sequence length T) must be an integer >= 20")
 
 
 def test_task_sizes_must_fit_the_network(spec_error):
