@@ -10,6 +10,7 @@ other data is refused. The task's tests may draw from a second, held-out file (`
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import os
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..arrays import ArrayFileError, numbers, read_npz, sequence_starts
-from ..errors import cut, did_you_mean
+from ..errors import cut
 from .base import Sequence, Sequences, register
 from .fixed_set import FixedSet
 
@@ -34,6 +35,11 @@ _FORMAT = ("an .npz archive of 'inputs', 'targets' and optional 'starts', e.g. "
 
 #: The arrays of a data file: 'starts' (optional) marks where each sequence begins.
 DATA_ARRAYS = ("inputs", "targets", "starts")
+
+
+def _misspelt_starts(name: str) -> bool:
+    """A name close enough to 'starts' to be it misspelt ('start', 'Starts', 'starts_'; not 'states')."""
+    return difflib.SequenceMatcher(None, name.lower(), "starts").ratio() >= 0.85
 
 
 class DataError(Exception):
@@ -56,11 +62,11 @@ def read_data_file(path: str | Path, n_inputs: int | None = None,
         for key in ("inputs", "targets"):
             if key not in arrays:
                 raise DataError(f"{path}: missing array '{key}' (has: {', '.join(sorted(arrays)) or 'none'})")
-        for key in sorted(set(arrays) - set(DATA_ARRAYS)):  # (a misspelt 'starts' would run one stream)
-            close = did_you_mean(key, DATA_ARRAYS)
+        if "starts" not in arrays:  # a misspelt 'starts' would run the file as one sequence
+            close = [key for key in arrays if key not in DATA_ARRAYS and _misspelt_starts(key)]
             if close:  # (other arrays, a file's own extras, are left unread)
-                raise DataError(f"{path}: holds an array '{cut(key)}', not '{close}': a misspelt name is not read; "
-                                f"save it as '{close}' (numpy.savez(FILE, inputs=..., targets=..., starts=...))")
+                raise DataError(f"{path}: holds an array '{cut(close[0])}' and no 'starts': a misspelt name is not "
+                                "read; save it as 'starts' (numpy.savez(FILE, inputs=..., targets=..., starts=...))")
         inputs = numbers(path, "'inputs'", arrays["inputs"])
         targets = numbers(path, "'targets'", arrays["targets"], nan="no target")
     except ArrayFileError as error:

@@ -297,8 +297,11 @@ def test_an_array_named_like_a_data_array_is_refused_and_others_are_left_unread(
     from lstmgraph.tasks.data_file import DataError, read_data_file
     path = tmp_path / "typo.npz"
     np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), start=np.array([0, 2]))
-    with pytest.raises(DataError, match=r"typo.npz: holds an array 'start', not 'starts': a misspelt name is not "
+    with pytest.raises(DataError, match=r"typo.npz: holds an array 'start' and no 'starts': a misspelt name is not "
                                         r"read; save it as 'starts' \(numpy.savez"):
         read_data_file(path, 2, 1)
-    np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), starts=np.array([0, 2]), mask=np.ones(4))
+    np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), starts=np.array([0, 2]), mask=np.ones(4),
+             start=np.zeros(2), outputs=np.ones(4))  # (beside 'starts', or unlike any name: left unread)
     assert [len(sequence.inputs) for sequence in read_data_file(path, 2, 1)[0]] == [2, 2]
+    np.savez(path, inputs=np.zeros((4, 2)), targets=np.zeros((4, 1)), states=np.zeros(4), outputs=np.ones(4))
+    assert len(read_data_file(path, 2, 1)[0]) == 1
