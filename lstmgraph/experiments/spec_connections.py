@@ -42,6 +42,18 @@ def named_entry(data: dict[str, Any], name: str) -> int | None:
     return None
 
 
+def named_key(data: dict[str, Any], name: str) -> str | None:
+    """The key a sweep records for the connection the spec names ``name``: its ``FROM->TO`` pair
+    (one connection, one key: ``init.loop`` and ``init.h->h`` are the same setting), or the name
+    itself where the spec joins that pair twice; None if no one-pair entry has that name."""
+    index = named_entry(data, name)
+    if index is None:
+        return None
+    entry = data["connections"][index]
+    pair = f"{_as_list(entry['from'])[0]}->{_as_list(entry['to'])[0]}"
+    return pair if len(entries_joining(data, pair)) == 1 else name
+
+
 def entries_joining(data: dict[str, Any], pair: str) -> list[int]:
     """The indices of the entries that join ``FROM->TO`` (two, where a spec joins a pair twice:
     PyTorch's input and recurrent biases of a GRU gate)."""

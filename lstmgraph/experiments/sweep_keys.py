@@ -25,7 +25,7 @@ from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
-from .spec_connections import (connection_init, connection_keys, entries_joining, gate_pairs, named_entry,
+from .spec_connections import (connection_init, connection_keys, entries_joining, gate_pairs, named_key,
                                set_connection_init)
 from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
@@ -113,6 +113,13 @@ def _variant_gives(row: Experiment, variant: Variant) -> str:
     except SpecError:
         return "an invalid net"
     return "the same net" if same else "another net"
+
+
+def invalid_alone(row: Experiment, values: dict[str, Any]) -> list[str]:
+    """The ``variant.NAME`` keys set true in ``values`` that make ``row``'s net invalid by
+    themselves: the net has what they add already, or its task does not fit them."""
+    return [key for key, value in values.items() if key.startswith("variant.") and value is True
+            and _variant_gives(row, VARIANTS[key[len("variant."):]]) == "an invalid net"]
 
 
 def _gives_another_net(row: Experiment, name: str) -> bool:
@@ -356,8 +363,9 @@ def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
         return typed, KEYS[typed], ""
     if typed.startswith("init."):
         _check_one_connection(row, typed)
-        if named_entry(_spec_data(row), typed[len("init."):]) is not None:  # by the name the spec gives it
-            return typed, KEYS["init.FROM->TO"], typed[len("init."):]
+        key = named_key(_spec_data(row), typed[len("init."):])
+        if key is not None:  # by the name the spec gives it
+            return f"init.{key}", KEYS["init.FROM->TO"], key
     families = [key for key in KEYS.values() if key.names is not None]
     for key in families:
         if typed.startswith(key.prefix) and typed[len(key.prefix):] in key.names(row):

@@ -28,6 +28,7 @@ from .folder_settings import settings
 from .run_checks import check_run_device, check_run_settings
 from .schedule import CHECKPOINT_SECONDS, run_checked
 from .stops import Stopped, stops_deferred
+from .sweep_keys import invalid_alone
 from .status import FolderError, OtherExperiment, folder_status
 from .catalogue import Experiment
 from .sweep import Setting, Subject, judged_by, varied_values
@@ -95,8 +96,12 @@ def check_plans(grid: list[Setting], subject: Experiment | None = None, device: 
                     raise SweepError(f"the spec is not valid: {own.format()}") from None
                 # The file is valid: the --vary values broke the net, so the file's lines would
                 # point at entries they changed. The fields, without the file's places.
+                alone = invalid_alone(subject, setting.values)
+                one = len(alone) == 1
+                hint = (f"\n{' and '.join(alone)} alone make{'s' if one else ''} the net invalid: does the net have "
+                        f"what {'it adds' if one else 'they add'} already?" if alone else "")
                 raise SweepError(f"{named}: these values make the net invalid (the spec itself is valid):\n"
-                                 f"{SpecError(error.problems).format()}") from None
+                                 f"{SpecError(error.problems).format()}{hint}") from None
             raise SweepError(f"{named}: the net is not valid: {error.format()}") from None
         except (EngineError, LimitError) as error:  # LimitError: a program over a limit (exact RTRL's traces)
             raise SweepError(f"{named}: {error}") from None

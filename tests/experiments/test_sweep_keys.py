@@ -244,11 +244,13 @@ connections:
 training: {learning_rate: 0.1, task: {name: adding, length: 20}}
 """)
     row = subject_of(str(spec)).experiment
-    assert resolve(row, "init.loop")[::2] == ("init.loop", "loop")
+    assert resolve(row, "init.loop")[::2] == ("init.h->h", "h->h")  # (one connection, one key)
     (setting,) = grid(row, [("init.loop", [0.5])], add_own=False)
-    assert setting.values == {"init.loop": 0.5}
+    assert setting.values == {"init.h->h": 0.5}
     assert [c.get("init") for c in setting.experiment.spec_data()[0]["connections"] if c.get("name") == "loop"] == [
         {"constant": 0.5}]
+    with pytest.raises(SweepError, match="given twice"):
+        grid(row, [("init.h->h", [0.5]), ("init.loop", [0.3])])
     with pytest.raises(SweepError, match="no such key"):
         resolve(row, "init.lop")
 

@@ -130,6 +130,19 @@ def test_values_that_break_a_valid_spec_are_named_not_the_file_s_lines(tmp_path)
         check_plans(grid(subject, [three]), subject)  # (the file's own error)
 
 
+def test_a_variant_the_net_has_already_is_named_when_it_breaks_the_net():
+    """CERG has output biases: variant.output_biases adds them twice. The spec's error alone said to
+    rename a connection, advice that is wrong for a variant."""
+    from lstmgraph.experiments.sweep import subject_of
+    from lstmgraph.experiments.sweep_run import check_plans
+    from lstmgraph.experiments.sweep_values import SweepError
+
+    subject = subject_of("gers2000-cerg-forget").experiment
+    with pytest.raises(SweepError, match="variant.output_biases alone makes the net invalid: does the net have what "
+                                         "it adds already?"):
+        check_plans(grid(subject, [("variant.output_biases", [True])], add_own=False), subject)
+
+
 def test_a_sweep_from_python_takes_its_keys_from_the_grid_and_a_folder_as_text(tmp_path):
     """Before: run_sweep also took the keys and values, as the command had worked them out from
     the grid, and run_sweep and sweep_status failed on a folder given as text
