@@ -12,6 +12,7 @@ Every stage (loading, schema validation, graph checks, compilation) reports prob
 from __future__ import annotations
 
 import difflib
+import re
 import reprlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -105,12 +106,14 @@ class SpecError(Exception):
 
     def headline(self, spec: object) -> str:
         """The report's first line about ``spec`` (its file or name): "is not a valid spec", or
-        "cannot run with --data X" where every problem lies in or around a field an option set
-        (the file itself is valid: `train --data` with the wrong widths, `--epochs` beside a task)."""
+        "cannot run with --data X" where every problem is about a field an option set: the field
+        itself or a section holding it (`train --data` with the wrong widths), or a field inside the
+        problem's section that its message names (`--epochs` beside a task: "epochs count passes
+        ..."); not an option that only set another field of that section."""
         count = len(self.problems)
         problems = f"{count} problem{'s' if count != 1 else ''}"
-        options = [self.source.given_by(problem.path) if problem.path else [] for problem in self.problems] \
-            if self.source is not None else []
+        options = [self.source.set_by(problem.path) + self.source.named_in(problem) if problem.path else []
+                   for problem in self.problems] if self.source is not None else []
         if options and all(options):
             given = ", ".join(dict.fromkeys(option for each in options for option in each))
             return f"{spec} cannot run with {given} ({problems})"
@@ -129,7 +132,8 @@ class SpecError(Exception):
 
 
 class UntrainableSpec(SpecError):
-    """A valid spec that cannot be trained: it has no training section (`validate` passes it)."""
+    """A valid spec that cannot be trained as it is (`validate` passes it): no training section,
+    or no length for the run (steps, epochs or a data file)."""
 
     def headline(self, spec: object) -> str:
         count = len(self.problems)
@@ -170,6 +174,18 @@ class SpecSource:
             if not path:
                 return None
             path = path[:-1]
+
+    def set_by(self, path: SpecPath) -> list[str]:
+        """The options that set the field at ``path`` itself, or a section holding it."""
+        path = tuple(path)
+        return list(dict.fromkeys(what for field, what in self.given.items() if path[:len(field)] == field))
+
+    def named_in(self, problem: "Problem") -> list[str]:
+        """The options that set a field inside the problem's section whose name its message says."""
+        path = tuple(problem.path)
+        return list(dict.fromkeys(what for field, what in self.given.items()
+                                  if len(field) > len(path) and field[:len(path)] == path
+                                  and re.search(rf"\b{re.escape(str(field[-1]))}\b", problem.message)))
 
     def given_by(self, path: SpecPath) -> list[str]:
         """What set the field at ``path`` (or a field inside it, or a section holding it) from

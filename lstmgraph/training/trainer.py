@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.weights import Weights, initial_weights
-from ..errors import Problem, SpecError, UntrainableSpec
+from ..errors import Problem, UntrainableSpec
 from ..plan import Plan, require_plan
 from ..progress import Progress, ProgressReport
 from ..limits import MAX_STEPS, MAX_TRIALS, check_count
@@ -104,7 +104,7 @@ class Trainer:
         self.plan = plan
         self.training = training = training_section(plan)
         if training.steps is None and training.epochs is None and training.data is None:
-            raise SpecError([Problem(("training",), "no length for the run",
+            raise UntrainableSpec([Problem(("training",), "no length for the run",
                                      expected="training.steps (or --steps)")], plan.source)
         self.trials = trials = check_count("trials", trials, MAX_TRIALS)
         _check_memory(plan, trials)

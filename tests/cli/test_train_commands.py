@@ -355,3 +355,8 @@ def test_a_spec_refused_for_an_option_or_for_want_of_training_is_not_called_inva
     assert result.stderr.startswith(f"error: {untrained} is a valid spec, but cannot be trained (1 problem)\n")
     result = run("train", spec, "--epochs", "3", "--out", str(tmp_path / "c"))  # (set inside the section)
     assert result.returncode == 2 and result.stderr.startswith(f"error: {spec} cannot run with --epochs 3 (1 problem)\n")
+    document["training"] = {"learning_rate": 0.1, "task": {"name": "periodic_function"}}  # (no steps: no length)
+    untrained.write_text(yaml.safe_dump(document))
+    result = run("train", str(untrained), "--learning-rate", "0.2", "--out", str(tmp_path / "d"))  # (not the cause)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {untrained} is a valid spec, but cannot be trained (1 problem)\n")
