@@ -83,7 +83,11 @@ def _problem(detail: dict, data: Any) -> Problem:
     if kind == "too_short":
         return Problem(path, "is empty", expected=f"at least {context.get('min_length', 1)} item(s)")
     if kind == "value_error":
-        return Problem(path, str(context.get("error", detail["msg"])))
+        message = str(context.get("error", detail["msg"]))
+        option = re.match(r"option (\w+): ", message)  # (a task option over the integers' limit: at the option)
+        if option and path[-1:] == ("task",) and isinstance(given, dict) and option.group(1) in given:
+            path += (option.group(1),)
+        return Problem(path, message)
     expected = re.sub(r"^Input should (be )?", "", detail["msg"])
     if kind == "less_than_equal" and context.get("le") == MAX_GROUP_SIZE:
         expected += f" ({LIMITS_HINT})"

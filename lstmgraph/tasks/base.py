@@ -146,8 +146,9 @@ class TaskError(ValueError):
 
 def _option_named(message: str, options: Iterable[str]) -> str | None:
     """The option a task's ``ValueError`` is about: the one its message starts with
-    ("length (the minimal ...) must be", "delays: ...")."""
-    return next((option for option in options if re.match(rf"{re.escape(option)}(?=[\s:(])", message)), None)
+    ("length (the minimal ...) must be", "delays: ...", `limits.check_task_integers`' "option length: ...")."""
+    return next((option for option in options if re.match(rf"(?:option )?{re.escape(option)}(?=[\s:(])", message)),
+                None)
 
 
 TaskFactory = Callable[..., Task]

@@ -58,6 +58,16 @@ def test_a_task_option_s_bad_value_is_located_at_the_option(spec_error):
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task.length", 11)
     assert message.startswith("task 'adding': length (the minimal sequence length T) must be an integer >= 20")
+    ((path, _, message),) = located(spec_error(error_text := """
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 2}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y}
+        training: {learning_rate: 0.1, task: {name: adding, length: 100000000000000000000}}
+        """))
+    assert path == "training.task.length" and "is beyond" in message, error_text  # (the integers' own limit)
 
 
 def test_task_sizes_must_fit_the_network(spec_error):

@@ -255,7 +255,7 @@ def test_integer_task_options_are_bounded(spec_error):
         training: {learning_rate: 0.1, task: {name: adding, length: 1000000000000}}
         """)
     ((path, line, message),) = located(error)
-    assert (path, line) == ("training.task", 7)
+    assert (path, line) == ("training.task.length", 7)  # (at the option)
     assert message == "option length: 1000000000000 is beyond 10,000,000 (docs/spec.md in the lstmgraph source, Limits)"
 
 
@@ -286,7 +286,7 @@ def test_integers_inside_a_task_option_s_list_are_bounded(spec_error):
         training: {learning_rate: 0.1, task: {name: measuring_spike_delays, delays: [0, 1000000000000]}}
         """)
     ((path, line, message),) = located(error)
-    assert (path, line) == ("training.task", 7)
+    assert (path, line) == ("training.task.delays", 7)  # (at the option)
     assert message == "option delays: 1000000000000 is beyond 10,000,000 (docs/spec.md in the lstmgraph source, Limits)"
 
 
