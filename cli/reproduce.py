@@ -15,7 +15,8 @@ from lstmgraph.limits import MAX_TRIALS
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
                      report_spec_error_from)
 from .trial_progress import trial_progress
-from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
+from .trial_runs import (ALL_FINISHED, check_cluster_option, run_errors, running_options, trial_line,
+                         where_trials_run)
 
 
 def _list(as_json: bool, chosen=None) -> None:
@@ -250,8 +251,7 @@ def _status(chosen, count: int, out: Path, max_steps: int | None, specs: Path, a
     if status.holder:
         click.echo(f"in use by {status.holder}: a run is writing it now")
     click.echo(f"this command would not run there: {status.conflict}" if status.conflict is not None else
-               "this command resumes it" if status.checkpointed or status.waiting else
-               "every trial is finished: this command runs none (it writes the summary files again)")
+               ALL_FINISHED if status.all_finished else "this command resumes it")
     if finished:
         _table(comparison(status.results, count), "the finished trials")
     click.echo(f"verdict: {status.verdict_so_far}")

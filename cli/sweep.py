@@ -16,7 +16,8 @@ from lstmgraph.limits import MAX_TRIALS
 from .common import (MAX_STEPS_OPTION, UNTIL_SETTLED_OPTION, counted, error_text, fail, note_first_compile,
                      report_spec_error_from)
 from .trial_progress import trial_progress
-from .trial_runs import check_cluster_option, run_errors, running_options, trial_line, where_trials_run
+from .trial_runs import (ALL_FINISHED, check_cluster_option, run_errors, running_options, trial_line,
+                         where_trials_run)
 
 
 @click.command(short_help="Vary a row's or a spec's settings over a grid; run each.")
@@ -178,11 +179,9 @@ def _print_status(status: dict, as_json: bool) -> None:
             lines.append(line)
     for line in shortened(lines, "settings: sweep --status --json lists them all") + conflicts:
         click.echo(line)
-    left = any(entry["checkpointed"] or entry["waiting"] for entry in status["settings"])
     click.echo(f"this command would not run there: {counted(len(conflicts), 'setting')} (above) "
                f"hold{'s' if len(conflicts) == 1 else ''} trials of other settings" if conflicts else
-               "this command resumes it" if left else
-               "every trial is finished: this command runs none (it writes the summary files again)")
+               ALL_FINISHED if status["all_finished"] else "this command resumes it")
 
 
 #: Settings a sweep lists one per line; a longer list shows its first and last few.

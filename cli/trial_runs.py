@@ -131,3 +131,7 @@ def run_errors(device: str, begun: list, interrupted: Callable[[BaseException], 
             raise
         click.echo(f"\ninterrupted: {interrupted(stop)}", err=True)
         sys.exit(128 + getattr(stop, "signal_number", signal.SIGINT))
+
+
+#: `--status` of a folder whose every trial is finished (`FolderStatus.all_finished`).
+ALL_FINISHED = "every trial is finished: this command runs none (it writes the summary files again)"

@@ -174,6 +174,11 @@ DETERMINISTIC = ("the task draws the same sequence every time, so every test str
 H97, G00, G02 = PAPERS["hochreiter1997"], PAPERS["gers2000"], PAPERS["gers2002"]
 
 
+def is_paper_row(experiment: Experiment) -> bool:
+    """A catalogue experiment that is a row (or finding) of a paper, not our extension of one."""
+    return "our extension" not in experiment.table
+
+
 def _judged_as(task: str) -> dict[str, Any]:
     """A protocol's ``success`` and ``tolerance``: the test the task declares (the paper's), so
     it is written once, beside the task's coding."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..limits import MAX_JSON_BYTES
-from .catalogue import EXPERIMENTS
+from .catalogue import EXPERIMENTS, is_paper_row
 from .folder import ResultsConflict, ResultsFolder
 from .folder_files import FolderFileError, parse_json, read_file
 from .sweep_report import JSON
@@ -311,7 +311,7 @@ def _siblings(tested: TriedChange, row: str, docs: Path) -> list[tuple[str, str]
     if len(parts) == 3 and parts[0] == "results" and parts[2] == row and row in EXPERIMENTS:
         paper = EXPERIMENTS[row].paper
         pairs += [(other, f"results/{parts[1]}/{other}") for other, experiment in EXPERIMENTS.items()
-                  if other != row and experiment.paper == paper and "our extension" not in experiment.table
+                  if other != row and experiment.paper == paper and is_paper_row(experiment)
                   and (docs / "results" / parts[1] / other / ResultsFolder.RESULTS).is_file()]
     return pairs
 

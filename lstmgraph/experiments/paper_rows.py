@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalogue import EXPERIMENTS, Experiment
+from .catalogue import EXPERIMENTS, is_paper_row
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
 from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, protocol_of, published_cell,
                             solved_values)
@@ -51,11 +51,6 @@ class PaperRow:
         """Named, and every change that reproduces it makes a row of the paper that our reading
         reproduces differ (`ChangeResult.contradicted_by`)."""
         return self.named and all(result.contradicted_by for result in self.cause.with_outcome(REPRODUCES))
-
-
-def is_paper_row(experiment: Experiment) -> bool:
-    """A catalogue experiment that is a row (or finding) of a paper, not our extension of one."""
-    return "our extension" not in experiment.table
 
 
 def paper_rows(collected: list[Row], docs: Path) -> list[PaperRow]:

@@ -61,6 +61,11 @@ class FolderStatus:
     holder: str | None = None
 
     @property
+    def all_finished(self) -> bool:
+        """Every trial is finished: the same command runs none (it writes the summary files again)."""
+        return not self.checkpointed and not self.waiting
+
+    @property
     def settled(self) -> str | None:
         """The verdict if no outcome of the trials not finished can change it, else None (and
         None for a run that gets none: `no_verdict_reason`)."""

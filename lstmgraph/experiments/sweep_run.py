@@ -237,4 +237,5 @@ def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps
     holder = ResultsFolder(out).holder()
     return {"out": str(out), "trials": trials, "in_use_by": holder,
             "settings": [vars(entry) for entry in listed],
-            "finished": sum(entry.finished for entry in listed), "total": trials * len(grid)}
+            "finished": sum(entry.finished for entry in listed), "total": trials * len(grid),
+            "all_finished": not any(entry.checkpointed or entry.waiting for entry in listed)}
