@@ -239,7 +239,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2002-gts-no-forget": (
         TriedChange(_TESTS_10, "results/test-streams-10/gers2002-gts-no-forget", suspects=(TEST_STREAMS,)),
         TriedChange("the former coding: the delay as the cue", "sweeps/gers2002-gts-no-forget/cue-delay",
-                    also_on=(("gers2002-gts-peephole", "results/test-streams-10/gers2002-gts-peephole-cue-delay"),))),
+                    also_on=(("gers2002-gts-peephole", "results/cue-delay/gers2002-gts-peephole"),))),
 }
 
 
