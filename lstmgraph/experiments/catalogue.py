@@ -170,7 +170,6 @@ DETERMINISTIC = ("the task draws the same sequence every time, so every test str
                  "the same stream with the same score: one test stream per test phase (the paper's 10 give "
                  "the same result)")
 
-
 H97, G00, G02 = PAPERS["hochreiter1997"], PAPERS["gers2000"], PAPERS["gers2002"]
 
 
@@ -180,8 +179,7 @@ def is_paper_row(experiment: Experiment) -> bool:
 
 
 def _judged_as(task: str) -> dict[str, Any]:
-    """A protocol's ``success`` and ``tolerance``: the test the task declares (the paper's), so
-    it is written once, beside the task's coding."""
+    """A protocol's ``success`` and ``tolerance``: the test the task declares (the paper's)."""
     test, _ = task_success_test(task)
     return {"success": test.name, "tolerance": test.tolerance}
 

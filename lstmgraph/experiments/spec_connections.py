@@ -102,3 +102,15 @@ def gate_pairs(data: dict[str, Any], port: str) -> list[str]:
     """``bias->BLOCK.PORT`` of every memory group that has the gate (``forget_gate``, ...)."""
     pairs = connection_pairs(data)
     return [pair for pair in pairs if pair.startswith("bias->") and pair.endswith(f".{port}")]
+
+
+def check_one_connection(data: dict[str, Any], typed: str) -> None:
+    """`SweepError` for ``init.FROM->TO`` (as typed) of a pair the spec joins twice, naming its entries."""
+    pair = typed[len("init."):]
+    joining = entries_joining(data, pair) if "->" in pair else []
+    if len(joining) > 1:
+        names = [data["connections"][index].get("name") for index in joining]
+        hint = (f"; name one: {', '.join(f'init.{name}' for name in names)}" if all(names)
+                else "; give each a name in the spec (name: ...) and vary init.NAME")
+        raise SweepError(f"--vary {typed}: the spec joins {pair} {len(joining)} times (connections "
+                         f"{', '.join(str(index) for index in joining)}){hint}")

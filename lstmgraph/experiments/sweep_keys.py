@@ -25,7 +25,7 @@ from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
 from .catalogue import FORGET_OPEN, Experiment
 from .protocols import ProtocolError
-from .spec_connections import (connection_init, connection_keys, entries_joining, gate_pairs, named_key,
+from .spec_connections import (check_one_connection, connection_init, connection_keys, gate_pairs, named_key,
                                set_connection_init)
 from .sweep_values import SweepError, finite_number
 from .variants import (CELL_SOURCES_ONLY, EIGHT_SYMBOLS, FULL_GRADIENT, IDENTITY_OUTPUT, INPUT_OUTPUT_SHORTCUT,
@@ -332,19 +332,6 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
 ]}
 
 
-def _check_one_connection(row: Experiment, typed: str) -> None:
-    """`SweepError` for ``init.FROM->TO`` of a pair the spec joins twice, naming the entries."""
-    data = _spec_data(row)
-    pair = typed[len("init."):]
-    joining = entries_joining(data, pair) if "->" in pair else []
-    if len(joining) > 1:
-        names = [data["connections"][index].get("name") for index in joining]
-        hint = (f"; name one: {', '.join(f'init.{name}' for name in names)}" if all(names)
-                else "; give each a name in the spec (name: ...) and vary init.NAME")
-        raise SweepError(f"--vary {typed}: the spec joins {pair} {len(joining)} times (connections "
-                         f"{', '.join(str(index) for index in joining)}){hint}")
-
-
 def row_keys(row: Experiment) -> list[str]:
     """Every key ``row`` takes, as typed (families expanded)."""
     keys: list[str] = []
@@ -362,7 +349,7 @@ def resolve(row: Experiment, typed: str) -> tuple[str, SweepKey, str]:
     if typed in KEYS and KEYS[typed].names is None:
         return typed, KEYS[typed], ""
     if typed.startswith("init."):
-        _check_one_connection(row, typed)
+        check_one_connection(_spec_data(row), typed)
         key = named_key(_spec_data(row), typed[len("init."):])
         if key is not None:  # by the name the spec gives it
             return f"init.{key}", KEYS["init.FROM->TO"], key
