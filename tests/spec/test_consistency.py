@@ -24,16 +24,19 @@ def test_training_section_is_checked_against_the_network(spec_error):
     assert line == 10 and "unknown task 'adding_problem'" in message and "did you mean 'adding'?" in message
 
 
-def test_a_misspelt_task_option_in_a_spec_gets_the_closest_option(spec_error):
-    error = spec_error("""
+#: A net of the adding task's sizes, its training section to follow.
+ADDING_NET = """
         version: 1
         groups:
           - {name: x, kind: input, size: 2}
           - {name: y, kind: output, size: 1}
         connections:
           - {from: x, to: y}
-        training: {learning_rate: 0.1, task: {name: adding, lenght: 30}}
-        """)
+"""
+
+
+def test_a_misspelt_task_option_in_a_spec_gets_the_closest_option(spec_error):
+    error = spec_error(ADDING_NET + "        training: {learning_rate: 0.1, task: {name: adding, lenght: 30}}\n")
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task.lenght", 7)  # (at the option itself)
     assert message == "task 'adding' has no option 'lenght'; its options: length; did you mean 'length'?"
@@ -42,32 +45,18 @@ def test_a_misspelt_task_option_in_a_spec_gets_the_closest_option(spec_error):
 def test_a_task_option_s_bad_value_is_located_at_the_option(spec_error):
     """It was located at training.task, the section: in a long task mapping, the line of the option
     tells which value to fix."""
-    error = spec_error("""
-        version: 1
-        groups:
-          - {name: x, kind: input, size: 2}
-          - {name: y, kind: output, size: 1}
-        connections:
-          - {from: x, to: y}
-        training:
+    error = spec_error(ADDING_NET + """        training:
           learning_rate: 0.1
           task:
             name: adding
             length: 10
-        """)
+""")
     ((path, line, message),) = located(error)
     assert (path, line) == ("training.task.length", 11)
     assert message.startswith("task 'adding': length (the minimal sequence length T) must be an integer >= 20")
-    ((path, _, message),) = located(spec_error(error_text := """
-        version: 1
-        groups:
-          - {name: x, kind: input, size: 2}
-          - {name: y, kind: output, size: 1}
-        connections:
-          - {from: x, to: y}
-        training: {learning_rate: 0.1, task: {name: adding, length: 100000000000000000000}}
-        """))
-    assert path == "training.task.length" and "is beyond" in message, error_text  # (the integers' own limit)
+    huge = ADDING_NET + "        training: {learning_rate: 0.1, task: {name: adding, length: 100000000000000000000}}\n"
+    ((path, _, message),) = located(spec_error(huge))
+    assert path == "training.task.length" and "is beyond" in message  # (the integers' own limit)
 
 
 def test_task_sizes_must_fit_the_network(spec_error):
