@@ -275,7 +275,7 @@ def test_the_readme_and_results_md_state_the_tally_the_generator_computes():
         assert generated.strip() == render_paper_tables(rows, prefix).strip()
         assert generated.lstrip().startswith(tally(rows))  # the tally at the top of the tables
     (stated,) = re.findall(r"\*\*(\d+) of (\d+) paper rows reproduced as the seeds define them\*\*; (\d+) more "
-                           r"with a named change(?: \((\d+) of them by a change that breaks a row our reading "
+                           r"with a named change(?: \((\d+) breaking a row our reading "
                            r"reproduces\))?; (\d+) unexplained", README)
     differs = [row for row in rows if row.verdict == "differs"]
     contradicted = sum(row.contradicted for row in differs)

@@ -89,8 +89,7 @@ def tally(rows: list[PaperRow]) -> str:
     untested = sum(row.verdict == DIFFERS and not row.named and bool(row.cause.untested) for row in rows)
     text = (f"**{count[REPRODUCED]} of {len(rows)} paper rows reproduced as the seeds define them**; "
             f"{named} more with a named change"
-            + (f" ({contradicted} of them by a change that breaks a row our reading reproduces)"
-               if contradicted else "")
+            + (f" ({contradicted} breaking a row our reading reproduces)" if contradicted else "")
             + f"; {count[DIFFERS] - named} unexplained"
             + (f" ({untested} with a listed suspect not yet tested)" if untested else "") + "; "
             f"{count[NOT_JUDGED]} not judged (a finding in words only)")
