@@ -104,14 +104,17 @@ class SpecError(Exception):
                          "suggestion": problem.suggestion})
         return rows
 
+    def counted(self) -> str:
+        """"1 problem", "3 problems": the headline's count."""
+        return f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+
     def headline(self, spec: object) -> str:
         """The report's first line about ``spec`` (its file or name): "is not a valid spec", or
         "cannot run with --data X" where every problem is about a field an option set: the field
         itself or a section holding it (`train --data` with the wrong widths), or a field inside the
         problem's section that its message names (`--epochs` beside a task: "epochs count passes
         ..."); not an option that only set another field of that section."""
-        count = len(self.problems)
-        problems = f"{count} problem{'s' if count != 1 else ''}"
+        problems = self.counted()
         options = [self.source.set_by(problem.path) + self.source.named_in(problem) if problem.path else []
                    for problem in self.problems] if self.source is not None else []
         if options and all(options):
@@ -136,8 +139,7 @@ class UntrainableSpec(SpecError):
     or no length for the run (steps, epochs or a data file)."""
 
     def headline(self, spec: object) -> str:
-        count = len(self.problems)
-        return f"{spec} is a valid spec, but cannot be trained ({count} problem{'s' if count != 1 else ''})"
+        return f"{spec} is a valid spec, but cannot be trained ({self.counted()})"
 
 
 #: What a spec argument should be, for a path that is none (missing, a folder).

@@ -176,7 +176,8 @@ def evaluate_run(path: str | Path, sequences: int = 1000, seed: int = 0,
         used = TestUsed.of(test, "as asked, not the task's")
     else:
         used = trial_success_test(run.path, task) or TestUsed.of(*task_success_test(task))
-    fallback = test is None and used.test == success.FALLBACK_TEST and task_success_test(task)[0] is success.FALLBACK_TEST
+    fallback = (test is None and used.test == success.FALLBACK_TEST
+                and task_success_test(task)[0] is success.FALLBACK_TEST)  # (no task's test, none asked)
     reset = training.reset == "sequence" if training.reset else not continual
     outputs, judged, targets, losses, correct_steps = [], [], [], [], []
     state = sim.zero_state(run.trials)

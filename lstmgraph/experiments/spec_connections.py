@@ -1,7 +1,8 @@
 """A spec's connections by ``FROM->TO`` pair or by the name the spec gives one, as a sweep reads
 and changes them: every pair in order (`connection_pairs`), a connection's init (`connection_init`,
-`set_connection_init`, which splits a multi-target entry) and the bias pairs of a gate (`gate_pairs`). The sweep keys ``init.FROM->TO``
-and ``GATE_gate_bias`` (`sweep_keys`) are built on them."""
+`set_connection_init`, which splits a multi-target entry) and the bias pairs of a gate
+(`gate_pairs`). The sweep keys ``init.FROM->TO`` and ``GATE_gate_bias`` (`sweep_keys`) are built
+on them."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from .sweep_values import SweepError
 
 def _as_list(names: Any) -> list[str]:
     return list(names) if isinstance(names, list) else [names]
+
+
+def _one_pair(connection: dict[str, Any]) -> bool:
+    """Whether a connections entry joins one source to one target."""
+    return len(_as_list(connection["from"])) * len(_as_list(connection["to"])) == 1
 
 
 def connection_pairs(data: dict[str, Any]) -> list[str]:
@@ -37,7 +43,7 @@ def named_entry(data: dict[str, Any], name: str) -> int | None:
     """The index of the entry the spec names ``name`` (its ``name`` field), where that entry joins
     one source to one target; else None. A sweep's ``init.NAME`` keys a connection so."""
     for index, connection in enumerate(data.get("connections", [])):
-        if connection.get("name") == name and len(_as_list(connection["from"])) * len(_as_list(connection["to"])) == 1:
+        if connection.get("name") == name and _one_pair(connection):
             return index
     return None
 
@@ -85,10 +91,10 @@ def set_connection_init(data: dict[str, Any], key: str, init: dict[str, Any]) ->
     source, _, target = key.partition("->")
     for index in entries_joining(data, key)[:1]:
         connection = data["connections"][index]
-        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
-        if len(sources) * len(targets) == 1:
+        if _one_pair(connection):
             connection["init"] = copy.deepcopy(init)
             return
+        sources, targets = _as_list(connection["from"]), _as_list(connection["to"])
         split = [{**connection, "from": s, "to": t} for s in sources for t in targets]
         for entry in split:
             if (entry["from"], entry["to"]) == (source, target):
