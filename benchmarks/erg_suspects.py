@@ -45,7 +45,8 @@ from typing import Any, Callable
 import numpy as np
 
 from lstmgraph.experiments import find_experiment
-from lstmgraph.experiments.catalogue import Experiment, Variant
+from lstmgraph.experiments.variants import Variant
+from lstmgraph.experiments.experiment import Experiment
 from lstmgraph.experiments.verdict import wilson
 
 EXPERIMENT = "hochreiter1997-erg-3x2-lr0.5"

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from lstmgraph.experiments.catalogue import Experiment
+from lstmgraph.experiments.experiment import Experiment
 from lstmgraph.experiments.folder_settings import PROTOCOL_SETTINGS
 from lstmgraph.experiments.protocols import protocol_counting, protocol_from_settings
 from lstmgraph.experiments.trial import new_trial

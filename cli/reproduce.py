@@ -119,6 +119,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments import find_experiment
     from lstmgraph.experiments.folder import ResultsFolder
     from lstmgraph.experiments.protocols import ProtocolError
+    from lstmgraph.experiments.reference import with_reference
     from lstmgraph.experiments.results_table import measured_cost
     from lstmgraph.experiments.run_checks import beyond_note, cap_note
     from lstmgraph.experiments.schedule import run_experiment
@@ -209,18 +210,19 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
                 results = run_experiment(chosen, count, jobs, out, max_steps, specs, trial_done, progress, cluster,
                                          checkpoint_seconds, lanes, device, until_settled,
                                          checks_passed=lambda: begun.append(begin()))
+            judged = with_reference(results, out, chosen.published)  # (the row a published ratio names)
         except SpecError as error:
             report_spec_error_from(error, specs)
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
     click.echo("")
-    _table(comparison(results, count))
+    _table(comparison(judged, count))
     reason = no_verdict_reason(results, count)
     finished = results["summary"]["trials"]
     if until_settled and finished < count:
-        click.echo(f"settled at {finished:,} of {count:,} trials: {verdict(judge(results))}, "
-                   f"{trials_left_note(results, count - finished)} (--until-settled; without it the same command "
+        click.echo(f"settled at {finished:,} of {count:,} trials: {verdict(judge(judged))}, "
+                   f"{trials_left_note(judged, count - finished)} (--until-settled; without it the same command "
                    "runs them)")
     elif reason:
         click.echo(f"{reason}: no verdict (a verdict needs the paper's {chosen.trials:,} trials, none stopped by a cap)")

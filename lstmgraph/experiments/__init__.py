@@ -5,7 +5,8 @@ catalogue of named table rows, results folders, and the schedule of pieces on wo
 from .protocols import PROTOCOLS, Protocol, ProtocolError, protocol_kind
 from .sequences import SequenceProtocol  # (each protocol module registers its class)
 from .streams import StreamProtocol
-from .catalogue import EXPERIMENTS, Experiment, find_experiment
+from .catalogue import EXPERIMENTS, find_experiment
+from .experiment import Experiment
 from .trial import Trial, new_trial, run_trial, trial_engine
 
 __all__ = ["EXPERIMENTS", "Experiment", "PROTOCOLS", "Protocol", "ProtocolError", "SequenceProtocol",

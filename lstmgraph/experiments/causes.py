@@ -29,10 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from ..limits import MAX_JSON_BYTES
-from .catalogue import EXPERIMENTS, is_paper_row
+from .catalogue import EXPERIMENTS
+from .experiment import is_paper_row
 from .folder import ResultsConflict, ResultsFolder
 from .folder_files import FolderFileError, parse_json, read_file
 from .sweep_report import JSON
+from .reference import with_reference
 from .verdict import DIFFERS, REPRODUCED, settled_outcome
 
 #: What a tested change's trials say of the paper row.
@@ -280,9 +282,10 @@ def _outcome(results: dict[str, Any], published: dict[str, Any], paper_trials: i
                                                            OPEN)
 
 
-def _read_results(folder: Path) -> dict[str, Any]:
+def _read_results(folder: Path, published: dict[str, Any]) -> dict[str, Any]:
+    """A tested change's results, with the row its ``published`` ratio names (`with_reference`)."""
     try:
-        return ResultsFolder.read_only(folder).read_results()
+        return with_reference(ResultsFolder.read_only(folder).read_results(), folder, published)
     except (OSError, ResultsConflict) as error:
         raise CauseError(f"{folder}: a tested change's results cannot be read ({error})") from None
 
@@ -330,7 +333,7 @@ def _contradicting(tested: TriedChange, row: str, docs: Path) -> tuple[tuple[str
         own = docs / "results" / other
         if (docs / folder / ResultsFolder.RESULTS).is_file() and (own / ResultsFolder.RESULTS).is_file():
             experiment = EXPERIMENTS[other]
-            judged = [_outcome(_read_results(path), experiment.published, experiment.trials)
+            judged = [_outcome(_read_results(path, experiment.published), experiment.published, experiment.trials)
                       for path in (own, docs / folder)]
             if judged == [REPRODUCES, RULED_OUT]:
                 found.append((other, folder))
@@ -354,7 +357,7 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
         for change, path in pieces:
             if not (path / ResultsFolder.RESULTS).is_file():
                 continue
-            found = _read_results(path)
+            found = _read_results(path, published)
             outcome = _outcome(found, published, paper_trials)
             results.append(ChangeResult(change, path.relative_to(docs).as_posix(), outcome,
                                         found["summary"]["trials"], tested,

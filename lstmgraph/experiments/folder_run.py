@@ -12,13 +12,14 @@ from ..arrays import npz_bytes
 from ..engine.compiled.network import kernel_for
 from ..files import OutputError, remove_made_folders
 from ..training.engines import program_key
-from .catalogue import Experiment
+from .experiment import Experiment
 from .figures import results_figure
 from .folder import FINISHED_BEFORE, SETTINGS_KEY, ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, settings, settings_digest
 from .piece import PieceRun
 from .stops import stops_deferred
 from .summary import csv_text, results_of
+from .reference import with_reference
 from .verdict import settled_outcome
 
 TrialDone = Callable[[dict[str, Any]], None]
@@ -67,9 +68,12 @@ class FolderRun:
     def settled(self) -> bool:
         """With ``until_settled``: whether no outcome of the trials not finished can change the
         verdict of those finished against the published figures (`verdict.settled_outcome`)."""
-        return self.until_settled and bool(self.rows) and settled_outcome(
-            results_of(self.experiment, self.budget_steps, self.rows), self.trials - len(self.rows),
-            self.experiment.published, self.experiment.trials) is not None
+        if not (self.until_settled and self.rows):
+            return False
+        results = with_reference(results_of(self.experiment, self.budget_steps, self.rows), self.folder.path,
+                                 self.experiment.published)
+        return settled_outcome(results, self.trials - len(self.rows), self.experiment.published,
+                               self.experiment.trials) is not None
 
     @property
     def waiting(self) -> list[int]:

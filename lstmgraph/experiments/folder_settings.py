@@ -89,7 +89,7 @@ def _digest(recorded: dict[str, Any]) -> str:
 
 
 def settings(experiment: Any, budget_steps: int | None, specs: Path, device: str = "cpu") -> dict[str, Any]:
-    """What a run of ``experiment`` (a `catalogue.Experiment`) records in experiment.json: the
+    """What a run of ``experiment`` (an `experiment.Experiment`) records in experiment.json: the
     row (`Experiment.describe`: its protocol as data and in words), the cap, the spec as run
     and the arithmetic; the device where it is not the CPU (a GPU's arithmetic may differ in
     the last bits, so its trials and the CPU's do not mix in one folder)."""

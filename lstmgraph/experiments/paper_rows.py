@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalogue import EXPERIMENTS, is_paper_row
+from .catalogue import EXPERIMENTS
+from .experiment import is_paper_row
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
 from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, protocol_of, published_cell,
                             solved_values)

@@ -18,7 +18,7 @@ from typing import Any
 from ..arrays import npz_arrays, npz_bytes
 from ..plan import Plan
 from ..progress import ProgressReport
-from .catalogue import Experiment
+from .experiment import Experiment
 from .protocols import Protocol
 from .trial import CheckpointMismatch, advance_together, new_trial
 

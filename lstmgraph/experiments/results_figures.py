@@ -16,7 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .catalogue import read_now
 from .folder import ResultsConflict, ResultsFolder
+from .reference import with_reference
 from .summary import comparison
 
 FIGURES_END = "<!-- end of the generated figures -->"
@@ -66,7 +68,7 @@ def _results(docs: Path, folder: str) -> dict[str, Any]:
     if not (path / ResultsFolder.RESULTS).is_file():
         raise FiguresError(f"the figures of {folder}: no {ResultsFolder.RESULTS} in {path}")
     try:
-        return ResultsFolder.read_only(path).read_results()
+        return with_reference(read_now(ResultsFolder.read_only(path).read_results()), path)
     except (OSError, ResultsConflict) as error:
         raise FiguresError(f"the figures of {folder}: {error}") from None
 
@@ -79,7 +81,15 @@ def figures_table(results: list[dict[str, Any]], links: list[str], labels: list[
         lines += [f"| {figure} | {ours} | {published} |" for figure, ours, published in comparison(results[0])]
         return "\n".join(lines) + "\n"
     tables = [comparison(one) for one in results]
-    figures = list(dict.fromkeys(figure for table in tables for figure, _, _ in table if figure != "published finding"))
+    figures: list[str] = []
+    for table in tables:  # each figure after the one before it in the first table that has it
+        before = -1
+        for figure, _, _ in table:
+            if figure == "published finding":
+                continue
+            if figure not in figures:
+                figures.insert(before + 1, figure)
+            before = figures.index(figure)
     lines = ["| results folder | " + " | ".join(figures) + " |", "|---" * (len(figures) + 1) + "|"]
     for link, label, table in zip(links, labels, tables):
         ours = {figure: value for figure, value, _ in table}

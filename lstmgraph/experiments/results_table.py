@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ..files import BUNDLED_SPECS
-from .catalogue import EXPERIMENTS, G00, G02, H97
+from .catalogue import EXPERIMENTS, G00, G02, H97, read_now
 from .figures import SummaryPoint
 from .folder import ResultsConflict, ResultsFolder
 from .protocols import Protocol, protocol_counting
+from .reference import with_reference
 from .verdict import (NOT_JUDGED, NOT_JUDGED_YET, Judgement, bootstrap_mean, cap_binds, judge, not_judged_yet,
                       percent_interval, settled_verdict, trials_left_note, verdict, wilson)
 
@@ -75,11 +76,10 @@ def collect(results_dir: Path, left_out: list[str] | None = None) -> list[Row]:
             left_out.append(f"{path}: left out, no {folder.SETTINGS} beside it (not a results folder lstmgraph "
                             "reproduce or sweep wrote)")
             continue
-        results = folder.read_results()
+        results = with_reference(read_now(folder.read_results()), path.parent)
         experiment = results["experiment"]
         current = EXPERIMENTS.get(experiment["name"])
-        published = current.published if current else experiment["published"]
-        paper_trials = current.trials if current else experiment["trials"]
+        published, paper_trials = experiment["published"], experiment["trials"]
         stored = (folder.stored_settings() or {}).get("spec_data")
         changed = current is not None and stored is not None and _net(stored) != _net(current.spec_data()[0])
         rows.append(Row(path.parent.relative_to(results_dir).as_posix(), experiment["paper"], experiment["name"],
@@ -150,9 +150,11 @@ def published_cell(row: Row) -> str:
         parts.append(f"{published[key]:g} % {protocol.success_word}")
     if published.get("mean_to_success") is not None:
         parts.append(f"mean {published['mean_to_success']:,} {protocol.counted_short}")
+    if published.get("mean_ratio") is not None:
+        parts.append(f"mean {published['mean_ratio']:g} times {published['ratio_to']}'s")
     if published.get("finding"):
         text = f'"{published["finding"]}"'
-        parts = [f"{text} (read: {parts[0]})"] if parts else [text]
+        parts = [f"{text} (read: {', '.join(parts)})"] if parts else [text]
     if not parts:  # a spec of one's own (`sweep`): no paper's figures
         return "-"
     return ", ".join(parts) + f"; {row.paper_trials} trials"
@@ -219,6 +221,9 @@ def verdict_cell(judgements: list[Judgement], capped: bool = False) -> str:
     if result == "differs":
         figures = [j.figure for j in judgements if j.verdict == "differs"]
         return f"**differs** ({', '.join(figures)})"
+    unjudged = [f"{j.figure}: {j.reason}" for j in judgements if j.verdict == NOT_JUDGED]
+    if unjudged:  # a figure that cannot be judged (`verdict.judge_ratio`): why
+        return f"{result} ({'; '.join(unjudged)})"
     return f"**{result}**" if result == "reproduced" else result
 
 

@@ -15,7 +15,7 @@ from ..files import BUNDLED_SPECS
 from ..limits import MAX_CHECKPOINT_SECONDS, MAX_LANES, MAX_STEPS, check_count
 from ..plan import Plan
 from ..training.engines import check_program
-from .catalogue import Experiment
+from .experiment import Experiment
 from .folder import ResultsConflict, ResultsFolder, check_trial_count
 from .folder_settings import settings
 from .trial import DeviceError, check_device, trial_engine

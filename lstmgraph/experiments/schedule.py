@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
-from .catalogue import Experiment
+from .experiment import Experiment
 from .folder import ResultsConflict, ResultsFolder
 from .folder_run import FolderRun, TrialDone
 from .stops import Stopped, stopped_by_signals, stops_deferred

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..files import BUNDLED_SPECS
-from .catalogue import Experiment
+from .experiment import Experiment
 from .folder import ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, run_settings, settings
 from .summary import no_verdict_reason, results_of
 from .trial import checkpoint_place
+from .reference import with_reference
 from .verdict import judge, not_judged_yet, settled_verdict, trials_left_note, verdict
 
 
@@ -123,8 +124,8 @@ def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_s
         if conflict is not None:
             raise ResultsConflict(f"{damaged} (besides, this command would not run there: {conflict})") from None
         raise
-    return FolderStatus(out, trials, results_of(experiment, budget_steps, rows), checkpointed, waiting, conflict,
-                        protocol.limit, folder.holder())
+    results = with_reference(results_of(experiment, budget_steps, rows), out, experiment.published)
+    return FolderStatus(out, trials, results, checkpointed, waiting, conflict, protocol.limit, folder.holder())
 
 
 def _trials(folder: ResultsFolder, protocol, trials: int,

@@ -14,7 +14,7 @@ import io
 import statistics
 from typing import Any
 
-from .catalogue import Experiment
+from .experiment import Experiment
 from .protocols import protocol_counting
 from .verdict import cap_binds, verdict_rows
 

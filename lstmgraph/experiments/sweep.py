@@ -35,7 +35,8 @@ from ..success import SuccessTest
 from ..tasks import TASKS, task_success_test
 from ..tasks.base import test_task
 from ..tasks.data_file import DATA_FILE, pinned, spec_relative
-from .catalogue import EXPERIMENTS, Experiment
+from .catalogue import EXPERIMENTS
+from .experiment import Experiment
 from .protocols import Protocol
 from .sequences import SequenceProtocol
 from .streams import StreamProtocol

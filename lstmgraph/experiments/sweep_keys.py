@@ -23,7 +23,8 @@ from ..errors import SpecError
 from ..spec.models import LEARNING_RULES
 from ..tasks import TASKS, TaskError
 from ..tasks.data_file import DATA_FILE, FILE_OPTIONS, DataError, pinned
-from .catalogue import FORGET_OPEN, Experiment
+from .catalogue import FORGET_OPEN
+from .experiment import Experiment
 from .protocols import ProtocolError
 from .spec_connections import (check_one_connection, connection_init, connection_keys, gate_pairs, named_key,
                                set_connection_init)

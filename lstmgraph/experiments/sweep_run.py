@@ -30,7 +30,7 @@ from .schedule import CHECKPOINT_SECONDS, run_checked
 from .stops import Stopped, stops_deferred
 from .sweep_keys import invalid_alone
 from .status import FolderError, OtherExperiment, folder_status
-from .catalogue import Experiment
+from .experiment import Experiment
 from .sweep import Setting, Subject, judged_by, varied_values
 from .sweep_values import SweepError
 from .sweep_report import CSV, FIGURE, JSON, csv_text, document_bytes, rate_label, sweep_document, sweep_figure

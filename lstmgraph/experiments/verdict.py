@@ -15,8 +15,15 @@ Two figures are judged, each where the paper gives it:
   same interval); "reproduced" when the published mean lies in it. Not judged with fewer than
   two solved trials.
 
+- the **mean as a multiple of another row's**, where a finding compares two rows ("as fast as
+  standard LSTM": 1 time; "about 3 times slower": 3): a percentile bootstrap 95 % interval of
+  the ratio of the two means, each row's solved trials resampled apart; "reproduced" when the
+  published multiple lies in it. The other row's trials come from its results folder beside
+  this one (`reference.with_reference`); with none, the figure is not judged.
+
 A row is "reproduced" when every figure judged is, "differs" when one is not, and "not judged"
-when the paper gives neither figure (findings in words, such as "as fast as standard LSTM").
+when the paper gives no figure (findings in words only, such as "still learns the task") or a
+figure cannot be judged (a ratio whose other row has no results folder).
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from .protocols import protocol_counting
+
+#: The key `reference.with_reference` gives a results dict (never written to results.json): the
+#: other row's name, folder and solved trials, for a published ratio.
+REFERENCE = "reference"
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
@@ -65,6 +76,22 @@ def bootstrap_mean(values: Iterable[float], resamples: int = RESAMPLES, seed: in
     means = data[rng.integers(len(data), size=(resamples, len(data)))].mean(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_ratio(values: Iterable[float], reference: Iterable[float], resamples: int = RESAMPLES,
+                    seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> tuple[float, float]:
+    """A percentile bootstrap interval of mean(``values``) / mean(``reference``): both resampled
+    with replacement, apart, ``resamples`` times from one generator seeded with ``seed`` (each
+    sorted first, so the order of either does not matter)."""
+    ours, theirs = (np.sort(np.asarray(list(data), dtype=np.float64)) for data in (values, reference))
+    if len(ours) == 0 or len(theirs) == 0:
+        raise ValueError("no values to bootstrap")
+    rng = np.random.default_rng(seed)
+    numerators = ours[rng.integers(len(ours), size=(resamples, len(ours)))].mean(axis=1)
+    denominators = theirs[rng.integers(len(theirs), size=(resamples, len(theirs)))].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(numerators / denominators, [tail, 1 - tail])
     return float(low), float(high)
 
 
@@ -135,6 +162,33 @@ def judge_mean(values: list[float], published_mean: float, unit: str) -> Judgeme
                      f"published {published_mean:,} {'in' if agrees else 'outside'} ours {interval}")
 
 
+def ratio_figure(unit: str, name: str) -> str:
+    """The figure a published ratio judges: our mean as a multiple of row ``name``'s."""
+    return f"mean {unit} to success against {name}"
+
+
+def judge_ratio(values: list[float], reference: dict[str, Any] | None, published: dict[str, Any],
+                unit: str) -> Judgement | None:
+    """Our mean as a multiple of the reference row's (``reference``: `reference.with_reference`'s
+    record of its solved trials) against the published ``mean_ratio``; a figure "not judged"
+    where that row has no results folder, None with fewer than two solved trials in either."""
+    name, ratio = published["ratio_to"], published["mean_ratio"]
+    figure, shown_ratio = ratio_figure(unit, name), f"{ratio:g} time{'' if ratio == 1 else 's'}"
+    if reference is None:
+        return Judgement(figure, "-", "-", shown_ratio, NOT_JUDGED,
+                         f"no results folder of {name} beside this one or its parent")
+    theirs = reference["solved"]
+    if len(values) < 2 or len(theirs) < 2:
+        return None
+    low, high = bootstrap_ratio(values, theirs)
+    agrees = low <= ratio <= high
+    interval = f"{low:.2g}-{high:.2g} times"
+    return Judgement(figure, f"{np.mean(values) / np.mean(theirs):.2g} times", interval, shown_ratio,
+                     REPRODUCED if agrees else DIFFERS,
+                     f"published {shown_ratio} {'in' if agrees else 'outside'} ours {interval} "
+                     f"({reference['folder']})")
+
+
 def _rate_figure(results: dict[str, Any]) -> tuple[str, str]:
     """The success rate's summary key and label of a results.json: its protocol's
     (`protocols.protocol_counting` of the ``unit`` it counts), % perfect for the 2000/2002
@@ -174,6 +228,10 @@ def judge(results: dict[str, Any], published: dict[str, Any] | None = None,
         mean = judge_mean(solved, published["mean_to_success"], unit)
         if mean is not None:
             judgements.append(mean)
+    if published.get("mean_ratio") is not None:
+        ratio = judge_ratio(solved, results.get(REFERENCE), published, unit)
+        if ratio is not None:
+            judgements.append(ratio)
     return judgements
 
 
@@ -190,7 +248,7 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     if trials_left == 0:
         return verdict(judge(results, published, paper_trials))
     key, label = _rate_figure(results)
-    has_mean = published.get("mean_to_success") is not None
+    has_mean = published.get("mean_to_success") is not None or published.get("mean_ratio") is not None
     if published.get(key) is None:
         return None if has_mean else NOT_JUDGED
     solved = sum(bool(row["solved"]) for row in results["trials"])
@@ -245,10 +303,12 @@ def not_judged_yet(so_far: str, left: str) -> str:
 
 
 def verdict(judgements: list[Judgement]) -> str:
-    """The row's verdict: reproduced when every figure judged is, differs when one is not."""
-    if not judgements:
-        return NOT_JUDGED
-    return REPRODUCED if all(j.verdict == REPRODUCED for j in judgements) else DIFFERS
+    """The row's verdict: differs when a figure does, else not judged when one cannot be (or
+    none is), else reproduced."""
+    verdicts = {j.verdict for j in judgements}
+    if DIFFERS in verdicts:
+        return DIFFERS
+    return NOT_JUDGED if not verdicts or NOT_JUDGED in verdicts else REPRODUCED
 
 
 def verdict_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -271,6 +331,11 @@ def verdict_rows(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         mean = by_figure.get(f"mean {unit} to success")
         rows.append((f"mean {unit} to success, 95 % interval", f"{low:,.0f}-{high:,.0f}",
                      mean.published if mean else "-"))
+    published = results["experiment"]["published"]
+    ratio = by_figure.get(ratio_figure(unit, published["ratio_to"])) if published.get("ratio_to") else None
+    if ratio is not None:
+        ours = ratio.reason if ratio.verdict == NOT_JUDGED else ratio.interval
+        rows.append((f"{ratio.figure}, 95 % interval", ours, ratio.published))
     result = verdict(judgements)
     decided = [j.figure for j in judgements if j.verdict == DIFFERS]
     rows.append(("verdict", result, f"({', '.join(decided)})" if decided else ""))

@@ -14,7 +14,7 @@ import pytest
 
 from lstmgraph.arrays import npz_arrays, npz_bytes
 from lstmgraph.experiments import find_experiment, gpu_data, gpu_drivers, sequences
-from lstmgraph.experiments.catalogue import Experiment
+from lstmgraph.experiments.experiment import Experiment
 from lstmgraph.experiments.data import StreamData
 from lstmgraph.experiments.sweep_keys import KEYS
 from lstmgraph.experiments.trial import DeviceError, advance_together

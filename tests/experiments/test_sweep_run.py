@@ -171,7 +171,7 @@ def test_each_setting_s_plan_is_compiled_and_its_program_lowered_once_before_the
     each again (`check_run`): twice the checks' time, about 1.3 s more on a sweep of 1,000
     settings. Two settings of two nets (lowered once each however many settings share a net),
     the sweep run again over its finished folder: only the checks run in this process."""
-    from lstmgraph.experiments.catalogue import Experiment
+    from lstmgraph.experiments.experiment import Experiment
     from lstmgraph.training import engines
 
     subject = Subject(ROW, "catalogue row", "the row's protocol")

@@ -8,9 +8,9 @@ import pytest
 
 from lstmgraph.experiments import find_experiment
 from lstmgraph.experiments.summary import comparison, no_verdict_reason, summarise
-from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REPRODUCED, bootstrap_mean, fisher_exact, judge,
-                                           judge_rate, paper_count, settled_verdict, trials_left_note,
-                                           verdict, wilson)
+from lstmgraph.experiments.verdict import (DIFFERS, NOT_JUDGED, REFERENCE, REPRODUCED, Judgement, bootstrap_mean,
+                                           bootstrap_ratio, fisher_exact, judge, judge_rate, paper_count,
+                                           settled_verdict, trials_left_note, verdict, verdict_rows, wilson)
 
 
 def test_wilson_7_of_10_by_hand():
@@ -51,6 +51,73 @@ def test_bootstrap_of_many_values_is_near_the_normal_interval():
     values = list(range(100))      # mean 49.5, sd 29.01, standard error 2.901
     low, high = bootstrap_mean(values)
     assert low == pytest.approx(49.5 - 1.96 * 2.901, abs=0.6) and high == pytest.approx(49.5 + 1.96 * 2.901, abs=0.6)
+
+
+def test_bootstrap_of_a_ratio_by_hand_and_deterministic():
+    # one value each: every resample gives 30 / 10
+    assert bootstrap_ratio([30], [10]) == (3.0, 3.0)
+    # {1, 3} over {2}: resampled means 1, 2, 3 (p 1/4, 1/2, 1/4) over 2: the 2.5 % and 97.5 % points 0.5 and 1.5
+    assert bootstrap_ratio([3, 1], [2]) == (0.5, 1.5)
+    ours, theirs = [20_561, 858_858, 13_562, 91_554], [13_839, 11_780, 28_783]
+    assert bootstrap_ratio(ours, theirs) == bootstrap_ratio(list(reversed(ours)), list(reversed(theirs)))
+    low, high = bootstrap_ratio(ours, theirs)
+    assert low < (sum(ours) / 4) / (sum(theirs) / 3) < high
+    with pytest.raises(ValueError):
+        bootstrap_ratio([1.0], [])
+
+
+def test_a_verdict_differs_if_a_figure_does_else_is_not_judged_if_one_cannot_be():
+    def one(result):
+        return Judgement("figure", "-", "-", "-", result)
+
+    assert verdict([]) == NOT_JUDGED
+    assert verdict([one(REPRODUCED), one(REPRODUCED)]) == REPRODUCED
+    assert verdict([one(REPRODUCED), one(NOT_JUDGED)]) == NOT_JUDGED
+    assert verdict([one(NOT_JUDGED), one(DIFFERS)]) == DIFFERS
+
+
+def _with_reference(results, solved, folder="results/gers2000-nto-standard"):
+    return {**results, REFERENCE: {"name": "gers2000-nto-standard", "folder": folder, "solved": solved}}
+
+
+def test_a_published_ratio_judges_the_mean_against_the_other_row_s():
+    # gers2000-nto-forget-bias5: "as fast as standard LSTM", read as 100 % solved, the mean 1 times the standard row's
+    standard = [14_000, 12_000, 16_000, 13_000]
+    alike = _results("gers2000-nto-forget-bias5", [_row(seed, value) for seed, value in enumerate([15_000, 13_500,
+                                                                                                   12_500, 14_500])])
+    judged = judge(_with_reference(alike, standard))
+    assert [j.figure for j in judged] == ["% solved", "mean sequences to success against gers2000-nto-standard"]
+    assert [j.verdict for j in judged] == [REPRODUCED, REPRODUCED] and judged[1].published == "1 time"
+    slow = _results("gers2000-nto-forget-bias5", [_row(seed, value) for seed, value in enumerate([45_000, 40_000,
+                                                                                                  50_000, 42_000])])
+    assert verdict(judge(_with_reference(slow, standard))) == DIFFERS
+    # "about 3 times slower": the same slow trials reproduce gers2000-nto-forget-bias1's reading
+    bias1 = _results("gers2000-nto-forget-bias1", slow["trials"])
+    assert verdict(judge(_with_reference(bias1, standard))) == REPRODUCED
+    # no folder of the other row beside it: that figure is not judged, and nor is the row
+    alone = judge(alike)
+    assert alone[1].verdict == NOT_JUDGED and "no results folder of gers2000-nto-standard" in alone[1].reason
+    assert verdict(alone) == NOT_JUDGED
+    # ... unless another figure differs (no net learned: "learns" read as 100 % solved)
+    never = _results("gers2000-nto-forget-bias1", [_row(seed, None) for seed in range(10)])
+    assert verdict(judge(never)) == DIFFERS
+    # fewer than two solved trials on either side: no spread to judge the ratio by
+    assert len(judge(_with_reference(alike, [14_000]))) == 1
+    # reproduce's table shows the interval, or why there is none
+    rows = {figure: (ours, published) for figure, ours, published in verdict_rows(_with_reference(slow, standard))}
+    ours, published = rows["mean sequences to success against gers2000-nto-standard, 95 % interval"]
+    assert ours.endswith(" times") and published == "1 time"
+    assert "no results folder" in dict((f, o) for f, o, _ in verdict_rows(alike))[
+        "mean sequences to success against gers2000-nto-standard, 95 % interval"]
+
+
+def test_a_ratio_settles_only_when_the_rate_does_or_every_trial_has_run():
+    standard = [14_000, 12_000, 16_000, 13_000]
+    some = _with_reference(_results("gers2000-nto-forget-bias5", [_row(seed, 14_000 + seed) for seed in range(9)]),
+                           standard)
+    assert settled_verdict(some, 1) is None  # the last trial could move the mean
+    failing = _with_reference(_results("gers2000-nto-forget-bias1", [_row(seed, None) for seed in range(5)]), standard)
+    assert settled_verdict(failing, 5) == DIFFERS  # 5 of 10 at most, against 10 of 10
 
 
 def test_fisher_exact_by_hand():
@@ -113,7 +180,7 @@ def test_a_row_is_reproduced_only_when_every_figure_given_is():
     assert [j.figure for j in judge(_results("gers2000-cerg-forget-decay", [_row(0, 3_000), _row(1, None)]))] \
         == ["% perfect"]
     # a finding in words only
-    assert verdict(judge(_results("gers2000-nto-forget-bias5", [_row(0, 100)]))) == NOT_JUDGED
+    assert verdict(judge(_results("gers2000-cerg-forget-without-begin-end", [_row(0, 100)]))) == NOT_JUDGED
 
 
 def test_a_verdict_is_settled_when_no_outcome_of_the_trials_left_changes_it():
@@ -144,7 +211,7 @@ def test_a_verdict_is_settled_when_no_outcome_of_the_trials_left_changes_it():
     assert settled_verdict(_results("gers2002-gts-peephole", gts), 4) == REPRODUCED
     assert settled_verdict(_results("gers2002-gts-peephole", gts[:5]), 5) is None
     # a finding in words only: nothing can change "not judged"
-    assert settled_verdict(_results("gers2000-nto-forget-bias5", [_row(0, 100)]), 9) == NOT_JUDGED
+    assert settled_verdict(_results("gers2000-cerg-forget-without-begin-end", [_row(0, 100)]), 99) == NOT_JUDGED
     # with no trial left, the verdict as it stands
     assert settled_verdict(forget, 0) == verdict(judge(forget))
 

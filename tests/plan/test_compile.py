@@ -195,7 +195,7 @@ def test_nothing_after_the_plan_imports_the_spec_stage():
     package = Path(lstmgraph.__file__).parent
     from_the_package = {name for name in vars(lstmgraph) if getattr(spec_stage, name, None) is not None
                         and getattr(lstmgraph, name) is getattr(spec_stage, name)} | {"compile_spec", "spec"}
-    makers = {package / "experiments" / "catalogue.py": {"read_spec_file", "document_of", "spec_from_data"},
+    makers = {package / "experiments" / "experiment.py": {"read_spec_file", "document_of", "spec_from_data"},
               package / "experiments" / "sweep.py": {"read_spec_file"},  # a user's spec as a row
               package / "training" / "run.py": {"parse_spec_bytes", "document_of"},  # a run's spec.yaml
               package / "training" / "rundir.py": {"parse_json", "JsonSyntaxError"},
