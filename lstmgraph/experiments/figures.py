@@ -4,6 +4,8 @@
 to success of every solved trial, on a log axis, with our mean and the published mean marked.
 Right: the share of trials solved (perfect / good / rest for stream experiments) beside the
 published shares. Its title names the row, the trials and the cap; its caption defines its words.
+It records a digest of what it draws (`results_digest`), so `lstmgraph results --write` redraws a
+committed folder's figure when the catalogue's reading of its row or the drawing changes.
 
 `draw_summary`, the figure of docs/results.md's summary table (`lstmgraph results --write`): every results folder's success rate and mean to success
 with their 95 % intervals against the published values, coloured by the verdict on each.
@@ -18,17 +20,48 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomically
-from .verdict import DIFFERS, REPRODUCED
+from .verdict import DIFFERS, REFERENCE, REPRODUCED
 
 #: The PNG text key under which `draw_summary` records `points_digest` of what it drew.
 DIGEST_KEY = "lstmgraph-summary"
+#: The PNG text key under which `results_figure` records `results_digest` of what it drew.
+RESULTS_DIGEST_KEY = "lstmgraph-results"
+#: Raised whenever `results_figure` draws otherwise: every folder's figure is then stale.
+RESULTS_FIGURE_VERSION = 2
+#: The most bytes of a results.png read for its digest (the figures are about 40 KB).
+MAX_FIGURE_BYTES = 1 << 24
 VERDICT_COLOURS = {REPRODUCED: "#2a9d3f", DIFFERS: "#d62728", None: "#8c8c8c"}
 
 
-def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
+def results_digest(results: dict[str, Any]) -> str:
+    """A digest of what `results_figure` draws of ``results``: equal digests, the same figure.
+    The other row's trials a published ratio reads (`verdict.REFERENCE`) are not drawn."""
+    drawn = {key: value for key, value in results.items() if key != REFERENCE}
+    text = json.dumps({"version": RESULTS_FIGURE_VERSION, "results": drawn}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def png_digest(content: bytes | None, key: str = RESULTS_DIGEST_KEY) -> str | None:
+    """The digest a figure's PNG bytes record under ``key``; None for none, or for bytes that
+    are no PNG."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError  # matplotlib's own dependency
+
+    if content is None:
+        return None
+    try:
+        with Image.open(io.BytesIO(content)) as image:
+            found = image.info.get(key)
+    except (OSError, UnidentifiedImageError, ValueError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def results_figure(results: dict[str, Any]) -> bytes:
     """The PNG of ``results`` (as `schedule.run_experiment` returns them) that `reproduce`
-    writes beside them: titled with the row, the trials (``trials`` asked, by default those
-    finished) against the paper's and the cap; a caption defines its words."""
+    writes beside them: titled with the row, the trials finished against the paper's and the
+    cap; a caption defines its words; its `results_digest` recorded."""
     import io
     import textwrap
 
@@ -54,7 +87,7 @@ def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
         left.legend(loc="upper left", fontsize=8)
     if not solved:  # (the published mean alone left the panel looking empty)
         left.text(0.5, 0.5, f"no trial {protocol.success_word}", ha="center", va="center", transform=left.transAxes)
-    count = summary["trials"] if trials is None else trials
+    count = summary["trials"]
     budget = results.get("budget_steps")
     figure.suptitle(f"{experiment['name']}: {count:,} of the paper's {experiment['trials']:,} trials"
                     + (f", each capped at {budget:,} training steps" if budget else ""), fontsize=10)
@@ -75,7 +108,8 @@ def results_figure(results: dict[str, Any], trials: int | None = None) -> bytes:
     caption = protocol.terms + f" Protocol: {experiment.get('protocol', '')}."
     figure.supxlabel("\n".join(textwrap.wrap(caption.strip(), 150)), fontsize=7, ha="left", x=0.01)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
+    figure.savefig(buffer, format="png", dpi=100,
+                   metadata={"Software": None, RESULTS_DIGEST_KEY: results_digest(results)})
     return buffer.getvalue()
 
 

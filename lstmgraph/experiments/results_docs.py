@@ -3,8 +3,10 @@
 docs/results.md holds the paper rows' tables with their tally and causes (`paper_rows`) and the
 summary table of every results folder (`results_table`); it and the other pages of the docs
 hold figures tables of their sections' folders (`results_figures`); README.md holds the same
-paper rows' tables; docs/results/summary.png the summary figure. `regenerate` says which are
-stale and, asked to, writes them. Each sits in its document between its markers.
+paper rows' tables; docs/results/summary.png the summary figure. Each results folder under
+docs/results and docs/sweeps holds its results.png (`figures.results_figure`), drawn from its
+results as the catalogue reads its row now. `regenerate` says which are stale and, asked to,
+writes them. Each table sits in its document between its markers.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_atomically
-from .figures import draw_summary, points_digest, summary_digest
-from .folder import ResultsConflict
+from ..files import OutputError, write_atomically
+from .figures import (MAX_FIGURE_BYTES, draw_summary, png_digest, points_digest, results_digest, results_figure,
+                      summary_digest)
+from .folder import ResultsConflict, ResultsFolder
+from .folder_files import FolderFileError, read_file, write_file
 from .paper_rows import paper_rows, render_paper_tables, tally
 from .results_figures import FIGURES_MARK, FiguresError, fill_figures
-from .results_table import (BEGIN, END, README_BEGIN, README_END, ResultsTableError, collect, render,
+from .results_table import (BEGIN, END, README_BEGIN, README_END, ResultsTableError, Row, collect, render,
                             replace_between, summary_points)
 
 
@@ -63,6 +67,23 @@ def _pages_with_figures(docs: Path) -> list[tuple[Path, str, str, str]]:
     return pages
 
 
+def _stale_figures(docs: Path, rows: list[Row]) -> list[tuple[Path, Row]]:
+    """The results folders (``rows`` of ``docs``/results, and those under ``docs``/sweeps) whose
+    results.png does not record the digest of their results as read now: (root, row) each."""
+    stale = []
+    try:
+        folders = [(docs / "results", row) for row in rows]
+        if (docs / "sweeps").is_dir():
+            folders += [(docs / "sweeps", row) for row in collect(docs / "sweeps")]
+        for root, row in folders:
+            content = read_file(root, f"{row.folder}/{ResultsFolder.FIGURE}", MAX_FIGURE_BYTES)
+            if png_digest(content) != results_digest(row.results):
+                stale.append((root, row))
+    except (ResultsConflict, FolderFileError) as error:
+        raise ResultsTableError(str(error)) from None
+    return stale
+
+
 def regenerate(docs: Path, write: bool) -> TableState:
     """The paper rows' tables and the summary table of ``docs``/results.md, the figure
     ``docs``/results/summary.png and, where the checkout has one (``docs``/../README.md), README.md's
@@ -97,10 +118,19 @@ def regenerate(docs: Path, write: bool) -> TableState:
     stale = [what for _, old, new, what in files if old != new]
     if summary_digest(figure) != points_digest(points):
         stale.insert(1, f"the figure {figure}")
+    figures = _stale_figures(docs, rows)
+    if figures:
+        first = figures[0][0] / figures[0][1].folder / ResultsFolder.FIGURE
+        stale.append(f"{len(figures)} results folders' {ResultsFolder.FIGURE} (the first: {first})")
     if write:
         for path, old, new, _ in files:
             if old != new:
                 write_atomically(path, new.encode("utf-8"))
         if summary_digest(figure) != points_digest(points):
             draw_summary(points, figure)
+        try:
+            for root, row in figures:
+                write_file(root, f"{row.folder}/{ResultsFolder.FIGURE}", results_figure(row.results))
+        except OutputError as error:
+            raise ResultsTableError(str(error)) from None
     return TableState(table, len(rows), tally(papers).replace("**", ""), stale)

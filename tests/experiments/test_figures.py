@@ -26,3 +26,16 @@ def test_a_row_with_no_trial_solved_says_so_beside_the_published_mean(monkeypatc
     written.clear()
     results_figure(solved)
     assert "no trial solved" not in written
+
+
+def test_a_figure_records_the_digest_of_what_it_draws():
+    from lstmgraph.experiments.figures import png_digest, results_digest
+    from lstmgraph.experiments.verdict import REFERENCE
+
+    results = json.loads((ROOT / "docs" / "results" / "gers2000-nto-forget-bias5" / "results.json").read_text())
+    assert png_digest(results_figure(results)) == results_digest(results)
+    # the other row's trials a ratio reads are not drawn; the published reading is
+    assert results_digest({**results, REFERENCE: {"solved": [1, 2]}}) == results_digest(results)
+    reread = {**results, "experiment": {**results["experiment"], "published": {"success_percent": 100}}}
+    assert results_digest(reread) != results_digest(results)
+    assert png_digest(b"no png") is None and png_digest(None) is None

@@ -44,8 +44,9 @@ def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_marke
     (docs / "results" / "gers2002-gts-peephole").mkdir()
     (docs / "results" / "gers2002-gts-peephole" / "results.json").write_text(
         json.dumps(_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])))
-    assert regenerate(docs, write=False).stale == [f"the tables of {docs / 'results.md'}",
-                                                  f"the figure {docs / 'results' / 'summary.png'}"]
+    assert regenerate(docs, write=False).stale == [
+        f"the tables of {docs / 'results.md'}", f"the figure {docs / 'results' / 'summary.png'}",
+        f"1 results folders' results.png (the first: {docs / 'results' / 'gers2002-gts-peephole' / 'results.png'})"]
     state = regenerate(docs, write=True)
     assert state.rows == 1
     text = (docs / "results.md").read_text()
