@@ -91,7 +91,7 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
               help="Run nothing: say what the results folder holds (the finished trials' figures so far, "
                    "each checkpointed trial's place, the trials not started) and whether this command "
                    "would resume it.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results (or the list, or the status) as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results with their verdict (or the list, or the status) as JSON.")
 @click.option("--specs", metavar="DIR", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=BUNDLED_SPECS, show_default=True, help="Folder holding the bundled specs.")
 @click.option("--task-option", "task_options", multiple=True, metavar="KEY=VALUE",
@@ -213,12 +213,13 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
             judged = with_reference(results, out, chosen.published)  # (the row a published ratio names)
         except SpecError as error:
             report_spec_error_from(error, specs)
-    if as_json:
-        click.echo(json.dumps(results, indent=2))
+    reason = no_verdict_reason(results, count)
+    if as_json:  # results.json's content, with the verdict the table would print
+        shown = f"none for a run of {reason}" if reason else verdict(judge(judged))
+        click.echo(json.dumps({**results, "verdict": shown}, indent=2))
         return
     click.echo("")
     _table(comparison(judged, count))
-    reason = no_verdict_reason(results, count)
     finished = results["summary"]["trials"]
     if until_settled and finished < count:
         click.echo(f"settled at {finished:,} of {count:,} trials: {verdict(judge(judged))}, "

@@ -79,9 +79,11 @@ def sweep(subject: str, varied: tuple[str, ...], trials: int | None, max_steps: 
     out = out or default_out("sweep", row.name)
     if show_status:
         try:
-            status = sweep_status(settings, count, out, max_steps)
+            status = sweep_status(settings, count, out, max_steps, row)
         except BrokenPipeError:  # a reader closed stdout (| head): click exits 1, quietly
             raise
+        except SweepError as error:
+            fail(str(error))
         except (FolderError, ResultsConflict, OSError) as error:
             fail(error_text(error))
         _print_status(status, as_json)

@@ -282,10 +282,11 @@ def _outcome(results: dict[str, Any], published: dict[str, Any], paper_trials: i
                                                            OPEN)
 
 
-def _read_results(folder: Path, published: dict[str, Any]) -> dict[str, Any]:
-    """A tested change's results, with the row its ``published`` ratio names (`with_reference`)."""
+def _read_results(folder: Path, published: dict[str, Any], docs: Path) -> dict[str, Any]:
+    """A tested change's results, with the row its ``published`` ratio names (`with_reference`:
+    beside the folder, else that row's own under ``docs``/results)."""
     try:
-        return with_reference(ResultsFolder.read_only(folder).read_results(), folder, published)
+        return with_reference(ResultsFolder.read_only(folder).read_results(), folder, published, docs / "results")
     except (OSError, ResultsConflict) as error:
         raise CauseError(f"{folder}: a tested change's results cannot be read ({error})") from None
 
@@ -333,7 +334,7 @@ def _contradicting(tested: TriedChange, row: str, docs: Path) -> tuple[tuple[str
         own = docs / "results" / other
         if (docs / folder / ResultsFolder.RESULTS).is_file() and (own / ResultsFolder.RESULTS).is_file():
             experiment = EXPERIMENTS[other]
-            judged = [_outcome(_read_results(path, experiment.published), experiment.published, experiment.trials)
+            judged = [_outcome(_read_results(path, experiment.published, docs), experiment.published, experiment.trials)
                       for path in (own, docs / folder)]
             if judged == [REPRODUCES, RULED_OUT]:
                 found.append((other, folder))
@@ -357,7 +358,7 @@ def row_cause(row: str, published: dict[str, Any], paper_trials: int, docs: Path
         for change, path in pieces:
             if not (path / ResultsFolder.RESULTS).is_file():
                 continue
-            found = _read_results(path, published)
+            found = _read_results(path, published, docs)
             outcome = _outcome(found, published, paper_trials)
             results.append(ChangeResult(change, path.relative_to(docs).as_posix(), outcome,
                                         found["summary"]["trials"], tested,

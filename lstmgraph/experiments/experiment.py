@@ -8,6 +8,7 @@ published figures of the table or finding it names (`Experiment.paper`, `Experim
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,6 @@ from ..tasks import Task, make_task
 from ..tasks.base import check_option_names
 from .folder_settings import PROTOCOL_SETTINGS
 from .protocols import Protocol
-from .sequences import SequenceProtocol
 from .trial import Trial, new_trial
 from .variants import Variant
 
@@ -76,15 +76,17 @@ class Experiment:
             training["learning_rate"] = self.learning_rate
         if self.momentum is not None:
             training["momentum"] = self.momentum
-        return data, source
+        # The row's task replaces the file's: a problem with it is the row's (or --task-option's), not the file's line.
+        options = "".join(f", {key} {json.dumps(value)}" for key, value in self.task_options.items())
+        return data, source.with_given({("training", "task"): f"{self.name}'s task ({self.task}{options})"})
 
     def printed_spec(self, specs: Path = BUNDLED_SPECS) -> dict[str, Any]:
         """`spec_data` as `reproduce --print-spec` prints it, a file to train or change. A row that
         borrows a spec of another task (the NTO rows the CERG spec) prints under its own name and
-        description, and a sequence protocol's row starts each sequence from zero activations, not
-        the borrowed ``reset: never``. The trials run `spec_data` itself (its resets are the
-        protocol's to make); a row on its spec's own task prints that spec's name, so a sweep of an
-        earlier printed file resumes."""
+        description, and resets as its trials do (`trained_spec`). The trials run `spec_data`
+        itself (its resets are the protocol's to make); a row on its spec's own task prints that
+        spec's name, so a sweep of an earlier printed file resumes."""
+        self.plan(specs)  # (`SpecError` where the row's net cannot take its task: nothing printed that does not run)
         data = self.spec_data(specs)[0]
         own_task = read_spec_file(self.spec_path(specs), follow_links=specs == BUNDLED_SPECS)[0].get("training", {})
         own_task = own_task.get("task") if isinstance(own_task, dict) else None
@@ -93,9 +95,7 @@ class Experiment:
                            f"the bundled spec {self.spec} (another task's) with the row's changes.")
             data = {"version": data.get("version"), "name": self.name, "description": description,
                     **{key: value for key, value in data.items() if key not in ("version", "name", "description")}}
-        if isinstance(self.protocol, SequenceProtocol) and data["training"].get("reset") == "never":
-            data["training"]["reset"] = "sequence"
-        return data
+        return trained_spec(data, self.protocol)
 
     def spec_path(self, specs: str | Path = BUNDLED_SPECS) -> Path:
         """The spec file the row changes: the bundled spec in ``specs`` (a folder)."""
@@ -156,6 +156,17 @@ class Experiment:
         if self.deterministic:
             described["deterministic_task"] = DETERMINISTIC
         return described
+
+
+def trained_spec(data: dict[str, Any], protocol: Protocol) -> dict[str, Any]:
+    """Spec data as a trial of ``protocol`` trains it (its trials/SEED/spec.yaml, `printed_spec`):
+    ``reset: sequence`` where the protocol starts each sequence from zero (the 1997 sequences,
+    the 2000 external reset, NMSD), not a borrowed ``reset: never``, so that `lstmgraph
+    evaluate` and `plot` run the net as it learned."""
+    training = data.get("training")
+    if not (protocol.resets_each_sequence and isinstance(training, dict) and training.get("reset") == "never"):
+        return data
+    return {**data, "training": {**training, "reset": "sequence"}}
 
 
 # A deterministic task's rows (PFG) set test_streams 1: every test stream of a phase would be the

@@ -20,8 +20,8 @@ from pathlib import Path
 from .catalogue import EXPERIMENTS
 from .experiment import is_paper_row
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
-from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, protocol_of, published_cell,
-                            solved_values)
+from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, judged_ratio, protocol_of,
+                            published_cell, solved_values)
 from .verdict import DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, REPRODUCED
 
 #: A paper row's verdict when it has no results folder.
@@ -106,6 +106,9 @@ def _short_ours(row: Row) -> str:
     text = f"{len(solved)} of {n} {protocol.success_word}"
     if solved:
         text += f", mean {sum(solved) / len(solved):,.0f} {protocol.counted_short}"
+    ratio = judged_ratio(row)
+    if ratio is not None:
+        text += f", {ratio.ours} {row.published['ratio_to']}'s"
     budget = row.results.get("budget_steps")
     if budget:
         text += f" (capped at {budget:,} steps)"

@@ -99,6 +99,12 @@ class Protocol:
         raise NotImplementedError
 
     @property
+    def resets_each_sequence(self) -> bool:
+        """Whether a trial starts each of the task's sequences from zero activations and traces
+        (the spec's ``reset: sequence``, as a trial's spec.yaml records it: `experiment.trained_spec`)."""
+        raise NotImplementedError
+
+    @property
     def limit(self) -> int:
         """The most units (`counted`) a trial presents."""
         return getattr(self, self.limit_setting)

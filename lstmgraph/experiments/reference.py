@@ -1,10 +1,12 @@
 """The reference row of a published ratio: a finding such as "as fast as standard LSTM" compares
 a row's mean with another row's (``published["ratio_to"]``, `verdict.judge_ratio`).
 
-That row's trials come from its results folder beside the judged one: first a sibling (the same
-change applied to both rows, as in docs/results/no-shortcut/), then one beside the parent folder
-(the paper row's own folder under docs/results). No link is followed to reach either. A row with
-no such folder gets no ratio judged: its verdict says so rather than guessing.
+That row's trials come from its results folder beside the judged one (the same change applied to
+both rows, as in docs/results/no-shortcut/), else from the folder named for it in the results
+root being read (the paper row's own, docs/results/ROW, for a folder of changed rows or a sweep's
+setting). No link is followed to reach either. A folder that is missing, damaged, of another
+row, not run to its paper's trial count, stopped by a cap or with fewer than two solved trials
+gives no ratio: the judgement says which and why (`problem`), rather than guessing.
 """
 
 from __future__ import annotations
@@ -13,34 +15,58 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .catalogue import EXPERIMENTS
-from .folder import READER_ADVICE, ResultsFolder
-from .verdict import REFERENCE
+from .catalogue import EXPERIMENTS, read_now
+from .folder import READER_ADVICE, ResultsConflict, ResultsFolder
+from .verdict import REFERENCE, cap_binds
 
 
-def reference_folder(folder: Path, name: str) -> ResultsFolder | None:
-    """Row ``name``'s results folder beside ``folder`` or beside its parent, None if neither
-    holds a results.json; `folder.ResultsConflict` names a link or a damaged file on the way."""
-    folder = Path(folder)
-    for root in (folder.parent, folder.parent.parent):
-        candidate = ResultsFolder(root / name, within=root, advice=READER_ADVICE)
+def reference_folder(folder: Path, name: str, root: Path | None = None) -> ResultsFolder | None:
+    """Row ``name``'s results folder beside ``folder``, else ``root``/``name``; None if neither
+    holds a results.json. `folder.ResultsConflict` names a link or a file on the way."""
+    places = [Path(folder).parent] + ([Path(root)] if root is not None else [])
+    for place in dict.fromkeys(places):
+        candidate = ResultsFolder(place / name, within=place, advice=READER_ADVICE)
         if candidate.reach() and os.path.lexists(candidate.file(candidate.RESULTS)):
             return candidate
     return None
 
 
-def with_reference(results: dict[str, Any], folder: str | Path,
-                   published: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``results`` (of the results folder ``folder``) with the solved trials of the row its
-    ``published`` figures compare it with (by default those ``results`` records), for
-    `verdict.judge`; ``results`` itself where they compare it with none or that row has no folder."""
+def problem_with(results: dict[str, Any], name: str, where: str) -> str | None:
+    """Why the results of the folder ``where`` cannot stand for row ``name``'s, None if they can."""
+    experiment, summary = results["experiment"], results["summary"]
+    if experiment["name"] != name:
+        return f"{where} holds trials of {str(experiment['name'])[:80]}, not of {name}"
+    if cap_binds(results):
+        return f"{where} has a trial stopped by a cap (reproduce --max-steps)"
+    if summary["trials"] < experiment["trials"]:
+        return f"{where} holds {summary['trials']:,} of the row's {experiment['trials']:,} trials"
+    solved = sum(bool(trial["solved"]) for trial in results["trials"])
+    if solved < 2:
+        return f"{where} has {solved} solved trial{'' if solved == 1 else 's'}, too few for a mean's spread"
+    return None
+
+
+def with_reference(results: dict[str, Any], folder: str | Path, published: dict[str, Any] | None = None,
+                   root: str | Path | None = None) -> dict[str, Any]:
+    """``results`` (of the results folder ``folder``) with a record of the row its ``published``
+    figures (by default those ``results`` records) compare it with: its name, its folder (beside
+    ``folder``, else in ``root``), its solved trials, and the `problem_with` them (None if none).
+    ``results`` itself where no ratio is published; never raises for that row's folder."""
     published = results["experiment"]["published"] if published is None else published
     name = published.get("ratio_to")
     if name not in EXPERIMENTS or name == results["experiment"]["name"]:  # (never a path a file names)
         return results
-    found = reference_folder(Path(folder), name)
-    if found is None:
-        return results
-    trials = found.read_results().get("trials") or []
-    solved = [trial["to_success"] for trial in trials if trial["solved"]]
-    return {**results, REFERENCE: {"name": name, "folder": found.path.as_posix(), "solved": solved}}
+    record: dict[str, Any] = {"name": name, "folder": None, "solved": [], "problem": None}
+    try:
+        found = reference_folder(Path(folder), name, None if root is None else Path(root))
+        if found is None:
+            places = " or in ".join(dict.fromkeys([str(Path(folder).parent)] + ([str(root)] if root else [])))
+            record["problem"] = f"no results folder of {name} beside this one (in {places})"
+        else:
+            theirs = read_now(found.read_results())
+            record["folder"] = found.path.as_posix()
+            record["solved"] = [trial["to_success"] for trial in theirs["trials"] if trial["solved"]]
+            record["problem"] = problem_with(theirs, name, record["folder"])
+    except (ResultsConflict, OSError) as error:
+        record["problem"] = f"{name}'s folder cannot be read ({error})"
+    return {**results, REFERENCE: record}

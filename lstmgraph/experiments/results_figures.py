@@ -68,7 +68,7 @@ def _results(docs: Path, folder: str) -> dict[str, Any]:
     if not (path / ResultsFolder.RESULTS).is_file():
         raise FiguresError(f"the figures of {folder}: no {ResultsFolder.RESULTS} in {path}")
     try:
-        return with_reference(read_now(ResultsFolder.read_only(path).read_results()), path)
+        return with_reference(read_now(ResultsFolder.read_only(path).read_results()), path, root=docs / "results")
     except (OSError, ResultsConflict) as error:
         raise FiguresError(f"the figures of {folder}: {error}") from None
 

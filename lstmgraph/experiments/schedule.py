@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..files import BUNDLED_SPECS
 from ..progress import Progress, ProgressReport
-from .experiment import Experiment
+from .experiment import Experiment, trained_spec
 from .folder import ResultsConflict, ResultsFolder
 from .folder_run import FolderRun, TrialDone
 from .stops import Stopped, stopped_by_signals, stops_deferred
@@ -140,7 +140,8 @@ class _Schedule:
         """A trial ended: its run directory, its row in trials.jsonl, then no more checkpoint;
         the run's results and lock when it was the run's last."""
         run = self.runs[index]
-        run.folder.save_trial(result.seed, run.wanted["spec_data"], result.weights, result.row)
+        run.folder.save_trial(result.seed, trained_spec(run.wanted["spec_data"], run.experiment.protocol),
+                              result.weights, result.row)
         run.folder.append_row(result.row)
         run.folder.remove_checkpoint(result.seed)
         self.reports.pop((index, result.seed), None)

@@ -39,8 +39,7 @@ MAX_WINDOW = MAX_TEST_SEQUENCES = 1_000_000
 @register
 @dataclass(frozen=True)
 class SequenceProtocol(Protocol):
-    """Hochreiter & Schmidhuber 1997: independent sequences until the experiment's rule says
-    solved, then a frozen test set (module docstring)."""
+    """Hochreiter & Schmidhuber 1997: independent sequences until the rule says solved, then a frozen test set."""
 
     kind: ClassVar[str] = "sequences"
     driver: ClassVar[str] = "lstmgraph.experiments.sequence_driver"
@@ -50,6 +49,7 @@ class SequenceProtocol(Protocol):
     rate_key: ClassVar[str] = "success_percent"
     terms: ClassVar[str] = ("A sequence: one input sequence from a reset state, the net learning online at every "
                             "step. A trial is solved when it meets the paper's stopping rule.")
+    resets_each_sequence: ClassVar[bool] = True  # (each sequence is independent: module docstring)
 
     success: Literal["most_active", "tolerance"]
     tolerance: float = 0.0

@@ -124,7 +124,9 @@ def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_s
         if conflict is not None:
             raise ResultsConflict(f"{damaged} (besides, this command would not run there: {conflict})") from None
         raise
-    results = with_reference(results_of(experiment, budget_steps, rows), out, experiment.published)
+    ran_with = stored.get("budget_steps")  # (the folder's cap judges its trials, not this command's)
+    budget = ran_with if type(ran_with) is int and ran_with > 0 else None
+    results = with_reference(results_of(experiment, budget, rows), out, experiment.published)
     return FolderStatus(out, trials, results, checkpointed, waiting, conflict, protocol.limit, folder.holder())
 
 

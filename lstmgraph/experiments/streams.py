@@ -117,6 +117,10 @@ class StreamProtocol(Protocol):
                 for label in cls.classes]
         return rows + [("mean test stream length", show(summary["mean_test_score"], 1), "-")]
 
+    @property
+    def resets_each_sequence(self) -> bool:
+        return self.reset_each_sequence
+
     def describe(self) -> str:
         reset = "state reset at each sequence start" if self.reset_each_sequence else "no reset inside a stream"
         when = (f"every {self.rate_decay_every:,} training streams" if self.rate_decay_every

@@ -209,10 +209,13 @@ class SettingStatus:
     conflict: str | None
 
 
-def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps: int | None = None) -> dict[str, Any]:
+def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps: int | None = None,
+                 subject: Experiment | None = None) -> dict[str, Any]:
     """What ``out`` holds for this sweep, read only: per setting its trials finished,
     checkpointed and not started, and whether the same command resumes it; who holds the lock.
-    `ResultsConflict` for a folder of files no sweep wrote, which the sweep would refuse too."""
+    `SweepError` for a setting whose net the sweep would refuse (`check_plans`, ``subject`` the
+    sweep's); `ResultsConflict` for a folder of files no sweep wrote, which it would refuse too."""
+    check_plans(grid, subject)
     out = Path(out)
     if not out.is_dir():
         raise FolderError(f"{out}: no such folder; no sweep has run there")

@@ -167,26 +167,33 @@ def ratio_figure(unit: str, name: str) -> str:
     return f"mean {unit} to success against {name}"
 
 
+def times(ratio: float, digits: str = "g") -> str:
+    """A ratio in words: "1 time", "3 times", "1.2 times"."""
+    shown = f"{ratio:{digits}}"
+    return f"{shown} time{'' if shown == '1' else 's'}"
+
+
 def judge_ratio(values: list[float], reference: dict[str, Any] | None, published: dict[str, Any],
                 unit: str) -> Judgement | None:
     """Our mean as a multiple of the reference row's (``reference``: `reference.with_reference`'s
-    record of its solved trials) against the published ``mean_ratio``; a figure "not judged"
-    where that row has no results folder, None with fewer than two solved trials in either."""
+    record of its folder and solved trials) against the published ``mean_ratio``. A figure "not
+    judged" where that row's trials cannot stand for it (none read, or its ``problem``); None
+    with fewer than two solved trials of ours (no spread to judge by, as `judge_mean`)."""
     name, ratio = published["ratio_to"], published["mean_ratio"]
-    figure, shown_ratio = ratio_figure(unit, name), f"{ratio:g} time{'' if ratio == 1 else 's'}"
-    if reference is None:
-        return Judgement(figure, "-", "-", shown_ratio, NOT_JUDGED,
-                         f"no results folder of {name} beside this one or its parent")
-    theirs = reference["solved"]
-    if len(values) < 2 or len(theirs) < 2:
+    figure, shown_ratio = ratio_figure(unit, name), times(ratio)
+    problem = "its trials were not read" if reference is None else reference.get("problem")
+    if problem:
+        return Judgement(figure, "-", "-", shown_ratio, NOT_JUDGED, problem)
+    if len(values) < 2:
         return None
+    theirs = reference["solved"]
     low, high = bootstrap_ratio(values, theirs)
     agrees = low <= ratio <= high
     interval = f"{low:.2g}-{high:.2g} times"
-    return Judgement(figure, f"{np.mean(values) / np.mean(theirs):.2g} times", interval, shown_ratio,
+    return Judgement(figure, times(float(np.mean(values) / np.mean(theirs)), ".2g"), interval, shown_ratio,
                      REPRODUCED if agrees else DIFFERS,
                      f"published {shown_ratio} {'in' if agrees else 'outside'} ours {interval} "
-                     f"({reference['folder']})")
+                     f"(against {reference['folder']})")
 
 
 def _rate_figure(results: dict[str, Any]) -> tuple[str, str]:

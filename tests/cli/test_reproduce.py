@@ -136,6 +136,11 @@ def test_two_short_trials_print_the_table_and_write_json_and_csv(tmp_path):
     assert (out / "results.png").read_bytes().startswith(b"\x89PNG")
     other = run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "3000", "--out", str(out))
     assert other.returncode == 2 and "other settings" in other.stderr
+    # --json: results.json's content and the verdict the table says (before: no verdict at all)
+    again = json.loads(run("reproduce", "gers2000-cerg-forget", "--trials", "2", "--max-steps", "2000", "--json",
+                           "--out", str(out)).stdout)
+    assert again.pop("verdict") == "none for a run of 2 of 100 trials, capped at 2,000 training steps"
+    assert again == json.loads((out / "results.json").read_text())
 
 
 def test_a_task_option_set_otherwise_is_run_recorded_and_checked(tmp_path):
@@ -502,3 +507,13 @@ def test_status_and_a_run_check_the_cluster_option_first(tmp_path, command):
                "--out", tmp_path / "out")
     assert both.returncode == 2 and "with --cluster the cluster's workers run the trials: leave out --jobs" in both.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_task_option_the_row_s_net_cannot_take_is_named_as_the_row_s_task_not_the_file_s():
+    """Before: "specs/gers2000_cerg.yaml is not a valid spec" at the file's own task's line (a
+    valid spec), and --print-spec printed a spec that `validate` refuses, exit 0."""
+    for extra in (["--print-spec"], ["--trials", "1", "--max-steps", "1000"]):
+        result = run("reproduce", "gers2000-nto-forget-bias5", "--task-option", "variant=6a", *extra)
+        assert result.returncode == 2 and "Traceback" not in result.stderr and not result.stdout
+        assert ("gers2000_cerg.yaml cannot run with gers2000-nto-forget-bias5's task (temporal_order, variant \"6a\")"
+                in result.stderr) and "has 8 inputs and 4 outputs, the network 8 and 8" in result.stderr

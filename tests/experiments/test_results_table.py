@@ -128,7 +128,7 @@ def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_s
     # a ratio to a row with no folder beside it: not judged, and the cell says why
     alone = _results("gers2000-nto-forget-bias5", [_row(seed, 9_000 + seed) for seed in range(10)])
     assert verdict_cell(judge(alone)) == ("not judged (mean sequences to success against gers2000-nto-standard: "
-                                          "no results folder of gers2000-nto-standard beside this one or its parent)")
+                                          "its trials were not read)")
 
 
 def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(tmp_path, monkeypatch):

@@ -504,3 +504,21 @@ def test_each_piece_whose_worker_was_lost_is_counted_in_the_reports(tmp_path):
         run_experiment(find_experiment("gers2002-gts-peephole"), 1, 1, tmp_path, budget_steps=100, cluster=Losing(),
                        progress=reports.append)
     assert [report.figures.get("lost") for report in reports] == [1, 2, 3]
+
+
+def test_a_trial_s_spec_resets_as_its_protocol_does(tmp_path):
+    """Before: the CERG spec's ``reset: never`` was saved for the external-reset row (and the NTO
+    and NMSD rows, whose protocols reset each sequence), so `evaluate` ran a perfect net as one
+    stream: 0.1 % correct where it learned 100 %."""
+    from lstmgraph.experiments.experiment import trained_spec
+
+    reset = find_experiment("gers2000-cerg-standard-reset")
+    data = reset.spec_data()[0]
+    assert data["training"]["reset"] == "never"
+    assert trained_spec(data, reset.protocol)["training"]["reset"] == "sequence" and data["training"]["reset"] == "never"
+    for name, expected in (("gers2000-cerg-forget", "never"), ("gers2000-nto-forget-bias5", "sequence"),
+                           ("gers2002-nmsd-f10-peephole", "sequence"), ("gers2002-msd-f10-peephole", "never")):
+        row = find_experiment(name)
+        assert trained_spec(row.spec_data()[0], row.protocol)["training"]["reset"] == expected, name
+    run_experiment(reset, 1, 1, tmp_path, budget_steps=2000)
+    assert yaml.safe_load((tmp_path / "trials" / "0" / "spec.yaml").read_text())["training"]["reset"] == "sequence"

@@ -70,6 +70,11 @@ def test_the_status_says_why_a_command_with_other_settings_would_not_resume(fold
     conflict = folder_status(other, 3, out, BUDGET, BUNDLED_SPECS).conflict
     assert "protocol_settings.test_phase_stops_at_failure: false in the folder, true in this command" in conflict
     assert "protocol_options: not set in the folder" in conflict
+    # the folder's cap judges its trials, not this command's (before: none, so the capped trial "differs")
+    uncapped = folder_status(experiment, 3, out, None, BUNDLED_SPECS)
+    assert uncapped.conflict is not None and uncapped.results["budget_steps"] == BUDGET
+    assert uncapped.verdict_so_far == status.verdict_so_far == \
+        "none for a run of 3 of 10 trials, capped at 3,000 training steps"
 
 
 def test_a_missing_folder_or_one_no_run_wrote_is_named(tmp_path):

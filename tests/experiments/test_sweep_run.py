@@ -124,6 +124,9 @@ def test_values_that_break_a_valid_spec_are_named_not_the_file_s_lines(tmp_path)
     with pytest.raises(SweepError, match=r"input_gate=\[1, 2, 3\]\): these values make the net invalid") as raised:
         check_plans(grid(subject, [three]), subject)
     assert "cerg.yaml:" not in str(raised.value) and "3 values for the 4x1 weight" in str(raised.value)
+    (tmp_path / "out").mkdir()  # --status refuses the same values (before: listed as "not started")
+    with pytest.raises(SweepError, match="these values make the net invalid"):
+        sweep_status(grid(subject, [three]), 1, tmp_path / "out", None, subject)
     spec.write_text(spec.read_text().replace("learning_rate:", "learning_rat:"))
     subject = subject_of(str(spec), 1).experiment
     with pytest.raises(SpecError, match=r"cerg.yaml:\d+:\d+: training.learning_rat: unknown key"):

@@ -76,8 +76,9 @@ def test_a_verdict_differs_if_a_figure_does_else_is_not_judged_if_one_cannot_be(
     assert verdict([one(NOT_JUDGED), one(DIFFERS)]) == DIFFERS
 
 
-def _with_reference(results, solved, folder="results/gers2000-nto-standard"):
-    return {**results, REFERENCE: {"name": "gers2000-nto-standard", "folder": folder, "solved": solved}}
+def _with_reference(results, solved, problem=None, folder="results/gers2000-nto-standard"):
+    return {**results, REFERENCE: {"name": "gers2000-nto-standard", "folder": folder, "solved": solved,
+                                   "problem": problem}}
 
 
 def test_a_published_ratio_judges_the_mean_against_the_other_row_s():
@@ -94,20 +95,24 @@ def test_a_published_ratio_judges_the_mean_against_the_other_row_s():
     # "about 3 times slower": the same slow trials reproduce gers2000-nto-forget-bias1's reading
     bias1 = _results("gers2000-nto-forget-bias1", slow["trials"])
     assert verdict(judge(_with_reference(bias1, standard))) == REPRODUCED
-    # no folder of the other row beside it: that figure is not judged, and nor is the row
+    # the other row's trials not read, or unfit to stand for it: that figure is not judged, nor the row
     alone = judge(alike)
-    assert alone[1].verdict == NOT_JUDGED and "no results folder of gers2000-nto-standard" in alone[1].reason
+    assert alone[1].verdict == NOT_JUDGED and alone[1].reason == "its trials were not read"
     assert verdict(alone) == NOT_JUDGED
+    unfit = judge(_with_reference(alike, [14_000], "X has 1 solved trial, too few for a mean's spread"))
+    assert unfit[1].verdict == NOT_JUDGED and unfit[1].reason.startswith("X has 1 solved trial")
+    assert verdict(unfit) == NOT_JUDGED
     # ... unless another figure differs (no net learned: "learns" read as 100 % solved)
     never = _results("gers2000-nto-forget-bias1", [_row(seed, None) for seed in range(10)])
     assert verdict(judge(never)) == DIFFERS
-    # fewer than two solved trials on either side: no spread to judge the ratio by
-    assert len(judge(_with_reference(alike, [14_000]))) == 1
+    # fewer than two solved trials of ours: no spread to judge the ratio by (the rate decides)
+    one = _results("gers2000-nto-forget-bias5", [_row(0, 14_000)] + [_row(seed, None) for seed in range(1, 10)])
+    assert [j.figure for j in judge(_with_reference(one, standard))] == ["% solved"]
     # reproduce's table shows the interval, or why there is none
     rows = {figure: (ours, published) for figure, ours, published in verdict_rows(_with_reference(slow, standard))}
     ours, published = rows["mean sequences to success against gers2000-nto-standard, 95 % interval"]
     assert ours.endswith(" times") and published == "1 time"
-    assert "no results folder" in dict((f, o) for f, o, _ in verdict_rows(alike))[
+    assert "not read" in dict((f, o) for f, o, _ in verdict_rows(alike))[
         "mean sequences to success against gers2000-nto-standard, 95 % interval"]
 
 
