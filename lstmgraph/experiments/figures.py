@@ -160,7 +160,8 @@ def summary_digest(path: Path) -> str | None:
 def draw_summary(points: list[SummaryPoint], path: Path) -> Path:
     """Two panels, a row per results folder in the table's order. Left: our success rate with
     its Wilson interval and the published rate (a diamond). Right: our mean to success over the
-    published mean with its bootstrap interval, on a log axis (1 = the paper's mean). A line is
+    published mean with its bootstrap interval, on a log axis (1 = the paper's mean); a row
+    whose finding is a ratio of two rows' means, our ratio over the published one. A line is
     green where its figure is reproduced, red where it differs, grey where it is not judged."""
     import io
 
@@ -194,7 +195,7 @@ def draw_summary(points: list[SummaryPoint], path: Path) -> Path:
     mean_ax.set_xscale("log")
     if ratios:
         mean_ax.set_xlim(min(min(ratios), 1) / 1.5, max(max(ratios), 1) * 1.5)
-    mean_ax.set_xlabel("mean to success / published mean, 95 %")
+    mean_ax.set_xlabel("mean to success (or a ratio of means) / published, 95 %")
     for ax in (rate_ax, mean_ax):
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.tick_params(axis="y", length=0)

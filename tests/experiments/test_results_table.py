@@ -239,3 +239,13 @@ def test_a_partial_folder_whose_trials_left_can_change_it_is_not_judged_yet_in_e
                                                          "not finished can change it) |")
     settled = row(_results("gers2002-gts-peephole", [_row(seed, None) for seed in range(5)]))
     assert folder_verdict(settled) == (DIFFERS, "**differs** (% perfect); the 5 trials not finished cannot change it")
+
+
+def test_the_summary_figure_plots_a_published_ratio_as_our_ratio_over_it():
+    from lstmgraph.experiments.results_table import summary_points
+
+    rows = {row.name: row for row in collect(ROOT / "docs" / "results") if row.folder.startswith("gers2000-nto-")}
+    bias5, standard = summary_points([rows["gers2000-nto-forget-bias5"], rows["gers2000-nto-standard"]])
+    assert bias5.published_mean == 1.0 and bias5.mean_verdict == DIFFERS
+    assert bias5.mean[0] == pytest.approx(111_132.5 / 15_425.1) and bias5.mean[1] < bias5.mean[0] < bias5.mean[2]
+    assert standard.published_mean is None and standard.mean_verdict is None and standard.mean[0] == pytest.approx(15_425.1)
