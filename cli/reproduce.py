@@ -65,9 +65,14 @@ def _options(flag: str, example: str, pairs: tuple[str, ...]) -> dict:
     from lstmgraph.experiments.sweep_values import SweepError, parse_option
 
     try:
-        return dict(parse_option(pair, flag, example) for pair in pairs)
+        parsed = [parse_option(pair, flag, example) for pair in pairs]
     except SweepError as error:
         fail(str(error))
+    keys = [key for key, _ in parsed]
+    again = sorted({key for key in keys if keys.count(key) > 1})
+    if again:  # (before: the last one was taken without a word)
+        fail(f"{flag} {again[0]} is given {keys.count(again[0])} times: give each option once")
+    return dict(parsed)
 
 
 @click.command(short_help="Run a table row of the papers; compare with their figures.")

@@ -105,6 +105,8 @@ def train(spec: Path | None, data: Path | None, steps: int | None, epochs: int |
             summary = run.train(progress)
     except RunDirectoryError as error:  # metrics.jsonl damaged while training
         fail(str(error))
+    except LimitError as error:  # (a buffer the run's data needs, found when its first sequence is drawn)
+        fail(f"{error}; the run directory {run.path} keeps what was written")
     except OutputError as error:
         fail(f"{error}; once it can be written, {_continuation(run)}")
     except TrainingDiverged as error:

@@ -121,8 +121,10 @@ class StreamData:
         self.ensure(amount, unit)
 
     def _longest(self) -> int | None:
-        """Steps of the task's longest sequence (None where the task does not say: `StreamRows.longest`)."""
-        return getattr(getattr(self.task, "stream_rows", None), "longest", None)
+        """Steps of the task's longest sequence: `StreamRows.longest`, else the task's optional
+        ``longest`` (`tasks.base.Task`); None where the task does not say."""
+        rows = getattr(self.task, "stream_rows", None)
+        return rows.longest if rows is not None else getattr(self.task, "longest", None)
 
     def _step_bytes(self) -> int:
         planes = getattr(getattr(self.task, "stream_rows", None), "planes", 1)  # target planes, and the judged copy

@@ -37,6 +37,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..arrays import MAX_ARCHIVE_BYTES
+from ..errors import cut
 from ..files import DISK_REFUSED, TOO_LONG, OutputError, make_folder, not_written_by, remove_made_folders
 from ..folder_lock import FolderInUse, FolderLock
 from ..layouts import RESULTS_FOLDER
@@ -224,7 +225,7 @@ class ResultsFolder:
                 f"delete it")
         held, changed = recorded.get("name"), data_file_change(recorded, wanted)
         what = (f"trials of {name} run with other settings" if stored.get("name") in (None, expected.get("name"))
-                else f"trials of {held if isinstance(held, str) else 'another experiment'}, not of {name}")
+                else f"trials of {cut(held, 80) if isinstance(held, str) else 'another experiment'}, not of {name}")
         raise ResultsConflict(f"{self.path} holds {changed}" if changed else f"{self.path} holds {what} "
                               f"({'; '.join(setting_differences(stored, expected))}); choose another --out or delete it")
 
@@ -392,7 +393,6 @@ def _checkpoint_problem(arrays: dict[str, np.ndarray], seed: int, kind: str, dig
         if value.dtype.kind in "fc" and not np.isfinite(value).all():
             return f"'{name}' holds NaN or infinite values"
     return None
-
 
 
 def check_trial_count(trials: int) -> None:

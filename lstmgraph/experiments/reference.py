@@ -40,9 +40,11 @@ def problem_with(results: dict[str, Any], name: str, where: str) -> str | None:
         return f"{where} has a trial stopped by a cap (reproduce --max-steps)"
     if summary["trials"] < experiment["trials"]:
         return f"{where} holds {summary['trials']:,} of the row's {experiment['trials']:,} trials"
-    solved = sum(bool(trial["solved"]) for trial in results["trials"])
-    if solved < 2:
-        return f"{where} has {solved} solved trial{'' if solved == 1 else 's'}, too few for a mean's spread"
+    solved = [trial["to_success"] for trial in results["trials"] if trial["solved"]]
+    if len(solved) < 2:
+        return f"{where} has {len(solved)} solved trial{'' if len(solved) == 1 else 's'}, too few for a mean's spread"
+    if sum(solved) <= 0:
+        return f"{where}: its solved trials took no {experiment['unit']} at all, so no ratio to them exists"
     return None
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,7 @@ CAPPED_CELL = "no verdict (a trial stopped by the cap)"
 
 def verdict_cell(judgements: list[Judgement], capped: bool = False) -> str:
     result = verdict(judgements)
-    if capped and result != "not judged":
+    if capped and judgements:  # (a finding in words only stays "not judged")
         return CAPPED_CELL
     if result == "differs":
         figures = [j.figure for j in judgements if j.verdict == "differs"]
@@ -258,7 +259,7 @@ def folder_verdict(row: Row) -> tuple[str, str]:
     capped = cap_binds(row.results)
     note = verdict_cell(judgements, capped)
     words = trials_left_note(row.results, left, row.published, row.paper_trials)
-    if capped and verdict(judgements) != NOT_JUDGED:  # a net the cap stopped might still have learned
+    if capped and judgements:  # a net the cap stopped might still have learned
         return NOT_JUDGED_YET, f"{note}; {words}" if words else note
     if left <= 0:
         return verdict(judgements), note
@@ -277,14 +278,20 @@ def render(rows: list[Row], links: str = "results/", named: bool = False) -> str
         results = row.results
         marks = (" (our extension)" if _extension(row) else "") + coding_note(row)
         if named and row.name != row.folder.rsplit("/", 1)[-1]:
-            marks = f": {row.name}{marks}"
+            marks = f": {_cell(row.name)}{marks}"
         budget = results.get("budget_steps")
         run = f"{results['summary']['trials']} of {row.paper_trials}"
         if budget:
             run += f", capped at {budget:,} steps"
-        lines.append(f"| [{row.folder}]({links}{row.folder}){marks} | {run} | {_ours(row)} | "
-                     f"{published_cell(row)} | {results['summary']['seconds_total']:,.0f} s | {folder_verdict(row)[1]} |")
+        lines.append(f"| [{_cell(row.folder)}]({quote(links + row.folder)}){marks} | {run} | {_ours(row)} | "
+                     f"{_cell(published_cell(row))} | {results['summary']['seconds_total']:,.0f} s | {folder_verdict(row)[1]} |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """``text`` as one Markdown table cell: its bars escaped, its line breaks spaces (a folder
+    or a row's name in a user's results.json may hold either)."""
+    return " ".join(text.replace("|", "\\|").splitlines())
 
 
 def replace_between(document: str, begin: str, end: str, text: str, what: str) -> str:

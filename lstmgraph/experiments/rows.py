@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import shown
 from ..limits import MAX_TRIALS
 from .protocols import ProtocolError, protocol_counting
+from .verdict import REFERENCE
 
 # MAX_TRIALS (limits.py): the most trials a run may ask for (`reproduce --trials`), so
 # seeds are 0 .. MAX_TRIALS - 1.
@@ -23,11 +24,12 @@ MAX_COUNT = 2**62
 _TEXT = 200
 
 _COUNT, _FLAG, _NUMBER, _TEXT_OR_NONE = "a whole number >= 0", "true or false", "a finite number >= 0", "text or null"
+_NUMBER_OR_NONE = "a finite number >= 0 or null"
 #: Every key a row may hold, with what its value must be.
 ROW_KEYS: dict[str, str] = {
     "seed": _COUNT, "solved": _FLAG, "to_success": _COUNT, "presented": _COUNT, "steps": _COUNT,
     "diverged": _FLAG, "seconds": _NUMBER, "cpu_seconds": _NUMBER, "score": _NUMBER, "class": _TEXT_OR_NONE,
-    "test_wrong": _NUMBER, "test_mse": _NUMBER, "capped": _FLAG,
+    "test_wrong": _NUMBER, "test_mse": _NUMBER_OR_NONE, "capped": _FLAG,  # (test_mse null: errors overflowed)
 }
 REQUIRED = ("seed", "solved", "to_success", "presented", "steps", "seconds")
 
@@ -37,8 +39,9 @@ def _fits(value: Any, wanted: str) -> bool:
         return type(value) is int and 0 <= value <= MAX_COUNT
     if wanted == _FLAG:
         return type(value) is bool
-    if wanted == _NUMBER:
-        return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= 1e300
+    if wanted in (_NUMBER, _NUMBER_OR_NONE):
+        return (value is None and wanted == _NUMBER_OR_NONE) or (
+            type(value) in (int, float) and math.isfinite(value) and 0 <= value <= 1e300)
     return value is None or (type(value) is str and len(value) <= _TEXT)
 
 
@@ -87,6 +90,27 @@ def check_row(row: Any, protocol: Any, limit: int | None = None) -> str | None:
 
 
 
+def _published_problem(published: dict[str, Any]) -> str | None:
+    """What is wrong with a results.json's published figures: each a number or a short text,
+    the ones the verdicts read of their kind (a rate 0-100, a mean or ratio > 0, a ratio with the
+    row it is to); None if nothing is."""
+    for key, value in published.items():
+        if not _scalar(value) or type(value) is bool:
+            return f"{key[:40]} must be a number (at most 1e300 in size) or a short text"
+        number = type(value) in (int, float)
+        if key.endswith("_percent") and not (number and 0 <= value <= 100):
+            return f"{key} must be a number from 0 to 100, not {shown(value, 40)}"
+        if key in ("mean_to_success", "mean_ratio") and not (number and value > 0):
+            return f"{key} must be a number > 0, not {shown(value, 40)}"
+        if key in ("test_wrong", "test_mse") and not (number and value >= 0):
+            return f"{key} must be a number >= 0, not {shown(value, 40)}"
+        if key in ("ratio_to", "finding", "range") and type(value) is not str:
+            return f"{key} must be a text, not {shown(value, 40)}"
+    if ("ratio_to" in published) != ("mean_ratio" in published):
+        return "ratio_to and mean_ratio go together: a ratio of means and the row it is to"
+    return None
+
+
 def _type_problem(mapping: dict[str, Any], keys: dict[str, tuple[type, ...]], where: str) -> str | None:
     for key, types in keys.items():
         value = mapping.get(key)
@@ -120,9 +144,11 @@ def check_results(results: Any) -> str | None:
         protocol = protocol_counting(experiment["unit"])
     except ProtocolError as error:
         return f"experiment.unit: {error}"
-    for key, value in experiment["published"].items():
-        if not _scalar(value) or type(value) is bool:
-            return f"experiment.published.{key[:40]} must be a number or a short text"
+    if REFERENCE in results:  # (`reference.with_reference` adds it in memory: no file holds it)
+        return f"{REFERENCE!r} is not a key results.json holds"
+    problem = _published_problem(experiment["published"])
+    if problem:
+        return f"experiment.published.{problem}"
     seen: dict[int, int] = {}
     for index, row in enumerate(results["trials"]):
         problem = check_row(row, protocol)

@@ -94,7 +94,7 @@ class SequenceProtocol(Protocol):
         if not tested:
             return {}
         return {"test_wrong": mean_or_none([row["test_wrong"] for row in tested]),
-                "test_mse": mean_or_none([row["test_mse"] for row in tested])}
+                "test_mse": mean_or_none([row["test_mse"] for row in tested if row["test_mse"] is not None])}
 
     @classmethod
     def test_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:
@@ -174,7 +174,7 @@ def _sequences_row(seed: int, solved: bool, sequences: int, steps: int, test_wro
     row = result_row(seed, solved, sequences, steps)
     if len(test_errors):
         row["test_wrong"] = test_wrong
-        row["test_mse"] = float(np.mean(test_errors))
+        row["test_mse"] = mse if (mse := float(np.mean(test_errors))) <= 1e300 else None  # (JSON has no inf, NaN)
     return row
 
 

@@ -233,6 +233,11 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, li
         full, key, name = resolve(subject, typed)
         if key.normalise is not None:
             values = [key.normalise(subject, name, value) for value in values]
+        own = key.current(subject, name)  # null stands for it: a setting of it is the own setting
+        values = [own if value is None else value for value in values]
+        if own is not None and any(same_value(value, other) for index, value in enumerate(values)
+                                      for other in values[:index]):
+            raise SweepError(f"--vary {full}: the subject's own value {json.dumps(own)} twice (null stands for it)")
         if any(full == other[0] for other in resolved):
             raise SweepError(f"--vary {full}: given twice; give its values in one --vary")
         resolved.append((full, key, name, values))

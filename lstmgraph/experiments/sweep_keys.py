@@ -334,7 +334,8 @@ KEYS: dict[str, SweepKey] = {key.name: key for key in [
 
 
 def row_keys(row: Experiment) -> list[str]:
-    """Every key ``row`` takes, as typed (families expanded)."""
+    """Every key ``row`` takes, as typed (families expanded); `SpecError` where its net is not valid."""
+    row.plan()  # (before: the keys of a spec `validate` refuses were listed, exit 0)
     keys: list[str] = []
     for key in KEYS.values():
         if key.applies(row):

@@ -23,7 +23,7 @@ from ..errors import SpecError
 from ..files import BUNDLED_SPECS, make_folder, write_atomically
 from ..layouts import SWEEP_FOLDER
 from ..limits import LimitError
-from .folder import ResultsFolder, check_written_by, locked_folder
+from .folder import ResultsConflict, ResultsFolder, check_written_by, locked_folder
 from .folder_settings import settings
 from .run_checks import check_run_device, check_run_settings
 from .schedule import CHECKPOINT_SECONDS, run_checked
@@ -226,8 +226,13 @@ def sweep_status(grid: list[Setting], trials: int, out: str | Path, budget_steps
         setting_folder(out, setting).reach()  # (`ResultsConflict` for a link: nothing read through it)
         try:
             status = folder_status(setting.experiment, trials, path, budget_steps, BUNDLED_SPECS)
-        except FolderError:
-            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, None))
+        except FolderError:  # nothing run there: unless it holds files no run wrote, which the sweep refuses
+            try:
+                check_folders([setting], out, budget_steps)
+                conflict = None
+            except ResultsConflict as refused:
+                conflict = str(refused)
+            listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials, conflict))
             continue
         except OtherExperiment:  # another setting's trials: this one's none
             listed.append(SettingStatus(setting.index, setting.values, 0, 0, trials,

@@ -200,7 +200,7 @@ class ConnectionSpec(_Model):
 
     source: Names = Field(alias="from")
     to: Names
-    name: str | None = Field(default=None, pattern=r"^[^/\s]+$")
+    name: str | None = Field(default=None, pattern=r"^[^/\s>]+$")  # (no '->': a pair FROM->TO is named so)
     pattern: Pattern = "full"
     delay: Annotated[int, Field(strict=True, ge=0, le=1)] | None = None
     gradient: Annotated[bool, Field(strict=True)] | None = None

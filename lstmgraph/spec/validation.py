@@ -78,7 +78,8 @@ def _problem(detail: dict, data: Any) -> Problem:
     if kind in ("string_pattern_mismatch", "string_too_long") and path == ("name",):
         return Problem(path, f"invalid name {_shown(given)}", expected=_NETWORK_NAME_RULE)
     if kind == "string_pattern_mismatch":
-        rule = _NAME_RULE if path[-1] == "name" and path[0] == "groups" else "no spaces or slashes"
+        rule = (_NAME_RULE if path[-1] == "name" and path[0] == "groups"
+                else "no spaces, slashes or '>' (a connection's pair is named FROM->TO)")
         return Problem(path, f"invalid name {_shown(given)}", expected=rule)
     if kind == "too_short":
         return Problem(path, "is empty", expected=f"at least {context.get('min_length', 1)} item(s)")

@@ -63,6 +63,8 @@ class Task(Protocol):
     the optional ``held_out``; `test_task` reads it. A compiled ``sample_many`` that releases the
     GIL sets ``draws_in_threads`` (`draws_in_threads`), and one that writes its sequences in
     place offers them as ``stream_rows`` (`draws.StreamRows`: the stream drivers and the GPU use it).
+    A task without them gives the steps of its longest sequence in the optional ``longest``, so
+    that a run is refused before it draws more than the limits allow (`StreamData.check_set`).
 
     A task's options are its constructor's keyword parameters (no ``**kwargs``): `make_task`
     checks names against them, bounds integers, and turns the ``ValueError`` or ``TypeError``

@@ -66,7 +66,7 @@ class TemporalOrder:
 
     def __init__(self, variant: str = "6a", continual: bool = False,
                  idle_target: float | None = None, idle_judged: bool = True) -> None:
-        if variant not in WINDOWS:
+        if not isinstance(variant, str) or variant not in WINDOWS:
             raise ValueError(f"variant must be one of {', '.join(map(repr, WINDOWS))}, got {shown(variant)}")
         if not isinstance(continual, bool):
             raise ValueError(f"continual must be true or false, not {shown(continual)}")

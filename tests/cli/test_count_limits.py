@@ -73,3 +73,17 @@ def test_a_spec_asking_for_too_many_steps_is_a_located_error(tmp_path):
     assert code == 2, output
     assert "training.steps" in output and f"more than the limit of {limits.MAX_STEPS:,}" in output, output
     assert not (tmp_path / "r").exists() and seconds < 30
+
+
+def test_sequences_too_long_for_the_limits_are_refused_before_they_are_drawn(tmp_path):
+    """Before: a recall_first spec of 100,000-step sequences (valid) drew its whole test set, 24 GB,
+    in a sweep's worker, which was then "lost"; `train` of 2,000,000 steps ended in a traceback."""
+    spec = tmp_path / "long.yaml"
+    spec.write_text((SPECS / "modern_lstm.yaml").read_text().replace("length: 8}", "length: 100000}"))
+    assert "length: 100000}" in spec.read_text()
+    code, output, _ = outcome(["sweep", str(spec), "--trials", "1", "--max-steps", "10", "--jobs", "1",
+                               "--vary", "learning_rate=0.2", "--no-own-setting", "--out", str(tmp_path / "sweep")])
+    assert code == 2 and "a test set of 2,560 sequences of up to 100,000 steps each needs up to 19.1 GiB" in output
+    spec.write_text(spec.read_text().replace("length: 100000}", "length: 2000000}"))
+    code, output, _ = outcome(["train", str(spec), "--steps", "10", "--quiet", "--out", str(tmp_path / "run")])
+    assert code == 2 and "BPTT over 2,000,000 steps of 1 trials keeps more than" in output

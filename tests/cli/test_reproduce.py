@@ -517,3 +517,13 @@ def test_a_task_option_the_row_s_net_cannot_take_is_named_as_the_row_s_task_not_
         assert result.returncode == 2 and "Traceback" not in result.stderr and not result.stdout
         assert ("gers2000_cerg.yaml cannot run with gers2000-nto-forget-bias5's task (temporal_order, variant \"6a\")"
                 in result.stderr) and "has 8 inputs and 4 outputs, the network 8 and 8" in result.stderr
+
+
+def test_a_task_option_of_the_wrong_type_or_given_twice_is_refused_naming_it():
+    """Before: 'unhashable type: list' for variant=[[[]]], and the last of two variant= silently won."""
+    listed = run("reproduce", "gers2000-nto-standard", "--task-option", "variant=[[[]]]", "--trials", "1")
+    assert listed.returncode == 2 and "variant must be one of '6a', '6b', got [[[]]]" in listed.stderr
+    for flag, first, second in (("--task-option", "variant=6b", "variant=6a"),
+                                ("--protocol-option", "tolerance=0.3", "tolerance=0.4")):
+        twice = run("reproduce", "gers2000-nto-standard", flag, first, flag, second, "--trials", "1")
+        assert twice.returncode == 2 and f"{flag} {first.split('=')[0]} is given 2 times" in twice.stderr

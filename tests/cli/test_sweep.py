@@ -128,6 +128,16 @@ def test_keys_lists_every_key_of_the_subject_with_its_value_now():
     assert listed["init.bias->memory.output_gate"] == 2.0
 
 
+def test_keys_of_a_spec_that_is_not_valid_are_refused(tmp_path):
+    """Before: `sweep SPEC --keys` listed the keys of a spec `validate` refuses, exit 0."""
+    from conftest import SPECS
+
+    spec = tmp_path / "dup.yaml"
+    spec.write_text((SPECS / "gru_torch.yaml").read_text().replace("name: b_hr}", "name: b_ir}"))
+    result = run("sweep", str(spec), "--keys")
+    assert result.returncode == 2 and "a connection named 'b_ir' already exists" in result.stderr
+
+
 def test_a_log_file_shows_each_running_trial_with_its_setting_and_each_finished_one(tmp_path):
     """Output to a file, not a terminal: a line on the running trials (named by setting) after
     each piece with --log-every 0, and a line per finished trial; 60,000 steps are at least

@@ -308,6 +308,38 @@ def test_results_json_is_checked_against_its_schema(tmp_path):
         ResultsFolder(tmp_path).read_results()
 
 
+@pytest.mark.parametrize("published, words", [
+    ({"mean_ratio": 2}, "ratio_to and mean_ratio go together"),
+    ({"ratio_to": "gers2000-nto-standard", "mean_ratio": "x"}, "mean_ratio must be a number > 0, not 'x'"),
+    ({"perfect_percent": "x"}, "perfect_percent must be a number from 0 to 100, not 'x'"),
+    ({"success_percent": 150}, "success_percent must be a number from 0 to 100, not 150"),
+    ({"mean_to_success": "x"}, "mean_to_success must be a number > 0"),
+    ({"test_mse": -1}, "test_mse must be a number >= 0"),
+    ({"ratio_to": 3, "mean_ratio": 1}, "ratio_to must be a text"),
+    ({"mean_ratio": 1e308, "ratio_to": "x"}, "mean_ratio must be a number (at most 1e300 in size)"),
+])
+def test_published_figures_the_verdicts_read_are_checked(published, words):
+    """Before: a user's results.json (a sweep setting of their spec) with such figures ended
+    `lstmgraph results --folders` in a traceback (KeyError, ValueError) from the tables."""
+    experiment = find_experiment(GTS)
+    results = {"experiment": {**experiment.describe(), "published": published}, "budget_steps": None,
+               "summary": {"trials": 1, "seconds_total": 1.0}, "trials": [_stream_row(0)]}
+    assert (check_results(results) or "").startswith(f"experiment.published.{words}")
+
+
+def test_a_results_json_never_holds_a_reference_and_a_test_mse_may_be_null():
+    """The other row's trials are read from its folder, never from the file judged (before: a
+    'reference' key in results.json was trusted, invented trials judged the ratio); a test MSE
+    that overflowed is null, not the Infinity JSON cannot hold (before: written, then refused)."""
+    experiment = find_experiment("gers2000-nto-forget-bias5")
+    row = {"seed": 0, "solved": False, "to_success": None, "presented": 5, "steps": 5, "seconds": 1.0,
+           "diverged": False, "test_wrong": 2560, "test_mse": None}
+    results = {"experiment": experiment.describe(), "budget_steps": None,
+               "summary": {"trials": 1, "seconds_total": 1.0}, "trials": [row]}
+    assert check_results(results) is None
+    assert check_results({**results, "reference": {"solved": [1, 1]}}) == "'reference' is not a key results.json holds"
+
+
 # -- checkpoints tied to their trial and folder ------------------------------------------------------
 @pytest.mark.parametrize("arrays, words", [
     ({"seed": 1}, "trial 1's checkpoint, not trial 0's"),
@@ -426,3 +458,12 @@ def test_a_damaged_file_read_by_a_command_without_out_says_to_restore_it(tmp_pat
         with pytest.raises(ResultsConflict, match="delete it or choose another --out"):
             read(ResultsFolder(out))  # a command that writes the folder: its --out
     assert ResultsFolder.of_trial(out / "trials" / "0").advice == ResultsFolder.read_only(out).advice
+
+
+def test_a_huge_name_in_experiment_json_is_cut_in_the_message(tmp_path):
+    """Before: a name of a million characters was echoed whole in the refusal."""
+    experiment, out, stored = _folder(tmp_path)
+    (out / "experiment.json").write_text(json.dumps({**stored, "name": "x" * 1_000_000}))
+    with pytest.raises(ResultsConflict) as refused:
+        ResultsFolder(out).check_settings(run_settings(experiment, 1000, BUNDLED_SPECS), experiment.name)
+    assert "holds trials of xxx" in str(refused.value) and len(str(refused.value)) < 2_000

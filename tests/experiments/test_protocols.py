@@ -377,3 +377,16 @@ def test_a_rate_decaying_every_7th_stream_decays_21_times_in_150_streams():
     trial = StreamTrial(trial_engine(experiment.plan(), 4), experiment.make_task(), protocol, 4)
     trial.run()
     assert trial.engine.rate == pytest.approx(experiment.plan().training.learning_rate * 0.9 ** 21)
+
+
+def test_a_test_mse_that_overflows_is_null_and_the_summary_skips_it():
+    """Before: float('inf') went into trials.jsonl as Infinity, which the folder's reader then refused."""
+    import numpy as np
+
+    from lstmgraph.experiments.sequences import SequenceProtocol, _sequences_row
+
+    overflowed = _sequences_row(0, False, 5, 5, 2560, np.array([np.inf, 1.0]))
+    assert overflowed["test_mse"] is None and overflowed["test_wrong"] == 2560
+    fine = _sequences_row(1, False, 5, 5, 3, np.array([0.25, 0.75]))
+    assert fine["test_mse"] == 0.5
+    assert SequenceProtocol.summary_fields([overflowed, fine]) == {"test_wrong": (2560 + 3) / 2, "test_mse": 0.5}

@@ -129,6 +129,7 @@ def test_the_tables_give_a_run_a_cap_stopped_no_verdict_and_a_finding_in_words_s
     alone = _results("gers2000-nto-forget-bias5", [_row(seed, 9_000 + seed) for seed in range(10)])
     assert verdict_cell(judge(alone)) == ("not judged (mean sequences to success against gers2000-nto-standard: "
                                           "its trials were not read)")
+    assert verdict_cell(judge(alone), True) == CAPPED_CELL  # (before: the cap's note hidden by "not judged")
 
 
 def test_a_row_s_measured_cost_is_read_from_its_committed_folder_in_a_checkout(tmp_path, monkeypatch):
@@ -249,3 +250,16 @@ def test_the_summary_figure_plots_a_published_ratio_as_our_ratio_over_it():
     assert bias5.published_mean == 1.0 and bias5.mean_verdict == DIFFERS
     assert bias5.mean[0] == pytest.approx(111_132.5 / 15_425.1) and bias5.mean[1] < bias5.mean[0] < bias5.mean[2]
     assert standard.published_mean is None and standard.mean_verdict is None and standard.mean[0] == pytest.approx(15_425.1)
+
+
+def test_a_folder_or_row_name_with_a_bar_or_a_line_break_stays_one_cell(tmp_path):
+    """Before: `results --folders` wrote such names as they are, breaking the table's rows."""
+    import shutil
+
+    from lstmgraph.experiments.results_table import folders_table
+
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", tmp_path / "runs" / "a|b\nc")
+    table, _ = folders_table(tmp_path / "runs")
+    lines = table.splitlines()
+    assert len(lines) == 3 and lines[2].startswith("| [a\\|b c](") and "a%7Cb%0Ac" in lines[2]
+    assert lines[2].count(" | ") == lines[0].count(" | ")

@@ -78,6 +78,18 @@ def test_a_setting_s_folder_reached_through_a_link_is_refused_before_anything_is
     assert list(outside.iterdir()) == [] and _tree(out) == before
 
 
+def test_the_status_of_a_setting_holding_files_but_no_experiment_json_says_the_sweep_refuses_it(tmp_path):
+    """Before: --status said the command resumes it; the sweep then refused the folder."""
+    subject, settings = _subject_and_grid()
+    out = tmp_path / "sweep"
+    run_sweep(subject, settings, 1, 1, out, 2000)
+    (out / "settings" / "1" / "experiment.json").unlink()
+    listed = sweep_status(settings, 1, out, 2000)
+    assert "no experiment.json" in listed["settings"][1]["conflict"]
+    with pytest.raises(ResultsConflict, match="no experiment.json"):
+        run_sweep(subject, settings, 1, 1, out, 2000)
+
+
 def test_the_sweep_s_own_files_replace_a_link_and_a_hard_linked_lock_is_refused(tmp_path):
     subject, settings = _subject_and_grid()
     out, victim = tmp_path / "sweep", tmp_path / "victim"

@@ -351,3 +351,15 @@ def test_sweep_csv_writes_text_values_unquoted_and_own_as_json(tmp_path):
     lines = csv_text(document).splitlines()
     assert lines[0].startswith("index,task.cue,own,") and lines[1].startswith("0,delay,true,10,")
     assert (ROOT / "docs/sweeps/gers2002-gts-no-forget/cue-delay/sweep.csv").read_text() == csv_text(document)
+
+
+def test_null_stands_for_the_subject_s_own_value():
+    """Before: learning_rate=null ran the own net under another label, and an own setting was
+    added beside it, so the same trials ran twice."""
+    from lstmgraph.experiments.sweep_values import SweepError
+
+    settings = grid(MSD, {"learning_rate": [None, 0.1]})
+    assert [setting.values for setting in settings] == [{"learning_rate": MSD.learning_rate}, {"learning_rate": 0.1}]
+    assert [setting.own for setting in settings] == [True, False] and settings[0].experiment is MSD
+    with pytest.raises(SweepError, match="the subject's own value 1e-05 twice"):
+        grid(MSD, {"learning_rate": [None, MSD.learning_rate]})

@@ -159,6 +159,21 @@ def test_version_and_names(spec_error):
     assert ("groups[0].name", 3, "invalid name '2x'") in rows
 
 
+def test_a_connection_s_name_cannot_look_like_another_pair(spec_error):
+    """Before: a connection named 'h->reset' was accepted, and `sweep --vary init.h->reset=...`
+    then set the real h->reset pair, never the connection so named."""
+    error = spec_error("""
+        version: 1
+        groups:
+          - {name: x, kind: input, size: 1}
+          - {name: y, kind: output, size: 1}
+        connections:
+          - {from: x, to: y, name: "x->z"}
+        """)
+    assert located(error) == [("connections[0].name", 6, "invalid name 'x->z'")]
+    assert "no spaces, slashes or '>'" in error.format()
+
+
 def test_init_ranges_and_exclusive_choices(spec_error):
     error = spec_error("""
         version: 1
