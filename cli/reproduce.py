@@ -128,7 +128,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
     from lstmgraph.experiments.results_table import measured_cost
     from lstmgraph.experiments.run_checks import beyond_note, cap_note
     from lstmgraph.experiments.schedule import run_experiment
-    from lstmgraph.experiments.summary import comparison, no_verdict_reason
+    from lstmgraph.experiments.summary import comparison, no_verdict_reason, verdict_words
     from lstmgraph.experiments.sweep import row_protocol_note
     from lstmgraph.experiments.verdict import judge, trials_left_note, verdict
     from lstmgraph.tasks import TaskError
@@ -220,8 +220,7 @@ def reproduce(experiment: str | None, show_list: bool, print_spec: bool, trials:
             report_spec_error_from(error, specs)
     reason = no_verdict_reason(results, count)
     if as_json:  # results.json's content, with the verdict the table would print
-        shown = f"none for a run of {reason}" if reason else verdict(judge(judged))
-        click.echo(json.dumps({**results, "verdict": shown}, indent=2))
+        click.echo(json.dumps({**results, "verdict": verdict_words(judged, count)}, indent=2))
         return
     click.echo("")
     _table(comparison(judged, count))

@@ -181,7 +181,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("gers2000-cerg-forget-without-begin-end", G00, "text", "gers2000_cerg", "continual_embedded_reber",
                _CERG, 100, {"finding": "forget-gate LSTM still learns the task"},
                task_options={"without_begin_end": True}),
-    # NTO (seed 000, lines 909-913): each finding read as every net learning; "as fast as" and
+    # NTO (seed 000, lines 911-913): each finding read as every net learning; "as fast as" and
     # "about 3 times slower" as the mean over gers2000-nto-standard's (`verdict.judge_ratio`).
     *[Experiment(f"gers2000-nto-{label}", G00, "text", "gers2000_cerg", "temporal_order", _TEMPORAL, 10,
                  {"finding": finding, "success_percent": 100, **ratio}, task_options={"variant": "6b"},
@@ -230,12 +230,14 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 ]}
 
 
-def read_now(results: dict[str, Any]) -> dict[str, Any]:
+def with_current_reading(results: dict[str, Any]) -> dict[str, Any]:
     """A results.json's content with its row's published figures and trial count as the
     catalogue reads the paper now (a run keeps those of its day); as recorded for a row no longer
-    in the catalogue. Every table and verdict of a committed folder judges by these."""
-    current = EXPERIMENTS.get(results["experiment"]["name"])
-    if current is None:
+    in the catalogue, or for trials of another paper or table under a row's name (a printed
+    spec swept as a spec). Every table and verdict of a committed folder judges by these."""
+    recorded = results["experiment"]
+    current = EXPERIMENTS.get(recorded["name"])
+    if current is None or (recorded.get("paper"), recorded.get("table")) != (current.paper, current.table):
         return results
     return {**results, "experiment": {**results["experiment"], "published": current.published,
                                       "trials": current.trials}}

@@ -200,6 +200,9 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("between-class outputs not judged", "sweeps/gers2000-cnto-forget-decay/idle-not-judged"),
         TriedChange(_CERG_TEST, "sweeps/gers2000-cnto-forget-decay/tolerance-049",
                     also_on=(("gers2000-cnto-forget", "sweeps/gers2000-cnto-forget/tolerance-049/settings/0"),))),
+    "gers2000-nto-forget-bias1": (
+        TriedChange("forget-gate biases +2 and +3", "sweeps/gers2000-nto-forget-bias1/forget-gate-bias",
+                    "seed 000 gives a smaller positive bias, e.g. 1 (line 913)", suspects=(FORGET_BIAS,)),),
     "gers2000-cnto-forget": (
         TriedChange("between-class outputs not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),

@@ -22,7 +22,7 @@ from .experiment import is_paper_row
 from .causes import OPEN, REPRODUCES, RULED_OUT, Cause, ChangeResult, row_cause
 from .results_table import (PAPERS, ResultsTableError, Row, coding_note, folder_verdict, judged_ratio, protocol_of,
                             published_cell, solved_values)
-from .verdict import DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, REPRODUCED
+from .verdict import DIFFERS, NOT_JUDGED, NOT_JUDGED_YET, REPRODUCED, judge
 
 #: A paper row's verdict when it has no results folder.
 NOT_RUN = "not run"
@@ -88,12 +88,15 @@ def tally(rows: list[PaperRow]) -> str:
     named = sum(row.named for row in rows)
     contradicted = sum(row.contradicted for row in rows)
     untested = sum(row.verdict == DIFFERS and not row.named and bool(row.cause.untested) for row in rows)
+    unjudgeable = sum(row.verdict == NOT_JUDGED and row.row is not None and any(
+        j.verdict == NOT_JUDGED for j in judge(row.row.results, row.row.published, row.row.paper_trials)) for row in rows)
     text = (f"**{count[REPRODUCED]} of {len(rows)} paper rows reproduced as the seeds define them**; "
             f"{named} more with a named change"
             + (f" ({contradicted} breaking a row our reading reproduces)" if contradicted else "")
             + f"; {count[DIFFERS] - named} unexplained"
             + (f" ({untested} with a listed suspect not yet tested)" if untested else "") + "; "
-            f"{count[NOT_JUDGED]} not judged (a finding in words only)")
+            f"{count[NOT_JUDGED] - unjudgeable} not judged (a finding in words only)"
+            + (f", {unjudgeable} with a figure that cannot be judged (its cell says why)" if unjudgeable else ""))
     if count[NOT_JUDGED_YET]:
         text += f", {count[NOT_JUDGED_YET]} not judged yet (its missing trials decide)"
     return text + f"; {count[NOT_RUN]} not run."

@@ -220,8 +220,12 @@ def check_positive(protocol: Protocol, *names: str) -> None:
             raise ValueError(f"{name} must be at least 1 and at most {LARGEST_COUNT:,}, not {value}")
 
 
-def mean_or_none(values: list[float]) -> float | None:
-    return statistics.fmean(values) if values else None
+def mean_or_none(values: list[float | None]) -> float | None:
+    """The mean of ``values``; None for none, or where one is None (a trial's figure that
+    overflowed: a mean without it would hide the worst)."""
+    if not values or any(value is None for value in values):
+        return None
+    return statistics.fmean(values)
 
 
 def protocol_kind(kind: str) -> type[Protocol]:

@@ -121,7 +121,8 @@ def regenerate(docs: Path, write: bool) -> TableState:
     figures = _stale_figures(docs, rows)
     if figures:
         first = figures[0][0] / figures[0][1].folder / ResultsFolder.FIGURE
-        stale.append(f"{len(figures)} results folders' {ResultsFolder.FIGURE} (the first: {first})")
+        stale.append(f"the {ResultsFolder.FIGURE} of {len(figures)} results folder{'s' if len(figures) > 1 else ''} "
+                     f"(the first: {first})")
     if write:
         for path, old, new, _ in files:
             if old != new:
@@ -130,7 +131,8 @@ def regenerate(docs: Path, write: bool) -> TableState:
             draw_summary(points, figure)
         try:
             for root, row in figures:
-                write_file(root, f"{row.folder}/{ResultsFolder.FIGURE}", results_figure(row.results))
-        except OutputError as error:
+                if ResultsFolder(root / row.folder, within=root).holder() is None:  # (a run writing it redraws it)
+                    write_file(root, f"{row.folder}/{ResultsFolder.FIGURE}", results_figure(row.results))
+        except (OutputError, ResultsConflict) as error:
             raise ResultsTableError(str(error)) from None
     return TableState(table, len(rows), tally(papers).replace("**", ""), stale)

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .catalogue import read_now
+from .catalogue import with_current_reading
 from .folder import ResultsConflict, ResultsFolder
 from .reference import with_reference
 from .summary import comparison
@@ -68,7 +68,8 @@ def _results(docs: Path, folder: str) -> dict[str, Any]:
     if not (path / ResultsFolder.RESULTS).is_file():
         raise FiguresError(f"the figures of {folder}: no {ResultsFolder.RESULTS} in {path}")
     try:
-        return with_reference(read_now(ResultsFolder.read_only(path).read_results()), path, root=docs / "results")
+        results = with_current_reading(ResultsFolder.read_only(path).read_results())
+        return with_reference(results, path, root=docs / "results")
     except (OSError, ResultsConflict) as error:
         raise FiguresError(f"the figures of {folder}: {error}") from None
 

@@ -99,7 +99,7 @@ def _published_problem(published: dict[str, Any]) -> str | None:
             return f"{key[:40]} must be a number (at most 1e300 in size) or a short text"
         number = type(value) in (int, float)
         if key.endswith("_percent") and not (number and 0 <= value <= 100):
-            return f"{key} must be a number from 0 to 100, not {shown(value, 40)}"
+            return f"{key[:40]} must be a number from 0 to 100, not {shown(value, 40)}"
         if key in ("mean_to_success", "mean_ratio") and not (number and value > 0):
             return f"{key} must be a number > 0, not {shown(value, 40)}"
         if key in ("test_wrong", "test_mse") and not (number and value >= 0):

@@ -94,7 +94,7 @@ class SequenceProtocol(Protocol):
         if not tested:
             return {}
         return {"test_wrong": mean_or_none([row["test_wrong"] for row in tested]),
-                "test_mse": mean_or_none([row["test_mse"] for row in tested if row["test_mse"] is not None])}
+                "test_mse": mean_or_none([row["test_mse"] for row in tested])}
 
     @classmethod
     def test_rows(cls, summary: dict[str, Any], published: dict[str, Any], show) -> list[tuple[str, str, str]]:

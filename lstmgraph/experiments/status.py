@@ -21,10 +21,10 @@ from ..files import BUNDLED_SPECS
 from .experiment import Experiment
 from .folder import ResultsConflict, ResultsFolder
 from .folder_settings import checkpoint_digests, run_settings, settings
-from .summary import no_verdict_reason, results_of
+from .summary import no_verdict_reason, results_of, verdict_words
 from .trial import checkpoint_place
 from .reference import with_reference
-from .verdict import judge, not_judged_yet, settled_verdict, trials_left_note, verdict
+from .verdict import REFERENCE, not_judged_yet, settled_verdict, trials_left_note
 
 
 class FolderError(Exception):
@@ -78,10 +78,9 @@ class FolderStatus:
     def verdict_so_far(self) -> str:
         """The verdict so far, and whether the trials not finished can change it; or why a run
         of fewer trials than the paper's, or one a cap stopped, gets none."""
-        reason = no_verdict_reason(self.results, self.trials)
-        if reason:  # (the trials the run asks for, not those finished: a line above counts them)
-            return f"none for a run of {reason}"
-        now = verdict(judge(self.results)) if self.results["trials"] else "none yet"
+        now = verdict_words(self.results, self.trials)  # (the trials asked, not those finished: a line above counts them)
+        if now.startswith("none for a run of"):
+            return now
         left = trials_left_note(self.results, self.trials - len(self.results["trials"]))
         if left and self.settled is None:  # as the results tables say it (`results_table.folder_verdict`)
             return not_judged_yet(now, left)
@@ -91,7 +90,8 @@ class FolderStatus:
         return {"out": str(self.out), "trials": self.trials, "resumes": self.conflict is None,
                 "conflict": self.conflict, "limit": self.limit, "in_use_by": self.holder,
                 "checkpointed": [vars(trial) for trial in self.checkpointed], "waiting": self.waiting,
-                "verdict": self.verdict_so_far, "settled_verdict": self.settled, "results": self.results}
+                "verdict": self.verdict_so_far, "settled_verdict": self.settled,
+                "results": {key: value for key, value in self.results.items() if key != REFERENCE}}
 
 
 def folder_status(experiment: Experiment, trials: int, out: str | Path, budget_steps: int | None = None,

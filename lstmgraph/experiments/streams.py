@@ -119,6 +119,7 @@ class StreamProtocol(Protocol):
 
     @property
     def resets_each_sequence(self) -> bool:
+        """The setting ``reset_each_sequence`` under the name every protocol answers to."""
         return self.reset_each_sequence
 
     def describe(self) -> str:

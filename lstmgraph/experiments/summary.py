@@ -16,7 +16,7 @@ from typing import Any
 
 from .experiment import Experiment
 from .protocols import protocol_counting
-from .verdict import cap_binds, verdict_rows
+from .verdict import cap_binds, judge, verdict, verdict_rows
 
 
 def summarise(experiment: Experiment, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -66,6 +66,16 @@ def no_verdict_reason(results: dict[str, Any], trials: int | None = None) -> str
     if count >= paper and not capped:
         return None
     return f"{count:,} of {paper:,} trials" + (f", capped at {results['budget_steps']:,} training steps" if capped else "")
+
+
+def verdict_words(results: dict[str, Any], trials: int | None = None) -> str:
+    """The verdict of ``results`` as the commands say it: "none for a run of ..." where a run of
+    ``trials`` (asked; by default those finished) gets none (`no_verdict_reason`), "none yet"
+    before a trial has finished, else the verdict of the trials finished."""
+    reason = no_verdict_reason(results, trials)
+    if reason:
+        return f"none for a run of {reason}"
+    return verdict(judge(results)) if results["trials"] else "none yet"
 
 
 def _show(value: Any, digits: int = 0) -> str:

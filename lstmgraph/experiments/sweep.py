@@ -233,11 +233,6 @@ def grid(subject: Experiment, varied: list[tuple[str, list[Any]]] | dict[str, li
         full, key, name = resolve(subject, typed)
         if key.normalise is not None:
             values = [key.normalise(subject, name, value) for value in values]
-        own = key.current(subject, name)  # null stands for it: a setting of it is the own setting
-        values = [own if value is None else value for value in values]
-        if own is not None and any(same_value(value, other) for index, value in enumerate(values)
-                                      for other in values[:index]):
-            raise SweepError(f"--vary {full}: the subject's own value {json.dumps(own)} twice (null stands for it)")
         if any(full == other[0] for other in resolved):
             raise SweepError(f"--vary {full}: given twice; give its values in one --vary")
         resolved.append((full, key, name, values))
@@ -312,9 +307,7 @@ def _applied(subject: Experiment, resolved: list, values: dict[str, Any], curren
         changed.append(f"{full}={json.dumps(value)}")
 
     for full, key, name, _ in resolved:
-        value = values[full]
-        if value is None:
-            continue
+        value = values[full]  # (null: unset, as reproduce --task-option KEY=null; a number key refuses it)
         if same_value(value, current[full]):
             if key.apply_together is not None:
                 kept.append((full, key, name, value))

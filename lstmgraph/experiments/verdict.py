@@ -1,6 +1,6 @@
 """Verdicts from confidence intervals: does a row's result agree with the paper's figure?
 
-Two figures are judged, each where the paper gives it:
+Three figures are judged, each where the paper gives it:
 
 - the **success rate** (% solved for the 1997 sequence rows, % perfect for the 2000/2002 stream
   rows): our k of n trials, shown with its Wilson 95 % interval. The published rate is a count
@@ -14,16 +14,16 @@ Two figures are judged, each where the paper gives it:
   bootstrap 95 % interval (10,000 resamples, a fixed seed, so the same trials always give the
   same interval); "reproduced" when the published mean lies in it. Not judged with fewer than
   two solved trials.
-
 - the **mean as a multiple of another row's**, where a finding compares two rows ("as fast as
   standard LSTM": 1 time; "about 3 times slower": 3): a percentile bootstrap 95 % interval of
   the ratio of the two means, each row's solved trials resampled apart; "reproduced" when the
   published multiple lies in it. The other row's trials come from its results folder beside
-  this one (`reference.with_reference`); with none, the figure is not judged.
+  this one, else from its own in the results root read (`reference.with_reference`); where
+  they cannot stand for it (none, not finished, another task...), the figure is not judged.
 
-A row is "reproduced" when every figure judged is, "differs" when one is not, and "not judged"
-when the paper gives no figure (findings in words only, such as "still learns the task") or a
-figure cannot be judged (a ratio whose other row has no results folder).
+A row "differs" when a figure does; else it is "not judged" when the paper gives no figure
+(findings in words only, such as "still learns the task") or a figure cannot be judged; else
+it is "reproduced".
 """
 
 from __future__ import annotations
@@ -167,10 +167,30 @@ def ratio_figure(unit: str, name: str) -> str:
     return f"mean {unit} to success against {name}"
 
 
-def times(ratio: float, digits: str = "g") -> str:
-    """A ratio in words: "1 time", "3 times", "1.2 times"."""
-    shown = f"{ratio:{digits}}"
-    return f"{shown} time{'' if shown == '1' else 's'}"
+def times(ratio: float) -> str:
+    """A published ratio in words: "1 time", "3 times"."""
+    return f"{ratio:g} time{'' if ratio == 1 else 's'}"
+
+
+def fixed(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, in fixed point (7.20, 123, 0.410)."""
+    places = max(0, digits - 1 - math.floor(math.log10(abs(value)))) if value else digits - 1
+    return f"{value:,.{places}f}"
+
+
+def ratio_of_means(values: list[float], reference: list[float]) -> tuple[float, float, float]:
+    """mean(``values``) / mean(``reference``) and its `bootstrap_ratio` interval."""
+    return (float(np.mean(values) / np.mean(reference)), *bootstrap_ratio(values, reference))
+
+
+def _interval_text(low: float, high: float, published: float, agrees: bool) -> str:
+    """An interval of ratios, with digits enough that a bound outside which ``published`` lies
+    is never shown equal to it (1-1.1 around a published 1 that lies outside)."""
+    for digits in range(3, 10):
+        shown = (fixed(low, digits), fixed(high, digits))
+        if agrees or all(float(bound.replace(",", "")) != published for bound in shown):
+            break
+    return f"{shown[0]}-{shown[1]} times"
 
 
 def judge_ratio(values: list[float], reference: dict[str, Any] | None, published: dict[str, Any],
@@ -186,11 +206,10 @@ def judge_ratio(values: list[float], reference: dict[str, Any] | None, published
         return Judgement(figure, "-", "-", shown_ratio, NOT_JUDGED, problem)
     if len(values) < 2:
         return None
-    theirs = reference["solved"]
-    low, high = bootstrap_ratio(values, theirs)
+    ours, low, high = ratio_of_means(values, reference["solved"])
     agrees = low <= ratio <= high
-    interval = f"{low:.2g}-{high:.2g} times"
-    return Judgement(figure, times(float(np.mean(values) / np.mean(theirs)), ".2g"), interval, shown_ratio,
+    interval = _interval_text(low, high, ratio, agrees)
+    return Judgement(figure, f"{fixed(ours)} times", interval, shown_ratio,
                      REPRODUCED if agrees else DIFFERS,
                      f"published {shown_ratio} {'in' if agrees else 'outside'} ours {interval} "
                      f"(against {reference['folder']})")
@@ -247,8 +266,9 @@ def settled_verdict(results: dict[str, Any], trials_left: int, published: dict[s
     """The verdict of a row with ``trials_left`` trials still to run, if no outcome of theirs can
     change it, else None. The rate judged at every count of successes among them (none to all)
     must give one verdict, and that must be "differs" (which settles the row whatever the mean
-    does) or the paper must give no mean (which the new trials' values could move). A row the
-    paper gives no figure for stays "not judged". ``published`` and ``paper_trials`` as in `judge`."""
+    does) or the paper must give no mean nor ratio (which the new trials' values could move). A
+    row the paper gives no figure for stays "not judged". ``published`` and ``paper_trials`` as
+    in `judge`."""
     experiment = results["experiment"]
     published = experiment["published"] if published is None else published
     paper_trials = experiment["trials"] if paper_trials is None else paper_trials

@@ -129,7 +129,7 @@ def test_results_check_exits_1_on_a_stale_figures_table(tmp_path):
     assert missing.returncode == 2 and "the figures of results/gone: no results.json" in missing.stderr
 
 
-def test_a_folder_s_figure_is_redrawn_when_it_does_not_show_its_results_as_read_now(tmp_path):
+def test_a_folder_s_figure_is_redrawn_when_it_does_not_show_its_results_as_with_current_reading(tmp_path):
     """Before: a committed results.png kept the drawing and the reading of the day its row ran
     (the NTO rows' figures showed no published rate after the findings were read as 100 %)."""
     from lstmgraph.experiments.figures import png_digest, results_digest
@@ -146,13 +146,13 @@ def test_a_folder_s_figure_is_redrawn_when_it_does_not_show_its_results_as_read_
     for figure in figures:
         figure.write_bytes(b"an old figure")
     stale = run("results", "--check", "--docs", str(docs))
-    assert stale.returncode == 1 and "2 results folders' results.png (the first:" in stale.stderr
+    assert stale.returncode == 1 and "the results.png of 2 results folders (the first:" in stale.stderr
     assert run("results", "--write", "--docs", str(docs)).returncode == 0
     assert run("results", "--check", "--docs", str(docs)).returncode == 0
     import json
 
-    from lstmgraph.experiments.catalogue import read_now
-    results = read_now(json.loads((docs / row / "results.json").read_text()))
+    from lstmgraph.experiments.catalogue import with_current_reading
+    results = with_current_reading(json.loads((docs / row / "results.json").read_text()))
     assert png_digest(figures[0].read_bytes()) == results_digest(results) and results["experiment"]["trials"] == 10
     assert all(figure.read_bytes().startswith(b"\x89PNG") for figure in figures)
     # a results.png that is a link: named, never read or written through

@@ -170,15 +170,19 @@ def test_the_2002_rows_follow_seed_002():
     assert "perfect_percent" not in rows["gers2002-msd-f10-peephole-forget-open"].published
 
 
-def test_a_committed_folder_is_judged_by_the_row_as_read_now():
+def test_a_committed_folder_is_judged_by_the_row_as_the_catalogue_reads_it_now():
     """A run records the published figures of its day; the tables judge by the catalogue's (the
-    NTO findings were read as figures after their folders ran)."""
-    from lstmgraph.experiments.catalogue import read_now
+    NTO findings were read as figures after their folders ran), but never a spec's trials that
+    only bear a row's name (a printed spec swept as a spec: before, judged against the paper)."""
+    from lstmgraph.experiments.catalogue import with_current_reading
 
-    recorded = {"experiment": {"name": "gers2000-nto-forget-bias1", "trials": 3,
+    row = find_experiment("gers2000-nto-forget-bias1")
+    recorded = {"experiment": {"name": row.name, "paper": row.paper, "table": row.table, "trials": 3,
                                "published": {"finding": "about 3 times slower than standard LSTM"}}}
-    now = read_now(recorded)["experiment"]
-    assert now["published"] == find_experiment("gers2000-nto-forget-bias1").published and now["trials"] == 10
+    now = with_current_reading(recorded)["experiment"]
+    assert now["published"] == row.published and now["trials"] == 10
     assert now["published"]["mean_ratio"] == 3 and recorded["experiment"]["trials"] == 3
     gone = {"experiment": {"name": "no-longer-a-row", "trials": 3, "published": {}}}
-    assert read_now(gone) is gone
+    assert with_current_reading(gone) is gone
+    spec = {"experiment": {**recorded["experiment"], "paper": "your spec", "table": "specs/x.yaml", "published": {}}}
+    assert with_current_reading(spec) is spec

@@ -226,3 +226,15 @@ def test_the_committed_causes_name_the_changes_that_break_a_reproduced_row():
     assert "the same change makes [gers2000-cerg-standard-reset](results/no-shortcut/gers2000-cerg-standard-reset) " \
            "differ, which our reading reproduces" in cause_cell(rows["gers2000-cerg-forget"], "")
     assert "(2 breaking a row our reading reproduces)" in tally(list(rows.values()))
+
+
+def test_the_tally_counts_a_row_whose_ratio_cannot_be_judged_apart_from_findings_in_words(tmp_path):
+    """Before: such a row was counted among "a finding in words only"."""
+    from test_verdict import _results, _row
+
+    folder = tmp_path / "results" / "gers2000-nto-forget-bias5"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(
+        _results("gers2000-nto-forget-bias5", [{**_row(seed, 9_000 + seed), "class": None} for seed in range(10)])))
+    text = tally(paper_rows(collect(tmp_path / "results"), tmp_path))
+    assert "; 0 not judged (a finding in words only), 1 with a figure that cannot be judged (its cell says why); " in text

@@ -379,7 +379,7 @@ def test_a_rate_decaying_every_7th_stream_decays_21_times_in_150_streams():
     assert trial.engine.rate == pytest.approx(experiment.plan().training.learning_rate * 0.9 ** 21)
 
 
-def test_a_test_mse_that_overflows_is_null_and_the_summary_skips_it():
+def test_a_test_mse_that_overflows_is_null_and_so_is_the_summary_s():
     """Before: float('inf') went into trials.jsonl as Infinity, which the folder's reader then refused."""
     import numpy as np
 
@@ -389,4 +389,5 @@ def test_a_test_mse_that_overflows_is_null_and_the_summary_skips_it():
     assert overflowed["test_mse"] is None and overflowed["test_wrong"] == 2560
     fine = _sequences_row(1, False, 5, 5, 3, np.array([0.25, 0.75]))
     assert fine["test_mse"] == 0.5
-    assert SequenceProtocol.summary_fields([overflowed, fine]) == {"test_wrong": (2560 + 3) / 2, "test_mse": 0.5}
+    assert SequenceProtocol.summary_fields([overflowed, fine]) == {"test_wrong": (2560 + 3) / 2, "test_mse": None}
+    assert SequenceProtocol.summary_fields([fine, fine])["test_mse"] == 0.5

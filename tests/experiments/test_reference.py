@@ -41,6 +41,10 @@ def test_a_sibling_before_the_row_s_own_folder_in_the_root(tmp_path):
     assert found == {"name": STANDARD, "folder": (tmp_path / STANDARD).as_posix(), "solved": TEN, "problem": None}
     _folder(tmp_path / "no-shortcut" / STANDARD, _results(STANDARD, [v + 1 for v in TEN]))  # the same change
     assert with_reference(_results(BIAS5, [30]), judged, root=tmp_path)[REFERENCE]["solved"][0] == 11
+    # a sibling run part way is not passed over for the row's own in the root
+    (tmp_path / "no-shortcut" / "gers2000-nto-standard" / "results.json").unlink()
+    found = with_reference(_results(BIAS5, [30]), judged, root=tmp_path)[REFERENCE]
+    assert found["folder"] == (tmp_path / "no-shortcut" / STANDARD).as_posix() and "not finished" in found["problem"]
     # without a root, only a sibling: a folder one level up is nobody's row
     alone = _folder(tmp_path / "elsewhere" / BIAS5, _results(BIAS5, [30]))
     problem = with_reference(_results(BIAS5, [30]), alone)[REFERENCE]["problem"]
@@ -67,6 +71,10 @@ def test_a_folder_that_cannot_stand_for_the_row_says_why(tmp_path):
     assert problem(_results(STANDARD, TEN[:3], unsolved=7, budget=3000)) == \
         f"{where} has a trial stopped by a cap (reproduce --max-steps)"
     assert problem(_results(STANDARD, TEN[:1], unsolved=9)) == f"{where} has 1 solved trial, too few for a mean's spread"
+    assert problem(_results(STANDARD, [0] + TEN[1:])) == f"{where} has a trial solved after 0 sequences, so no ratio to it exists"
+    other = _results(STANDARD, TEN)
+    other["experiment"]["task_options"] = {"variant": "6a"}
+    assert problem(other) == f"{where} ran with other task options than this folder's"
     # a results.json recorded with fewer paper trials is judged by the row as read now (10)
     old = _results(STANDARD, TEN[:5])
     old["experiment"]["trials"] = 5

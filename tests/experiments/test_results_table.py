@@ -46,7 +46,7 @@ def test_the_table_has_a_row_per_results_folder_and_is_written_between_the_marke
         json.dumps(_results("gers2002-gts-peephole", [_row(seed, 8_000) for seed in range(10)])))
     assert regenerate(docs, write=False).stale == [
         f"the tables of {docs / 'results.md'}", f"the figure {docs / 'results' / 'summary.png'}",
-        f"1 results folders' results.png (the first: {docs / 'results' / 'gers2002-gts-peephole' / 'results.png'})"]
+        f"the results.png of 1 results folder (the first: {docs / 'results' / 'gers2002-gts-peephole' / 'results.png'})"]
     state = regenerate(docs, write=True)
     assert state.rows == 1
     text = (docs / "results.md").read_text()
@@ -263,3 +263,21 @@ def test_a_folder_or_row_name_with_a_bar_or_a_line_break_stays_one_cell(tmp_path
     lines = table.splitlines()
     assert len(lines) == 3 and lines[2].startswith("| [a\\|b c](") and "a%7Cb%0Ac" in lines[2]
     assert lines[2].count(" | ") == lines[0].count(" | ")
+
+
+def test_a_figure_a_run_holds_is_left_to_the_run(tmp_path):
+    """Before: `results --write` redrew the results.png of a folder a sweep was writing."""
+    import shutil
+
+    from lstmgraph.experiments.folder import ResultsFolder
+
+    docs = _docs(tmp_path, f"{BEGIN}\n{END}\n")
+    folder = docs / "results" / "gers2002-gts-peephole"
+    shutil.copytree(ROOT / "docs" / "results" / "gers2002-gts-peephole", folder)
+    (folder / "results.png").write_bytes(b"old")
+    with ResultsFolder(folder).locked():
+        regenerate(docs, write=True)
+        assert (folder / "results.png").read_bytes() == b"old"
+    assert any("results.png of 1 results folder" in what for what in regenerate(docs, write=False).stale)
+    regenerate(docs, write=True)
+    assert (folder / "results.png").read_bytes().startswith(b"\x89PNG")

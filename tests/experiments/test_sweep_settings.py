@@ -353,13 +353,15 @@ def test_sweep_csv_writes_text_values_unquoted_and_own_as_json(tmp_path):
     assert (ROOT / "docs/sweeps/gers2002-gts-no-forget/cue-delay/sweep.csv").read_text() == csv_text(document)
 
 
-def test_null_stands_for_the_subject_s_own_value():
-    """Before: learning_rate=null ran the own net under another label, and an own setting was
-    added beside it, so the same trials ran twice."""
+def test_null_unsets_a_task_option_as_reproduce_does_and_a_number_key_refuses_it():
+    """Before: null was skipped, so learning_rate=null ran the own net under another label beside
+    the own setting, and task.idle_target=null could not unset the option as reproduce does."""
     from lstmgraph.experiments.sweep_values import SweepError
 
-    settings = grid(MSD, {"learning_rate": [None, 0.1]})
-    assert [setting.values for setting in settings] == [{"learning_rate": MSD.learning_rate}, {"learning_rate": 0.1}]
-    assert [setting.own for setting in settings] == [True, False] and settings[0].experiment is MSD
-    with pytest.raises(SweepError, match="the subject's own value 1e-05 twice"):
-        grid(MSD, {"learning_rate": [None, MSD.learning_rate]})
+    cnto = find_experiment("gers2000-cnto-forget")
+    unset, half, own = grid(cnto, {"task.idle_target": [None, 0.5]})
+    assert "idle_target" not in unset.experiment.task_options and not unset.own
+    assert unset.experiment.task_options == cnto.with_task_options({"idle_target": None}).task_options
+    assert half.experiment.task_options["idle_target"] == 0.5 and own.own and own.experiment is cnto
+    with pytest.raises(SweepError, match="learning_rate takes a finite number > 0, not null"):
+        grid(MSD, {"learning_rate": [None, 0.1]})

@@ -278,3 +278,14 @@ def test_a_settled_outcome_is_reproduced_or_differs_and_capped_trials_settle_not
             "summary": {"trials": 10}, "trials": rows[3:13], "budget_steps": 2000}
     assert settled_verdict(zero, 0) == REPRODUCED and settled_outcome(zero, 0) is None
     assert settled_outcome({**zero, "budget_steps": 2001}, 0) == REPRODUCED
+
+
+def test_a_ratio_s_interval_never_shows_a_bound_equal_to_a_published_ratio_outside_it():
+    """Before: "published 1 time outside ours 1-1.1 times" (two significant digits)."""
+    from lstmgraph.experiments.verdict import _interval_text, fixed
+
+    assert _interval_text(1.16, 19.79, 1, False) == "1.16-19.8 times"
+    shown = _interval_text(1.0000001, 1.1, 1, False)
+    assert shown.startswith("1.0000001") and float(shown.split("-")[0]) != 1
+    assert _interval_text(0.999, 1.1, 1, True) == "0.999-1.10 times"
+    assert [fixed(value) for value in (7.2046, 123.4, 0.41, 1234.5)] == ["7.20", "123", "0.410", "1,234"]
