@@ -109,7 +109,7 @@ def _exact_sweep(row: str) -> TriedChange:
 
 
 def _exact_gradient(row: str) -> TriedChange:
-    """A 1997 sequence row's exact gradient by BPTT over each sequence: exact RTRL's updates
+    """A sequence row's exact gradient by BPTT over each sequence (1997, NTO): exact RTRL's updates
     where only a sequence's last step has a target (docs/training.md, "Exact RTRL by BPTT")."""
     return TriedChange("the exact gradient (BPTT over each sequence: exact RTRL's updates)",
                        f"sweeps/{row}/exact-gradient", _TRUNCATED, suspects=(EXACT,))
@@ -200,6 +200,7 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
         TriedChange("between-class outputs not judged", "sweeps/gers2000-cnto-forget-decay/idle-not-judged"),
         TriedChange(_CERG_TEST, "sweeps/gers2000-cnto-forget-decay/tolerance-049",
                     also_on=(("gers2000-cnto-forget", "sweeps/gers2000-cnto-forget/tolerance-049/settings/0"),))),
+    "gers2000-nto-forget-bias5": (_exact_gradient("gers2000-nto-forget-bias5"),),
     "gers2000-nto-forget-bias1": (
         TriedChange("forget-gate biases +2 and +3", "sweeps/gers2000-nto-forget-bias1/forget-gate-bias",
                     "seed 000 gives a smaller positive bias, e.g. 1 (line 913)", suspects=(FORGET_BIAS,)),),
