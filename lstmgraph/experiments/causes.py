@@ -203,7 +203,8 @@ TESTED: dict[str, tuple[TriedChange, ...]] = {
     "gers2000-nto-forget-bias5": (_exact_gradient("gers2000-nto-forget-bias5"),),
     "gers2000-nto-forget-bias1": (
         TriedChange("forget-gate biases +2 and +3", "sweeps/gers2000-nto-forget-bias1/forget-gate-bias",
-                    "seed 000 gives a smaller positive bias, e.g. 1 (line 913)", suspects=(FORGET_BIAS,)),),
+                    "seed 000 gives a smaller positive bias, e.g. 1 (line 913)", suspects=(FORGET_BIAS,)),
+        _exact_gradient("gers2000-nto-forget-bias1")),
     "gers2000-cnto-forget": (
         TriedChange("between-class outputs not judged", "results/gers2000-cnto-forget-idle-not-judged"),
         TriedChange(_CERG_BIASES, "sweeps/gers2000-cnto-forget/forget-gate-bias", suspects=(FORGET_BIAS,)),
