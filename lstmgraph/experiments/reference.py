@@ -22,12 +22,16 @@ from .folder import READER_ADVICE, ResultsConflict, ResultsFolder
 from .verdict import REFERENCE, cap_binds
 
 
+def _places(folder: Path, root: Path | None) -> list[Path]:
+    """Where the other row's folder is looked for: beside ``folder``, then in ``root``."""
+    return list(dict.fromkeys([Path(folder).absolute().parent] + ([Path(root).absolute()] if root is not None else [])))
+
+
 def reference_folder(folder: Path, name: str, root: Path | None = None) -> ResultsFolder | None:
     """Row ``name``'s results folder beside ``folder`` (finished or not: a sibling run part way
     is not passed over), else ``root``/``name``; None if there is neither. `folder.ResultsConflict`
     names a link or a file on the way."""
-    places = [Path(folder).absolute().parent] + ([Path(root).absolute()] if root is not None else [])
-    for place in dict.fromkeys(places):
+    for place in _places(folder, root):
         candidate = ResultsFolder(place / name, within=place, advice=READER_ADVICE)
         if candidate.reach():
             return candidate
@@ -67,9 +71,10 @@ def with_reference(results: dict[str, Any], folder: str | Path, published: dict[
         return results
     record: dict[str, Any] = {"name": name, "folder": None, "solved": [], "problem": None}
     try:
-        found = reference_folder(Path(folder), name, None if root is None else Path(root))
+        root = None if root is None else Path(root)
+        found = reference_folder(Path(folder), name, root)
         if found is None:
-            places = " or in ".join(dict.fromkeys([str(Path(folder).parent)] + ([str(root)] if root else [])))
+            places = " or in ".join(map(str, _places(folder, root)))
             record["problem"] = f"no results folder of {name} beside this one (in {places})"
         elif not os.path.lexists(found.file(found.RESULTS)):
             record["folder"] = found.path.as_posix()
